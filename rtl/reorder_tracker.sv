@@ -1,0 +1,188 @@
+// Receiver PSN reorder tracker of a RoCEv2 NIC: expected-PSN register plus a bitmap of out-of-order arrivals.
+//
+// PSNs are 24 bit and wrap at 2^24. For an arriving PSN p, d = (p - head) mod 2^24:
+//   d == 0                  in order: the head moves past p and then past every consecutive PSN already marked
+//   0 < d < Window          out of order (marked), or duplicate if already marked
+//   d >= 2^23               duplicate: p lies in the half of PSN space behind the head, so it was delivered
+//   Window <= d < 2^23      out of window: dropped, not marked
+//
+// Ports
+//   clk_i, rst_ni                  clock, asynchronous active-low reset (head 0, nothing marked)
+//   init_valid_i, init_psn_i       set head to init_psn_i and clear all marks; wins over everything else
+//   in_valid_i, in_ready_o,        arriving PSN; accepted at a rising edge where in_valid_i && in_ready_o
+//   in_psn_i
+//   res_valid_o, res_verdict_o,    one result per accepted PSN (verdict encoding: verdict_e)
+//   res_psn_o
+//   head_psn_o                     expected PSN (registered)
+//   adv_valid_o, adv_psn_o         one pulse per PSN the head moved past, naming the retired PSN
+//   busy_o                         the head is retiring already-marked PSNs (back-pressure on in_*)
+//
+// Cycle timing (every output except in_ready_o is a register or a function of registers only)
+//   - A PSN accepted at edge N yields res_valid_o in cycle N+1. If it was in order, head_psn_o already
+//     shows p + 1 in that cycle and adv_valid_o/adv_psn_o report p: the arriving PSN itself is retired at
+//     the accepting edge, so an in-order stream runs at one PSN per clock.
+//   - While the bit at the head is set (a PSN that arrived earlier out of order), busy_o is high,
+//     in_ready_o is low, and each edge retires one PSN: head_psn_o rises by one in the next cycle and
+//     adv_valid_o/adv_psn_o report the retired PSN there. An in-order arrival that releases m stored PSNs
+//     therefore keeps the block busy for m cycles.
+//   - in_ready_o = rst_ni && !init_valid_i && !busy_o: a PSN is never taken in the cycle its context is
+//     being reset, so the valid/ready handshake never loses one.
+//   - init_valid_i at edge N: from cycle N+1 head_psn_o = init_psn_i, nothing marked, retiring abandoned,
+//     res_valid_o and adv_valid_o low.
+//   - res_verdict_o, res_psn_o and adv_psn_o are zero while their valid is low.
+
+`default_nettype none
+
+module reorder_tracker #(
+  parameter int unsigned Window = 256  // bitmap size in PSNs: power of two, 16..4096
+) (
+  input  wire logic        clk_i,
+  input  wire logic        rst_ni,
+
+  input  wire logic        init_valid_i,
+  input  wire logic [23:0] init_psn_i,
+
+  input  wire logic        in_valid_i,
+  output      logic        in_ready_o,
+  input  wire logic [23:0] in_psn_i,
+
+  output      logic        res_valid_o,
+  output      logic [1:0]  res_verdict_o,
+  output      logic [23:0] res_psn_o,
+
+  output      logic [23:0] head_psn_o,
+  output      logic        adv_valid_o,
+  output      logic [23:0] adv_psn_o,
+  output      logic        busy_o
+);
+
+  // Slot of PSN p in the bitmap is p mod Window. Window divides 2^24, so the mapping is continuous
+  // across the PSN wrap, and the slot of the head is recycled for head + Window once the head retires it.
+  localparam int unsigned IdxW = $clog2(Window);
+
+  typedef enum logic [1:0] {
+    VerdictInOrder     = 2'd0,
+    VerdictOutOfOrder  = 2'd1,
+    VerdictDuplicate   = 2'd2,
+    VerdictOutOfWindow = 2'd3
+  } verdict_e;
+
+  logic [23:0]       head_d, head_q;
+  logic [Window-1:0] marked_d, marked_q;  // PSNs in [head, head + Window) that arrived out of order
+  logic              res_valid_d, res_valid_q;
+  verdict_e          res_verdict_d, res_verdict_q;
+  logic [23:0]       res_psn_d, res_psn_q;
+  logic              adv_valid_d, adv_valid_q;
+  logic [23:0]       adv_psn_d, adv_psn_q;
+
+  logic [IdxW-1:0] head_idx, in_idx;
+  logic            head_marked;
+  logic            accept;
+  logic [23:0]     psn_offset;
+  logic            offset_behind, offset_in_window;
+
+  assign head_idx    = head_q[IdxW-1:0];
+  assign in_idx      = in_psn_i[IdxW-1:0];
+  assign head_marked = marked_q[head_idx];
+  assign in_ready_o  = rst_ni & ~init_valid_i & ~head_marked;
+  assign accept      = in_valid_i & in_ready_o;
+
+  // d = (p - head) mod 2^24: the 24-bit subtraction wraps exactly as PSN space does.
+  assign psn_offset       = in_psn_i - head_q;
+  assign offset_behind    = psn_offset[23];
+  assign offset_in_window = (psn_offset[23:IdxW] == '0);
+
+  always_comb begin
+    head_d        = head_q;
+    marked_d      = marked_q;
+    res_valid_d   = 1'b0;
+    res_verdict_d = VerdictInOrder;
+    res_psn_d     = '0;
+    adv_valid_d   = 1'b0;
+    adv_psn_d     = '0;
+
+    if (init_valid_i) begin
+      head_d   = init_psn_i;
+      marked_d = '0;
+    end else if (head_marked) begin
+      // Retire one stored PSN per clock; its slot becomes the slot of head + Window, so clear it.
+      marked_d[head_idx] = 1'b0;
+      head_d             = head_q + 24'd1;
+      adv_valid_d        = 1'b1;
+      adv_psn_d          = head_q;
+    end else if (accept) begin
+      res_valid_d = 1'b1;
+      res_psn_d   = in_psn_i;
+      if (psn_offset == '0) begin
+        // The head slot is clear whenever we accept, so the in-order PSN is retired without marking it.
+        res_verdict_d = VerdictInOrder;
+        head_d        = head_q + 24'd1;
+        adv_valid_d   = 1'b1;
+        adv_psn_d     = head_q;
+      end else if (offset_behind) begin
+        res_verdict_d = VerdictDuplicate;
+      end else if (offset_in_window) begin
+        if (marked_q[in_idx]) begin
+          res_verdict_d = VerdictDuplicate;
+        end else begin
+          res_verdict_d    = VerdictOutOfOrder;
+          marked_d[in_idx] = 1'b1;
+        end
+      end else begin
+        res_verdict_d = VerdictOutOfWindow;
+      end
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      head_q        <= '0;
+      marked_q      <= '0;
+      res_valid_q   <= 1'b0;
+      res_verdict_q <= VerdictInOrder;
+      res_psn_q     <= '0;
+      adv_valid_q   <= 1'b0;
+      adv_psn_q     <= '0;
+    end else begin
+      head_q        <= head_d;
+      marked_q      <= marked_d;
+      res_valid_q   <= res_valid_d;
+      res_verdict_q <= res_verdict_d;
+      res_psn_q     <= res_psn_d;
+      adv_valid_q   <= adv_valid_d;
+      adv_psn_q     <= adv_psn_d;
+    end
+  end
+
+  assign res_valid_o   = res_valid_q;
+  assign res_verdict_o = res_verdict_q;
+  assign res_psn_o     = res_psn_q;
+  assign head_psn_o    = head_q;
+  assign adv_valid_o   = adv_valid_q;
+  assign adv_psn_o     = adv_psn_q;
+  assign busy_o        = head_marked;
+
+  // Parameter legality, checked at elaboration: the slot mapping needs a power of two, and the
+  // out-of-window test needs Window <= 2^23 (4096 is the largest bitmap we budget flops for).
+  if (!(Window >= 16 && Window <= 4096 && (Window & (Window - 1)) == 0)) begin : gen_bad_window
+    $error("reorder_tracker: Window %0d must be a power of two in 16..4096", Window);
+  end
+
+`ifndef SYNTHESIS
+  // Every accepted PSN produces a result in the next cycle.
+  a_result_follows_accept: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      accept |=> res_valid_o);
+  // Back-pressure: no PSN is accepted while the head is retiring stored PSNs.
+  a_no_accept_while_busy: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      !(accept && busy_o));
+  // Only init, in-order arrivals and retirements move the head.
+  a_head_still_when_idle: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      (!init_valid_i && !busy_o && !accept) |=> (head_psn_o == $past(head_psn_o)));
+  // A retirement pulse always names the PSN just behind the new head.
+  a_adv_behind_head: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      adv_valid_o |-> (adv_psn_o + 24'd1 == head_psn_o));
+`endif
+
+endmodule
+
+`default_nettype wire

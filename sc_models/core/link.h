@@ -1,0 +1,75 @@
+// One direction of a cable: serialization at line rate, propagation and FEC latency. Links are the only way
+// devices meet. A packet put on a link is delivered to the far device's packet_sink when its last bit has
+// arrived; the link costs one kernel event per delivered packet (fewer when arrivals coincide).
+#pragma once
+
+#include <string>
+
+#include <systemc>
+
+#include "sc_models/core/packet.h"
+#include "sc_models/core/params.h"
+#include "sc_models/core/ring.h"
+#include "sc_models/core/sim_context.h"
+#include "sc_models/core/units.h"
+
+namespace fabricsim::core {
+
+// Whatever receives packets from a link: a NIC or a switch port.
+class packet_sink {
+ public:
+  virtual ~packet_sink() = default;
+  // Called at the time the last bit of `p` has arrived at port `port` of the sink; the sink owns `p` now.
+  virtual void receive(packet* p, unsigned port) = 0;
+};
+
+struct link_params {
+  double rate_gbps = 400.0;       // MAC line rate
+  double propagation_ns = 10.0;   // cable flight time (about 5 ns per metre)
+  double fec_latency_ns = 100.0;  // RS-FEC encode + decode
+  void visit(param_visitor& v);
+};
+
+class link : public sc_core::sc_module {
+ public:
+  SC_HAS_PROCESS(link);
+  link(sc_core::sc_module_name name, const link_params& params, sim_context& ctx);
+  link(const link&) = delete;
+  link& operator=(const link&) = delete;
+
+  // Connects the far end. Must be called before the simulation starts.
+  void bind(packet_sink& sink, unsigned sink_port);
+
+  // Puts `p` on the wire with its first bit at `start` (>= now, and no earlier than the previous packet's
+  // last bit). Returns the time the last bit leaves, when the wire is free again.
+  picoseconds transmit(packet* p, picoseconds start);
+
+  picoseconds serialization(bytes wire_size) const { return serialization_time(wire_size, m_rate); }
+  bits_per_second rate() const { return m_rate; }
+  picoseconds latency() const { return m_latency; }  // propagation + FEC
+  picoseconds wire_free_at() const { return m_wire_free; }
+
+  uint64_t packets() const { return m_packets; }
+  uint64_t wire_bytes() const { return m_wire_bytes; }
+
+ private:
+  struct in_flight {
+    picoseconds arrival;
+    packet* p;
+  };
+  void deliver();
+
+  sim_context& m_ctx;
+  bits_per_second m_rate;
+  picoseconds m_latency;
+  packet_sink* m_sink = nullptr;
+  unsigned m_sink_port = 0;
+  ring<in_flight> m_in_flight;
+  sc_core::sc_event m_arrival;
+  picoseconds m_wire_free{};
+  uint64_t m_packets = 0;
+  uint64_t m_wire_bytes = 0;
+  uint64_t m_busy_ps = 0;
+};
+
+}  // namespace fabricsim::core

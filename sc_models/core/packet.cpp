@@ -1,0 +1,69 @@
+// Wire sizes and the ECMP hash input of a RoCEv2 packet descriptor.
+#include "sc_models/core/packet.h"
+
+#include <algorithm>
+
+namespace fabricsim::core {
+
+ip_address ip_address::v4(uint32_t addr) {
+  ip_address a;
+  a.octets[10] = 0xff;
+  a.octets[11] = 0xff;
+  a.octets[12] = uint8_t(addr >> 24);
+  a.octets[13] = uint8_t(addr >> 16);
+  a.octets[14] = uint8_t(addr >> 8);
+  a.octets[15] = uint8_t(addr);
+  return a;
+}
+
+bool ip_address::is_v4_mapped() const {
+  for (int i = 0; i < 10; ++i)
+    if (octets[i] != 0) return false;
+  return octets[10] == 0xff && octets[11] == 0xff;
+}
+
+uint32_t ip_address::v4_value() const {
+  return uint32_t(octets[12]) << 24 | uint32_t(octets[13]) << 16 | uint32_t(octets[14]) << 8 | octets[15];
+}
+
+bytes packet::frame_size() const {
+  namespace h = header_bytes;
+  uint64_t size = h::ethernet + (eth.has_vlan ? h::vlan_tag : 0) + (ip.is_v6 ? h::ipv6 : h::ipv4) + h::udp + h::bth;
+  if (bth.opcode == bth_opcode::cnp) size += h::cnp_reserved;
+  if (has_reth) size += h::reth;
+  if (has_aeth) size += h::aeth;
+  if (has_immediate) size += h::immediate;
+  size += payload_bytes + bth.pad_count + h::icrc + h::fcs;
+  return bytes(std::max<uint64_t>(size, h::min_frame));
+}
+
+bytes packet::wire_size() const {
+  return frame_size() + bytes(header_bytes::preamble_sfd + header_bytes::inter_frame_gap);
+}
+
+namespace {
+// 32-bit finaliser (murmur3 fmix); a switch's hash unit is a fixed function of the header bits and a seed.
+constexpr uint32_t mix(uint32_t h) {
+  h ^= h >> 16;
+  h *= 0x85ebca6bu;
+  h ^= h >> 13;
+  h *= 0xc2b2ae35u;
+  h ^= h >> 16;
+  return h;
+}
+}  // namespace
+
+uint32_t packet::five_tuple_hash(uint32_t seed) const {
+  uint32_t h = seed;
+  for (int i = 0; i < 16; i += 4) {
+    h = mix(h ^ (uint32_t(ip.src.octets[i]) << 24 | uint32_t(ip.src.octets[i + 1]) << 16 |
+                 uint32_t(ip.src.octets[i + 2]) << 8 | ip.src.octets[i + 3]));
+    h = mix(h ^ (uint32_t(ip.dst.octets[i]) << 24 | uint32_t(ip.dst.octets[i + 1]) << 16 |
+                 uint32_t(ip.dst.octets[i + 2]) << 8 | ip.dst.octets[i + 3]));
+  }
+  h = mix(h ^ 17u);  // IP protocol: UDP
+  h = mix(h ^ (uint32_t(udp.src_port) << 16 | udp.dst_port));
+  return h;
+}
+
+}  // namespace fabricsim::core

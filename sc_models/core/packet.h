@@ -1,0 +1,150 @@
+// The packet descriptor: parsed RoCEv2 header fields as they would be on the wire, plus a reference to the
+// payload bytes in the sender's memory model (never copied per hop). Descriptors are pooled (packet_pool.h).
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "sc_models/core/units.h"
+
+namespace fabricsim::core {
+
+// Header sizes on the wire (IBTA vol. 1 annex A17 RoCEv2; IEEE 802.3; RFC 791/8200/768).
+namespace header_bytes {
+constexpr uint64_t ethernet = 14;        // destination MAC, source MAC, EtherType
+constexpr uint64_t vlan_tag = 4;         // 802.1Q: TPID + PCP/DEI/VID
+constexpr uint64_t ipv4 = 20;            // without options
+constexpr uint64_t ipv6 = 40;
+constexpr uint64_t udp = 8;
+constexpr uint64_t bth = 12;             // base transport header
+constexpr uint64_t reth = 16;            // RDMA extended: VA 8, R_Key 4, DMA length 4
+constexpr uint64_t aeth = 4;             // ACK extended: syndrome 8 bit, MSN 24 bit
+constexpr uint64_t immediate = 4;
+constexpr uint64_t cnp_reserved = 16;    // CNP: 16 reserved bytes after the BTH
+constexpr uint64_t icrc = 4;
+constexpr uint64_t fcs = 4;
+constexpr uint64_t preamble_sfd = 8;     // per frame on the wire, not in the frame
+constexpr uint64_t inter_frame_gap = 12;
+constexpr uint64_t min_frame = 64;       // minimum Ethernet frame, FCS included
+}  // namespace header_bytes
+
+constexpr uint16_t roce_v2_udp_port = 4791;
+constexpr uint32_t psn_modulus = 1u << 24;  // PSNs are 24 bit
+constexpr uint32_t psn_mask = psn_modulus - 1;
+
+// BTH opcodes used by the model: top 3 bits transport (RC = 000), low 5 bits operation (IBTA table 38).
+enum class bth_opcode : uint8_t {
+  rc_send_first = 0x00,
+  rc_send_middle = 0x01,
+  rc_send_last = 0x02,
+  rc_send_only = 0x04,
+  rc_rdma_write_first = 0x06,
+  rc_rdma_write_middle = 0x07,
+  rc_rdma_write_last = 0x08,
+  rc_rdma_write_last_imm = 0x09,
+  rc_rdma_write_only = 0x0a,
+  rc_rdma_write_only_imm = 0x0b,
+  rc_rdma_read_request = 0x0c,
+  rc_rdma_read_response_first = 0x0d,
+  rc_rdma_read_response_middle = 0x0e,
+  rc_rdma_read_response_last = 0x0f,
+  rc_rdma_read_response_only = 0x10,
+  rc_acknowledge = 0x11,
+  cnp = 0x81,  // RoCEv2 congestion notification packet
+};
+
+// An IPv4 address is held as ::ffff:a.b.c.d so that one type carries both families.
+struct ip_address {
+  std::array<uint8_t, 16> octets{};
+
+  static ip_address v4(uint32_t addr);
+  bool is_v4_mapped() const;
+  uint32_t v4_value() const;  // valid when is_v4_mapped()
+  bool operator==(const ip_address& o) const { return octets == o.octets; }
+  bool operator!=(const ip_address& o) const { return !(*this == o); }
+};
+
+struct ethernet_header {
+  uint64_t dst_mac = 0;  // 48 bit
+  uint64_t src_mac = 0;  // 48 bit
+  bool has_vlan = false;
+  uint16_t vlan_id = 0;  // 12 bit
+  uint8_t pcp = 0;       // 3 bit priority code point
+};
+
+struct ip_header {
+  bool is_v6 = false;
+  uint8_t dscp = 0;  // 6 bit
+  uint8_t ecn = 0;   // 2 bit: 0 not-ECT, 1 ECT(1), 2 ECT(0), 3 CE
+  uint8_t ttl = 64;  // hop limit for IPv6
+  uint32_t flow_label = 0;  // IPv6 only, 20 bit
+  ip_address src;
+  ip_address dst;
+};
+
+struct udp_header {
+  uint16_t src_port = 0;  // path entropy: the NIC varies it to spread a QP over paths
+  uint16_t dst_port = roce_v2_udp_port;
+};
+
+struct base_transport_header {
+  bth_opcode opcode = bth_opcode::rc_rdma_write_only;
+  bool solicited = false;
+  bool mig_req = true;
+  uint8_t pad_count = 0;   // 2 bit: bytes added to make the payload a multiple of 4
+  uint16_t pkey = 0xffff;
+  bool fecn = false;
+  bool becn = false;
+  uint32_t dest_qp = 0;    // 24 bit
+  bool ack_req = false;
+  uint32_t psn = 0;        // 24 bit
+};
+
+struct rdma_extended_header {
+  uint64_t va = 0;
+  uint32_t rkey = 0;
+  uint32_t dma_length = 0;
+};
+
+struct ack_extended_header {
+  uint8_t syndrome = 0;  // 0b000xxxxx ACK (credit count), 0b011xxxxx NAK
+  uint32_t msn = 0;      // 24 bit message sequence number
+};
+
+struct packet {
+  ethernet_header eth;
+  ip_header ip;
+  udp_header udp;
+  base_transport_header bth;
+  bool has_reth = false;
+  rdma_extended_header reth;
+  bool has_aeth = false;
+  ack_extended_header aeth;
+  bool has_immediate = false;
+  uint32_t immediate = 0;
+
+  // Payload: a reference into the sender's memory model. The bytes are read once, where they are placed.
+  const uint8_t* payload = nullptr;
+  uint32_t payload_bytes = 0;
+
+  // Model bookkeeping, not on the wire.
+  uint64_t id = 0;              // unique per run, for traces
+  picoseconds injected_at{};    // when the sender put it on its first link
+  uint16_t hops = 0;
+
+  // Frame size from the destination MAC to the FCS inclusive (what a capture shows plus the FCS).
+  bytes frame_size() const;
+  // Bytes the frame occupies on the wire: the frame plus preamble/SFD and the inter-frame gap.
+  bytes wire_size() const;
+  // Hash input for ECMP: the 5-tuple (addresses, protocol, ports).
+  uint32_t five_tuple_hash(uint32_t seed) const;
+};
+
+// Compares 24-bit PSNs: true when a is before b in the half of PSN space ahead of a.
+constexpr bool psn_before(uint32_t a, uint32_t b) {
+  const uint32_t d = (b - a) & psn_mask;
+  return d != 0 && d < psn_modulus / 2;
+}
+constexpr uint32_t psn_add(uint32_t psn, uint32_t n) { return (psn + n) & psn_mask; }
+
+}  // namespace fabricsim::core

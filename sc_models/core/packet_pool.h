@@ -1,0 +1,52 @@
+// A pool of packet descriptors: allocated in blocks, recycled through a free list, so that the steady
+// state of a run does no heap allocation per packet. One pool per simulation kernel (per MPI rank later).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "sc_models/core/packet.h"
+
+namespace fabricsim::core {
+
+class packet_pool {
+ public:
+  packet_pool() = default;
+  packet_pool(const packet_pool&) = delete;
+  packet_pool& operator=(const packet_pool&) = delete;
+
+  // A fresh descriptor with default header fields and a new id.
+  packet* acquire() {
+    if (m_free.empty()) grow();
+    packet* p = m_free.back();
+    m_free.pop_back();
+    *p = packet{};
+    p->id = ++m_issued;
+    ++m_in_use;
+    return p;
+  }
+  void release(packet* p) {
+    m_free.push_back(p);
+    --m_in_use;
+  }
+
+  uint64_t in_use() const { return m_in_use; }
+  uint64_t issued() const { return m_issued; }
+  uint64_t allocated() const { return m_blocks.size() * block_size; }
+
+ private:
+  static constexpr size_t block_size = 1024;
+  void grow() {
+    m_blocks.emplace_back(new packet[block_size]);
+    packet* b = m_blocks.back().get();
+    for (size_t i = block_size; i-- > 0;) m_free.push_back(&b[i]);
+  }
+
+  std::vector<std::unique_ptr<packet[]>> m_blocks;
+  std::vector<packet*> m_free;
+  uint64_t m_issued = 0;
+  uint64_t m_in_use = 0;
+};
+
+}  // namespace fabricsim::core

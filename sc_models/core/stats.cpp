@@ -1,0 +1,80 @@
+// The statistics registry and its JSON form.
+#include "sc_models/core/stats.h"
+
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+namespace fabricsim::core {
+
+void stats_registry::add(const std::string& instance, const std::string& name, entry e) {
+  auto [it, inserted] = m_entries[instance].emplace(name, std::move(e));
+  if (!inserted) throw std::logic_error("statistic registered twice: " + instance + "." + name);
+}
+
+void stats_registry::counter(const std::string& instance, const std::string& name, const char* unit,
+                             const char* description, const uint64_t* value) {
+  add(instance, name, entry{kind::counter, unit, description, value, {}, nullptr});
+}
+
+void stats_registry::gauge(const std::string& instance, const std::string& name, const char* unit,
+                           const char* description, std::function<double()> read) {
+  add(instance, name, entry{kind::gauge, unit, description, nullptr, std::move(read), nullptr});
+}
+
+void stats_registry::hist(const std::string& instance, const std::string& name, const char* unit,
+                          const char* description, const histogram* h) {
+  add(instance, name, entry{kind::histogram, unit, description, nullptr, {}, h});
+}
+
+uint64_t stats_registry::counter_value(const std::string& instance, const std::string& name) const {
+  const entry& e = m_entries.at(instance).at(name);
+  if (e.k != kind::counter) throw std::out_of_range(instance + "." + name + " is not a counter");
+  return *e.counter;
+}
+
+uint64_t stats_registry::counter_total(const std::string& name) const {
+  uint64_t total = 0;
+  for (const auto& [instance, entries] : m_entries) {
+    auto it = entries.find(name);
+    if (it != entries.end() && it->second.k == kind::counter) total += *it->second.counter;
+  }
+  return total;
+}
+
+bool stats_registry::has(const std::string& instance, const std::string& name) const {
+  auto it = m_entries.find(instance);
+  return it != m_entries.end() && it->second.count(name) != 0;
+}
+
+nlohmann::json stats_registry::to_json() const {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [instance, entries] : m_entries) {
+    nlohmann::json& block = out[instance];
+    for (const auto& [name, e] : entries) {
+      nlohmann::json j;
+      switch (e.k) {
+        case kind::counter: j["value"] = *e.counter; break;
+        case kind::gauge: j["value"] = e.gauge(); break;
+        case kind::histogram: {
+          j["count"] = e.hist->count();
+          j["min"] = e.hist->min();
+          j["max"] = e.hist->max();
+          j["mean"] = e.hist->mean();
+          nlohmann::json buckets = nlohmann::json::array();
+          for (unsigned k = 0; k < 65; ++k)
+            if (e.hist->bucket(k)) buckets.push_back({{"below", k == 0 ? 1 : (k >= 64 ? UINT64_MAX : (uint64_t(1) << k))},
+                                                      {"count", e.hist->bucket(k)}});
+          j["buckets"] = buckets;
+          break;
+        }
+      }
+      j["unit"] = e.unit;
+      j["description"] = e.description;
+      block[name] = std::move(j);
+    }
+  }
+  return out;
+}
+
+}  // namespace fabricsim::core

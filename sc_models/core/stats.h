@@ -1,0 +1,75 @@
+// The statistics registry: blocks keep their counters as plain members (an increment costs nothing more)
+// and register them once, by instance and name, with a unit and a description. The report reads them all.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace fabricsim::core {
+
+// A histogram with power-of-two buckets: bucket k counts values in [2^(k-1), 2^k), bucket 0 counts zeros.
+class histogram {
+ public:
+  void add(uint64_t v) {
+    unsigned k = v == 0 ? 0 : 64 - unsigned(__builtin_clzll(v));
+    ++m_buckets[k];
+    ++m_count;
+    m_sum += v;
+    if (v < m_min) m_min = v;
+    if (v > m_max) m_max = v;
+  }
+  uint64_t count() const { return m_count; }
+  uint64_t sum() const { return m_sum; }
+  uint64_t min() const { return m_count ? m_min : 0; }
+  uint64_t max() const { return m_max; }
+  double mean() const { return m_count ? double(m_sum) / double(m_count) : 0.0; }
+  uint64_t bucket(unsigned k) const { return m_buckets[k]; }
+
+ private:
+  uint64_t m_buckets[65] = {};
+  uint64_t m_count = 0, m_sum = 0, m_min = UINT64_MAX, m_max = 0;
+};
+
+class stats_registry {
+ public:
+  stats_registry() = default;
+  stats_registry(const stats_registry&) = delete;
+  stats_registry& operator=(const stats_registry&) = delete;
+
+  // The pointed-to value must outlive the registry's last read (blocks live for the whole run).
+  void counter(const std::string& instance, const std::string& name, const char* unit, const char* description,
+               const uint64_t* value);
+  void gauge(const std::string& instance, const std::string& name, const char* unit, const char* description,
+             std::function<double()> read);
+  void hist(const std::string& instance, const std::string& name, const char* unit, const char* description,
+            const histogram* h);
+
+  // Reads one counter by instance and name; throws std::out_of_range when it is not registered.
+  uint64_t counter_value(const std::string& instance, const std::string& name) const;
+  // Sum of one counter over every instance that has it.
+  uint64_t counter_total(const std::string& name) const;
+  bool has(const std::string& instance, const std::string& name) const;
+
+  // {"instance": {"name": {"value": v, "unit": u, "description": d}, ...}, ...}
+  nlohmann::json to_json() const;
+
+ private:
+  enum class kind { counter, gauge, histogram };
+  struct entry {
+    kind k;
+    const char* unit;
+    const char* description;
+    const uint64_t* counter = nullptr;
+    std::function<double()> gauge;
+    const histogram* hist = nullptr;
+  };
+  void add(const std::string& instance, const std::string& name, entry e);
+  std::map<std::string, std::map<std::string, entry>> m_entries;
+};
+
+}  // namespace fabricsim::core

@@ -1,0 +1,79 @@
+// Units of the model: simulated time in picoseconds, sizes in bytes, rates in bits per second.
+// Each is a distinct type so that a time can never be passed where a size is expected; conversions to
+// SystemC time and from scenario figures (ns, Gb/s) happen once, at the boundary, through the helpers here.
+#pragma once
+
+#include <cstdint>
+#include <systemc>
+
+namespace fabricsim::core {
+
+// Simulated time, integer picoseconds (the SystemC time resolution of every run).
+struct picoseconds {
+  uint64_t value = 0;
+
+  constexpr picoseconds() = default;
+  constexpr explicit picoseconds(uint64_t ps) : value(ps) {}
+
+  static constexpr picoseconds from_ns(double ns) { return picoseconds(static_cast<uint64_t>(ns * 1000.0 + 0.5)); }
+  constexpr double ns() const { return static_cast<double>(value) / 1000.0; }
+  constexpr double us() const { return static_cast<double>(value) / 1e6; }
+
+  constexpr picoseconds operator+(picoseconds o) const { return picoseconds(value + o.value); }
+  constexpr picoseconds operator-(picoseconds o) const { return picoseconds(value - o.value); }
+  constexpr picoseconds& operator+=(picoseconds o) { value += o.value; return *this; }
+  constexpr bool operator<(picoseconds o) const { return value < o.value; }
+  constexpr bool operator<=(picoseconds o) const { return value <= o.value; }
+  constexpr bool operator>(picoseconds o) const { return value > o.value; }
+  constexpr bool operator>=(picoseconds o) const { return value >= o.value; }
+  constexpr bool operator==(picoseconds o) const { return value == o.value; }
+  constexpr bool operator!=(picoseconds o) const { return value != o.value; }
+};
+
+constexpr picoseconds max(picoseconds a, picoseconds b) { return a < b ? b : a; }
+
+// A size in bytes.
+struct bytes {
+  uint64_t value = 0;
+
+  constexpr bytes() = default;
+  constexpr explicit bytes(uint64_t b) : value(b) {}
+
+  constexpr uint64_t bits() const { return value * 8; }
+  constexpr bytes operator+(bytes o) const { return bytes(value + o.value); }
+  constexpr bytes operator-(bytes o) const { return bytes(value - o.value); }
+  constexpr bytes& operator+=(bytes o) { value += o.value; return *this; }
+  constexpr bytes& operator-=(bytes o) { value -= o.value; return *this; }
+  constexpr bool operator<(bytes o) const { return value < o.value; }
+  constexpr bool operator<=(bytes o) const { return value <= o.value; }
+  constexpr bool operator>(bytes o) const { return value > o.value; }
+  constexpr bool operator==(bytes o) const { return value == o.value; }
+  constexpr bool operator!=(bytes o) const { return value != o.value; }
+};
+
+// A line rate in bits per second.
+struct bits_per_second {
+  uint64_t value = 0;
+
+  constexpr bits_per_second() = default;
+  constexpr explicit bits_per_second(uint64_t bps) : value(bps) {}
+
+  static constexpr bits_per_second from_gbps(double gbps) {
+    return bits_per_second(static_cast<uint64_t>(gbps * 1e9 + 0.5));
+  }
+  constexpr double gbps() const { return static_cast<double>(value) / 1e9; }
+};
+
+// Time to clock `size` onto a wire running at `rate`, rounded up to the next picosecond.
+// bits * 1e12 stays below 2^64 for any frame up to 2 MB, far above every MTU the model allows.
+constexpr picoseconds serialization_time(bytes size, bits_per_second rate) {
+  const uint64_t num = size.bits() * 1'000'000'000'000ull;
+  return picoseconds((num + rate.value - 1) / rate.value);
+}
+
+// The boundary to the SystemC kernel: every run sets a 1 ps time resolution (see sim_kernel.h).
+inline sc_core::sc_time to_sc_time(picoseconds t) { return sc_core::sc_time::from_value(t.value); }
+inline picoseconds from_sc_time(const sc_core::sc_time& t) { return picoseconds(t.value()); }
+inline picoseconds now() { return from_sc_time(sc_core::sc_time_stamp()); }
+
+}  // namespace fabricsim::core

@@ -1,0 +1,81 @@
+// Host memory behind a TLM-2.0 target socket.
+#include "sc_models/memory/host_memory.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+namespace fabricsim::memory {
+
+void host_memory_params::visit(core::param_visitor& v) {
+  v.field({"access_latency_ns", "ns", "latency of one blocking TLM access", 0.0, 1e6}, access_latency_ns);
+}
+
+void host_memory::free_deleter::operator()(uint8_t* p) const { std::free(p); }
+
+host_memory::host_memory(sc_core::sc_module_name name, uint64_t size_bytes, const host_memory_params& params)
+    : sc_core::sc_module(name),
+      socket("socket"),
+      m_size(size_bytes),
+      m_data(static_cast<uint8_t*>(std::calloc(size_bytes ? size_bytes : 1, 1))),
+      m_latency(sc_core::sc_time::from_value(core::picoseconds::from_ns(params.access_latency_ns).value)) {
+  if (!m_data) throw core::config_error(std::string(this->name()) + ": cannot allocate " + std::to_string(size_bytes) +
+                                        " bytes of host memory");
+  socket.register_b_transport(this, &host_memory::b_transport);
+  socket.register_get_direct_mem_ptr(this, &host_memory::get_direct_mem_ptr);
+  socket.register_transport_dbg(this, &host_memory::transport_dbg);
+}
+
+uint64_t host_memory::allocate(uint64_t length, uint64_t align) {
+  const uint64_t addr = (m_next + align - 1) / align * align;
+  core::require(addr + length <= m_size, name(),
+                "out of memory: " + std::to_string(length) + " bytes requested at " + std::to_string(addr) +
+                    ", size " + std::to_string(m_size));
+  m_next = addr + length;
+  return addr;
+}
+
+unsigned host_memory::transport_dbg(tlm::tlm_generic_payload& trans) {
+  const uint64_t addr = trans.get_address();
+  const unsigned len = trans.get_data_length();
+  if (addr > m_size || len > m_size - addr) {
+    trans.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    return 0;
+  }
+  if (trans.is_read())
+    std::memcpy(trans.get_data_ptr(), m_data.get() + addr, len);
+  else if (trans.is_write())
+    std::memcpy(m_data.get() + addr, trans.get_data_ptr(), len);
+  trans.set_response_status(tlm::TLM_OK_RESPONSE);
+  return len;
+}
+
+void host_memory::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
+  if (trans.get_byte_enable_ptr() != nullptr) {
+    trans.set_response_status(tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE);
+    return;
+  }
+  if (trans.get_streaming_width() < trans.get_data_length()) {
+    trans.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);
+    return;
+  }
+  if (trans.get_command() == tlm::TLM_IGNORE_COMMAND) {
+    trans.set_response_status(tlm::TLM_OK_RESPONSE);
+    return;
+  }
+  if (transport_dbg(trans) == 0 && trans.get_data_length() != 0) return;  // address error already set
+  trans.set_dmi_allowed(true);
+  delay += m_latency;
+}
+
+bool host_memory::get_direct_mem_ptr(tlm::tlm_generic_payload& /*trans*/, tlm::tlm_dmi& dmi) {
+  dmi.allow_read_write();
+  dmi.set_dmi_ptr(m_data.get());
+  dmi.set_start_address(0);
+  dmi.set_end_address(m_size ? m_size - 1 : 0);
+  dmi.set_read_latency(m_latency);
+  dmi.set_write_latency(m_latency);
+  return true;
+}
+
+}  // namespace fabricsim::memory

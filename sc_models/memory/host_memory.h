@@ -1,0 +1,52 @@
+// Host memory behind a TLM-2.0 target socket: blocking transport with an access latency for any initiator
+// (a virtual platform's CPU, a DMA), and DMI over the whole range for bulk access (the NIC's placement).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_target_socket.h>
+
+#include "sc_models/core/params.h"
+#include "sc_models/core/units.h"
+
+namespace fabricsim::memory {
+
+struct host_memory_params {
+  double access_latency_ns = 100.0;  // b_transport latency added per access (estimate)
+  void visit(core::param_visitor& v);
+};
+
+class host_memory : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_target_socket<host_memory> socket;
+
+  host_memory(sc_core::sc_module_name name, uint64_t size_bytes, const host_memory_params& params = {});
+  host_memory(const host_memory&) = delete;
+  host_memory& operator=(const host_memory&) = delete;
+
+  uint64_t size() const { return m_size; }
+  // Direct view for elaboration-time set-up (filling source buffers) and end-of-run checks.
+  uint8_t* data() { return m_data.get(); }
+  const uint8_t* data() const { return m_data.get(); }
+
+  // A bump allocator for workload buffers: returns the address of `length` fresh bytes, aligned.
+  uint64_t allocate(uint64_t length, uint64_t align = 4096);
+
+ private:
+  void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
+  bool get_direct_mem_ptr(tlm::tlm_generic_payload& trans, tlm::tlm_dmi& dmi);
+  unsigned transport_dbg(tlm::tlm_generic_payload& trans);
+
+  struct free_deleter {
+    void operator()(uint8_t* p) const;
+  };
+  uint64_t m_size;
+  std::unique_ptr<uint8_t, free_deleter> m_data;  // calloc: pages stay untouched until written
+  sc_core::sc_time m_latency;
+  uint64_t m_next = 0;
+};
+
+}  // namespace fabricsim::memory

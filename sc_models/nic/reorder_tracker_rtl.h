@@ -1,0 +1,38 @@
+// Receiver PSN reorder tracker of a RoCEv2 NIC: the Verilated rtl/reorder_tracker.sv, stepped by hand
+// (no SystemC clock, no kernel events: two eval() per cycle), behind the cycle-level port bundle.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sc_models/nic/reorder_tracker.h"
+
+namespace fabricsim::nic {
+
+class reorder_tracker_rtl final : public reorder_tracker_cycle_model {
+ public:
+  // window: one of compiled_windows() (throws core::config_error otherwise). fst_path: if not empty, every
+  // half cycle is dumped to this FST waveform file until the model is destroyed.
+  explicit reorder_tracker_rtl(uint32_t window, const std::string& fst_path = "");
+  ~reorder_tracker_rtl() override;
+  reorder_tracker_rtl(const reorder_tracker_rtl&) = delete;
+  reorder_tracker_rtl& operator=(const reorder_tracker_rtl&) = delete;
+
+  reorder_tracker_outputs step(const reorder_tracker_inputs& in) override;
+  uint32_t window() const override { return m_window; }
+  const char* kind() const override { return "rtl"; }
+
+  // The Window values Verilated into this build (rtl/CMakeLists.txt), ascending.
+  static const std::vector<uint32_t>& compiled_windows();
+
+  // One Verilated instance of a given Window; defined in the .cpp so Verilator headers stay out of users.
+  class binding;
+
+ private:
+  uint32_t m_window;
+  std::unique_ptr<binding> m_binding;
+};
+
+}  // namespace fabricsim::nic

@@ -1,0 +1,453 @@
+// The SuperNIC: RoCEv2 RC requester and responder for RDMA WRITE.
+#include "sc_models/nic/supernic.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace fabricsim::nic {
+
+using core::bth_opcode;
+using core::packet;
+using core::picoseconds;
+
+namespace {
+constexpr uint32_t first_qpn = 2;  // QP0 and QP1 are the special management QPs
+constexpr picoseconds never{UINT64_MAX};
+constexpr uint8_t ack_syndrome = 0x1f;  // ACK, credit count field "invalid" (no end-to-end credits)
+constexpr uint8_t ecn_ect0 = 2;
+constexpr uint16_t roce_entropy_base = 0xc000;  // UDP source ports 0xC000-0xFFFF carry path entropy
+}  // namespace
+
+void supernic_params::visit(core::param_visitor& v) {
+  v.field({"mtu_bytes", "bytes", "path MTU (IBTA: 256, 512, 1024, 2048, 4096)", 256, 4096}, mtu_bytes);
+  v.field({"reorder", "", "receiver PSN tracker implementation", 0, 0, {"rtl", "ref"}}, reorder);
+  v.field({"reorder_window", "PSNs", "PSNs tracked beyond the in-order head (power of two)", 16, 4096}, reorder_window);
+  v.field({"wqe_latency_ns", "ns", "work request posted to first packet ready", 0, 1e6}, wqe_latency_ns);
+  v.field({"rx_latency_ns", "ns", "last bit received to placed and ACK ready", 0, 1e6}, rx_latency_ns);
+  v.field({"ack_every_packets", "packets", "ACK coalescing: in-order packets per ACK (also on message end)", 1, 65536},
+          ack_every_packets);
+  v.field({"path_entropy", "", "UDP source port: fixed per QP, or a new one per packet (spraying)", 0, 0,
+           {"fixed", "per_packet"}},
+          path_entropy);
+  v.field({"random_initial_psn", "", "draw each QP's first PSN from the NIC's seeded stream"}, random_initial_psn);
+  v.field({"initial_psn", "", "first PSN of every QP when random_initial_psn is false", 0, double(core::psn_mask)},
+          initial_psn);
+  v.field({"dscp", "", "DSCP of RoCE data and ACK packets", 0, 63}, dscp);
+}
+
+struct supernic::queue_pair {
+  uint32_t qpn = 0;
+  bool connected = false;
+  core::ip_address remote_ip;
+  uint32_t remote_qpn = 0;
+  uint16_t src_port = 0;
+  // Requester.
+  core::ring<work_request> send_queue;  // posted; the front one is being segmented
+  uint64_t tx_offset = 0;               // bytes of the front work request already sent
+  uint32_t next_psn = 0;
+  core::ring<work_request> unacked;     // fully sent, waiting for their ACK
+  // Responder.
+  std::unique_ptr<reorder_tracker> tracker;
+  uint32_t head = 0;                    // the tracker's expected PSN after the last arrival
+  std::vector<known_message> messages;  // learnt from FIRST/ONLY, ordered by PSN from the head
+  std::vector<packet*> stash;           // packets whose FIRST has not come yet, slot = PSN mod window
+  uint32_t window_mask = 0;
+  uint32_t msn = 0;
+  uint64_t since_ack = 0;
+  bool ack_queued = false;
+};
+
+supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, core::ip_address ip, uint64_t mac,
+                   core::sim_context& ctx)
+    : sc_core::sc_module(name),
+      dma("dma"),
+      m_params(params),
+      m_ip(ip),
+      m_mac(mac),
+      m_ctx(ctx),
+      m_rng(core::make_stream(ctx.seed, this->name(), "nic")),
+      m_wqe_latency(picoseconds::from_ns(params.wqe_latency_ns)),
+      m_rx_latency(picoseconds::from_ns(params.rx_latency_ns)) {
+  const std::string inst = this->name();
+  const uint64_t mtu = params.mtu_bytes;
+  core::require(mtu >= 256 && mtu <= 4096 && (mtu & (mtu - 1)) == 0, inst,
+                "nic.mtu_bytes " + std::to_string(mtu) + " is not one of 256, 512, 1024, 2048, 4096");
+  const uint64_t w = params.reorder_window;
+  core::require(w >= 16 && w <= 4096 && (w & (w - 1)) == 0, inst,
+                "nic.reorder_window " + std::to_string(w) + " is not a power of two in [16, 4096]");
+
+  SC_METHOD(transmit);  // runs once at time 0 to pick up work posted before the start, then on every wake-up
+  sensitive << m_tx_event;
+
+  auto& s = m_ctx.stats;
+  s.counter(inst, "tx_packets", "packets", "frames transmitted", &m_tx_packets);
+  s.counter(inst, "tx_data_packets", "packets", "RDMA WRITE packets transmitted", &m_tx_data_packets);
+  s.counter(inst, "tx_acks", "packets", "ACKs transmitted", &m_tx_acks);
+  s.counter(inst, "tx_payload_bytes", "bytes", "payload bytes transmitted", &m_tx_payload_bytes);
+  s.counter(inst, "rx_packets", "packets", "frames received", &m_rx_packets);
+  s.counter(inst, "rx_in_order", "packets", "data packets at the expected PSN", &m_rx_in_order);
+  s.counter(inst, "rx_out_of_order", "packets", "data packets ahead of the expected PSN, inside the window",
+            &m_rx_out_of_order);
+  s.counter(inst, "rx_duplicate", "packets", "data packets already received", &m_rx_duplicate);
+  s.counter(inst, "rx_out_of_window", "packets", "data packets beyond the reorder window, dropped", &m_rx_out_of_window);
+  s.counter(inst, "rx_deferred", "packets", "packets held until their message's FIRST packet arrived", &m_rx_deferred);
+  s.counter(inst, "rx_access_errors", "packets", "packets for an unregistered or out-of-range address",
+            &m_rx_access_errors);
+  s.counter(inst, "rx_unknown_qp", "packets", "packets for a QP that does not exist or is not connected",
+            &m_rx_unknown_qp);
+  s.counter(inst, "rx_acks", "packets", "ACKs received", &m_rx_acks);
+  s.counter(inst, "placed_bytes", "bytes", "payload bytes written into host memory", &m_placed_bytes);
+  s.counter(inst, "tracker_cycles", "cycles", "clock cycles the reorder tracker was stepped", &m_tracker_cycles);
+  s.hist(inst, "ooo_distance", "PSNs", "distance of out-of-order arrivals ahead of the expected PSN", &m_ooo_distance);
+}
+
+supernic::~supernic() {
+  for (auto& qp : m_qps)
+    for (packet* p : qp->stash)
+      if (p) m_ctx.pool.release(p);
+}
+
+void supernic::connect(core::link& out) { m_out = &out; }
+
+void supernic::end_of_elaboration() {
+  tlm::tlm_generic_payload trans;
+  trans.set_address(0);
+  trans.set_command(tlm::TLM_WRITE_COMMAND);
+  tlm::tlm_dmi dmi;
+  core::require(dma->get_direct_mem_ptr(trans, dmi) && dmi.is_read_write_allowed() && dmi.get_start_address() == 0,
+                name(), "host memory does not grant read/write DMI from address 0");
+  m_mem_ptr = dmi.get_dmi_ptr();
+  m_mem_size = dmi.get_end_address() + 1;
+  core::require(m_out != nullptr, name(), "no link connected");
+  for (auto& qp : m_qps)
+    for (size_t i = 0; i < qp->send_queue.size(); ++i) check_work_request(qp->send_queue[i]);
+}
+
+void supernic::start_of_simulation() { m_started = true; }
+
+uint32_t supernic::register_region(uint64_t addr, uint64_t length) {
+  m_regions.push_back({addr, length});
+  return uint32_t(m_regions.size());
+}
+
+uint32_t supernic::draw_initial_psn() {
+  return m_params.random_initial_psn ? uint32_t(m_rng() & core::psn_mask) : uint32_t(m_params.initial_psn);
+}
+
+uint32_t supernic::create_qp() {
+  auto qp = std::make_unique<queue_pair>();
+  qp->qpn = first_qpn + uint32_t(m_qps.size());
+  qp->tracker = make_reorder_tracker(m_params.reorder, uint32_t(m_params.reorder_window));
+  qp->stash.assign(m_params.reorder_window, nullptr);
+  qp->window_mask = uint32_t(m_params.reorder_window - 1);
+  qp->messages.reserve(16);
+  m_qps.push_back(std::move(qp));
+  return m_qps.back()->qpn;
+}
+
+void supernic::connect_qp(uint32_t qpn, core::ip_address remote_ip, uint32_t remote_qpn, uint32_t sq_psn,
+                          uint32_t rq_psn) {
+  core::require(qpn >= first_qpn && qpn - first_qpn < m_qps.size(), name(), "connect_qp: no QP " + std::to_string(qpn));
+  queue_pair& qp = *m_qps[qpn - first_qpn];
+  qp.connected = true;
+  qp.remote_ip = remote_ip;
+  qp.remote_qpn = remote_qpn;
+  qp.next_psn = sq_psn & core::psn_mask;
+  qp.tracker->reset(rq_psn & core::psn_mask);
+  qp.head = rq_psn & core::psn_mask;
+  // Fixed entropy: a hash of the connection, as NICs derive the RoCEv2 source port from the QP.
+  qp.src_port = uint16_t(roce_entropy_base | (core::splitmix64(uint64_t(qpn) << 24 ^ remote_qpn ^ m_mac) & 0x3fff));
+}
+
+void supernic::check_work_request(const work_request& wr) const {
+  core::require(wr.local_addr <= m_mem_size && wr.length <= m_mem_size - wr.local_addr, name(),
+                "work request " + std::to_string(wr.wr_id) + ": source [" + std::to_string(wr.local_addr) + ", +" +
+                    std::to_string(wr.length) + ") is outside host memory of " + std::to_string(m_mem_size) + " bytes");
+  core::require(wr.length < (uint64_t(1) << 31), name(),
+                "work request " + std::to_string(wr.wr_id) + ": length exceeds the 2^31 byte RC message limit");
+}
+
+void supernic::post_write(uint32_t qpn, uint64_t wr_id, uint64_t local_addr, uint64_t remote_addr, uint32_t rkey,
+                          uint64_t length, picoseconds post_at) {
+  core::require(qpn >= first_qpn && qpn - first_qpn < m_qps.size() && m_qps[qpn - first_qpn]->connected, name(),
+                "post_write: QP " + std::to_string(qpn) + " is not connected");
+  queue_pair& qp = *m_qps[qpn - first_qpn];
+  core::require(qp.send_queue.empty() || qp.send_queue.back().post_at <= post_at, name(),
+                "post_write: work requests on one QP must be posted in time order");
+  work_request wr{wr_id, local_addr, remote_addr, length, rkey, post_at};
+  if (m_mem_ptr) check_work_request(wr);
+  qp.send_queue.push_back(wr);
+  if (m_started) wake_transmitter(max(post_at + m_wqe_latency, core::now()));
+}
+
+uint64_t supernic::outstanding_work() const {
+  uint64_t n = 0;
+  for (const auto& qp : m_qps) n += qp->send_queue.size() + qp->unacked.size();
+  return n;
+}
+
+// ---- transmit ------------------------------------------------------------------------------------------
+
+void supernic::wake_transmitter(picoseconds at) {
+  if (!(at < m_tx_wake)) return;  // an earlier wake-up is already pending; it re-evaluates everything
+  m_tx_wake = at;
+  m_tx_event.notify(core::to_sc_time(at - core::now()));
+}
+
+void supernic::transmit() {
+  ++m_ctx.events;
+  const picoseconds t = core::now();
+  m_tx_wake = never;
+  if (m_out->wire_free_at() > t) {
+    wake_transmitter(m_out->wire_free_at());
+    return;
+  }
+  picoseconds next_ready = never;
+  packet* p = next_ack();
+  if (p == nullptr) p = next_data(&next_ready);
+  if (p != nullptr) {
+    ++m_tx_packets;
+    p->injected_at = t;
+    wake_transmitter(m_out->transmit(p, t));
+    return;
+  }
+  if (!m_acks.empty() && m_acks.front().ready < next_ready) next_ready = m_acks.front().ready;
+  if (next_ready != never) wake_transmitter(next_ready);
+}
+
+void supernic::fill_headers(packet* p, const queue_pair& qp, uint16_t src_port) {
+  p->eth.src_mac = m_mac;
+  p->eth.dst_mac = 0x02'00'00'00'00'01ull;  // the first-hop router
+  p->ip.dscp = uint8_t(m_params.dscp);
+  p->ip.ecn = ecn_ect0;
+  p->ip.src = m_ip;
+  p->ip.dst = qp.remote_ip;
+  p->udp.src_port = src_port;
+  p->bth.dest_qp = qp.remote_qpn;
+}
+
+packet* supernic::next_ack() {
+  if (m_acks.empty() || core::now() < m_acks.front().ready) return nullptr;
+  queue_pair& qp = *m_qps[m_acks.front().qpn - first_qpn];
+  m_acks.pop_front();
+  qp.ack_queued = false;
+  packet* p = m_ctx.pool.acquire();
+  fill_headers(p, qp, qp.src_port);
+  p->bth.opcode = bth_opcode::rc_acknowledge;
+  // The ACK is built when it leaves, so it carries the newest in-order PSN (coalescing for free).
+  p->bth.psn = (qp.head - 1) & core::psn_mask;
+  p->has_aeth = true;
+  p->aeth.syndrome = ack_syndrome;
+  p->aeth.msn = qp.msn & core::psn_mask;
+  ++m_tx_acks;
+  return p;
+}
+
+packet* supernic::next_data(picoseconds* next_ready) {
+  const picoseconds t = core::now();
+  const size_t n = m_qps.size();
+  for (size_t i = 0; i < n; ++i) {
+    queue_pair& qp = *m_qps[(m_rr + i) % n];
+    if (qp.send_queue.empty()) continue;
+    const picoseconds ready = qp.send_queue.front().post_at + m_wqe_latency;
+    if (t < ready) {
+      if (ready < *next_ready) *next_ready = ready;
+      continue;
+    }
+    m_rr = (m_rr + i + 1) % n;
+    return build_data_packet(qp);
+  }
+  return nullptr;
+}
+
+packet* supernic::build_data_packet(queue_pair& qp) {
+  work_request& wr = qp.send_queue.front();
+  const uint64_t mtu = m_params.mtu_bytes;
+  const uint64_t payload = std::min(mtu, wr.length - qp.tx_offset);
+  const bool first = qp.tx_offset == 0;
+  const bool last = qp.tx_offset + payload == wr.length;
+  const uint16_t port = m_params.path_entropy == "per_packet" ? uint16_t(roce_entropy_base | (m_rng() & 0x3fff))
+                                                               : qp.src_port;
+  packet* p = m_ctx.pool.acquire();
+  fill_headers(p, qp, port);
+  p->bth.opcode = first && last ? bth_opcode::rc_rdma_write_only
+                  : first       ? bth_opcode::rc_rdma_write_first
+                  : last        ? bth_opcode::rc_rdma_write_last
+                                : bth_opcode::rc_rdma_write_middle;
+  p->bth.psn = qp.next_psn;
+  p->bth.ack_req = last;
+  p->bth.pad_count = uint8_t((4 - payload % 4) % 4);
+  if (first) {
+    wr.first_psn = qp.next_psn;
+    p->has_reth = true;
+    p->reth = {wr.remote_addr, wr.rkey, uint32_t(wr.length)};
+  }
+  p->payload = m_mem_ptr + wr.local_addr + qp.tx_offset;  // a reference: the bytes are read where placed
+  p->payload_bytes = uint32_t(payload);
+  qp.next_psn = core::psn_add(qp.next_psn, 1);
+  qp.tx_offset += payload;
+  ++m_tx_data_packets;
+  m_tx_payload_bytes += payload;
+  if (last) {
+    wr.last_psn = p->bth.psn;
+    qp.unacked.push_back(wr);
+    qp.send_queue.pop_front();
+    qp.tx_offset = 0;
+  }
+  return p;
+}
+
+// ---- receive -------------------------------------------------------------------------------------------
+
+void supernic::receive(packet* p, unsigned /*port*/) {
+  ++m_rx_packets;
+  if (p->bth.opcode == bth_opcode::rc_acknowledge)
+    on_ack(p);
+  else
+    on_write(p);
+}
+
+void supernic::on_ack(packet* p) {
+  ++m_rx_acks;
+  const uint32_t qpn = p->bth.dest_qp;
+  if (qpn < first_qpn || qpn - first_qpn >= m_qps.size()) {
+    ++m_rx_unknown_qp;
+    m_ctx.pool.release(p);
+    return;
+  }
+  queue_pair& qp = *m_qps[qpn - first_qpn];
+  const uint32_t acked = p->bth.psn;  // every PSN up to and including this one
+  while (!qp.unacked.empty() && !core::psn_before(acked, qp.unacked.front().last_psn)) {
+    const work_request& wr = qp.unacked.front();
+    m_completions.push_back({wr.wr_id, qp.qpn, wr.length, wr.post_at, core::now()});
+    qp.unacked.pop_front();
+  }
+  m_ctx.pool.release(p);
+}
+
+void supernic::on_write(packet* p) {
+  const uint32_t qpn = p->bth.dest_qp;
+  if (qpn < first_qpn || qpn - first_qpn >= m_qps.size() || !m_qps[qpn - first_qpn]->connected) {
+    ++m_rx_unknown_qp;
+    m_ctx.pool.release(p);
+    return;
+  }
+  queue_pair& qp = *m_qps[qpn - first_qpn];
+  const uint32_t head_before = qp.head;
+  const psn_result r = qp.tracker->arrive(p->bth.psn);
+  m_tracker_cycles += r.cycles;
+  qp.head = r.head_psn;
+  switch (r.verdict) {
+    case psn_verdict::duplicate:
+      ++m_rx_duplicate;
+      queue_ack(qp);  // the first ACK may have been lost: acknowledge again
+      m_ctx.pool.release(p);
+      return;
+    case psn_verdict::out_of_window:
+      ++m_rx_out_of_window;
+      m_ctx.pool.release(p);
+      return;
+    case psn_verdict::in_order:
+      ++m_rx_in_order;
+      break;
+    case psn_verdict::out_of_order:
+      ++m_rx_out_of_order;
+      m_ooo_distance.add((p->bth.psn - head_before) & core::psn_mask);
+      break;
+  }
+  const bth_opcode op = p->bth.opcode;
+  if (op == bth_opcode::rc_rdma_write_first || op == bth_opcode::rc_rdma_write_only) {
+    learn_message(qp, p);
+  } else if (!try_place(qp, p)) {
+    ++m_rx_deferred;  // its FIRST (with the RETH) is still on the way: hold the descriptor, not the bytes
+    qp.stash[p->bth.psn & qp.window_mask] = p;
+  }
+  if (r.advanced > 0) {
+    qp.since_ack += r.advanced;
+    const bool retired = retire_messages(qp);
+    if (retired || qp.since_ack >= m_params.ack_every_packets) {
+      qp.since_ack = 0;
+      queue_ack(qp);
+    }
+  }
+}
+
+void supernic::place(queue_pair& /*qp*/, known_message& m, const packet* p) {
+  const uint64_t offset = uint64_t((p->bth.psn - m.first_psn) & core::psn_mask) * m_params.mtu_bytes;
+  if (!m.valid || offset + p->payload_bytes > m.length) {
+    ++m_rx_access_errors;
+    return;
+  }
+  std::memcpy(m_mem_ptr + m.va + offset, p->payload, p->payload_bytes);  // direct data placement
+  m.placed_bytes += p->payload_bytes;
+  m_placed_bytes += p->payload_bytes;
+}
+
+bool supernic::try_place(queue_pair& qp, packet* p) {
+  for (auto it = qp.messages.rbegin(); it != qp.messages.rend(); ++it) {
+    if (((p->bth.psn - it->first_psn) & core::psn_mask) < it->packets) {
+      place(qp, *it, p);
+      m_ctx.pool.release(p);
+      return true;
+    }
+  }
+  return false;
+}
+
+void supernic::learn_message(queue_pair& qp, packet* p) {
+  const uint64_t mtu = m_params.mtu_bytes;
+  const uint64_t length = p->reth.dma_length;
+  known_message m{};
+  m.first_psn = p->bth.psn;
+  m.packets = uint32_t(std::max<uint64_t>(1, (length + mtu - 1) / mtu));
+  m.va = p->reth.va;
+  m.length = length;
+  m.first_arrival = core::now();
+  const uint32_t key = p->reth.rkey;
+  m.valid = key >= 1 && key <= m_regions.size() && m.va >= m_regions[key - 1].addr &&
+            m.va - m_regions[key - 1].addr <= m_regions[key - 1].length &&
+            length <= m_regions[key - 1].length - (m.va - m_regions[key - 1].addr) && m.va + length <= m_mem_size;
+  // Keep messages ordered by their distance from the in-order head (FIRSTs may arrive out of order).
+  const uint32_t head = qp.head;
+  auto pos = std::find_if(qp.messages.begin(), qp.messages.end(), [&](const known_message& k) {
+    return ((k.first_psn - head) & core::psn_mask) > ((m.first_psn - head) & core::psn_mask);
+  });
+  known_message& placed = *qp.messages.insert(pos, m);
+  place(qp, placed, p);
+  m_ctx.pool.release(p);
+  // Packets of this message that overtook its FIRST wait in the stash: place them now.
+  for (uint32_t k = 1; k < placed.packets; ++k) {
+    const uint32_t psn = core::psn_add(placed.first_psn, k);
+    packet*& slot = qp.stash[psn & qp.window_mask];
+    if (slot != nullptr && slot->bth.psn == psn) {
+      place(qp, placed, slot);
+      m_ctx.pool.release(slot);
+      slot = nullptr;
+    }
+  }
+}
+
+bool supernic::retire_messages(queue_pair& qp) {
+  bool any = false;
+  while (!qp.messages.empty()) {
+    const known_message& m = qp.messages.front();
+    const uint32_t last = core::psn_add(m.first_psn, m.packets - 1);
+    if (!core::psn_before(last, qp.head)) break;  // the head has not passed its last packet yet
+    if (m.valid && m.placed_bytes == m.length)
+      m_placed.push_back({qp.qpn, m.va, m.length, m.first_arrival, core::now()});
+    qp.msn = (qp.msn + 1) & core::psn_mask;
+    qp.messages.erase(qp.messages.begin());
+    any = true;
+  }
+  return any;
+}
+
+void supernic::queue_ack(queue_pair& qp) {
+  if (qp.ack_queued) return;  // the queued ACK will carry the newest PSN when it is built
+  qp.ack_queued = true;
+  const picoseconds ready = core::now() + m_rx_latency;
+  m_acks.push_back({ready, qp.qpn});
+  if (m_started) wake_transmitter(max(ready, m_out->wire_free_at()));
+}
+
+}  // namespace fabricsim::nic

@@ -1,0 +1,161 @@
+// The SuperNIC: RoCEv2 reliable-connected queue pairs. The requester segments RDMA WRITEs at the path MTU
+// with consecutive 24-bit PSNs; the responder tracks PSNs with the reorder tracker (RTL or its reference
+// model), places every payload straight into host memory at its offset in whatever order packets arrive,
+// and acknowledges. One transmit scheduler owns the port: one kernel event per transmitted packet.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+
+#include "sc_models/core/link.h"
+#include "sc_models/core/params.h"
+#include "sc_models/core/ring.h"
+#include "sc_models/core/rng.h"
+#include "sc_models/core/sim_context.h"
+#include "sc_models/nic/reorder_tracker.h"
+
+namespace fabricsim::nic {
+
+struct supernic_params {
+  uint64_t mtu_bytes = 4096;           // path MTU: 256, 512, 1024, 2048 or 4096
+  std::string reorder = "rtl";         // receiver PSN tracking: "rtl" (Verilated) or "ref" (C++ model)
+  uint64_t reorder_window = 256;       // PSNs tracked beyond the in-order head
+  double wqe_latency_ns = 200.0;       // work request posted -> first packet ready (estimate)
+  double rx_latency_ns = 200.0;        // last bit in -> placed and ACK ready (estimate)
+  uint64_t ack_every_packets = 16;     // ACK coalescing: one ACK per this many in-order packets, or on AckReq
+  std::string path_entropy = "fixed";  // UDP source port: "fixed" per QP or "per_packet" (spraying)
+  bool random_initial_psn = true;      // initial PSN drawn from the NIC's seeded stream, as real NICs do
+  uint64_t initial_psn = 0;            // used when random_initial_psn is false
+  uint64_t dscp = 26;                  // RoCE traffic class (NVIDIA default: priority 3)
+  void visit(core::param_visitor& v);
+};
+
+// A finished work request, as the completion queue reports it.
+struct completion {
+  uint64_t wr_id;
+  uint32_t qpn;
+  uint64_t bytes;
+  core::picoseconds posted_at;
+  core::picoseconds completed_at;
+};
+
+// A message fully placed at the responder.
+struct placed_message {
+  uint32_t qpn;
+  uint64_t va;
+  uint64_t bytes;
+  core::picoseconds first_arrival;
+  core::picoseconds placed_at;  // all bytes in memory and the PSN head past its last packet
+};
+
+class supernic : public sc_core::sc_module, public core::packet_sink {
+ public:
+  // DMA into host memory: DMI for placement and source reads, taken once at the end of elaboration.
+  tlm_utils::simple_initiator_socket<supernic> dma;
+
+  SC_HAS_PROCESS(supernic);
+  supernic(sc_core::sc_module_name name, const supernic_params& params, core::ip_address ip, uint64_t mac,
+           core::sim_context& ctx);
+  supernic(const supernic&) = delete;
+  supernic& operator=(const supernic&) = delete;
+  ~supernic() override;
+
+  // Elaboration.
+  void connect(core::link& out);
+  uint32_t register_region(uint64_t addr, uint64_t length);  // returns the R_Key
+  uint32_t create_qp();                                      // returns the local QPN
+  // RC connection: the remote end's address and QPN; `sq_psn` is this side's first send PSN and `rq_psn`
+  // the first PSN it expects from the peer (the peer's sq_psn).
+  void connect_qp(uint32_t qpn, core::ip_address remote_ip, uint32_t remote_qpn, uint32_t sq_psn, uint32_t rq_psn);
+  // The first send PSN this NIC would pick for a new QP (seeded stream or the fixed parameter).
+  uint32_t draw_initial_psn();
+
+  // Posts an RDMA WRITE of `length` bytes from local `local_addr` to the peer's `remote_addr`; the work
+  // request becomes visible to the NIC at `post_at` (which may be in the future).
+  void post_write(uint32_t qpn, uint64_t wr_id, uint64_t local_addr, uint64_t remote_addr, uint32_t rkey,
+                  uint64_t length, core::picoseconds post_at);
+
+  void receive(core::packet* p, unsigned port) override;
+
+  const std::vector<completion>& completions() const { return m_completions; }
+  const std::vector<placed_message>& placed() const { return m_placed; }
+  uint64_t outstanding_work() const;  // posted WRs not yet completed
+  const supernic_params& params() const { return m_params; }
+
+ private:
+  struct work_request {
+    uint64_t wr_id;
+    uint64_t local_addr, remote_addr, length;
+    uint32_t rkey;
+    core::picoseconds post_at;
+    uint32_t first_psn = 0, last_psn = 0;
+  };
+  struct known_message {
+    uint32_t first_psn, packets;
+    uint64_t va, length, placed_bytes;
+    core::picoseconds first_arrival;
+    bool valid;  // R_Key and range checked against a registered region
+  };
+  struct queue_pair;
+
+  // Transmit scheduler: ACKs first, then round-robin over QPs with sendable work.
+  void transmit();
+  void wake_transmitter(core::picoseconds at);
+  core::packet* next_ack();
+  core::packet* next_data(core::picoseconds* next_ready);
+  core::packet* build_data_packet(queue_pair& qp);
+  // Receive paths.
+  void on_ack(core::packet* p);
+  void on_write(core::packet* p);
+  void place(queue_pair& qp, known_message& m, const core::packet* p);
+  bool try_place(queue_pair& qp, core::packet* p);  // false: message not known yet (FIRST still to come)
+  void learn_message(queue_pair& qp, core::packet* p);
+  bool retire_messages(queue_pair& qp);  // true when a message completed
+  void queue_ack(queue_pair& qp);
+  void fill_headers(core::packet* p, const queue_pair& qp, uint16_t src_port);
+
+  void end_of_elaboration() override;
+  void start_of_simulation() override;
+  void check_work_request(const work_request& wr) const;
+
+  supernic_params m_params;
+  uint8_t* m_mem_ptr = nullptr;  // DMI view of host memory
+  uint64_t m_mem_size = 0;
+  bool m_started = false;
+  core::ip_address m_ip;
+  uint64_t m_mac;
+  core::sim_context& m_ctx;
+  core::rng_stream m_rng;
+  core::link* m_out = nullptr;
+  core::picoseconds m_wqe_latency, m_rx_latency;
+  sc_core::sc_event m_tx_event;
+  core::picoseconds m_tx_wake{UINT64_MAX};  // earliest pending transmitter wake-up
+  std::vector<std::unique_ptr<queue_pair>> m_qps;
+  struct region {
+    uint64_t addr, length;
+  };
+  std::vector<region> m_regions;  // index = R_Key - 1
+  struct pending_ack {
+    core::picoseconds ready;
+    uint32_t qpn;
+  };
+  core::ring<pending_ack> m_acks;
+  size_t m_rr = 0;  // round-robin position over QPs
+  std::vector<completion> m_completions;
+  std::vector<placed_message> m_placed;
+
+  // Counters.
+  uint64_t m_tx_packets = 0, m_tx_data_packets = 0, m_tx_acks = 0, m_tx_payload_bytes = 0;
+  uint64_t m_rx_packets = 0, m_rx_in_order = 0, m_rx_out_of_order = 0, m_rx_duplicate = 0, m_rx_out_of_window = 0;
+  uint64_t m_rx_deferred = 0, m_rx_access_errors = 0, m_rx_unknown_qp = 0, m_rx_acks = 0;
+  uint64_t m_placed_bytes = 0, m_tracker_cycles = 0;
+  core::histogram m_ooo_distance;
+};
+
+}  // namespace fabricsim::nic

@@ -1,0 +1,3 @@
+# Embeds a text file into a C++ source as a string constant: -DIN=... -DOUT=... -DNAME=...
+file(READ "${IN}" content)
+file(WRITE "${OUT}" "// Generated from ${IN}; do not edit.\nnamespace fabricsim::testbench {\nextern const char* const ${NAME};\nconst char* const ${NAME} = R\"fabricsim_embed(${content})fabricsim_embed\";\n}\n")

@@ -1,0 +1,53 @@
+// Renders a run's report as plain-text tables.
+#include "testbench/report.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace fabricsim::testbench {
+
+std::string format_table(const nlohmann::json& r, size_t max_rows) {
+  std::string out;
+  out += fmt::format("scenario {} (seed {})\n", r.at("scenario").get<std::string>(), r.at("seed").get<uint64_t>());
+  if (!r.at("description").get<std::string>().empty())
+    out += fmt::format("  {}\n", r.at("description").get<std::string>());
+  out += fmt::format("simulated {:.3f} us in {:.3f} s wall: {} packet-hops, {:.2f} M packet-hops/s, "
+                     "{:.2f} events per hop\n",
+                     r.at("simulated_time_ns").get<double>() / 1000.0, r.at("wall_time_s").get<double>(),
+                     r.at("packet_hops").get<uint64_t>(), r.at("packet_hops_per_s").get<double>() / 1e6,
+                     r.at("events_per_packet_hop").get<double>());
+  out += fmt::format("operations {}/{} completed, dropped packets {}, data placement {}\n\n",
+                     r.at("completed").get<uint64_t>(), r.at("operations").get<uint64_t>(),
+                     r.at("dropped_packets").get<uint64_t>(),
+                     r.at("verified").get<bool>() ? "VERIFIED byte for byte" : "NOT VERIFIED");
+
+  const auto& flows = r.at("flows");
+  out += fmt::format("{:>5} {:>6} {:>6} {:>12} {:>12} {:>12} {:>10} {:>8}\n", "flow", "src", "dst", "bytes",
+                     "posted_ns", "fct_ns", "Gb/s", "verified");
+  for (size_t i = 0; i < flows.size() && i < max_rows; ++i) {
+    const auto& f = flows[i];
+    const bool done = f.at("completed").get<bool>();
+    out += fmt::format("{:>5} {:>6} {:>6} {:>12} {:>12.1f} {:>12} {:>10} {:>8}\n", f.at("id").get<uint64_t>(),
+                       f.at("src").get<std::string>(), f.at("dst").get<std::string>(), f.at("bytes").get<uint64_t>(),
+                       f.at("posted_ns").get<double>(),
+                       done ? fmt::format("{:.1f}", f.at("fct_ns").get<double>()) : std::string("-"),
+                       done ? fmt::format("{:.1f}", f.at("goodput_gbps").get<double>()) : std::string("-"),
+                       f.at("verified").get<bool>() ? "yes" : "NO");
+  }
+  if (flows.size() > max_rows) out += fmt::format("  ... {} more flows in the JSON report\n", flows.size() - max_rows);
+
+  std::vector<const nlohmann::json*> ports;
+  for (const auto& p : r.at("ports")) ports.push_back(&p);
+  std::stable_sort(ports.begin(), ports.end(), [](const nlohmann::json* a, const nlohmann::json* b) {
+    return a->at("wire_bytes").get<uint64_t>() > b->at("wire_bytes").get<uint64_t>();
+  });
+  out += fmt::format("\n{:<28} {:>10} {:>14} {:>12}\n", "busiest links", "packets", "wire_bytes", "utilization");
+  for (size_t i = 0; i < ports.size() && i < std::min<size_t>(max_rows, 8); ++i)
+    out += fmt::format("{:<28} {:>10} {:>14} {:>11.1f}%\n", ports[i]->at("link").get<std::string>(),
+                       ports[i]->at("packets").get<uint64_t>(), ports[i]->at("wire_bytes").get<uint64_t>(),
+                       100.0 * ports[i]->at("utilization").get<double>());
+  return out;
+}
+
+}  // namespace fabricsim::testbench

@@ -1,0 +1,246 @@
+// A scenario: the YAML file of one run mapped onto the per-block params structs, with `--set` overrides.
+#include "testbench/scenario.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <yaml-cpp/yaml.h>
+
+#include "testbench/config_yaml.h"
+
+namespace fabricsim::testbench {
+
+using core::config_error;
+
+// 2^40 bytes: a message size limit far above any real one (RoCE allows 2 GiB) that keeps byte offsets and
+// buffer sums of many messages far from overflow.
+constexpr double k_max_message_bytes = 1099511627776.0;
+// 1000 s of simulated time in ns: far beyond any run, far below the 2^64 ps the simulated clock holds.
+constexpr double k_max_time_ns = 1e12;
+
+void run_params::visit(core::param_visitor& v) {
+  v.field({"duration_us", "us", "simulated time to run; 0 runs until every operation of the workload has completed",
+           0.0, k_max_time_ns / 1e3},
+          duration_us);
+  v.field({"limit_us", "us", "when duration_us is 0: simulated time after which an unfinished run stops", 0.0,
+           k_max_time_ns / 1e3},
+          limit_us);
+}
+
+void write_op::visit(core::param_visitor& v) {
+  v.field({"src", "", "requester host, h0 .. h(n-1) (required)"}, src);
+  v.field({"dst", "", "responder host whose memory is written (required)"}, dst);
+  v.field({"bytes", "bytes", "message size (required)", 0.0, k_max_message_bytes}, bytes);
+  v.field({"start_ns", "ns", "simulated time at which the work request is posted", 0.0, k_max_time_ns}, start_ns);
+}
+
+void workload_params::visit(core::param_visitor& v) {
+  v.field({"kind", "", "writes: the explicit `writes` list; permutation: host i writes to host (i + offset) mod n",
+           0.0, 0.0, {"writes", "permutation"}},
+          kind);
+  v.field({"bytes", "bytes", "permutation: message size per host", 0.0, k_max_message_bytes}, bytes);
+  v.field({"offset", "hosts", "permutation: destination offset (must not be a multiple of the host count)", 1.0},
+          offset);
+  v.field({"messages", "messages", "permutation: messages posted back to back by each host", 1.0, 1e6}, messages);
+}
+
+namespace {
+
+// The scalar keys at the top of the file.
+visit_fn header_visitor(scenario& s) {
+  return [&s](core::param_visitor& v) {
+    v.field({"name", "", "scenario name, shown in reports"}, s.name);
+    v.field({"description", "", "what the scenario shows, one line"}, s.description);
+    v.field({"seed", "", "seed of every random stream (initial PSNs, ECMP hashing): same seed, same run"}, s.seed);
+  };
+}
+
+// The sections that map straight onto one params struct, in file order.
+struct section {
+  const char* key;
+  const char* summary;  // for the documentation
+  visit_fn visit;
+};
+
+std::vector<section> plain_sections(scenario& s) {
+  return {
+      {"run", "How long to simulate.", visitor_of(s.run)},
+      {"topology", "The fabric's shape: hosts, switches and the cables between them.", visitor_of(s.topology)},
+      {"link", "Every cable, in both directions.", visitor_of(s.link)},
+      {"switch", "Every switch.", visitor_of(s.switch_)},
+      {"nic", "Every host's SuperNIC; `nic_overrides` changes single hosts.", visitor_of(s.nic)},
+      {"workload", "What the hosts send.", visitor_of(s.workload)},
+  };
+}
+
+// Every top-level key that names a section, in the order the documentation lists them.
+const std::vector<std::string>& top_level_sections() {
+  static const std::vector<std::string> keys = {"run", "topology", "link", "switch", "nic",
+                                                "nic_overrides", "workload", "writes"};
+  return keys;
+}
+
+void load_nic_overrides(const YAML::Node& node, const yaml_source& source, scenario& s) {
+  if (!node.IsDefined() || node.IsNull()) return;
+  if (!node.IsMap()) {
+    throw config_error(source.message("nic_overrides", node.Mark(),
+                                      "expected a mapping of host name to NIC keys, e.g. {h1: {reorder: ref}}, got " +
+                                          yaml_kind(node)));
+  }
+  std::set<std::string> seen;
+  for (const auto& pair : node) {
+    const YAML::Node host = pair.first;
+    if (!host.IsScalar()) {
+      throw config_error(source.message("nic_overrides", host.Mark(),
+                                        "keys must be host names such as h1, got " + yaml_kind(host)));
+    }
+    const std::string path = join_key("nic_overrides", host.Scalar());
+    if (!seen.insert(host.Scalar()).second) {
+      throw config_error(source.message(path, host.Mark(), "duplicate host (each host may appear once)"));
+    }
+    // An override starts from the shared `nic` section, so it only lists what differs.
+    nic::supernic_params p = s.nic;
+    apply_yaml(pair.second, visitor_of(p), source, path);
+    s.nic_overrides[host.Scalar()] = p;
+  }
+}
+
+void load_writes(const YAML::Node& node, const yaml_source& source, scenario& s) {
+  if (!node.IsDefined() || node.IsNull()) return;
+  if (!node.IsSequence()) {
+    throw config_error(source.message("writes", node.Mark(),
+                                      "expected a sequence of writes, e.g. [{src: h0, dst: h1, bytes: 4096}], got " +
+                                          yaml_kind(node)));
+  }
+  for (size_t i = 0; i < node.size(); ++i) {
+    const YAML::Node entry = node[i];
+    const std::string path = "writes." + std::to_string(i);
+    if (!entry.IsMap()) {
+      throw config_error(source.message(path, entry.Mark(),
+                                        "expected a mapping with src, dst and bytes, got " + yaml_kind(entry)));
+    }
+    for (const char* required : {"src", "dst", "bytes"}) {
+      if (!entry[required]) {
+        throw config_error(source.message(path, entry.Mark(),
+                                          std::string("missing required key ") + required +
+                                              " (every write needs src, dst and bytes)"));
+      }
+    }
+    write_op op;
+    apply_yaml(entry, visitor_of(op), source, path);
+    s.writes.push_back(op);
+  }
+}
+
+}  // namespace
+
+scenario load_scenario_text(const std::string& text, const std::string& source,
+                            const std::vector<std::string>& overrides) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {  // the parser's, with the position of the fault
+    throw config_error(source + ":" + std::to_string(e.mark.line + 1) + ": YAML syntax error: " + e.msg);
+  }
+  yaml_source origin{source, {}};
+  for (const std::string& o : overrides) apply_override(root, o, origin);
+
+  scenario s;
+  s.source = source;
+  const YAML::Node& top = root;  // const: looking a key up must not insert it
+  apply_yaml(top, header_visitor(s), origin, "", top_level_sections());
+  if (!top.IsMap()) return s;  // an empty file: every default
+  for (section& sec : plain_sections(s)) apply_yaml(top[sec.key], sec.visit, origin, sec.key);
+  // After `nic`, which every override starts from.
+  load_nic_overrides(top["nic_overrides"], origin, s);
+  load_writes(top["writes"], origin, s);
+  return s;
+}
+
+scenario load_scenario_file(const std::string& path, const std::vector<std::string>& overrides) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw config_error(path + ": cannot open the scenario file (" + std::strerror(errno) + ")");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw config_error(path + ": cannot read the scenario file (" + std::strerror(errno) + ")");
+  return load_scenario_text(text.str(), path, overrides);
+}
+
+namespace {
+
+std::string md_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+std::string md_code(const std::string& s) { return "`" + (s.empty() ? std::string("\"\"") : s) + "`"; }
+
+// "one of `a`, `b`" for choices, the range as is for numbers.
+std::string md_range(const key_doc& k) {
+  if (k.type != "string" || k.range.empty()) return k.range;
+  std::string out = "one of ";
+  size_t start = 0;
+  for (;;) {
+    const size_t comma = k.range.find(", ", start);
+    out += md_code(k.range.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) break;
+    out += ", ";
+    start = comma + 2;
+  }
+  return out;
+}
+
+// One table of keys; `required` ones show "required" instead of a default.
+std::string md_table(const std::vector<key_doc>& keys, const std::set<std::string>& required = {}) {
+  std::string out = "| key | type | unit | default | range | description |\n|---|---|---|---|---|---|\n";
+  for (const key_doc& k : keys) {
+    const std::string def = required.count(k.name) ? "required" : md_code(k.default_value);
+    out += "| `" + k.name + "` | " + k.type + " | " + md_escape(k.unit) + " | " + md_escape(def) + " | " +
+           md_escape(md_range(k)) + " | " + md_escape(k.description) + " |\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string scenario_keys_markdown() {
+  scenario defaults;
+  std::string out =
+      "## Scenario keys\n\n"
+      "Integers are plain decimal or `0x` hex and never negative; numbers may use exponents (`1.6e3`); "
+      "booleans are `true` or `false`. A range in brackets is inclusive. Keys left out keep the default "
+      "shown.\n\n";
+  out += "### Top level\n\n";
+  out += md_table(describe(header_visitor(defaults)));
+  out += "\nSections: ";
+  for (size_t i = 0; i < top_level_sections().size(); ++i)
+    out += (i ? ", `" : "`") + top_level_sections()[i] + "`";
+  out += ".\n";
+  for (section& sec : plain_sections(defaults)) {
+    out += std::string("\n### `") + sec.key + "`\n\n" + sec.summary + "\n\n";
+    out += md_table(describe(sec.visit));
+    if (std::string(sec.key) == "nic") {
+      out +=
+          "\n### `nic_overrides`\n\n"
+          "A mapping from host name (`h0`, `h1`, ...) to a partial `nic` section for that host's SuperNIC. Each "
+          "override starts from the `nic` values above and changes only the keys it lists, e.g. "
+          "`nic_overrides: {h1: {reorder: ref}}`.\n";
+    }
+  }
+  out +=
+      "\n### `writes`\n\n"
+      "A sequence of RDMA WRITEs, posted when `workload.kind` is `writes`, e.g. "
+      "`writes: [{src: h0, dst: h1, bytes: 4096}]`. Entries are numbered from 0 in messages and in `--set` "
+      "paths (`writes.0.bytes`).\n\n";
+  out += md_table(describe<write_op>(), {"src", "dst", "bytes"});
+  return out;
+}
+
+}  // namespace fabricsim::testbench

@@ -1,0 +1,71 @@
+// A scenario: the whole configuration of one run, loaded from YAML with `--set` overrides applied, mapped
+// onto the per-block params structs by hierarchical name.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sc_models/core/link.h"
+#include "sc_models/core/params.h"
+#include "sc_models/nic/supernic.h"
+#include "sc_models/switch/oq_switch.h"
+#include "sc_models/topology/fabric.h"
+
+namespace fabricsim::testbench {
+
+// How long to run and when to stop.
+struct run_params {
+  double duration_us = 0.0;  // 0: until every operation of the workload has completed
+  double limit_us = 100000.0;
+  void visit(core::param_visitor& v);
+};
+
+// One RDMA WRITE of the workload.
+struct write_op {
+  std::string src;       // host name, e.g. "h0"
+  std::string dst;       // host name
+  uint64_t bytes = 0;    // message size
+  double start_ns = 0.0; // when the work request is posted
+  void visit(core::param_visitor& v);
+};
+
+// Generated workloads.
+struct workload_params {
+  std::string kind = "writes";  // "writes": the explicit `writes` list; "permutation": host i -> (i + offset) % n
+  uint64_t bytes = 1048576;     // permutation: message size per host
+  uint64_t offset = 1;          // permutation: destination offset
+  uint64_t messages = 1;        // permutation: messages posted back to back per host
+  void visit(core::param_visitor& v);
+};
+
+struct scenario {
+  std::string source;  // file name the scenario came from ("<default>" for the built-in one)
+  std::string name = "unnamed";
+  std::string description;
+  uint64_t seed = 1;
+  run_params run;
+  topology::topology_params topology;
+  core::link_params link;
+  sw::oq_switch_params switch_;  // YAML section "switch"
+  nic::supernic_params nic;
+  std::map<std::string, nic::supernic_params> nic_overrides;  // YAML "nic_overrides: {h1: {reorder: ref}}"
+  workload_params workload;
+  std::vector<write_op> writes;  // YAML "writes: [{src: h0, dst: h1, bytes: 4096}]"
+};
+
+// Loads a scenario file, then applies overrides of the form "path.to.field=value" (path as in the YAML,
+// e.g. "link.rate_gbps=800", "nic_overrides.h1.reorder=ref", "writes.0.bytes=5000", "seed=7").
+// Throws core::config_error naming the file (or "--set"), line, key and the allowed range or choices.
+scenario load_scenario_file(const std::string& path, const std::vector<std::string>& overrides = {});
+// The same, from text already in memory; `source` names it in messages.
+scenario load_scenario_text(const std::string& text, const std::string& source,
+                            const std::vector<std::string>& overrides = {});
+
+// A Markdown reference of every scenario section and key (type, unit, default, range or choices,
+// description), generated from the visit() lists so that it cannot drift from the code. docs/scenario.md
+// carries it, and a test checks that it is current; `fabricsim keys` prints it.
+std::string scenario_keys_markdown();
+
+}  // namespace fabricsim::testbench

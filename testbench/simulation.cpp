@@ -1,0 +1,196 @@
+// One run of a scenario.
+#include "testbench/simulation.h"
+
+#include <chrono>
+#include <cstring>
+#include <map>
+
+#include <systemc>
+
+#include "sc_models/core/rng.h"
+#include "sc_models/core/sim_context.h"
+#include "sc_models/topology/fabric.h"
+
+namespace fabricsim::testbench {
+
+namespace {
+
+using core::picoseconds;
+
+// One RDMA WRITE as planned: where its bytes come from and go to.
+struct planned_write {
+  size_t src, dst;
+  uint64_t bytes;
+  picoseconds post_at;
+  uint64_t src_addr = 0, dst_addr = 0;
+};
+
+std::vector<planned_write> plan(const scenario& s, size_t hosts) {
+  std::vector<planned_write> out;
+  auto host_index = [&](const std::string& name, size_t i, const char* field) -> size_t {
+    const std::string where = "writes." + std::to_string(i) + "." + field;
+    if (name.size() < 2 || name[0] != 'h' || name.find_first_not_of("0123456789", 1) != std::string::npos)
+      throw core::config_error(s.source + ": " + where + ": '" + name + "' is not a host name (h0 .. h" +
+                               std::to_string(hosts - 1) + ")");
+    const size_t idx = std::stoul(name.substr(1));
+    if (idx >= hosts)
+      throw core::config_error(s.source + ": " + where + ": no host '" + name + "' (hosts are h0 .. h" +
+                               std::to_string(hosts - 1) + ")");
+    return idx;
+  };
+  if (s.workload.kind == "writes") {
+    for (size_t i = 0; i < s.writes.size(); ++i) {
+      const write_op& w = s.writes[i];
+      const size_t src = host_index(w.src, i, "src"), dst = host_index(w.dst, i, "dst");
+      if (src == dst)
+        throw core::config_error(s.source + ": writes." + std::to_string(i) + ": src and dst are both " + w.src);
+      out.push_back({src, dst, w.bytes, picoseconds::from_ns(w.start_ns)});
+    }
+  } else {  // permutation
+    if (s.workload.offset % hosts == 0)
+      throw core::config_error(s.source + ": workload.offset " + std::to_string(s.workload.offset) +
+                               " sends every host to itself with " + std::to_string(hosts) + " hosts");
+    for (uint64_t m = 0; m < s.workload.messages; ++m)
+      for (size_t i = 0; i < hosts; ++i)
+        out.push_back({i, size_t((i + s.workload.offset) % hosts), s.workload.bytes, picoseconds{}});
+  }
+  if (out.empty()) throw core::config_error(s.source + ": the workload posts no RDMA operation");
+  return out;
+}
+
+constexpr uint64_t page = 4096;
+uint64_t round_up(uint64_t v) { return (v + page - 1) / page * page; }
+
+}  // namespace
+
+nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
+  if (sc_core::sc_get_time_resolution() != sc_core::sc_time(1, sc_core::SC_PS))
+    throw std::logic_error("fabricsim needs the SystemC time resolution at 1 ps");
+  core::sim_context ctx;
+  ctx.seed = s.seed;
+
+  const size_t hosts = s.topology.host_count();
+  std::vector<planned_write> writes = plan(s, hosts);
+  std::vector<uint64_t> mem_bytes(hosts, 0);
+  for (const planned_write& w : writes) {
+    mem_bytes[w.src] += round_up(w.bytes);
+    mem_bytes[w.dst] += round_up(w.bytes);
+  }
+
+  topology::fabric fab(s.topology, s.link, s.switch_, s.nic, s.nic_overrides, mem_bytes, ctx);
+
+  // Buffers: sources filled from the workload's seeded stream, destinations zero, each destination a region.
+  core::rng_stream fill = core::make_stream(s.seed, "workload", "payload");
+  std::map<std::pair<size_t, size_t>, std::pair<uint32_t, uint32_t>> qps;  // (src, dst) -> (src QPN, dst QPN)
+  std::vector<std::pair<size_t, uint64_t>> wr_index;  // wr_id -> (host, index into writes)
+  for (size_t i = 0; i < writes.size(); ++i) {
+    planned_write& w = writes[i];
+    topology::host& src = fab.hosts()[w.src];
+    topology::host& dst = fab.hosts()[w.dst];
+    w.src_addr = src.mem->allocate(w.bytes);
+    w.dst_addr = dst.mem->allocate(w.bytes);
+    uint8_t* p = src.mem->data() + w.src_addr;
+    for (uint64_t b = 0; b < w.bytes; b += 8) {
+      const uint64_t r = fill();
+      std::memcpy(p + b, &r, std::min<uint64_t>(8, w.bytes - b));
+    }
+    const uint32_t rkey = dst.nic->register_region(w.dst_addr, w.bytes);
+    auto it = qps.find({w.src, w.dst});
+    if (it == qps.end()) {
+      const uint32_t sq = src.nic->create_qp(), rq = dst.nic->create_qp();
+      const uint32_t psn_a = src.nic->draw_initial_psn(), psn_b = dst.nic->draw_initial_psn();
+      src.nic->connect_qp(sq, dst.ip, rq, psn_a, psn_b);
+      dst.nic->connect_qp(rq, src.ip, sq, psn_b, psn_a);
+      it = qps.emplace(std::make_pair(w.src, w.dst), std::make_pair(sq, rq)).first;
+    }
+    src.nic->post_write(it->second.first, i, w.src_addr, w.dst_addr, rkey, w.bytes, w.post_at);
+  }
+
+  const auto wall0 = std::chrono::steady_clock::now();
+  if (s.run.duration_us > 0)
+    sc_core::sc_start(sc_core::sc_time(s.run.duration_us, sc_core::SC_US));
+  else  // until the fabric is idle: every operation done, or nothing left that could finish one
+    sc_core::sc_start(sc_core::sc_time(s.run.limit_us, sc_core::SC_US), sc_core::SC_EXIT_ON_STARVATION);
+  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  const picoseconds sim_end = core::now();
+
+  // Completions and byte-exact verification of every completed WRITE.
+  struct outcome {
+    const nic::completion* requester = nullptr;
+    const nic::placed_message* responder = nullptr;
+  };
+  std::vector<outcome> results(writes.size());
+  for (topology::host& h : fab.hosts()) {
+    for (const nic::completion& c : h.nic->completions()) results.at(c.wr_id).requester = &c;
+  }
+  for (size_t i = 0; i < writes.size(); ++i) {
+    for (const nic::placed_message& m : fab.hosts()[writes[i].dst].nic->placed())
+      if (m.va == writes[i].dst_addr && m.bytes == writes[i].bytes) results[i].responder = &m;
+  }
+  nlohmann::json flows = nlohmann::json::array();
+  bool verified = true;
+  uint64_t completed = 0, mismatched_bytes_total = 0;
+  for (size_t i = 0; i < writes.size(); ++i) {
+    const planned_write& w = writes[i];
+    const uint8_t* a = fab.hosts()[w.src].mem->data() + w.src_addr;
+    const uint8_t* b = fab.hosts()[w.dst].mem->data() + w.dst_addr;
+    uint64_t mismatched = 0;
+    for (uint64_t k = 0; k < w.bytes; ++k) mismatched += a[k] != b[k];
+    mismatched_bytes_total += mismatched;
+    const bool done = results[i].requester != nullptr;
+    completed += done;
+    const bool ok = done && results[i].responder != nullptr && mismatched == 0;
+    verified = verified && ok;
+    nlohmann::json f;
+    f["id"] = i;
+    f["src"] = fab.hosts()[w.src].name;
+    f["dst"] = fab.hosts()[w.dst].name;
+    f["bytes"] = w.bytes;
+    f["posted_ns"] = w.post_at.ns();
+    f["completed"] = done;
+    if (done) {
+      const double fct_ns = (results[i].requester->completed_at - w.post_at).ns();
+      f["completed_ns"] = results[i].requester->completed_at.ns();
+      f["fct_ns"] = fct_ns;
+      f["goodput_gbps"] = fct_ns > 0 ? double(w.bytes) * 8.0 / fct_ns : 0.0;
+    }
+    if (results[i].responder) f["placed_ns"] = results[i].responder->placed_at.ns();
+    f["mismatched_bytes"] = mismatched;
+    f["verified"] = ok;
+    flows.push_back(std::move(f));
+  }
+
+  nlohmann::json ports = nlohmann::json::array();
+  for (auto& l : fab.links()) {
+    ports.push_back({{"link", l->name()},
+                     {"packets", l->packets()},
+                     {"wire_bytes", l->wire_bytes()},
+                     {"utilization", sim_end.value ? double(ctx.stats.counter_value(l->name(), "busy_ps")) /
+                                                         double(sim_end.value)
+                                                   : 0.0}});
+  }
+
+  nlohmann::json r;
+  r["scenario"] = s.name;
+  r["description"] = s.description;
+  r["scenario_file"] = opts.scenario_file;
+  r["seed"] = s.seed;
+  r["simulated_time_ns"] = sim_end.ns();
+  r["wall_time_s"] = wall_s;
+  r["events"] = ctx.events;
+  r["packet_hops"] = ctx.packet_hops;
+  r["packet_hops_per_s"] = wall_s > 0 ? double(ctx.packet_hops) / wall_s : 0.0;
+  r["events_per_packet_hop"] = ctx.packet_hops ? double(ctx.events) / double(ctx.packet_hops) : 0.0;
+  r["operations"] = writes.size();
+  r["completed"] = completed;
+  r["verified"] = verified;
+  r["mismatched_bytes"] = mismatched_bytes_total;
+  r["dropped_packets"] = ctx.stats.counter_total("dropped");
+  r["flows"] = std::move(flows);
+  r["ports"] = std::move(ports);
+  r["stats"] = ctx.stats.to_json();
+  r["packets_in_use_at_end"] = ctx.pool.in_use();
+  return r;
+}
+
+}  // namespace fabricsim::testbench

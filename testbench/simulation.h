@@ -1,0 +1,19 @@
+// One run of a scenario: elaborate the fabric, post the workload, simulate, verify memory, build the report.
+// SystemC elaborates once per process, so run_scenario() is called at most once per process.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "testbench/scenario.h"
+
+namespace fabricsim::testbench {
+
+struct run_options {
+  std::string scenario_file;  // for the report
+};
+
+// Returns the JSON report (fields documented in docs/report.md). Throws core::config_error for a scenario
+// that cannot be built.
+nlohmann::json run_scenario(const scenario& s, const run_options& opts = {});
+
+}  // namespace fabricsim::testbench

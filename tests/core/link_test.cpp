@@ -1,0 +1,116 @@
+// Link timing (serialization, propagation, FEC) and the FIFO egress port (commit at enqueue, tail drop),
+// against hand calculations.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "sc_models/core/egress_port.h"
+#include "sc_models/core/link.h"
+#include "tests/support/sc_fork.h"
+
+namespace fabricsim::test {
+namespace {
+
+using namespace fabricsim::core;
+using nlohmann::json;
+
+struct recorder : packet_sink {
+  explicit recorder(sim_context& c) : ctx(c) {}
+  void receive(packet* p, unsigned port) override {
+    arrivals.push_back({{"t_ps", now().value}, {"id", p->id}, {"port", port}});
+    ctx.pool.release(p);
+  }
+  sim_context& ctx;
+  json arrivals = json::array();
+};
+
+packet* middle_4096(sim_context& ctx) {
+  packet* p = ctx.pool.acquire();
+  p->bth.opcode = bth_opcode::rc_rdma_write_middle;
+  p->payload_bytes = 4096;
+  return p;
+}
+
+TEST(link, back_to_back_frames_arrive_serialization_plus_latency_apart) {
+  const child_result c = run_in_child([] {
+    sim_context ctx;
+    link_params lp;
+    lp.rate_gbps = 400;
+    lp.propagation_ns = 25;
+    lp.fec_latency_ns = 100;
+    link l("l", lp, ctx);
+    recorder r(ctx);
+    l.bind(r, 3);
+    // Three 4178-byte frames given to the wire at t = 0 (first bit of each as soon as the wire is free).
+    picoseconds free{};
+    for (int i = 0; i < 3; ++i) free = l.transmit(middle_4096(ctx), free);
+    sc_core::sc_start();
+    json out = {{"arrivals", r.arrivals}, {"events", ctx.events}, {"hops", ctx.packet_hops},
+                {"in_use", ctx.pool.in_use()}};
+    return out.dump();
+  });
+  ASSERT_TRUE(c.ok) << c.output;
+  const json r = json::parse(c.output);
+  // serialization 4178 B * 8 / 400 Gb/s = 83.56 ns; latency 25 + 100 ns.
+  ASSERT_EQ(r["arrivals"].size(), 3u);
+  EXPECT_EQ(r["arrivals"][0]["t_ps"], 83560u + 125000u);
+  EXPECT_EQ(r["arrivals"][1]["t_ps"], 2 * 83560u + 125000u);
+  EXPECT_EQ(r["arrivals"][2]["t_ps"], 3 * 83560u + 125000u);
+  EXPECT_EQ(r["arrivals"][0]["port"], 3);
+  EXPECT_EQ(r["hops"], 3u);
+  EXPECT_EQ(r["events"], 3u);  // one kernel event per delivered frame
+  EXPECT_EQ(r["in_use"], 0u);
+}
+
+TEST(egress_port, fifo_queues_behind_the_wire_and_tail_drops_beyond_its_buffer) {
+  const child_result c = run_in_child([] {
+    sim_context ctx;
+    link_params lp;
+    lp.rate_gbps = 800;
+    lp.propagation_ns = 0;
+    lp.fec_latency_ns = 0;
+    link l("l", lp, ctx);
+    recorder r(ctx);
+    l.bind(r, 0);
+    // Room for two 4178-byte frames, not three.
+    egress_port port("port", l, bytes(2 * 4178), ctx);
+    json accepted = json::array();
+    for (int i = 0; i < 3; ++i) {
+      packet* p = middle_4096(ctx);
+      const bool ok = port.enqueue(p, picoseconds(1000));
+      if (!ok) ctx.pool.release(p);
+      accepted.push_back(ok);
+    }
+    const uint64_t occupancy_at_0 = port.occupancy().value;
+    sc_core::sc_start();
+    json out = {{"accepted", accepted}, {"arrivals", r.arrivals}, {"occupancy_at_0", occupancy_at_0},
+                {"occupancy_end", port.occupancy().value}, {"dropped", ctx.stats.counter_value("port", "dropped")}};
+    return out.dump();
+  });
+  ASSERT_TRUE(c.ok) << c.output;
+  const json r = json::parse(c.output);
+  EXPECT_EQ(r["accepted"], json({true, true, false}));
+  EXPECT_EQ(r["dropped"], 1u);
+  EXPECT_EQ(r["occupancy_at_0"], 2u * 4178u);
+  EXPECT_EQ(r["occupancy_end"], 0u);
+  // Ready at 1 ns; 4178 B at 800 Gb/s = 41.78 ns each, back to back.
+  ASSERT_EQ(r["arrivals"].size(), 2u);
+  EXPECT_EQ(r["arrivals"][0]["t_ps"], 1000u + 41780u);
+  EXPECT_EQ(r["arrivals"][1]["t_ps"], 1000u + 2 * 41780u);
+}
+
+TEST(link, rejects_a_zero_rate) {
+  const child_result c = run_in_child([] {
+    sim_context ctx;
+    link_params lp;
+    lp.rate_gbps = 0;
+    link l("bad_link", lp, ctx);
+    return std::string("constructed");
+  });
+  EXPECT_FALSE(c.ok);
+  EXPECT_NE(c.output.find("bad_link"), std::string::npos) << c.output;
+  EXPECT_NE(c.output.find("rate_gbps"), std::string::npos) << c.output;
+}
+
+}  // namespace
+}  // namespace fabricsim::test

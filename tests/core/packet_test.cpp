@@ -1,0 +1,114 @@
+// Wire sizes and serialization times of RoCEv2 packets against hand calculations from the header sizes of
+// IBTA annex A17, IEEE 802.3 and the IP/UDP RFCs (see docs/calibration.md, RoCEv2 framing).
+#include <gtest/gtest.h>
+
+#include "sc_models/core/packet.h"
+#include "sc_models/core/units.h"
+
+namespace fabricsim::core {
+namespace {
+
+packet write_packet(bth_opcode op, uint32_t payload) {
+  packet p;
+  p.bth.opcode = op;
+  p.payload_bytes = payload;
+  p.bth.pad_count = uint8_t((4 - payload % 4) % 4);
+  p.has_reth = op == bth_opcode::rc_rdma_write_first || op == bth_opcode::rc_rdma_write_only;
+  return p;
+}
+
+TEST(packet, write_middle_4096_wire_size) {
+  // Eth 14 + IPv4 20 + UDP 8 + BTH 12 + 4096 + ICRC 4 + FCS 4 = 4158; + preamble 8 + IFG 12 = 4178.
+  const packet p = write_packet(bth_opcode::rc_rdma_write_middle, 4096);
+  EXPECT_EQ(p.frame_size().value, 4158u);
+  EXPECT_EQ(p.wire_size().value, 4178u);
+}
+
+TEST(packet, write_first_4096_carries_reth) {
+  // The FIRST packet adds the 16-byte RETH: 4174 frame bytes, 4194 on the wire.
+  const packet p = write_packet(bth_opcode::rc_rdma_write_first, 4096);
+  EXPECT_EQ(p.frame_size().value, 4174u);
+  EXPECT_EQ(p.wire_size().value, 4194u);
+}
+
+TEST(packet, serialization_of_4096_byte_write_at_400_and_800_gbps) {
+  const packet p = write_packet(bth_opcode::rc_rdma_write_middle, 4096);
+  // 4178 bytes * 8 = 33424 bits; at 400 Gb/s 83.56 ns, at 800 Gb/s 41.78 ns.
+  EXPECT_EQ(serialization_time(p.wire_size(), bits_per_second::from_gbps(400)).value, 83560u);
+  EXPECT_EQ(serialization_time(p.wire_size(), bits_per_second::from_gbps(800)).value, 41780u);
+  const packet f = write_packet(bth_opcode::rc_rdma_write_first, 4096);
+  // 4194 * 8 = 33552 bits: 83.88 ns and 41.94 ns.
+  EXPECT_EQ(serialization_time(f.wire_size(), bits_per_second::from_gbps(400)).value, 83880u);
+  EXPECT_EQ(serialization_time(f.wire_size(), bits_per_second::from_gbps(800)).value, 41940u);
+}
+
+TEST(packet, serialization_rounds_up_to_the_picosecond) {
+  // 86 bytes at 300 Gb/s: 688 bits / 0.3 bits per ps = 2293.33 ps -> 2294 ps.
+  EXPECT_EQ(serialization_time(bytes(86), bits_per_second::from_gbps(300)).value, 2294u);
+}
+
+TEST(packet, payload_is_padded_to_four_bytes) {
+  // 1001 bytes of payload need 3 pad bytes: 14 + 20 + 8 + 12 + 1001 + 3 + 4 + 4 = 1066.
+  const packet p = write_packet(bth_opcode::rc_rdma_write_last, 1001);
+  EXPECT_EQ(p.bth.pad_count, 3);
+  EXPECT_EQ(p.frame_size().value, 1066u);
+}
+
+TEST(packet, ack_and_cnp_sizes) {
+  packet ack;
+  ack.bth.opcode = bth_opcode::rc_acknowledge;
+  ack.has_aeth = true;
+  // 14 + 20 + 8 + 12 + AETH 4 + ICRC 4 + FCS 4 = 66 frame bytes, 86 on the wire.
+  EXPECT_EQ(ack.frame_size().value, 66u);
+  EXPECT_EQ(ack.wire_size().value, 86u);
+  packet cnp;
+  cnp.bth.opcode = bth_opcode::cnp;
+  // 14 + 20 + 8 + 12 + 16 reserved + 4 + 4 = 78.
+  EXPECT_EQ(cnp.frame_size().value, 78u);
+}
+
+TEST(packet, minimum_frame_is_64_bytes) {
+  const packet p = write_packet(bth_opcode::rc_rdma_write_last, 0);
+  // 14 + 20 + 8 + 12 + 4 + 4 = 62 < 64: padded to the Ethernet minimum.
+  EXPECT_EQ(p.frame_size().value, 64u);
+}
+
+TEST(packet, vlan_and_ipv6_headers) {
+  packet p = write_packet(bth_opcode::rc_rdma_write_middle, 1024);
+  p.eth.has_vlan = true;
+  p.ip.is_v6 = true;
+  // 14 + 4 + 40 + 8 + 12 + 1024 + 4 + 4 = 1110.
+  EXPECT_EQ(p.frame_size().value, 1110u);
+}
+
+TEST(packet, psn_arithmetic_wraps_at_2_pow_24) {
+  EXPECT_EQ(psn_add(0xfffffe, 1), 0xffffffu);
+  EXPECT_EQ(psn_add(0xffffff, 1), 0u);
+  EXPECT_EQ(psn_add(0xffffff, 5), 4u);
+  EXPECT_TRUE(psn_before(0xffffff, 0));
+  EXPECT_TRUE(psn_before(0xfffff0, 0x10));
+  EXPECT_FALSE(psn_before(0x10, 0xfffff0));
+  EXPECT_FALSE(psn_before(7, 7));
+}
+
+TEST(packet, ecmp_hash_depends_on_source_port_and_seed) {
+  packet a;
+  a.ip.src = ip_address::v4(0x0a000001);
+  a.ip.dst = ip_address::v4(0x0a000002);
+  a.udp.src_port = 0xc001;
+  packet b = a;
+  b.udp.src_port = 0xc002;
+  EXPECT_EQ(a.five_tuple_hash(1), packet(a).five_tuple_hash(1));
+  EXPECT_NE(a.five_tuple_hash(1), b.five_tuple_hash(1));
+  EXPECT_NE(a.five_tuple_hash(1), a.five_tuple_hash(2));
+}
+
+TEST(packet, ipv4_addresses_are_v4_mapped) {
+  const ip_address a = ip_address::v4(0x0a000102);
+  EXPECT_TRUE(a.is_v4_mapped());
+  EXPECT_EQ(a.v4_value(), 0x0a000102u);
+  EXPECT_EQ(a.octets[15], 2);
+}
+
+}  // namespace
+}  // namespace fabricsim::core
