@@ -20,7 +20,9 @@ std::string format_table(const nlohmann::json& r, size_t max_rows) {
   out += fmt::format("operations {}/{} completed, dropped packets {}, data placement {}\n\n",
                      r.at("completed").get<uint64_t>(), r.at("operations").get<uint64_t>(),
                      r.at("dropped_packets").get<uint64_t>(),
-                     r.at("verified").get<bool>() ? "VERIFIED byte for byte" : "NOT VERIFIED");
+                     !r.at("data_checked").get<bool>() ? "not checked (nic.place_data is false)"
+                     : r.at("verified").get<bool>()     ? "VERIFIED byte for byte"
+                                                        : "NOT VERIFIED");
 
   const auto& flows = r.at("flows");
   out += fmt::format("{:>5} {:>6} {:>6} {:>12} {:>12} {:>12} {:>10} {:>8}\n", "flow", "src", "dst", "bytes",

@@ -55,7 +55,6 @@ void link::deliver() {
   while (!m_in_flight.empty() && m_in_flight.front().arrival <= t) {
     packet* p = m_in_flight.front().p;
     m_in_flight.pop_front();
-    ++p->hops;
     ++m_ctx.packet_hops;
     m_sink->receive(p, m_sink_port);
   }

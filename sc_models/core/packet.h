@@ -130,7 +130,6 @@ struct packet {
   // Model bookkeeping, not on the wire.
   uint64_t id = 0;              // unique per run, for traces
   picoseconds injected_at{};    // when the sender put it on its first link
-  uint16_t hops = 0;
 
   // Frame size from the destination MAC to the FCS inclusive (what a capture shows plus the FCS).
   bytes frame_size() const;

@@ -1,9 +1,9 @@
 // Host memory behind a TLM-2.0 target socket.
 #include "sc_models/memory/host_memory.h"
 
-#include <cstdlib>
+#include <sys/mman.h>
+
 #include <cstring>
-#include <new>
 
 namespace fabricsim::memory {
 
@@ -11,13 +11,27 @@ void host_memory_params::visit(core::param_visitor& v) {
   v.field({"access_latency_ns", "ns", "latency of one blocking TLM access", 0.0, 1e6}, access_latency_ns);
 }
 
-void host_memory::free_deleter::operator()(uint8_t* p) const { std::free(p); }
+void host_memory::unmap_deleter::operator()(uint8_t* p) const { munmap(p, length); }
+
+namespace {
+uint8_t* map_zeroed(uint64_t length) {
+  void* p = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) return nullptr;
+  constexpr uint64_t huge_page = 2u << 20;
+  if (length >= huge_page) madvise(p, length, MADV_HUGEPAGE);  // advice only: ignored where unsupported
+  // Fault the pages in now, at elaboration: first touches cost far more than the copies that follow (on a
+  // virtual machine especially), and they belong to building the model, not to simulating it.
+  madvise(p, length, MADV_WILLNEED);
+  for (uint64_t off = 0; off < length; off += 4096) static_cast<volatile uint8_t*>(p)[off] = 0;
+  return static_cast<uint8_t*>(p);
+}
+}  // namespace
 
 host_memory::host_memory(sc_core::sc_module_name name, uint64_t size_bytes, const host_memory_params& params)
     : sc_core::sc_module(name),
       socket("socket"),
       m_size(size_bytes),
-      m_data(static_cast<uint8_t*>(std::calloc(size_bytes ? size_bytes : 1, 1))),
+      m_data(map_zeroed(size_bytes ? size_bytes : 1), unmap_deleter{size_bytes ? size_bytes : 1}),
       m_latency(sc_core::sc_time::from_value(core::picoseconds::from_ns(params.access_latency_ns).value)) {
   if (!m_data) throw core::config_error(std::string(this->name()) + ": cannot allocate " + std::to_string(size_bytes) +
                                         " bytes of host memory");

@@ -40,11 +40,14 @@ class host_memory : public sc_core::sc_module {
   bool get_direct_mem_ptr(tlm::tlm_generic_payload& trans, tlm::tlm_dmi& dmi);
   unsigned transport_dbg(tlm::tlm_generic_payload& trans);
 
-  struct free_deleter {
+  struct unmap_deleter {
+    uint64_t length;
     void operator()(uint8_t* p) const;
   };
   uint64_t m_size;
-  std::unique_ptr<uint8_t, free_deleter> m_data;  // calloc: pages stay untouched until written
+  // Anonymous mapping: zero pages appear on first touch, in huge pages where the kernel allows, so that
+  // placing data into a large memory costs one fault per 2 MB rather than one per 4 KB.
+  std::unique_ptr<uint8_t, unmap_deleter> m_data;
   sc_core::sc_time m_latency;
   uint64_t m_next = 0;
 };

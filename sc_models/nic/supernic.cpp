@@ -33,6 +33,13 @@ void supernic_params::visit(core::param_visitor& v) {
   v.field({"initial_psn", "", "first PSN of every QP when random_initial_psn is false", 0, double(core::psn_mask)},
           initial_psn);
   v.field({"dscp", "", "DSCP of RoCE data and ACK packets", 0, 63}, dscp);
+  v.field({"place_data", "", "copy payload bytes into host memory; false models timing only (no byte check)"},
+          place_data);
+  v.field({"tx_fifo_frames", "frames",
+           "MAC transmit FIFO depth: the scheduler commits up to this many frames ahead of the wire and refills "
+           "when one is left",
+           1, 64},
+          tx_fifo_frames);
 }
 
 struct supernic::queue_pair {
@@ -75,6 +82,7 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
   const uint64_t w = params.reorder_window;
   core::require(w >= 16 && w <= 4096 && (w & (w - 1)) == 0, inst,
                 "nic.reorder_window " + std::to_string(w) + " is not a power of two in [16, 4096]");
+  core::require(params.tx_fifo_frames >= 1, inst, "nic.tx_fifo_frames must be at least 1");
 
   SC_METHOD(transmit);  // runs once at time 0 to pick up work posted before the start, then on every wake-up
   sensitive << m_tx_event;
@@ -198,17 +206,23 @@ void supernic::transmit() {
   ++m_ctx.events;
   const picoseconds t = core::now();
   m_tx_wake = never;
-  if (m_out->wire_free_at() > t) {
-    wake_transmitter(m_out->wire_free_at());
-    return;
-  }
+  while (!m_tx_fifo.empty() && m_tx_fifo.front() <= t) m_tx_fifo.pop_front();
+  // Fill the MAC FIFO: each frame starts when the one before it has left, so the wire stays busy while the
+  // scheduler sleeps; one wake-up serves up to tx_fifo_frames frames.
   picoseconds next_ready = never;
-  packet* p = next_ack();
-  if (p == nullptr) p = next_data(&next_ready);
-  if (p != nullptr) {
+  while (m_tx_fifo.size() < m_params.tx_fifo_frames) {
+    packet* p = next_ack();
+    if (p == nullptr) p = next_data(&next_ready);
+    if (p == nullptr) break;
+    const picoseconds start = max(t, m_out->wire_free_at());
+    p->injected_at = start;
     ++m_tx_packets;
-    p->injected_at = t;
-    wake_transmitter(m_out->transmit(p, t));
+    m_tx_fifo.push_back(m_out->transmit(p, start));
+  }
+  if (!m_tx_fifo.empty()) {
+    // Refill when one frame is left in the FIFO (at once for a FIFO of one frame).
+    const size_t n = m_tx_fifo.size();
+    wake_transmitter(n >= 2 ? m_tx_fifo[n - 2] : m_tx_fifo[n - 1]);
     return;
   }
   if (!m_acks.empty() && m_acks.front().ready < next_ready) next_ready = m_acks.front().ready;
@@ -378,7 +392,8 @@ void supernic::place(queue_pair& /*qp*/, known_message& m, const packet* p) {
     ++m_rx_access_errors;
     return;
   }
-  std::memcpy(m_mem_ptr + m.va + offset, p->payload, p->payload_bytes);  // direct data placement
+  if (m_params.place_data)
+    std::memcpy(m_mem_ptr + m.va + offset, p->payload, p->payload_bytes);  // direct data placement
   m.placed_bytes += p->payload_bytes;
   m_placed_bytes += p->payload_bytes;
 }

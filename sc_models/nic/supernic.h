@@ -33,6 +33,8 @@ struct supernic_params {
   bool random_initial_psn = true;      // initial PSN drawn from the NIC's seeded stream, as real NICs do
   uint64_t initial_psn = 0;            // used when random_initial_psn is false
   uint64_t dscp = 26;                  // RoCE traffic class (NVIDIA default: priority 3)
+  bool place_data = true;              // copy payloads into host memory (off: timing only, memory untouched)
+  uint64_t tx_fifo_frames = 4;         // MAC transmit FIFO: frames the scheduler may commit ahead of the wire
   void visit(core::param_visitor& v);
 };
 
@@ -135,6 +137,7 @@ class supernic : public sc_core::sc_module, public core::packet_sink {
   core::link* m_out = nullptr;
   core::picoseconds m_wqe_latency, m_rx_latency;
   sc_core::sc_event m_tx_event;
+  core::ring<core::picoseconds> m_tx_fifo;  // when each frame committed to the MAC leaves the wire
   core::picoseconds m_tx_wake{UINT64_MAX};  // earliest pending transmitter wake-up
   std::vector<std::unique_ptr<queue_pair>> m_qps;
   struct region {

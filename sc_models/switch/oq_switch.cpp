@@ -1,6 +1,8 @@
 // A plain output-queued switch.
 #include "sc_models/switch/oq_switch.h"
 
+#include <algorithm>
+
 #include "sc_models/core/rng.h"
 
 namespace fabricsim::sw {
@@ -12,10 +14,22 @@ void oq_switch_params::visit(core::param_visitor& v) {
   v.field({"port_buffer_bytes", "bytes", "buffer per egress port; tail drop beyond it", 4096.0, 1e10}, port_buffer_bytes);
 }
 
-size_t oq_switch::ip_hash::operator()(const core::ip_address& a) const {
-  uint64_t h = 0;
-  for (uint8_t o : a.octets) h = (h ^ o) * 0x100000001b3ull;
-  return size_t(h);
+uint64_t oq_switch::address_hash(const core::ip_address& a) {
+  uint64_t hi = 0, lo = 0;
+  for (int i = 0; i < 8; ++i) {
+    hi = hi << 8 | a.octets[i];
+    lo = lo << 8 | a.octets[8 + i];
+  }
+  return core::splitmix64(hi ^ core::splitmix64(lo));
+}
+
+void oq_switch::rehash(size_t slots) {
+  m_route_slots.assign(slots, 0);
+  for (uint32_t i = 0; i < m_routes.size(); ++i) {
+    size_t s = address_hash(m_routes[i].dst) & (slots - 1);
+    while (m_route_slots[s] != 0) s = (s + 1) & (slots - 1);
+    m_route_slots[s] = i + 1;
+  }
 }
 
 oq_switch::oq_switch(sc_core::sc_module_name name, const oq_switch_params& params, unsigned ports,
@@ -43,7 +57,19 @@ void oq_switch::add_route(const core::ip_address& dst, std::vector<unsigned> egr
   core::require(!egress_ports.empty(), name(), "route with no egress port");
   for (unsigned p : egress_ports)
     core::require(p < m_ports.size() && m_ports[p], name(), "route to unconnected port " + std::to_string(p));
-  m_routes[dst] = route{std::move(egress_ports)};
+  packet probe;
+  probe.ip.dst = dst;
+  core::require(lookup(&probe) == nullptr, name(), "two routes for one destination");
+  m_routes.push_back({dst, uint32_t(m_route_ports.size()), uint32_t(egress_ports.size())});
+  m_route_ports.insert(m_route_ports.end(), egress_ports.begin(), egress_ports.end());
+  if (2 * m_routes.size() > m_route_slots.size()) {  // keep the table at most half full
+    rehash(std::max<size_t>(16, 2 * m_route_slots.size()));
+    return;
+  }
+  const size_t mask = m_route_slots.size() - 1;
+  size_t slot = address_hash(dst) & mask;
+  while (m_route_slots[slot] != 0) slot = (slot + 1) & mask;
+  m_route_slots[slot] = uint32_t(m_routes.size());
 }
 
 bool oq_switch::parse(packet* p) {
@@ -53,13 +79,18 @@ bool oq_switch::parse(packet* p) {
 }
 
 const oq_switch::route* oq_switch::lookup(const packet* p) const {
-  auto it = m_routes.find(p->ip.dst);
-  return it == m_routes.end() ? nullptr : &it->second;
+  if (m_route_slots.empty()) return nullptr;
+  const size_t mask = m_route_slots.size() - 1;
+  for (size_t s = address_hash(p->ip.dst) & mask;; s = (s + 1) & mask) {
+    const uint32_t i = m_route_slots[s];
+    if (i == 0) return nullptr;
+    if (m_routes[i - 1].dst == p->ip.dst) return &m_routes[i - 1];
+  }
 }
 
 unsigned oq_switch::select_egress(const route& r, const packet* p) const {
-  if (r.ports.size() == 1) return r.ports[0];
-  return r.ports[p->five_tuple_hash(m_hash_seed) % r.ports.size()];
+  if (r.count == 1) return m_route_ports[r.first];
+  return m_route_ports[r.first + p->five_tuple_hash(m_hash_seed) % r.count];
 }
 
 void oq_switch::receive(packet* p, unsigned /*in_port*/) {

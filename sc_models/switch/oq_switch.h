@@ -5,7 +5,6 @@
 
 #include <cstdint>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include <systemc>
@@ -39,12 +38,15 @@ class oq_switch : public sc_core::sc_module, public core::packet_sink {
   core::egress_port& port(unsigned i) { return *m_ports.at(i); }
 
  private:
-  struct ip_hash {
-    size_t operator()(const core::ip_address& a) const;
-  };
+  // Exact-match host routes in an open-addressing table (power-of-two slots, linear probing): one probe
+  // in the common case, no node chasing on the per-packet path.
   struct route {
-    std::vector<unsigned> ports;
+    core::ip_address dst;
+    uint32_t first;  // index of the first egress port in m_route_ports
+    uint32_t count;  // equal-cost egress ports
   };
+  static uint64_t address_hash(const core::ip_address& a);
+  void rehash(size_t slots);
 
   // Pipeline stages, in order; each is part of the latency_ns budget.
   bool parse(core::packet* p);                                // TTL / hop limit
@@ -56,7 +58,9 @@ class oq_switch : public sc_core::sc_module, public core::packet_sink {
   core::picoseconds m_latency;
   uint32_t m_hash_seed;
   std::vector<std::unique_ptr<core::egress_port>> m_ports;
-  std::unordered_map<core::ip_address, route, ip_hash> m_routes;
+  std::vector<route> m_routes;
+  std::vector<uint32_t> m_route_slots;  // index + 1 into m_routes, 0 = empty
+  std::vector<unsigned> m_route_ports;
   uint64_t m_received = 0;
   uint64_t m_no_route = 0;
   uint64_t m_ttl_expired = 0;

@@ -163,6 +163,19 @@ INSTANTIATE_TEST_SUITE_P(
       return std::string(i.param.kind) + "_" + o + "_" + std::to_string(i.index);
     });
 
+TEST(supernic, timing_only_mode_completes_without_touching_memory) {
+  nic_bench_config cfg = fixed_psn(9);
+  cfg.b.place_data = false;
+  cfg.order = O::shuffle;
+  cfg.batch = 32;
+  cfg.message_bytes = {100000};
+  const json r = run(cfg);
+  EXPECT_EQ(r["completions"], 1u);
+  EXPECT_EQ(r["placed"], 1u);
+  // Nothing was copied: every byte of the destination is still zero, so (almost) all differ from the source.
+  EXPECT_GT(r["mismatched_bytes"].get<uint64_t>(), 99000u);
+}
+
 TEST(supernic, packets_beyond_the_window_are_dropped_and_counted) {
   // Reversing 300 packets with a 64-PSN window: the first ones to arrive are far beyond the head.
   nic_bench_config cfg = fixed_psn(5);

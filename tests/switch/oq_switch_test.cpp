@@ -51,7 +51,10 @@ json run_fabric(const topology::topology_params& topo, const core::link_params& 
   return c.ok ? json::parse(c.output) : json::object();
 }
 
-TEST(oq_switch, write_and_ack_through_one_switch_match_store_and_forward_arithmetic) {
+class store_and_forward : public ::testing::TestWithParam<uint64_t> {};
+
+// The hand formula holds whatever the depth of the NIC's MAC FIFO (the scheduler only commits ahead).
+TEST_P(store_and_forward, write_and_ack_through_one_switch_match_the_arithmetic) {
   topology::topology_params topo;  // single switch, two hosts
   core::link_params lp;
   lp.rate_gbps = 400;
@@ -63,6 +66,7 @@ TEST(oq_switch, write_and_ack_through_one_switch_match_store_and_forward_arithme
   np.wqe_latency_ns = 200;
   np.rx_latency_ns = 150;
   np.ack_every_packets = 1000;  // one ACK, at the end of the message
+  np.tx_fifo_frames = GetParam();
   // 10 packets: FIRST (4096 + RETH), 8 MIDDLE, LAST of 1000 bytes.
   const json r = run_fabric(topo, lp, sp, np, {{0, 1, 9 * 4096 + 1000}});
   ASSERT_EQ(r["completed_ps"].size(), 1u);
@@ -78,6 +82,8 @@ TEST(oq_switch, write_and_ack_through_one_switch_match_store_and_forward_arithme
   EXPECT_EQ(r["completed_ps"][0].get<uint64_t>(), ack_at_a);
   EXPECT_EQ(r["dropped"], 0u);
 }
+
+INSTANTIATE_TEST_SUITE_P(tx_fifo_frames, store_and_forward, ::testing::Values(1, 2, 4, 16));
 
 TEST(oq_switch, ecmp_pins_a_fixed_entropy_flow_to_one_uplink_and_spreads_sprayed_packets) {
   topology::topology_params topo;

@@ -221,7 +221,7 @@ TEST(scenario, nic_overrides_errors) {
   EXPECT_EQ(error_of([] { load("nic_overrides:\n  h1:\n    reorder: ref\n    reordr: rtl\n"); }),
             "t.yaml:4: nic_overrides.h1.reordr: unknown key; did you mean reorder? Known keys of nic_overrides.h1: "
             "mtu_bytes, reorder, reorder_window, wqe_latency_ns, rx_latency_ns, ack_every_packets, path_entropy, "
-            "random_initial_psn, initial_psn, dscp");
+            "random_initial_psn, initial_psn, dscp, place_data, tx_fifo_frames");
   EXPECT_EQ(error_of([] { load("nic_overrides:\n  h1: {reorder: ref}\n  h1: {reorder: rtl}\n"); }),
             "t.yaml:3: nic_overrides.h1: duplicate host (each host may appear once)");
   EXPECT_EQ(error_of([] { load("nic_overrides:\n  h0:\n    reorder: slow\n"); }),
