@@ -26,7 +26,7 @@ bytes egress_port::occupancy() {
 
 bool egress_port::enqueue(packet* p, picoseconds ready) {
   retire(now());
-  const bytes size = p->wire_size();
+  const bytes size = p->wire();
   if (m_occupancy + size > m_buffer) {
     ++m_dropped;
     m_dropped_bytes += size.value;

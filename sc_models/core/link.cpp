@@ -17,11 +17,6 @@ link::link(sc_core::sc_module_name name, const link_params& params, sim_context&
       m_rate(bits_per_second::from_gbps(params.rate_gbps)),
       m_latency(picoseconds::from_ns(params.propagation_ns + params.fec_latency_ns)) {
   require(params.rate_gbps > 0.0, this->name(), "rate_gbps must be positive");
-  // The far end's own input stage is not modelled as a separate event: delivery happens when the last bit
-  // has arrived (store-and-forward at the receiver).
-  SC_METHOD(deliver);
-  sensitive << m_arrival;
-  dont_initialize();
   const std::string inst = this->name();
   m_ctx.stats.counter(inst, "packets", "packets", "frames carried", &m_packets);
   m_ctx.stats.counter(inst, "wire_bytes", "bytes", "bytes on the wire, preamble and gap included", &m_wire_bytes);
@@ -35,7 +30,7 @@ void link::bind(packet_sink& sink, unsigned sink_port) {
 
 picoseconds link::transmit(packet* p, picoseconds start) {
   if (m_sink == nullptr) throw std::logic_error(std::string(name()) + ": transmit on an unbound link");
-  const bytes size = p->wire_size();
+  const bytes size = p->wire();
   const picoseconds ser = serialization_time(size, m_rate);
   const picoseconds end = start + ser;
   m_wire_free = end;
@@ -44,21 +39,20 @@ picoseconds link::transmit(packet* p, picoseconds start) {
   m_busy_ps += ser.value;
   const bool was_empty = m_in_flight.empty();
   m_in_flight.push_back({end + m_latency, p});
-  if (was_empty) m_arrival.notify(to_sc_time(end + m_latency - now()));
+  if (was_empty) m_ctx.calendar.schedule(this, end + m_latency);
   return end;
 }
 
-void link::deliver() {
-  ++m_ctx.events;
-  const picoseconds t = now();
-  // Every packet whose last bit has arrived by now; arrivals on one link are in time order.
+void link::deliver(picoseconds t) {
+  // Delivery happens when the last bit has arrived (store-and-forward at the receiver); arrivals on one
+  // link are in time order.
   while (!m_in_flight.empty() && m_in_flight.front().arrival <= t) {
     packet* p = m_in_flight.front().p;
     m_in_flight.pop_front();
     ++m_ctx.packet_hops;
     m_sink->receive(p, m_sink_port);
   }
-  if (!m_in_flight.empty()) m_arrival.notify(to_sc_time(m_in_flight.front().arrival - t));
+  if (!m_in_flight.empty()) m_ctx.calendar.schedule(this, m_in_flight.front().arrival);
 }
 
 }  // namespace fabricsim::core

@@ -1,6 +1,7 @@
 // One direction of a cable: serialization at line rate, propagation and FEC latency. Links are the only way
 // devices meet. A packet put on a link is delivered to the far device's packet_sink when its last bit has
-// arrived; the link costs one kernel event per delivered packet (fewer when arrivals coincide).
+// arrived. The packets in flight are a ring in arrival order; its head waits in the kernel's arrival
+// calendar, so a link costs no kernel event of its own.
 #pragma once
 
 #include <string>
@@ -32,7 +33,6 @@ struct link_params {
 
 class link : public sc_core::sc_module {
  public:
-  SC_HAS_PROCESS(link);
   link(sc_core::sc_module_name name, const link_params& params, sim_context& ctx);
   link(const link&) = delete;
   link& operator=(const link&) = delete;
@@ -52,12 +52,16 @@ class link : public sc_core::sc_module {
   uint64_t packets() const { return m_packets; }
   uint64_t wire_bytes() const { return m_wire_bytes; }
 
+  // Called by the arrival calendar at `t`: hands every packet that has arrived by `t` to the far end.
+  void deliver(picoseconds t);
+  // The descriptor that deliver() will hand over next: the calendar prefetches it one delivery ahead.
+  const packet* head() const { return m_in_flight.empty() ? nullptr : m_in_flight.front().p; }
+
  private:
   struct in_flight {
     picoseconds arrival;
     packet* p;
   };
-  void deliver();
 
   sim_context& m_ctx;
   bits_per_second m_rate;
@@ -65,7 +69,6 @@ class link : public sc_core::sc_module {
   packet_sink* m_sink = nullptr;
   unsigned m_sink_port = 0;
   ring<in_flight> m_in_flight;
-  sc_core::sc_event m_arrival;
   picoseconds m_wire_free{};
   uint64_t m_packets = 0;
   uint64_t m_wire_bytes = 0;

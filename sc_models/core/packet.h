@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 
 #include "sc_models/core/units.h"
 
@@ -60,7 +61,12 @@ struct ip_address {
   static ip_address v4(uint32_t addr);
   bool is_v4_mapped() const;
   uint32_t v4_value() const;  // valid when is_v4_mapped()
-  bool operator==(const ip_address& o) const { return octets == o.octets; }
+  bool operator==(const ip_address& o) const {
+    uint64_t a[2], b[2];
+    std::memcpy(a, octets.data(), 16);
+    std::memcpy(b, o.octets.data(), 16);
+    return a[0] == b[0] && a[1] == b[1];
+  }
   bool operator!=(const ip_address& o) const { return !(*this == o); }
 };
 
@@ -73,13 +79,13 @@ struct ethernet_header {
 };
 
 struct ip_header {
-  bool is_v6 = false;
+  ip_address dst;  // first: the one field every switch reads
+  ip_address src;
+  uint32_t flow_label = 0;  // IPv6 only, 20 bit
   uint8_t dscp = 0;  // 6 bit
   uint8_t ecn = 0;   // 2 bit: 0 not-ECT, 1 ECT(1), 2 ECT(0), 3 CE
   uint8_t ttl = 64;  // hop limit for IPv6
-  uint32_t flow_label = 0;  // IPv6 only, 20 bit
-  ip_address src;
-  ip_address dst;
+  bool is_v6 = false;
 };
 
 struct udp_header {
@@ -89,15 +95,15 @@ struct udp_header {
 
 struct base_transport_header {
   bth_opcode opcode = bth_opcode::rc_rdma_write_only;
-  bool solicited = false;
-  bool mig_req = true;
   uint8_t pad_count = 0;   // 2 bit: bytes added to make the payload a multiple of 4
   uint16_t pkey = 0xffff;
+  uint32_t dest_qp = 0;    // 24 bit
+  uint32_t psn = 0;        // 24 bit
+  bool solicited = false;
+  bool mig_req = true;
   bool fecn = false;
   bool becn = false;
-  uint32_t dest_qp = 0;    // 24 bit
   bool ack_req = false;
-  uint32_t psn = 0;        // 24 bit
 };
 
 struct rdma_extended_header {
@@ -111,30 +117,36 @@ struct ack_extended_header {
   uint32_t msn = 0;      // 24 bit message sequence number
 };
 
-struct packet {
-  ethernet_header eth;
+// Laid out by use: the first cache line holds what a switch reads at every hop (addresses, ports, size on
+// the wire), the second what a NIC reads (transport headers, payload reference).
+struct alignas(64) packet {
   ip_header ip;
   udp_header udp;
+  uint32_t sealed_wire_bytes = 0;  // wire_size() frozen by seal(); 0 while headers may still change
+  uint64_t id = 0;                 // model bookkeeping, not on the wire: unique per run, for traces
+  picoseconds injected_at{};       // when the sender put it on its first link
+
   base_transport_header bth;
   bool has_reth = false;
-  rdma_extended_header reth;
   bool has_aeth = false;
-  ack_extended_header aeth;
   bool has_immediate = false;
-  uint32_t immediate = 0;
-
+  uint32_t payload_bytes = 0;
   // Payload: a reference into the sender's memory model. The bytes are read once, where they are placed.
   const uint8_t* payload = nullptr;
-  uint32_t payload_bytes = 0;
+  rdma_extended_header reth;
+  ack_extended_header aeth;
+  uint32_t immediate = 0;
 
-  // Model bookkeeping, not on the wire.
-  uint64_t id = 0;              // unique per run, for traces
-  picoseconds injected_at{};    // when the sender put it on its first link
+  ethernet_header eth;
 
   // Frame size from the destination MAC to the FCS inclusive (what a capture shows plus the FCS).
   bytes frame_size() const;
   // Bytes the frame occupies on the wire: the frame plus preamble/SFD and the inter-frame gap.
   bytes wire_size() const;
+  // The sender calls seal() once the headers are final; every hop then reads wire() without recomputing.
+  // A block that changes the size afterwards (telemetry records) seals again.
+  void seal() { sealed_wire_bytes = uint32_t(wire_size().value); }
+  bytes wire() const { return sealed_wire_bytes ? bytes(sealed_wire_bytes) : wire_size(); }
   // Hash input for ECMP: the 5-tuple (addresses, protocol, ports).
   uint32_t five_tuple_hash(uint32_t seed) const;
 };

@@ -1,9 +1,11 @@
-// What every block of one simulation shares: the packet pool, the statistics registry and the run's seed.
-// Passed by reference at construction; there is no global simulator state.
+// What every block of one simulation shares: the packet pool, the statistics registry, the arrival
+// calendar and the run's seed. Passed by reference at construction; there is no global simulator state.
+// Create it at the top level of elaboration (not inside a module's constructor): it owns a module.
 #pragma once
 
 #include <cstdint>
 
+#include "sc_models/core/arrival_calendar.h"
 #include "sc_models/core/packet_pool.h"
 #include "sc_models/core/stats.h"
 
@@ -14,7 +16,8 @@ struct sim_context {
   stats_registry stats;
   uint64_t seed = 1;
   uint64_t packet_hops = 0;  // packets delivered across any link: the speed figure's numerator
-  uint64_t events = 0;       // timed kernel events the models were woken by (link deliveries, NIC transmits)
+  uint64_t events = 0;       // timed kernel wake-ups of the models (arrival calendar, NIC transmitters)
+  arrival_calendar calendar{"arrival_calendar", events};
 };
 
 }  // namespace fabricsim::core

@@ -104,7 +104,8 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
   s.counter(inst, "rx_unknown_qp", "packets", "packets for a QP that does not exist or is not connected",
             &m_rx_unknown_qp);
   s.counter(inst, "rx_acks", "packets", "ACKs received", &m_rx_acks);
-  s.counter(inst, "placed_bytes", "bytes", "payload bytes written into host memory", &m_placed_bytes);
+  s.counter(inst, "placed_bytes", "bytes", "payload bytes placed (copied into host memory unless nic.place_data is false)",
+            &m_placed_bytes);
   s.counter(inst, "tracker_cycles", "cycles", "clock cycles the reorder tracker was stepped", &m_tracker_cycles);
   s.hist(inst, "ooo_distance", "PSNs", "distance of out-of-order arrivals ahead of the expected PSN", &m_ooo_distance);
 }
@@ -253,6 +254,7 @@ packet* supernic::next_ack() {
   p->has_aeth = true;
   p->aeth.syndrome = ack_syndrome;
   p->aeth.msn = qp.msn & core::psn_mask;
+  p->seal();
   ++m_tx_acks;
   return p;
 }
@@ -300,6 +302,7 @@ packet* supernic::build_data_packet(queue_pair& qp) {
   p->payload_bytes = uint32_t(payload);
   qp.next_psn = core::psn_add(qp.next_psn, 1);
   qp.tx_offset += payload;
+  p->seal();
   ++m_tx_data_packets;
   m_tx_payload_bytes += payload;
   if (last) {

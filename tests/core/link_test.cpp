@@ -114,3 +114,39 @@ TEST(link, rejects_a_zero_rate) {
 
 }  // namespace
 }  // namespace fabricsim::test
+
+namespace fabricsim::test {
+namespace {
+
+using namespace fabricsim::core;
+using nlohmann::json;
+
+// Two links whose frames arrive at the same picosecond: one kernel wake-up delivers both, in the order the
+// arrivals were scheduled, and a later arrival costs a wake-up of its own.
+TEST(arrival_calendar, simultaneous_arrivals_share_one_wake_up_in_scheduling_order) {
+  const child_result c = run_in_child([] {
+    sim_context ctx;
+    link_params lp;  // 400 Gb/s, 10 + 100 ns
+    link first("first", lp, ctx), second("second", lp, ctx);
+    recorder r(ctx);
+    first.bind(r, 1);
+    second.bind(r, 2);
+    second.transmit(middle_4096(ctx), picoseconds(0));     // scheduled first: delivered first
+    first.transmit(middle_4096(ctx), picoseconds(0));      // same arrival time
+    first.transmit(middle_4096(ctx), picoseconds(83560));  // back to back: one serialization later
+    sc_core::sc_start();
+    return json({{"arrivals", r.arrivals}, {"events", ctx.events}}).dump();
+  });
+  ASSERT_TRUE(c.ok) << c.output;
+  const json r = json::parse(c.output);
+  ASSERT_EQ(r["arrivals"].size(), 3u);
+  EXPECT_EQ(r["arrivals"][0]["port"], 2);
+  EXPECT_EQ(r["arrivals"][1]["port"], 1);
+  EXPECT_EQ(r["arrivals"][0]["t_ps"], 83560u + 110000u);
+  EXPECT_EQ(r["arrivals"][1]["t_ps"], 83560u + 110000u);
+  EXPECT_EQ(r["arrivals"][2]["t_ps"], 2 * 83560u + 110000u);
+  EXPECT_EQ(r["events"], 2u);
+}
+
+}  // namespace
+}  // namespace fabricsim::test

@@ -1,0 +1,52 @@
+// The arrival calendar of a simulation kernel.
+#include "sc_models/core/arrival_calendar.h"
+
+#include <algorithm>
+#include <functional>
+
+#include "sc_models/core/link.h"
+
+namespace fabricsim::core {
+
+arrival_calendar::arrival_calendar(sc_core::sc_module_name name, uint64_t& wakeups)
+    : sc_core::sc_module(name), m_wakeups(wakeups) {
+  m_heap.reserve(1024);
+  SC_METHOD(fire);
+  sensitive << m_event;
+  dont_initialize();
+}
+
+void arrival_calendar::wake(picoseconds at) {
+  if (!(at < m_wake_at)) return;  // an earlier wake-up is pending and will look again
+  m_wake_at = at;
+  m_event.notify(to_sc_time(at - now()));
+}
+
+void arrival_calendar::schedule(link* l, picoseconds at) {
+  m_heap.push_back({at, m_seq++, l});
+  std::push_heap(m_heap.begin(), m_heap.end(), std::greater<entry>());
+  if (!m_firing) wake(at);  // inside fire() one notification at the end covers everything scheduled
+}
+
+void arrival_calendar::fire() {
+  ++m_wakeups;
+  const picoseconds t = now();
+  m_wake_at = picoseconds(UINT64_MAX);
+  m_firing = true;
+  // Deliveries only schedule arrivals strictly later than now (every frame takes time to serialize), so
+  // this loop ends with the heap's head in the future.
+  while (!m_heap.empty() && m_heap.front().at <= t) {
+    link* l = m_heap.front().l;
+    std::pop_heap(m_heap.begin(), m_heap.end(), std::greater<entry>());
+    m_heap.pop_back();
+    // Descriptors are cold by the time they arrive (a packet spends microseconds on a link): start
+    // fetching the next ones due (the heap's top three hold the next two) while this one is processed.
+    for (size_t i = 0; i < 3 && i < m_heap.size(); ++i)
+      if (m_heap[i].at <= t) __builtin_prefetch(m_heap[i].l->head());
+    l->deliver(t);
+  }
+  m_firing = false;
+  if (!m_heap.empty()) wake(m_heap.front().at);
+}
+
+}  // namespace fabricsim::core
