@@ -1,6 +1,8 @@
 // One run of a scenario.
 #include "testbench/simulation.h"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstring>
 #include <map>
@@ -76,6 +78,16 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
     mem_bytes[w.src] += round_up(w.bytes);
     mem_bytes[w.dst] += round_up(w.bytes);
   }
+  // Host memory is real memory here (every byte is placed and checked): refuse a workload that cannot fit
+  // rather than let the machine swap or kill the run.
+  uint64_t total_mem = 0;
+  for (uint64_t b : mem_bytes) total_mem += b;
+  const uint64_t physical = uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE));
+  if (total_mem > physical / 4 * 3)
+    throw core::config_error(s.source + ": workload: the hosts' buffers need " + std::to_string(total_mem >> 20) +
+                             " MiB of memory (source and destination of every WRITE), more than 3/4 of this "
+                             "machine's " + std::to_string(physical >> 20) +
+                             " MiB; use smaller writes (workload.bytes, writes[].bytes) or fewer hosts");
 
   topology::fabric fab(s.topology, s.link, s.switch_, s.nic, s.nic_overrides, mem_bytes, ctx);
 
