@@ -55,7 +55,12 @@ int run(const run_args& a) {
   if (!report.at("verified").get<bool>()) {
     std::cerr << "fabricsim: data placement NOT verified: " << report.at("completed") << " of "
               << report.at("operations") << " operations completed, " << report.at("mismatched_bytes")
-              << " bytes differ from their source\n";
+              << " bytes differ from their source";
+    if (report.at("dropped_packets").get<uint64_t>() > 0)
+      std::cerr << "; " << report.at("dropped_packets")
+                << " packets were dropped (see the ports' \"dropped\" counters) and this version has no "
+                   "retransmission";
+    std::cerr << '\n';
     return 1;
   }
   return 0;

@@ -72,6 +72,14 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
   ctx.seed = s.seed;
 
   const size_t hosts = s.topology.host_count();
+  for (const auto& [name, params] : s.nic_overrides) {
+    (void)params;
+    bool known = false;
+    for (size_t i = 0; i < hosts && !known; ++i) known = name == "h" + std::to_string(i);
+    if (!known)
+      throw core::config_error(s.source + ": nic_overrides." + name + ": no host '" + name + "' (hosts are h0 .. h" +
+                               std::to_string(hosts - 1) + ")");
+  }
   std::vector<planned_write> writes = plan(s, hosts);
   std::vector<uint64_t> mem_bytes(hosts, 0);
   for (const planned_write& w : writes) {

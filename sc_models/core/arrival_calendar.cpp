@@ -22,8 +22,8 @@ void arrival_calendar::wake(picoseconds at) {
   m_event.notify(to_sc_time(at - now()));
 }
 
-void arrival_calendar::schedule(link* l, picoseconds at) {
-  m_heap.push_back({at, m_seq++, l});
+void arrival_calendar::schedule(link* l, picoseconds at, const void* head) {
+  m_heap.push_back({at, m_seq++, l, head});
   std::push_heap(m_heap.begin(), m_heap.end(), std::greater<entry>());
   if (!m_firing) wake(at);  // inside fire() one notification at the end covers everything scheduled
 }
@@ -41,8 +41,12 @@ void arrival_calendar::fire() {
     m_heap.pop_back();
     // Descriptors are cold by the time they arrive (a packet spends microseconds on a link): start
     // fetching the next ones due (the heap's top three hold the next two) while this one is processed.
-    for (size_t i = 0; i < 3 && i < m_heap.size(); ++i)
-      if (m_heap[i].at <= t) __builtin_prefetch(m_heap[i].l->head());
+    for (size_t i = 0; i < 3 && i < m_heap.size(); ++i) {
+      if (m_heap[i].at <= t) {
+        __builtin_prefetch(m_heap[i].head);
+        __builtin_prefetch(m_heap[i].l);
+      }
+    }
     l->deliver(t);
   }
   m_firing = false;

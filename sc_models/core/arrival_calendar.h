@@ -22,14 +22,15 @@ class arrival_calendar : public sc_core::sc_module {
   arrival_calendar(const arrival_calendar&) = delete;
   arrival_calendar& operator=(const arrival_calendar&) = delete;
 
-  // `l`'s next packet arrives at `at` (> now). A link has at most one entry at a time.
-  void schedule(link* l, picoseconds at);
+  // `l`'s next packet, `head`, arrives at `at` (> now). A link has at most one entry at a time.
+  void schedule(link* l, picoseconds at, const void* head);
 
  private:
   struct entry {
     picoseconds at;
     uint64_t seq;
     link* l;
+    const void* head;  // the descriptor due, kept here so it can be prefetched without touching the link
     bool operator>(const entry& o) const { return at != o.at ? at > o.at : seq > o.seq; }
   };
   void fire();

@@ -39,7 +39,7 @@ picoseconds link::transmit(packet* p, picoseconds start) {
   m_busy_ps += ser.value;
   const bool was_empty = m_in_flight.empty();
   m_in_flight.push_back({end + m_latency, p});
-  if (was_empty) m_ctx.calendar.schedule(this, end + m_latency);
+  if (was_empty) m_ctx.calendar.schedule(this, end + m_latency, p);
   return end;
 }
 
@@ -52,7 +52,7 @@ void link::deliver(picoseconds t) {
     ++m_ctx.packet_hops;
     m_sink->receive(p, m_sink_port);
   }
-  if (!m_in_flight.empty()) m_ctx.calendar.schedule(this, m_in_flight.front().arrival);
+  if (!m_in_flight.empty()) m_ctx.calendar.schedule(this, m_in_flight.front().arrival, m_in_flight.front().p);
 }
 
 }  // namespace fabricsim::core

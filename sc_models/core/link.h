@@ -54,8 +54,6 @@ class link : public sc_core::sc_module {
 
   // Called by the arrival calendar at `t`: hands every packet that has arrived by `t` to the far end.
   void deliver(picoseconds t);
-  // The descriptor that deliver() will hand over next: the calendar prefetches it one delivery ahead.
-  const packet* head() const { return m_in_flight.empty() ? nullptr : m_in_flight.front().p; }
 
  private:
   struct in_flight {

@@ -83,6 +83,12 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
   core::require(w >= 16 && w <= 4096 && (w & (w - 1)) == 0, inst,
                 "nic.reorder_window " + std::to_string(w) + " is not a power of two in [16, 4096]");
   core::require(params.tx_fifo_frames >= 1, inst, "nic.tx_fifo_frames must be at least 1");
+  try {
+    make_reorder_tracker(params.reorder, uint32_t(w));  // fail at construction, naming this NIC and the keys
+  } catch (const core::config_error& e) {
+    throw core::config_error(inst + ": nic.reorder " + params.reorder + " with nic.reorder_window " +
+                             std::to_string(w) + ": " + e.what());
+  }
 
   SC_METHOD(transmit);  // runs once at time 0 to pick up work posted before the start, then on every wake-up
   sensitive << m_tx_event;

@@ -135,3 +135,39 @@ TEST(cli, workload_too_large_for_memory_is_refused_before_anything_is_allocated)
 }
 
 }  // namespace
+
+namespace {
+
+TEST(cli, block_level_errors_name_the_instance_and_key) {
+  run_result r = fabricsim("run " + scenarios + "default.yaml --set nic.reorder_window=128");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("h0_nic: nic.reorder ref with nic.reorder_window 128"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("64, 256, 1024"), std::string::npos) << r.output;
+  r = fabricsim("run " + scenarios + "default.yaml --set nic_overrides.h9.reorder=ref");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("default.yaml: nic_overrides.h9: no host 'h9' (hosts are h0 .. h1)"), std::string::npos)
+      << r.output;
+  r = fabricsim("run " + scenarios + "default.yaml --set writes.1.src=h5");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("writes.1.src: no host 'h5'"), std::string::npos) << r.output;
+  r = fabricsim("run " + scenarios + "default.yaml --set nic.mtu_bytes=1000");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("nic.mtu_bytes 1000 is not one of 256, 512, 1024, 2048, 4096"), std::string::npos)
+      << r.output;
+}
+
+TEST(cli, drops_are_reported_not_hidden) {
+  // A 5000-byte egress buffer holds one 4 KiB frame: the switch must drop, the run cannot verify, and the
+  // message says why; the drops are in the report.
+  const std::string out = testing::TempDir() + "drops.json";
+  const run_result r =
+      fabricsim("run " + scenarios + "default.yaml --quiet --set switch.port_buffer_bytes=5000 --json " + out);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("packets were dropped"), std::string::npos) << r.output;
+  const json j = load(out);
+  EXPECT_GT(j["dropped_packets"].get<uint64_t>(), 0u);
+  EXPECT_FALSE(j["verified"].get<bool>());
+  EXPECT_GT(j["stats"]["sw0.port1"]["dropped"]["value"].get<uint64_t>(), 0u);
+}
+
+}  // namespace
