@@ -95,6 +95,9 @@ class reorder_tracker_cycle_model {
  public:
   virtual ~reorder_tracker_cycle_model() = default;
   virtual reorder_tracker_outputs step(const reorder_tracker_inputs& in) = 0;
+  // The outputs of the cycle that the last rising edge began, as step() would return them for idle inputs
+  // (no init, reset released), without taking another edge.
+  virtual reorder_tracker_outputs peek() const = 0;
   virtual uint32_t window() const = 0;
   virtual const char* kind() const = 0;
 };
@@ -123,8 +126,7 @@ class reorder_tracker_handshake final : public reorder_tracker {
 
   // The PSN's upper 8 bits are ignored (the BTH field is 24 bits). `cycles` counts the accepting cycle plus
   // every cycle the block stayed busy retiring stored PSNs: the number of clocks before it can take the next
-  // PSN. One extra idle cycle is stepped at the end to observe the final head; it is not counted, since a
-  // streaming driver would present the next PSN in it.
+  // PSN. The result is read from the outputs after the last edge (peek), so an in-order PSN costs one clock.
   psn_result arrive(uint32_t psn) override {
     reorder_tracker_inputs in;
     in.in_valid = true;
@@ -143,13 +145,14 @@ class reorder_tracker_handshake final : public reorder_tracker {
     bool seen_result = false;
     for (uint32_t busy_cycles = 0;; ++busy_cycles) {
       if (busy_cycles > m_model->window() + 2) fail("stayed busy longer than a full window");
-      out = m_model->step(in);
+      out = m_model->peek();
       if (out.res_valid) {
         result.verdict = static_cast<psn_verdict>(out.res_verdict);
         seen_result = true;
       }
       if (out.adv_valid) ++result.advanced;
       if (!out.busy) break;
+      m_model->step(in);  // a busy cycle: one more PSN retires at its edge
       ++result.cycles;
     }
     if (!seen_result) fail("gave no result the cycle after accepting a PSN");

@@ -46,6 +46,14 @@ psn_verdict reorder_tracker_ref::resolve(uint32_t psn, uint32_t& retired) {
   return psn_verdict::in_order;
 }
 
+reorder_tracker_outputs reorder_tracker_ref::peek() const {
+  reorder_tracker_outputs out = m_registered;
+  out.head_psn = m_shown_head;
+  out.busy = m_retire_left != 0;
+  out.in_ready = !out.busy;
+  return out;
+}
+
 reorder_tracker_outputs reorder_tracker_ref::step(const reorder_tracker_inputs& in) {
   // The reset is asynchronous: it shows in the cycle it is asserted.
   if (!in.rst_n) {

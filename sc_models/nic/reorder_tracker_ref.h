@@ -18,6 +18,7 @@ class reorder_tracker_ref final : public reorder_tracker_cycle_model {
   reorder_tracker_ref& operator=(const reorder_tracker_ref&) = delete;
 
   reorder_tracker_outputs step(const reorder_tracker_inputs& in) override;
+  reorder_tracker_outputs peek() const override;
   uint32_t window() const override { return m_window; }
   const char* kind() const override { return "ref"; }
 

@@ -19,6 +19,7 @@ class reorder_tracker_rtl::binding {
  public:
   virtual ~binding() = default;
   virtual reorder_tracker_outputs step(const reorder_tracker_inputs& in) = 0;
+  virtual reorder_tracker_outputs peek() const = 0;
 };
 
 namespace {
@@ -45,6 +46,10 @@ class verilated_binding final : public reorder_tracker_rtl::binding {
     m_top->eval();
   }
 
+  // After the rising edge the registered outputs are settled; in_ready_o depends on init_valid_i and
+  // rst_ni only, which the adapter leaves low and high between transactions.
+  reorder_tracker_outputs peek() const override { return outputs(); }
+
   ~verilated_binding() override {
     // Verilator 5.006 erases a model's scopes from the thread's *current* context, which is whichever
     // context was made last (possibly one already destroyed): make it this model's own before teardown.
@@ -65,6 +70,16 @@ class verilated_binding final : public reorder_tracker_rtl::binding {
     m_top->eval();
     dump();
 
+    const reorder_tracker_outputs out = outputs();
+
+    m_top->clk_i = 1;
+    m_top->eval();
+    dump();
+    return out;
+  }
+
+ private:
+  reorder_tracker_outputs outputs() const {
     reorder_tracker_outputs out;
     out.in_ready = m_top->in_ready_o;
     out.res_valid = m_top->res_valid_o;
@@ -74,14 +89,9 @@ class verilated_binding final : public reorder_tracker_rtl::binding {
     out.adv_valid = m_top->adv_valid_o;
     out.adv_psn = m_top->adv_psn_o;
     out.busy = m_top->busy_o;
-
-    m_top->clk_i = 1;
-    m_top->eval();
-    dump();
     return out;
   }
 
- private:
   // One time unit per half cycle, so the waveform shows both clock phases.
   void dump() {
     if (!m_fst) return;
@@ -134,6 +144,8 @@ reorder_tracker_rtl::reorder_tracker_rtl(uint32_t window, const std::string& fst
 reorder_tracker_rtl::~reorder_tracker_rtl() = default;
 
 reorder_tracker_outputs reorder_tracker_rtl::step(const reorder_tracker_inputs& in) { return m_binding->step(in); }
+
+reorder_tracker_outputs reorder_tracker_rtl::peek() const { return m_binding->peek(); }
 
 std::unique_ptr<reorder_tracker> make_reorder_tracker(const std::string& kind, uint32_t window) {
   if (kind != "rtl" && kind != "ref") {

@@ -21,6 +21,7 @@ class reorder_tracker_rtl final : public reorder_tracker_cycle_model {
   reorder_tracker_rtl& operator=(const reorder_tracker_rtl&) = delete;
 
   reorder_tracker_outputs step(const reorder_tracker_inputs& in) override;
+  reorder_tracker_outputs peek() const override;
   uint32_t window() const override { return m_window; }
   const char* kind() const override { return "rtl"; }
 

@@ -163,7 +163,8 @@ TEST_P(reorder_tracker_differential, rtl_matches_reference_every_cycle) {
     reorder_tracker_rtl rtl(window);
     reorder_tracker_ref ref(window);
     psn_source source(window, seed * 7919 + window);
-    reorder_tracker_outputs last;
+    reorder_tracker_outputs last, last_peek;
+    bool last_in_reset = true;
     uint32_t busy_run = 0;
     for (uint64_t cycle = 0; cycle < cycles_per_seed; ++cycle) {
       const reorder_tracker_inputs in = source.next(cycle, last);
@@ -173,6 +174,22 @@ TEST_P(reorder_tracker_differential, rtl_matches_reference_every_cycle) {
         FAIL() << "window " << window << " seed " << seed << " cycle " << cycle << "\n  inputs " << to_string(in)
                << "\n  rtl    " << to_string(rtl_out) << "\n  ref    " << to_string(ref_out);
       }
+      // peek() after the edge: both kinds agree, and it is what the next cycle shows for idle inputs
+      // (checked when the next inputs are idle; in_ready differs only under init or reset).
+      reorder_tracker_outputs rtl_peek = rtl.peek(), ref_peek = ref.peek();
+      if (in.init_valid || !in.rst_n) rtl_peek.in_ready = ref_peek.in_ready;  // combinational on those inputs
+      if (rtl_peek != ref_peek) {
+        FAIL() << "peek: window " << window << " seed " << seed << " cycle " << cycle << "\n  rtl    "
+               << to_string(rtl_peek) << "\n  ref    " << to_string(ref_peek);
+      }
+      if (cycle > 0 && !in.init_valid && in.rst_n && !last_in_reset) {
+        if (rtl_out != last_peek) {
+          FAIL() << "peek before cycle " << cycle << " (seed " << seed << ") showed " << to_string(last_peek)
+                 << ", the cycle showed " << to_string(rtl_out);
+        }
+      }
+      last_peek = rtl_peek;
+      last_in_reset = !in.rst_n;
       source.observe(in, rtl_out);
       last = rtl_out;
 
