@@ -99,6 +99,15 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
 
   topology::fabric fab(s.topology, s.link, s.switch_, s.nic, s.nic_overrides, mem_bytes, ctx);
 
+  // Bytes are compared only where every NIC placed them (nic.place_data); otherwise the run is timing only,
+  // and neither the source fill nor the memory behind the buffers is needed.
+  bool data_checked = s.nic.place_data;
+  for (const auto& [name, params] : s.nic_overrides) data_checked = data_checked && params.place_data;
+  bool any_placement = s.nic.place_data;
+  for (const auto& [name, params] : s.nic_overrides) any_placement = any_placement || params.place_data;
+  if (any_placement)
+    for (topology::host& h : fab.hosts()) h.mem->prefault();
+
   // Buffers: sources filled from the workload's seeded stream, destinations zero, each destination a region.
   uint64_t fill_state = core::stream_seed(s.seed, "workload", "payload");  // splitmix64 counter: fast to fill
   std::map<std::pair<size_t, size_t>, std::pair<uint32_t, uint32_t>> qps;  // (src, dst) -> (src QPN, dst QPN)
@@ -110,7 +119,7 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
     w.src_addr = src.mem->allocate(w.bytes);
     w.dst_addr = dst.mem->allocate(w.bytes);
     uint8_t* p = src.mem->data() + w.src_addr;
-    for (uint64_t b = 0; b < w.bytes; b += 8) {
+    for (uint64_t b = 0; any_placement && b < w.bytes; b += 8) {
       const uint64_t r = core::splitmix64(fill_state++);
       std::memcpy(p + b, &r, std::min<uint64_t>(8, w.bytes - b));
     }
@@ -150,9 +159,6 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
     auto it = placed.find({writes[i].dst, writes[i].dst_addr});
     if (it != placed.end() && it->second->bytes == writes[i].bytes) results[i].responder = it->second;
   }
-  // Bytes are compared only where every NIC placed them (nic.place_data); otherwise the run is timing only.
-  bool data_checked = s.nic.place_data;
-  for (const auto& [name, params] : s.nic_overrides) data_checked = data_checked && params.place_data;
   nlohmann::json flows = nlohmann::json::array();
   bool verified = data_checked;
   uint64_t completed = 0, mismatched_bytes_total = 0;

@@ -19,10 +19,6 @@ uint8_t* map_zeroed(uint64_t length) {
   if (p == MAP_FAILED) return nullptr;
   constexpr uint64_t huge_page = 2u << 20;
   if (length >= huge_page) madvise(p, length, MADV_HUGEPAGE);  // advice only: ignored where unsupported
-  // Fault the pages in now, at elaboration: first touches cost far more than the copies that follow (on a
-  // virtual machine especially), and they belong to building the model, not to simulating it.
-  madvise(p, length, MADV_WILLNEED);
-  for (uint64_t off = 0; off < length; off += 4096) static_cast<volatile uint8_t*>(p)[off] = 0;
   return static_cast<uint8_t*>(p);
 }
 }  // namespace
@@ -38,6 +34,11 @@ host_memory::host_memory(sc_core::sc_module_name name, uint64_t size_bytes, cons
   socket.register_b_transport(this, &host_memory::b_transport);
   socket.register_get_direct_mem_ptr(this, &host_memory::get_direct_mem_ptr);
   socket.register_transport_dbg(this, &host_memory::transport_dbg);
+}
+
+void host_memory::prefault() {
+  madvise(m_data.get(), m_size, MADV_WILLNEED);
+  for (uint64_t off = 0; off < m_size; off += 4096) static_cast<volatile uint8_t*>(m_data.get())[off] = 0;
 }
 
 uint64_t host_memory::allocate(uint64_t length, uint64_t align) {

@@ -32,6 +32,11 @@ class host_memory : public sc_core::sc_module {
   uint8_t* data() { return m_data.get(); }
   const uint8_t* data() const { return m_data.get(); }
 
+  // Faults every page in now. First touches cost far more than the copies that follow (on a virtual
+  // machine especially), and they belong to building the model, not to simulating it: call this at
+  // elaboration when the run will place data.
+  void prefault();
+
   // A bump allocator for workload buffers: returns the address of `length` fresh bytes, aligned.
   uint64_t allocate(uint64_t length, uint64_t align = 4096);
 
