@@ -1,0 +1,113 @@
+// Capture file reader over libpcap (pcap and pcapng), and the per-flow summary of a capture.
+#include "traces/pcap_reader.h"
+
+#include <pcap/pcap.h>
+
+#include <cstring>
+
+namespace fabricsim::traces {
+
+pcap_reader::pcap_reader(const std::string& path) : m_path(path) {
+  char errbuf[PCAP_ERRBUF_SIZE] = {};
+  // Nanosecond precision: libpcap scales microsecond files up, so simulated and captured times share a unit.
+  m_handle = pcap_open_offline_with_tstamp_precision(path.c_str(), PCAP_TSTAMP_PRECISION_NANO, errbuf);
+  if (!m_handle) throw capture_error(path + ": cannot read as a pcap or pcapng capture (libpcap: " + errbuf + ")");
+  const int link_type = pcap_datalink(m_handle);
+  if (link_type != DLT_EN10MB) {
+    const char* name = pcap_datalink_val_to_name(link_type);
+    pcap_close(m_handle);
+    m_handle = nullptr;
+    throw capture_error(path + ": link type " + std::to_string(link_type) + " (" + (name ? name : "unknown") +
+                        ") is not supported; only Ethernet (DLT_EN10MB, 1) is");
+  }
+}
+
+pcap_reader::~pcap_reader() {
+  if (m_handle) pcap_close(m_handle);
+}
+
+bool pcap_reader::next(capture_frame& frame) {
+  if (m_done) return false;
+  struct pcap_pkthdr* header = nullptr;
+  const u_char* data = nullptr;
+  const int rc = pcap_next_ex(m_handle, &header, &data);
+  if (rc == 1) {
+    ++m_frames;
+    frame.number = m_frames;
+    // With nanosecond precision requested, tv_usec holds nanoseconds.
+    frame.timestamp_ns = uint64_t(header->ts.tv_sec) * 1000000000u + uint64_t(header->ts.tv_usec);
+    frame.data = data;
+    frame.captured_bytes = header->caplen;
+    frame.original_bytes = header->len;
+    return true;
+  }
+  m_done = true;
+  if (rc == PCAP_ERROR) {
+    // libpcap reports a record cut short ("truncated dump file; tried to read ...") as an error after the
+    // last whole record; everything read so far is good, so this is a warning, as tcpdump treats it.
+    m_warning = m_path + ": frame " + std::to_string(m_frames + 1) + " is cut short or unreadable (libpcap: " +
+                pcap_geterr(m_handle) + "); read the " + std::to_string(m_frames) + " whole frames before it";
+  }
+  return false;  // PCAP_ERROR_BREAK: clean end of file
+}
+
+bool flow_key::operator<(const flow_key& o) const {
+  if (int c = std::memcmp(src.octets.data(), o.src.octets.data(), src.octets.size())) return c < 0;
+  if (int c = std::memcmp(dst.octets.data(), o.dst.octets.data(), dst.octets.size())) return c < 0;
+  return dest_qp < o.dest_qp;
+}
+
+void add_to_flows(std::map<flow_key, flow_stats>& flows, const core::packet& pkt) {
+  flow_stats& f = flows[flow_key{pkt.ip.src, pkt.ip.dst, pkt.bth.dest_qp}];
+  ++f.packets;
+  f.payload_bytes += pkt.payload_bytes;
+  if (pkt.ip.ecn == 3) ++f.ecn_ce_packets;
+  ++f.packets_by_opcode[uint8_t(pkt.bth.opcode)];
+  if (pkt.bth.opcode == core::bth_opcode::cnp) return;
+
+  const uint32_t psn = pkt.bth.psn & core::psn_mask;
+  if (f.psn_packets++ == 0) {
+    f.first_psn = f.last_psn = psn;
+    f.seen_psns.insert(psn);
+    return;
+  }
+  if (!f.seen_psns.insert(psn).second) {
+    ++f.duplicates;
+    return;
+  }
+  if (core::psn_before(psn, f.last_psn)) {
+    ++f.out_of_order;  // arrived after a later PSN
+    if (core::psn_before(psn, f.first_psn)) f.first_psn = psn;
+  } else {
+    f.last_psn = psn;
+  }
+}
+
+capture_summary summarize_capture(const std::string& path, const roce_decoder_params& params) {
+  capture_summary s;
+  s.path = path;
+  pcap_reader reader(path);
+  roce_decoder decoder(params);
+  capture_frame frame;
+  core::packet pkt;
+  while (reader.next(frame)) {
+    ++s.frames;
+    switch (decoder.decode(frame.data, frame.captured_bytes, frame.number, pkt)) {
+      case decode_verdict::roce:
+        ++s.roce_packets;
+        add_to_flows(s.flows, pkt);
+        break;
+      case decode_verdict::not_roce:
+        ++s.skipped_frames;
+        break;
+      case decode_verdict::malformed:
+        ++s.malformed_frames;
+        s.malformed_messages.emplace_back(path + ": " + decoder.message());
+        break;
+    }
+  }
+  s.warning = reader.warning();
+  return s;
+}
+
+}  // namespace fabricsim::traces

@@ -1,0 +1,103 @@
+// Capture file reader: pcap and pcapng files of Ethernet frames (read through libpcap), and a per-flow
+// summary of the RoCEv2 traffic in one file.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "sc_models/core/packet.h"
+#include "sc_models/core/params.h"
+#include "traces/roce_decoder.h"
+
+struct pcap;  // libpcap's handle (pcap_t); kept out of this header so users need no libpcap headers
+
+namespace fabricsim::traces {
+
+// A capture file that cannot be used: missing, not a capture, unsupported link type, write failure. A
+// capture named by a scenario is configuration input, hence the base class. The message names the file.
+class capture_error : public core::config_error {
+ public:
+  using core::config_error::config_error;
+};
+
+// One frame as stored in the capture. `data` belongs to the reader and is valid until the next next().
+struct capture_frame {
+  uint64_t number = 0;         // 1-based, as tcpdump and Wireshark count
+  uint64_t timestamp_ns = 0;   // since the Unix epoch; microsecond files are scaled
+  const uint8_t* data = nullptr;
+  uint32_t captured_bytes = 0;
+  uint32_t original_bytes = 0; // length on the wire; more than captured_bytes when the snaplen cut it
+};
+
+class pcap_reader {
+ public:
+  // Opens a pcap or pcapng file; throws capture_error naming the file when it cannot be opened, is not a
+  // capture, or its link type is not Ethernet (DLT_EN10MB).
+  explicit pcap_reader(const std::string& path);
+  ~pcap_reader();
+  pcap_reader(const pcap_reader&) = delete;
+  pcap_reader& operator=(const pcap_reader&) = delete;
+
+  // Reads the next frame; false at the end of the file. A file cut short inside a frame ends the
+  // iteration at the last whole frame and sets warning() (as tcpdump does); it is not an error.
+  bool next(capture_frame& frame);
+
+  const std::string& path() const { return m_path; }
+  // Empty unless the file ended early or a read failed after the header, e.g. "x.pcap: frame 7 is cut short
+  // (truncated dump file; ...); read the 6 whole frames before it".
+  const std::string& warning() const { return m_warning; }
+  uint64_t frames_read() const { return m_frames; }
+
+ private:
+  std::string m_path;
+  struct pcap* m_handle = nullptr;
+  uint64_t m_frames = 0;
+  std::string m_warning;
+  bool m_done = false;
+};
+
+// A flow as the summary keys it: one direction of one queue pair.
+struct flow_key {
+  core::ip_address src;
+  core::ip_address dst;
+  uint32_t dest_qp = 0;
+  bool operator<(const flow_key& o) const;
+  bool operator==(const flow_key& o) const { return src == o.src && dst == o.dst && dest_qp == o.dest_qp; }
+};
+
+struct flow_stats {
+  uint64_t packets = 0;
+  uint64_t payload_bytes = 0;
+  uint64_t ecn_ce_packets = 0;                     // IP ECN = 3, marked by a switch
+  std::map<uint8_t, uint64_t> packets_by_opcode;  // BTH opcode -> packets
+  // PSN range in 24-bit sequence order (wrap at 2^24 handled). CNPs carry no meaningful PSN and are left
+  // out of the PSN figures, though they count in packets and packets_by_opcode.
+  uint64_t psn_packets = 0;
+  uint32_t first_psn = 0;      // earliest in sequence order
+  uint32_t last_psn = 0;       // latest in sequence order (the highest seen)
+  uint64_t out_of_order = 0;   // new PSNs that arrived after a later PSN had been seen
+  uint64_t duplicates = 0;     // PSNs seen before
+  std::unordered_set<uint32_t> seen_psns;  // to tell a late packet from a duplicate
+};
+
+struct capture_summary {
+  std::string path;
+  uint64_t frames = 0;
+  uint64_t roce_packets = 0;
+  uint64_t skipped_frames = 0;    // well-formed but not RoCEv2 (ARP, other UDP, other EtherTypes)
+  uint64_t malformed_frames = 0;
+  std::vector<std::string> malformed_messages;  // one per malformed frame, naming the frame
+  std::string warning;                          // pcap_reader::warning() at the end of the file
+  std::map<flow_key, flow_stats> flows;
+};
+
+// Reads a whole capture and summarizes it; throws capture_error like pcap_reader.
+capture_summary summarize_capture(const std::string& path, const roce_decoder_params& params = {});
+
+// Adds one decoded RoCEv2 packet to a summary's flow table (exposed for tests and for live models).
+void add_to_flows(std::map<flow_key, flow_stats>& flows, const core::packet& pkt);
+
+}  // namespace fabricsim::traces
