@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/shared_traces.h"
+
 #include <unistd.h>
 
 #include <cstdio>
@@ -22,11 +24,10 @@ namespace {
 namespace fs = std::filesystem;
 using core::bth_opcode;
 
-const fs::path shared_dir = FABRICSIM_SHARED_TRACES_DIR;
+const fs::path& shared_dir = test::shared_traces_dir();
+using test::v4;
 const char* const tshark = "/usr/bin/tshark";
 
-#define REQUIRE_SHARED_TRACES()                                                                        \
-  if (!fs::is_directory(shared_dir)) GTEST_SKIP() << "reference captures not found at " << shared_dir
 
 fs::path scratch(const std::string& name) {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
@@ -34,12 +35,6 @@ fs::path scratch(const std::string& name) {
          ("fabricsim_" + std::string(info->name()) + "_" + std::to_string(::getpid()) + "_" + name);
 }
 
-core::ip_address v4(uint8_t a, uint8_t b, uint8_t c, uint8_t d) {
-  core::ip_address r;
-  r.octets[10] = r.octets[11] = 0xff;
-  r.octets[12] = a, r.octets[13] = b, r.octets[14] = c, r.octets[15] = d;
-  return r;
-}
 core::ip_address fd00(uint8_t last) {
   core::ip_address r;
   r.octets[0] = 0xfd;

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/shared_traces.h"
+
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
@@ -38,17 +40,10 @@ namespace {
 namespace fs = std::filesystem;
 using core::bth_opcode;
 
-const fs::path shared_dir = FABRICSIM_SHARED_TRACES_DIR;
+const fs::path& shared_dir = test::shared_traces_dir();
+using test::v4;
 
-#define REQUIRE_SHARED_TRACES()                                                                        \
-  if (!fs::is_directory(shared_dir)) GTEST_SKIP() << "reference captures not found at " << shared_dir
 
-core::ip_address v4(uint8_t a, uint8_t b, uint8_t c, uint8_t d) {
-  core::ip_address r;
-  r.octets[10] = r.octets[11] = 0xff;
-  r.octets[12] = a, r.octets[13] = b, r.octets[14] = c, r.octets[15] = d;
-  return r;
-}
 
 // Big-endian byte builder for hand-made frames.
 struct bytes_builder {
