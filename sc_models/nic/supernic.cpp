@@ -74,7 +74,8 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
       m_ctx(ctx),
       m_rng(core::make_stream(ctx.seed, this->name(), "nic")),
       m_wqe_latency(picoseconds::from_ns(params.wqe_latency_ns)),
-      m_rx_latency(picoseconds::from_ns(params.rx_latency_ns)) {
+      m_rx_latency(picoseconds::from_ns(params.rx_latency_ns)),
+      m_spray(params.path_entropy == "per_packet") {
   const std::string inst = this->name();
   const uint64_t mtu = params.mtu_bytes;
   core::require(mtu >= 256 && mtu <= 4096 && (mtu & (mtu - 1)) == 0, inst,
@@ -288,8 +289,7 @@ packet* supernic::build_data_packet(queue_pair& qp) {
   const uint64_t payload = std::min(mtu, wr.length - qp.tx_offset);
   const bool first = qp.tx_offset == 0;
   const bool last = qp.tx_offset + payload == wr.length;
-  const uint16_t port = m_params.path_entropy == "per_packet" ? uint16_t(roce_entropy_base | (m_rng() & 0x3fff))
-                                                               : qp.src_port;
+  const uint16_t port = m_spray ? uint16_t(roce_entropy_base | (m_rng() & 0x3fff)) : qp.src_port;
   packet* p = m_ctx.pool.acquire();
   fill_headers(p, qp, port);
   p->bth.opcode = first && last ? bth_opcode::rc_rdma_write_only

@@ -136,6 +136,7 @@ class supernic : public sc_core::sc_module, public core::packet_sink {
   core::rng_stream m_rng;
   core::link* m_out = nullptr;
   core::picoseconds m_wqe_latency, m_rx_latency;
+  bool m_spray;  // path_entropy "per_packet": a new UDP source port for every packet
   sc_core::sc_event m_tx_event;
   core::ring<core::picoseconds> m_tx_fifo;  // when each frame committed to the MAC leaves the wire
   core::picoseconds m_tx_wake{UINT64_MAX};  // earliest pending transmitter wake-up
