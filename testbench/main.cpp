@@ -10,6 +10,7 @@
 #include "testbench/report.h"
 #include "testbench/scenario.h"
 #include "testbench/simulation.h"
+#include "testbench/verify_rtl.h"
 
 namespace fabricsim::testbench {
 extern const char* const default_scenario_yaml;  // testbench/scenarios/default.yaml, embedded at build time
@@ -82,7 +83,8 @@ int sc_main(int argc, char* argv[]) {
       "Examples:\n"
       "  fabricsim\n"
       "  fabricsim run testbench/scenarios/leaf_spine_permutation.yaml --set link.rate_gbps=800 --json out.json\n"
-      "  fabricsim keys > scenario-keys.md\n",
+      "  fabricsim keys > scenario-keys.md\n"
+      "  fabricsim verify-rtl --block reorder_tracker --window 256 --seed 3\n",
       "fabricsim"};
   app.require_subcommand(0, 1);
   run_args args;
@@ -101,6 +103,22 @@ int sc_main(int argc, char* argv[]) {
   CLI::App* keys_cmd = app.add_subcommand("keys", "Print every scenario key with its unit, default and range "
                                                   "(Markdown).\nExample: fabricsim keys");
 
+  testbench::verify_rtl_options verify;
+  CLI::App* verify_cmd = app.add_subcommand(
+      "verify-rtl",
+      "Drive a Verilated RTL block and its C++ reference model with the same seeded constrained-random\n"
+      "stimulus and compare every output port on every cycle. Exit 0 if they agree, 1 on the first\n"
+      "mismatch (printed with the cycle, inputs and both output sets).\n"
+      "Example: fabricsim verify-rtl --block reorder_tracker --window 64 --cycles 20000 --seed 3 --wave rt.fst");
+  verify_cmd->add_option("--block", verify.block, "RTL block to verify (known: " + testbench::verify_rtl_blocks() +
+                                                      ")")
+      ->capture_default_str();
+  verify_cmd->add_option("--window", verify.window, "reorder_tracker Window in PSNs (one of the compiled windows)")
+      ->capture_default_str();
+  verify_cmd->add_option("--cycles", verify.cycles, "Clock cycles to run")->capture_default_str();
+  verify_cmd->add_option("--seed", verify.seed, "Seed of the stimulus generator")->capture_default_str();
+  verify_cmd->add_option("--wave", verify.wave, "Write the RTL's FST waveform here (up to a mismatch)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -110,6 +128,11 @@ int sc_main(int argc, char* argv[]) {
     if (*keys_cmd) {
       std::cout << testbench::scenario_keys_markdown();
       return 0;
+    }
+    if (*verify_cmd) {
+      const testbench::verify_rtl_result result = testbench::verify_rtl(verify);
+      (result.matched ? std::cout : std::cerr) << testbench::format_verify_rtl(verify, result);
+      return result.matched ? 0 : 1;
     }
     return run(args);
   } catch (const core::config_error& e) {
