@@ -2,9 +2,10 @@
 // seeded constrained-random stimulus.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <string>
+
+#include "sc_models/nic/reorder_tracker_differential.h"
 
 namespace fabricsim::testbench {
 
@@ -16,18 +17,7 @@ struct verify_rtl_options {
   std::string wave;                        // FST waveform of the RTL, if not empty
 };
 
-struct verify_rtl_result {
-  bool matched = true;
-  uint64_t cycles = 0;                 // cycles run, including the mismatching one
-  std::array<uint64_t, 4> verdicts{};  // results seen, indexed by nic::psn_verdict
-  uint64_t stalled_presentations = 0;  // cycles with in_valid high and in_ready low
-  uint64_t head_wraps = 0;             // the head retired PSN 2^24 - 1
-  uint64_t inits = 0;
-  uint32_t longest_busy_cycles = 0;
-  // Set on a mismatch.
-  uint64_t mismatch_cycle = 0;
-  std::string mismatch;  // what disagreed, inputs and both output sets
-};
+using verify_rtl_result = nic::reorder_tracker_differential_result;
 
 // "reorder_tracker", comma-separated.
 std::string verify_rtl_blocks();
