@@ -138,5 +138,9 @@ int sc_main(int argc, char* argv[]) {
   } catch (const core::config_error& e) {
     std::cerr << "fabricsim: error: " << e.what() << '\n';
     return 2;
+  } catch (const std::exception& e) {
+    // Anything else is a fault in the model, not in the input: say so rather than let the kernel abort.
+    std::cerr << "fabricsim: internal error (please report it with the scenario): " << e.what() << '\n';
+    return 3;
   }
 }

@@ -30,15 +30,11 @@ struct planned_write {
 std::vector<planned_write> plan(const scenario& s, size_t hosts) {
   std::vector<planned_write> out;
   auto host_index = [&](const std::string& name, size_t i, const char* field) -> size_t {
-    const std::string where = "writes." + std::to_string(i) + "." + field;
-    if (name.size() < 2 || name[0] != 'h' || name.find_first_not_of("0123456789", 1) != std::string::npos)
-      throw core::config_error(s.source + ": " + where + ": '" + name + "' is not a host name (h0 .. h" +
-                               std::to_string(hosts - 1) + ")");
-    const size_t idx = std::stoul(name.substr(1));
-    if (idx >= hosts)
-      throw core::config_error(s.source + ": " + where + ": no host '" + name + "' (hosts are h0 .. h" +
-                               std::to_string(hosts - 1) + ")");
-    return idx;
+    const std::optional<size_t> index = topology::host_index(name, hosts);
+    if (!index)
+      throw core::config_error(s.source + ": writes." + std::to_string(i) + "." + field + ": no host '" + name +
+                               "' (hosts are " + topology::host_names(hosts) + ")");
+    return *index;
   };
   if (s.workload.kind == "writes") {
     for (size_t i = 0; i < s.writes.size(); ++i) {
@@ -72,14 +68,10 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
   ctx.seed = s.seed;
 
   const size_t hosts = s.topology.host_count();
-  for (const auto& [name, params] : s.nic_overrides) {
-    (void)params;
-    bool known = false;
-    for (size_t i = 0; i < hosts && !known; ++i) known = name == "h" + std::to_string(i);
-    if (!known)
-      throw core::config_error(s.source + ": nic_overrides." + name + ": no host '" + name + "' (hosts are h0 .. h" +
-                               std::to_string(hosts - 1) + ")");
-  }
+  for (const auto& override_entry : s.nic_overrides)
+    if (!topology::host_index(override_entry.first, hosts))
+      throw core::config_error(s.source + ": nic_overrides." + override_entry.first + ": no host '" +
+                               override_entry.first + "' (hosts are " + topology::host_names(hosts) + ")");
   std::vector<planned_write> writes = plan(s, hosts);
   std::vector<uint64_t> mem_bytes(hosts, 0);
   for (const planned_write& w : writes) {

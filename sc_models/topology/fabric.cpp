@@ -11,6 +11,20 @@ void topology_params::visit(core::param_visitor& v) {
   v.field({"spines", "switches", "leaf_spine: spine switches (one uplink from every leaf to each)", 1, 1024}, spines);
 }
 
+std::string host_name(size_t index) { return "h" + std::to_string(index); }
+
+std::string host_names(size_t hosts) { return hosts == 0 ? "none" : "h0 .. " + host_name(hosts - 1); }
+
+std::optional<size_t> host_index(const std::string& name, size_t hosts) {
+  // At most 19 digits fit any size_t; the round trip through host_name() rejects leading zeros.
+  if (name.size() < 2 || name.size() > 20 || name[0] != 'h' ||
+      name.find_first_not_of("0123456789", 1) != std::string::npos)
+    return std::nullopt;
+  const size_t index = size_t(std::stoull(name.substr(1)));
+  if (index >= hosts || host_name(index) != name) return std::nullopt;
+  return index;
+}
+
 namespace {
 core::ip_address host_ip(size_t i) { return core::ip_address::v4((10u << 24) + uint32_t(i) + 1); }  // 10.0.0.1 ...
 uint64_t host_mac(size_t i) { return 0x02'00'00'00'00'00ull | (0x10000 + i); }
@@ -23,16 +37,13 @@ fabric::fabric(const topology_params& topo, const core::link_params& link, const
   const size_t n = topo.host_count();
   core::require(memory_bytes.size() == n, "fabric", "memory sizes given for " + std::to_string(memory_bytes.size()) +
                                                         " hosts, the topology has " + std::to_string(n));
-  for (const auto& [name, params] : nic_overrides) {
-    (void)params;
-    bool known = false;
-    for (size_t i = 0; i < n && !known; ++i) known = name == "h" + std::to_string(i);
-    core::require(known, "nic_overrides", "no host named '" + name + "' (hosts are h0 .. h" + std::to_string(n - 1) + ")");
-  }
+  for (const auto& override_entry : nic_overrides)
+    core::require(host_index(override_entry.first, n).has_value(), "nic_overrides",
+                  "no host named '" + override_entry.first + "' (hosts are " + host_names(n) + ")");
   m_hosts.resize(n);
   for (size_t i = 0; i < n; ++i) {
     host& h = m_hosts[i];
-    h.name = "h" + std::to_string(i);
+    h.name = host_name(i);
     h.ip = host_ip(i);
     auto ov = nic_overrides.find(h.name);
     h.mem = std::make_unique<memory::host_memory>((h.name + "_mem").c_str(), memory_bytes[i]);
@@ -103,12 +114,6 @@ std::pair<core::link*, core::link*> fabric::cable(const std::string& a, const st
   core::link* ab = m_links.back().get();
   m_links.push_back(std::make_unique<core::link>((b + "_to_" + a).c_str(), m_link_params, m_ctx));
   return {ab, m_links.back().get()};
-}
-
-host& fabric::host_named(const std::string& name) {
-  for (host& h : m_hosts)
-    if (h.name == name) return h;
-  throw core::config_error("no host named '" + name + "' (hosts are h0 .. h" + std::to_string(m_hosts.size() - 1) + ")");
 }
 
 }  // namespace fabricsim::topology

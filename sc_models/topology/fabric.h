@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,12 @@ struct topology_params {
   uint64_t host_count() const { return kind == "leaf_spine" ? leaves * hosts_per_leaf : hosts; }
 };
 
+// Hosts are named h0 .. h(N-1). The index of `name` among `hosts` hosts, or nothing when no host has that
+// name (including "h01" and indices too large for any integer); and the range of names, for messages.
+std::optional<size_t> host_index(const std::string& name, size_t hosts);
+std::string host_name(size_t index);
+std::string host_names(size_t hosts);  // "h0 .. h7"
+
 struct host {
   std::string name;  // "h0", "h1", ...
   core::ip_address ip;
@@ -46,7 +53,6 @@ class fabric {
   ~fabric();
 
   std::vector<host>& hosts() { return m_hosts; }
-  host& host_named(const std::string& name);  // throws config_error listing the range of names
   std::vector<std::unique_ptr<sw::oq_switch>>& switches() { return m_switches; }
   std::vector<std::unique_ptr<core::link>>& links() { return m_links; }
 

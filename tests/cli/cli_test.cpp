@@ -150,6 +150,11 @@ TEST(cli, block_level_errors_name_the_instance_and_key) {
   r = fabricsim("run " + scenarios + "default.yaml --set writes.1.src=h5");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("writes.1.src: no host 'h5'"), std::string::npos) << r.output;
+  r = fabricsim("run " + scenarios + "default.yaml --set writes.0.dst=h99999999999999999999999");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("writes.0.dst: no host 'h99999999999999999999999' (hosts are h0 .. h1)"),
+            std::string::npos)
+      << r.output;
   r = fabricsim("run " + scenarios + "default.yaml --set nic.mtu_bytes=1000");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("nic.mtu_bytes 1000 is not one of 256, 512, 1024, 2048, 4096"), std::string::npos)
