@@ -103,7 +103,6 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
   // Buffers: sources filled from the workload's seeded stream, destinations zero, each destination a region.
   uint64_t fill_state = core::stream_seed(s.seed, "workload", "payload");  // splitmix64 counter: fast to fill
   std::map<std::pair<size_t, size_t>, std::pair<uint32_t, uint32_t>> qps;  // (src, dst) -> (src QPN, dst QPN)
-  std::vector<std::pair<size_t, uint64_t>> wr_index;  // wr_id -> (host, index into writes)
   for (size_t i = 0; i < writes.size(); ++i) {
     planned_write& w = writes[i];
     topology::host& src = fab.hosts()[w.src];

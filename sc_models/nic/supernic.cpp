@@ -395,7 +395,7 @@ void supernic::on_write(packet* p) {
   }
 }
 
-void supernic::place(queue_pair& /*qp*/, known_message& m, const packet* p) {
+void supernic::place(known_message& m, const packet* p) {
   const uint64_t offset = uint64_t((p->bth.psn - m.first_psn) & core::psn_mask) * m_params.mtu_bytes;
   if (!m.valid || offset + p->payload_bytes > m.length) {
     ++m_rx_access_errors;
@@ -410,7 +410,7 @@ void supernic::place(queue_pair& /*qp*/, known_message& m, const packet* p) {
 bool supernic::try_place(queue_pair& qp, packet* p) {
   for (auto it = qp.messages.rbegin(); it != qp.messages.rend(); ++it) {
     if (((p->bth.psn - it->first_psn) & core::psn_mask) < it->packets) {
-      place(qp, *it, p);
+      place(*it, p);
       m_ctx.pool.release(p);
       return true;
     }
@@ -437,14 +437,14 @@ void supernic::learn_message(queue_pair& qp, packet* p) {
     return ((k.first_psn - head) & core::psn_mask) > ((m.first_psn - head) & core::psn_mask);
   });
   known_message& placed = *qp.messages.insert(pos, m);
-  place(qp, placed, p);
+  place(placed, p);
   m_ctx.pool.release(p);
   // Packets of this message that overtook its FIRST wait in the stash: place them now.
   for (uint32_t k = 1; k < placed.packets; ++k) {
     const uint32_t psn = core::psn_add(placed.first_psn, k);
     packet*& slot = qp.stash[psn & qp.window_mask];
     if (slot != nullptr && slot->bth.psn == psn) {
-      place(qp, placed, slot);
+      place(placed, slot);
       m_ctx.pool.release(slot);
       slot = nullptr;
     }

@@ -115,7 +115,7 @@ class supernic : public sc_core::sc_module, public core::packet_sink {
   // Receive paths.
   void on_ack(core::packet* p);
   void on_write(core::packet* p);
-  void place(queue_pair& qp, known_message& m, const core::packet* p);
+  void place(known_message& m, const core::packet* p);
   bool try_place(queue_pair& qp, core::packet* p);  // false: message not known yet (FIRST still to come)
   void learn_message(queue_pair& qp, core::packet* p);
   bool retire_messages(queue_pair& qp);  // true when a message completed
