@@ -42,6 +42,15 @@ uint64_t stats_registry::counter_total(const std::string& name) const {
   return total;
 }
 
+uint64_t stats_registry::counter_max(const std::string& name) const {
+  uint64_t best = 0;
+  for (const auto& [instance, entries] : m_entries) {
+    auto it = entries.find(name);
+    if (it != entries.end() && it->second.k == kind::counter && *it->second.counter > best) best = *it->second.counter;
+  }
+  return best;
+}
+
 bool stats_registry::has(const std::string& instance, const std::string& name) const {
   auto it = m_entries.find(instance);
   return it != m_entries.end() && it->second.count(name) != 0;

@@ -53,6 +53,8 @@ class stats_registry {
   uint64_t counter_value(const std::string& instance, const std::string& name) const;
   // Sum of one counter over every instance that has it.
   uint64_t counter_total(const std::string& name) const;
+  // Largest value of one counter over every instance that has it (0 when none has).
+  uint64_t counter_max(const std::string& name) const;
   bool has(const std::string& instance, const std::string& name) const;
 
   // {"instance": {"name": {"value": v, "unit": u, "description": d}, ...}, ...}

@@ -13,6 +13,7 @@
 #include "sc_models/core/link.h"
 #include "sc_models/core/params.h"
 #include "sc_models/core/sim_context.h"
+#include "sc_models/switch/switch_device.h"
 
 namespace fabricsim::sw {
 
@@ -22,19 +23,20 @@ struct oq_switch_params {
   void visit(core::param_visitor& v);
 };
 
-class oq_switch : public sc_core::sc_module, public core::packet_sink {
+class oq_switch : public sc_core::sc_module, public switch_device {
  public:
   oq_switch(sc_core::sc_module_name name, const oq_switch_params& params, unsigned ports, core::sim_context& ctx);
   oq_switch(const oq_switch&) = delete;
   oq_switch& operator=(const oq_switch&) = delete;
 
   // Elaboration: the egress link of each port, and the routes (equal-cost egress ports per destination).
-  void connect_port(unsigned port, core::link& out);
-  void add_route(const core::ip_address& dst, std::vector<unsigned> egress_ports);
+  void connect_port(unsigned port, core::link& out) override;
+  void add_route(const core::ip_address& dst, std::vector<unsigned> egress_ports) override;
 
   void receive(core::packet* p, unsigned in_port) override;
 
-  unsigned ports() const { return unsigned(m_ports.size()); }
+  unsigned ports() const override { return unsigned(m_ports.size()); }
+  const char* device_name() const override { return name(); }
   core::egress_port& port(unsigned i) { return *m_ports.at(i); }
 
  private:
