@@ -89,6 +89,7 @@ class supernic : public sc_core::sc_module, public core::packet_sink {
   const std::vector<placed_message>& placed() const { return m_placed; }
   uint64_t outstanding_work() const;  // posted WRs not yet completed
   const supernic_params& params() const { return m_params; }
+  const core::link* out_link() const { return m_out; }  // the NIC's transmit link (line rate)
 
  private:
   struct work_request {

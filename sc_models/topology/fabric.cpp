@@ -25,6 +25,10 @@ std::optional<size_t> host_index(const std::string& name, size_t hosts) {
   return index;
 }
 
+size_t leaf_of(const topology_params& topo, size_t index) {
+  return topo.kind == "leaf_spine" ? index / topo.hosts_per_leaf : 0;
+}
+
 namespace {
 core::ip_address host_ip(size_t i) { return core::ip_address::v4((10u << 24) + uint32_t(i) + 1); }  // 10.0.0.1 ...
 uint64_t host_mac(size_t i) { return 0x02'00'00'00'00'00ull | (0x10000 + i); }

@@ -34,6 +34,10 @@ std::optional<size_t> host_index(const std::string& name, size_t hosts);
 std::string host_name(size_t index);
 std::string host_names(size_t hosts);  // "h0 .. h7"
 
+// Where host `index` sits, known from the parameters alone (workloads are planned before the fabric is
+// built): the leaf (top-of-rack) switch it hangs off, numbered from 0 across the whole fabric.
+size_t leaf_of(const topology_params& topo, size_t index);
+
 struct host {
   std::string name;  // "h0", "h1", ...
   core::ip_address ip;
