@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <functional>
 
-#include "sc_models/core/link.h"
 
 namespace fabricsim::core {
 
@@ -22,8 +21,8 @@ void arrival_calendar::wake(picoseconds at) {
   m_event.notify(to_sc_time(at - now()));
 }
 
-void arrival_calendar::schedule(link* l, picoseconds at, const void* head) {
-  m_heap.push_back({at, m_seq++, l, head});
+void arrival_calendar::schedule(calendar_client* c, picoseconds at, const void* head) {
+  m_heap.push_back({at, m_seq++, c, head});
   std::push_heap(m_heap.begin(), m_heap.end(), std::greater<entry>());
   if (!m_firing) wake(at);  // inside fire() one notification at the end covers everything scheduled
 }
@@ -33,21 +32,21 @@ void arrival_calendar::fire() {
   const picoseconds t = now();
   m_wake_at = picoseconds(UINT64_MAX);
   m_firing = true;
-  // Deliveries only schedule arrivals strictly later than now (every frame takes time to serialize), so
-  // this loop ends with the heap's head in the future.
+  // Deliveries schedule arrivals strictly later than now (every frame takes time to serialize); a client
+  // scheduled at now is served in this same loop, which ends with the heap's head in the future.
   while (!m_heap.empty() && m_heap.front().at <= t) {
-    link* l = m_heap.front().l;
+    calendar_client* c = m_heap.front().c;
     std::pop_heap(m_heap.begin(), m_heap.end(), std::greater<entry>());
     m_heap.pop_back();
     // Descriptors are cold by the time they arrive (a packet spends microseconds on a link): start
     // fetching the next ones due (the heap's top three hold the next two) while this one is processed.
     for (size_t i = 0; i < 3 && i < m_heap.size(); ++i) {
       if (m_heap[i].at <= t) {
-        __builtin_prefetch(m_heap[i].head);
-        __builtin_prefetch(m_heap[i].l);
+        if (m_heap[i].head) __builtin_prefetch(m_heap[i].head);
+        __builtin_prefetch(m_heap[i].c);
       }
     }
-    l->deliver(t);
+    c->on_due(t);
   }
   m_firing = false;
   if (!m_heap.empty()) wake(m_heap.front().at);

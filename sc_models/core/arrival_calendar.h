@@ -13,7 +13,13 @@
 
 namespace fabricsim::core {
 
-class link;
+// Anything the calendar can call back when its time comes: a link whose head packet has arrived, a port
+// whose transmit FIFO needs refilling or whose pause has expired.
+class calendar_client {
+ public:
+  virtual ~calendar_client() = default;
+  virtual void on_due(picoseconds t) = 0;
+};
 
 class arrival_calendar : public sc_core::sc_module {
  public:
@@ -22,14 +28,16 @@ class arrival_calendar : public sc_core::sc_module {
   arrival_calendar(const arrival_calendar&) = delete;
   arrival_calendar& operator=(const arrival_calendar&) = delete;
 
-  // `l`'s next packet, `head`, arrives at `at` (> now). A link has at most one entry at a time.
-  void schedule(link* l, picoseconds at, const void* head);
+  // `c` is due at `at` (>= now); `head` is memory it will touch then (a link's next packet), prefetched
+  // shortly before, or null. A link keeps at most one entry; a port may leave a stale one behind, so a
+  // client must tolerate being called when it has nothing to do.
+  void schedule(calendar_client* c, picoseconds at, const void* head = nullptr);
 
  private:
   struct entry {
     picoseconds at;
     uint64_t seq;
-    link* l;
+    calendar_client* c;
     const void* head;  // the descriptor due, kept here so it can be prefetched without touching the link
     bool operator>(const entry& o) const { return at != o.at ? at > o.at : seq > o.seq; }
   };

@@ -31,7 +31,7 @@ struct link_params {
   void visit(param_visitor& v);
 };
 
-class link : public sc_core::sc_module {
+class link : public sc_core::sc_module, public calendar_client {
  public:
   link(sc_core::sc_module_name name, const link_params& params, sim_context& ctx);
   link(const link&) = delete;
@@ -54,6 +54,7 @@ class link : public sc_core::sc_module {
 
   // Called by the arrival calendar at `t`: hands every packet that has arrived by `t` to the far end.
   void deliver(picoseconds t);
+  void on_due(picoseconds t) override { deliver(t); }
 
  private:
   struct in_flight {

@@ -2,8 +2,12 @@
 #include "sc_models/core/packet.h"
 
 #include <algorithm>
+#include <cstddef>
 
 namespace fabricsim::core {
+
+// What a switch reads at every hop stays in the descriptor's first cache line.
+static_assert(offsetof(packet, bth) == 64, "switch-side fields must fit the first cache line");
 
 ip_address ip_address::v4(uint32_t addr) {
   ip_address a;
@@ -28,11 +32,13 @@ uint32_t ip_address::v4_value() const {
 
 bytes packet::frame_size() const {
   namespace h = header_bytes;
+  if (kind == frame_kind::pfc) return bytes(h::min_frame);  // MAC control frame, padded to the minimum
   uint64_t size = h::ethernet + (eth.has_vlan ? h::vlan_tag : 0) + (ip.is_v6 ? h::ipv6 : h::ipv4) + h::udp + h::bth;
   if (bth.opcode == bth_opcode::cnp) size += h::cnp_reserved;
   if (has_reth) size += h::reth;
   if (has_aeth) size += h::aeth;
   if (has_immediate) size += h::immediate;
+  if (int_requested) size += h::int_shim + uint64_t(int_hops) * h::int_record;
   size += payload_bytes + bth.pad_count + h::icrc + h::fcs;
   return bytes(std::max<uint64_t>(size, h::min_frame));
 }

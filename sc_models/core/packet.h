@@ -27,7 +27,31 @@ constexpr uint64_t fcs = 4;
 constexpr uint64_t preamble_sfd = 8;     // per frame on the wire, not in the frame
 constexpr uint64_t inter_frame_gap = 12;
 constexpr uint64_t min_frame = 64;       // minimum Ethernet frame, FCS included
+constexpr uint64_t int_shim = 8;         // in-band telemetry header (HPCC style), when the sender asks for it
+constexpr uint64_t int_record = 8;       // one hop's telemetry record on the wire (HPCC: 8 B per hop)
 }  // namespace header_bytes
+
+// What a frame is: RoCEv2 traffic, or an IEEE 802.1Qbb priority flow control (PFC) MAC control frame.
+enum class frame_kind : uint8_t { roce = 0, pfc = 1 };
+
+// 802.1Qbb: EtherType 0x8808, opcode 0x0101, a class-enable vector and one pause time per priority in
+// quanta of 512 bit times at the link's rate; a time of zero resumes the priority (XON).
+struct pfc_fields {
+  uint8_t class_enable = 0;
+  std::array<uint16_t, 8> quanta{};
+};
+constexpr uint64_t pfc_quantum_bits = 512;
+constexpr uint64_t pfc_mac_control_da = 0x01'80'c2'00'00'01ull;
+
+// One switch hop's in-band telemetry (HPCC's record: when, how much sent, how deep, how fast). The model
+// keeps full-width fields; the wire carries int_record bytes per hop.
+struct int_record {
+  picoseconds at;       // when the packet left the egress port
+  uint64_t tx_bytes;    // bytes the egress port had sent by then
+  uint32_t qlen_bytes;  // egress queue depth seen by the packet
+  uint32_t rate_mbps;   // egress link rate
+};
+constexpr unsigned max_int_hops = 5;
 
 constexpr uint16_t roce_v2_udp_port = 4791;
 constexpr uint32_t psn_modulus = 1u << 24;  // PSNs are 24 bit
@@ -123,10 +147,16 @@ struct alignas(64) packet {
   ip_header ip;
   udp_header udp;
   uint32_t sealed_wire_bytes = 0;  // wire_size() frozen by seal(); 0 while headers may still change
-  uint64_t id = 0;                 // model bookkeeping, not on the wire: unique per run, for traces
+  frame_kind kind = frame_kind::roce;
+  // Set by the switch a packet is in (model state, not on the wire): its ingress port and traffic class.
+  uint8_t hop_tc = 0;
+  uint16_t hop_in_port = 0;
+  bool int_requested = false;      // the sender asked for in-band telemetry; switches append records
+  uint8_t int_hops = 0;            // telemetry records carried
   picoseconds injected_at{};       // when the sender put it on its first link
 
   base_transport_header bth;
+  uint64_t id = 0;                 // model bookkeeping, not on the wire: unique per run, for traces
   bool has_reth = false;
   bool has_aeth = false;
   bool has_immediate = false;
@@ -138,6 +168,8 @@ struct alignas(64) packet {
   uint32_t immediate = 0;
 
   ethernet_header eth;
+  pfc_fields pfc;  // frame_kind::pfc only
+  std::array<int_record, max_int_hops> telemetry;  // the first int_hops are valid
 
   // Frame size from the destination MAC to the FCS inclusive (what a capture shows plus the FCS).
   bytes frame_size() const;

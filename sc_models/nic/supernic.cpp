@@ -75,7 +75,8 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
       m_rng(core::make_stream(ctx.seed, this->name(), "nic")),
       m_wqe_latency(picoseconds::from_ns(params.wqe_latency_ns)),
       m_rx_latency(picoseconds::from_ns(params.rx_latency_ns)),
-      m_spray(params.path_entropy == "per_packet") {
+      m_spray(params.path_entropy == "per_packet"),
+      m_priority(unsigned(params.dscp >> 3) & 7u) {
   const std::string inst = this->name();
   const uint64_t mtu = params.mtu_bytes;
   core::require(mtu >= 256 && mtu <= 4096 && (mtu & (mtu - 1)) == 0, inst,
@@ -111,6 +112,11 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
   s.counter(inst, "rx_unknown_qp", "packets", "packets for a QP that does not exist or is not connected",
             &m_rx_unknown_qp);
   s.counter(inst, "rx_acks", "packets", "ACKs received", &m_rx_acks);
+  s.counter(inst, "pause_frames_received", "frames", "PFC frames received from the switch", &m_rx_pause_frames);
+  s.gauge(inst, "paused_us", "us", "time the transmitter was paused by PFC", [this] {
+    const picoseconds end = std::min(m_paused_until, core::now());
+    return double(m_paused_ps + (end > m_paused_from ? (end - m_paused_from).value : 0)) / 1e6;
+  });
   s.counter(inst, "placed_bytes", "bytes", "payload bytes placed (copied into host memory unless nic.place_data is false)",
             &m_placed_bytes);
   s.counter(inst, "tracker_cycles", "cycles", "clock cycles the reorder tracker was stepped", &m_tracker_cycles);
@@ -215,6 +221,10 @@ void supernic::transmit() {
   const picoseconds t = core::now();
   m_tx_wake = never;
   while (!m_tx_fifo.empty() && m_tx_fifo.front() <= t) m_tx_fifo.pop_front();
+  if (t < m_paused_until) {  // PFC: nothing new goes to the MAC until the pause ends (or an XON comes)
+    wake_transmitter(m_paused_until);
+    return;
+  }
   // Fill the MAC FIFO: each frame starts when the one before it has left, so the wire stays busy while the
   // scheduler sleeps; one wake-up serves up to tx_fifo_frames frames.
   picoseconds next_ready = never;
@@ -322,7 +332,26 @@ packet* supernic::build_data_packet(queue_pair& qp) {
 
 // ---- receive -------------------------------------------------------------------------------------------
 
+void supernic::on_pause(const packet* p) {
+  ++m_rx_pause_frames;
+  if (!(p->pfc.class_enable >> m_priority & 1)) return;
+  const picoseconds t = core::now();
+  const picoseconds end = std::min(m_paused_until, t);
+  if (end > m_paused_from) m_paused_ps += (end - m_paused_from).value;
+  m_paused_from = t;
+  // Quanta of 512 bit times at the link's rate; zero resumes at once.
+  const uint64_t quanta = p->pfc.quanta[m_priority];
+  m_paused_until = t + picoseconds(uint64_t((unsigned __int128)quanta * core::pfc_quantum_bits *
+                                            1'000'000'000'000ull / m_out->rate().value));
+  if (m_started) wake_transmitter(m_paused_until);  // resume then (or now, for an XON)
+}
+
 void supernic::receive(packet* p, unsigned /*port*/) {
+  if (p->kind == core::frame_kind::pfc) {
+    on_pause(p);
+    m_ctx.pool.release(p);
+    return;
+  }
   ++m_rx_packets;
   if (p->bth.opcode == bth_opcode::rc_acknowledge)
     on_ack(p);

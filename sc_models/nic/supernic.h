@@ -141,6 +141,12 @@ class supernic : public sc_core::sc_module, public core::packet_sink {
   sc_core::sc_event m_tx_event;
   core::ring<core::picoseconds> m_tx_fifo;  // when each frame committed to the MAC leaves the wire
   core::picoseconds m_tx_wake{UINT64_MAX};  // earliest pending transmitter wake-up
+  // PFC: the switch port above may pause the priority the NIC's frames travel on (priority = DSCP / 8).
+  unsigned m_priority;
+  core::picoseconds m_paused_until{};
+  core::picoseconds m_paused_from{};
+  uint64_t m_paused_ps = 0;
+  void on_pause(const core::packet* p);
   std::vector<std::unique_ptr<queue_pair>> m_qps;
   struct region {
     uint64_t addr, length;
@@ -159,7 +165,7 @@ class supernic : public sc_core::sc_module, public core::packet_sink {
   uint64_t m_tx_packets = 0, m_tx_data_packets = 0, m_tx_acks = 0, m_tx_payload_bytes = 0;
   uint64_t m_rx_packets = 0, m_rx_in_order = 0, m_rx_out_of_order = 0, m_rx_duplicate = 0, m_rx_out_of_window = 0;
   uint64_t m_rx_deferred = 0, m_rx_access_errors = 0, m_rx_unknown_qp = 0, m_rx_acks = 0;
-  uint64_t m_placed_bytes = 0, m_tracker_cycles = 0;
+  uint64_t m_placed_bytes = 0, m_tracker_cycles = 0, m_rx_pause_frames = 0;
   core::histogram m_ooo_distance;
 };
 

@@ -1,0 +1,248 @@
+// The egress side of a switch port: class queues, scheduler, pause, MAC FIFO.
+#include "sc_models/switch/scheduled_port.h"
+
+#include <algorithm>
+
+namespace fabricsim::sw {
+
+using core::packet;
+using core::picoseconds;
+
+namespace {
+constexpr picoseconds never{UINT64_MAX};
+constexpr uint64_t dwrr_quantum_unit = 9216;  // bytes per unit of the smallest weight: one jumbo frame, so
+                                              // every visit to a backlogged class sends at least one frame
+}  // namespace
+
+scheduled_port::scheduled_port(const std::string& name, unsigned index, core::link& out,
+                               const scheduler_config& config, port_owner& owner, core::sim_context& ctx)
+    : m_name(name), m_index(index), m_out(out), m_config(config), m_owner(owner), m_ctx(ctx) {
+  core::require(config.tx_fifo_frames >= 1, name, "tx_fifo_frames must be at least 1");
+  uint32_t min_weight = UINT32_MAX;
+  for (unsigned tc = 0; tc < traffic_classes; ++tc)
+    if (!config.strict[tc] && config.weight[tc] > 0) min_weight = std::min(min_weight, config.weight[tc]);
+  for (unsigned tc = 0; tc < traffic_classes; ++tc)
+    if (!config.strict[tc] && config.weight[tc] > 0)
+      m_quantum[tc] = (uint64_t(config.weight[tc]) * dwrr_quantum_unit + min_weight - 1) / min_weight;
+
+  auto& s = ctx.stats;
+  s.counter(m_name, "tx_packets", "packets", "frames sent, control frames included", &m_tx_packets);
+  s.counter(m_name, "tx_bytes", "bytes", "wire bytes sent", &m_tx_bytes);
+  s.counter(m_name, "dropped", "packets", "frames dropped at admission to any of the port's queues",
+            &m_dropped_total);
+  s.counter(m_name, "ecn_marked", "packets", "frames marked CE in any of the port's queues", &m_ecn_total);
+  s.counter(m_name, "max_queue_bytes", "bytes", "deepest the port's queues plus MAC FIFO got, at an enqueue",
+            &m_max_queue_bytes);
+  s.counter(m_name, "pause_frames_sent", "frames", "PFC frames sent on this port (XOFF and XON)",
+            &m_pause_frames_sent);
+  s.counter(m_name, "pause_frames_received", "frames", "PFC frames received on this port",
+            &m_pause_frames_received);
+  s.hist(m_name, "queue_depth", "bytes", "port depth (queues plus MAC FIFO) seen by each arriving frame",
+         &m_depth_at_enqueue);
+  for (unsigned tc = 0; tc < traffic_classes; ++tc) {
+    if (!config.counted[tc]) continue;
+    const std::string q = m_name + ".tc" + std::to_string(tc);
+    tc_counters& c = m_tc[tc];
+    s.counter(q, "queue_tx_packets", "packets", "frames of this class sent", &c.tx_packets);
+    s.counter(q, "queue_tx_bytes", "bytes", "wire bytes of this class sent", &c.tx_bytes);
+    s.counter(q, "queue_dropped", "packets", "frames of this class dropped at admission", &c.dropped);
+    s.counter(q, "queue_ecn_marked", "packets", "frames of this class marked CE", &c.ecn_marked);
+    s.counter(q, "queue_max_bytes", "bytes", "deepest this class queue got, at an enqueue", &c.max_queue_bytes);
+    s.gauge(q, "paused_us", "us", "time this priority was paused by the peer",
+            [this, tc] { return double(paused_ps(tc)) / 1e6; });
+  }
+}
+
+void scheduled_port::count_drop(unsigned tc) {
+  ++m_tc[tc].dropped;
+  ++m_dropped_total;
+}
+
+void scheduled_port::count_ecn_mark(unsigned tc) {
+  ++m_tc[tc].ecn_marked;
+  ++m_ecn_total;
+}
+
+void scheduled_port::retire(picoseconds t) {
+  while (!m_fifo.empty() && m_fifo.front().leaves <= t) {
+    m_fifo_bytes -= m_fifo.front().bytes;
+    m_fifo.pop_front();
+  }
+}
+
+uint64_t scheduled_port::depth() {
+  retire(core::now());
+  return m_queued_total + m_fifo_bytes;
+}
+
+uint64_t scheduled_port::depth(unsigned tc) {
+  retire(core::now());
+  return m_queue_bytes[tc] + m_fifo_bytes;
+}
+
+bool scheduled_port::idle() { return depth() == 0 && m_control.empty(); }
+
+uint64_t scheduled_port::paused_ps(unsigned prio) const {
+  const picoseconds end = std::min(m_pause_until[prio], core::now());
+  return m_paused_ps[prio] + (end > m_pause_from[prio] ? (end - m_pause_from[prio]).value : 0);
+}
+
+void scheduled_port::wake_at(picoseconds t) {
+  if (!(t < m_wake)) return;  // an earlier wake-up is pending and will look again
+  m_wake = t;
+  m_ctx.calendar.schedule(this, t);
+}
+
+void scheduled_port::commit(packet* p, unsigned tc, picoseconds start) {
+  m_owner.departing(p, m_index, tc, start);  // may append telemetry: read the size afterwards
+  const uint32_t size = uint32_t(p->wire().value);
+  m_fifo.push_back({m_out.transmit(p, start), size});
+  m_fifo_bytes += size;
+  ++m_tx_packets;
+  m_tx_bytes += size;
+  ++m_tc[tc].tx_packets;
+  m_tc[tc].tx_bytes += size;
+}
+
+void scheduled_port::enqueue(packet* p, unsigned tc, picoseconds ready) {
+  retire(core::now());
+  const uint64_t size = p->wire().value;
+  const uint64_t before = m_queued_total + m_fifo_bytes;
+  m_depth_at_enqueue.add(before);
+  m_max_queue_bytes = std::max(m_max_queue_bytes, before + size);
+  m_tc[tc].max_queue_bytes = std::max(m_tc[tc].max_queue_bytes, m_queue_bytes[tc] + m_fifo_bytes + size);
+  // An uncongested port: nothing waits and the MAC FIFO has room, so the frame goes straight to the MAC
+  // (the order is the arrival order either way) and no wake-up is needed.
+  if (m_queued_total == 0 && m_control.empty() && m_fifo.size() < m_config.tx_fifo_frames && !paused(tc) &&
+      !m_in_refill) {
+    commit(p, tc, max(ready, m_out.wire_free_at()));
+    return;
+  }
+  m_queue[tc].push_back({p, ready});
+  m_queue_bytes[tc] += size;
+  m_queued_total += size;
+  if (m_in_refill) return;  // the running refill picks it up
+  if (paused(tc)) {
+    wake_at(m_pause_until[tc]);
+    return;
+  }
+  const size_t n = m_fifo.size();
+  if (n < m_config.tx_fifo_frames)
+    refill(core::now());
+  else
+    wake_at(n >= 2 ? m_fifo[n - 2].leaves : m_fifo[n - 1].leaves);
+}
+
+void scheduled_port::send_control(packet* p) {
+  m_control.push_back(p);
+  if (m_in_refill) return;
+  retire(core::now());
+  const size_t n = m_fifo.size();
+  if (n < m_config.tx_fifo_frames)
+    refill(core::now());
+  else
+    wake_at(n >= 2 ? m_fifo[n - 2].leaves : m_fifo[n - 1].leaves);
+}
+
+void scheduled_port::pause(unsigned prio, picoseconds until) {
+  const picoseconds t = core::now();
+  m_paused_ps[prio] = paused_ps(prio);
+  m_pause_from[prio] = t;
+  m_pause_until[prio] = max(until, t);
+  ++m_pause_frames_received;
+  if (m_queue[prio].empty() || m_in_refill) return;
+  if (until > t) {
+    wake_at(until);  // resumes then unless an XON comes first
+    return;
+  }
+  retire(t);
+  const size_t n = m_fifo.size();
+  if (n < m_config.tx_fifo_frames)
+    refill(t);
+  else
+    wake_at(n >= 2 ? m_fifo[n - 2].leaves : m_fifo[n - 1].leaves);
+}
+
+int scheduled_port::pick(picoseconds horizon) {
+  auto ready = [&](unsigned tc) { return eligible(tc) && m_queue[tc].front().ready <= horizon; };
+  for (unsigned tc = traffic_classes; tc-- > 0;)
+    if (m_config.strict[tc] && ready(tc)) return int(tc);
+  bool weighted = false;
+  for (unsigned tc = 0; tc < traffic_classes; ++tc)
+    weighted = weighted || (!m_config.strict[tc] && m_quantum[tc] > 0 && ready(tc));
+  if (weighted) {
+    // Deficit round robin: a class earns its quantum once per visit and sends while its deficit covers
+    // the head frame. Terminates: some visited class is ready, and its deficit grows every round.
+    for (;;) {
+      const unsigned c = m_rr;
+      if (!m_config.strict[c] && m_quantum[c] > 0 && ready(c)) {
+        if (m_rr_fresh) {
+          m_deficit[c] += m_quantum[c];
+          m_rr_fresh = false;
+        }
+        const uint64_t size = m_queue[c].front().p->wire().value;
+        if (size <= m_deficit[c]) {
+          m_deficit[c] -= size;
+          return int(c);
+        }
+      }
+      m_rr = (m_rr + 1) % traffic_classes;
+      m_rr_fresh = true;
+    }
+  }
+  for (unsigned tc = traffic_classes; tc-- > 0;)
+    if (!m_config.strict[tc] && m_quantum[tc] == 0 && ready(tc)) return int(tc);
+  // Nothing is ready by the time the wire frees: serve whichever eligible head becomes ready first.
+  int best = -1;
+  for (unsigned tc = 0; tc < traffic_classes; ++tc)
+    if (eligible(tc) && (best < 0 || m_queue[tc].front().ready < m_queue[unsigned(best)].front().ready))
+      best = int(tc);
+  return best;
+}
+
+void scheduled_port::refill(picoseconds t) {
+  if (m_in_refill) return;
+  if (!(t < m_wake)) m_wake = never;  // this is the pending wake-up (or a later one superseded by it)
+  m_in_refill = true;
+  retire(t);
+  while (m_fifo.size() < m_config.tx_fifo_frames) {
+    const picoseconds horizon = max(t, m_out.wire_free_at());
+    if (!m_control.empty()) {
+      packet* p = m_control.front();
+      m_control.pop_front();
+      const uint32_t size = uint32_t(p->wire().value);
+      m_fifo.push_back({m_out.transmit(p, horizon), size});
+      m_fifo_bytes += size;
+      ++m_tx_packets;
+      m_tx_bytes += size;
+      ++m_pause_frames_sent;
+      continue;
+    }
+    const int tc = pick(horizon);
+    if (tc < 0) break;
+    const queued q = m_queue[unsigned(tc)].front();
+    m_queue[unsigned(tc)].pop_front();
+    const uint64_t size = q.p->wire().value;
+    m_queue_bytes[unsigned(tc)] -= size;
+    m_queued_total -= size;
+    if (m_queue[unsigned(tc)].empty()) m_deficit[unsigned(tc)] = 0;
+    commit(q.p, unsigned(tc), max(q.ready, horizon));
+  }
+  bool more = !m_control.empty();
+  picoseconds resume = never;
+  for (unsigned tc = 0; tc < traffic_classes; ++tc) {
+    if (m_queue[tc].empty()) continue;
+    if (paused(tc))
+      resume = std::min(resume, m_pause_until[tc]);
+    else
+      more = true;
+  }
+  if (more) {
+    const size_t n = m_fifo.size();  // full: the loop stopped for want of room
+    wake_at(n >= 2 ? m_fifo[n - 2].leaves : m_fifo[n - 1].leaves);
+  }
+  if (resume != never) wake_at(resume);
+  m_in_refill = false;
+}
+
+}  // namespace fabricsim::sw

@@ -1,0 +1,133 @@
+// The egress side of a switch port: eight traffic-class queues, a scheduler (strict priority over the
+// classes that have it, then deficit-weighted round robin as ETS shares the rest), PFC pause per priority,
+// and the MAC's transmit FIFO.
+//
+// Kernel events: the scheduler commits up to `tx_fifo_frames` frames to the link ahead of the wire and is
+// woken (through the arrival calendar, no event of its own) when one committed frame is left, so a busy
+// port costs one wake-up per tx_fifo_frames - 1 frames; an idle port commits an arriving frame at once and
+// costs none. The price is that a decision is made up to that many frames early: a higher-priority frame,
+// or a pause, waits behind the frames already in the MAC FIFO, as it would in hardware with a FIFO that deep
+// (PFC headroom accounts for it).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "sc_models/core/link.h"
+#include "sc_models/core/ring.h"
+#include "sc_models/core/sim_context.h"
+#include "sc_models/core/stats.h"
+#include "sc_models/core/units.h"
+
+namespace fabricsim::sw {
+
+constexpr unsigned traffic_classes = 8;  // priority p is queued in traffic class p (the 1:1 default map)
+
+struct scheduler_config {
+  std::array<bool, traffic_classes> strict{};      // served first, highest class first
+  std::array<uint32_t, traffic_classes> weight{};  // DWRR (ETS) shares of the other classes; 0: only when
+                                                   // no weighted class has a frame ready
+  unsigned tx_fifo_frames = 4;                     // MAC FIFO depth: frames committed ahead of the wire
+  std::array<bool, traffic_classes> counted{};     // classes that get their own per-queue counters
+};
+
+// The switch that owns the port: told of every frame the moment it leaves the shared buffer for the MAC.
+class port_owner {
+ public:
+  virtual ~port_owner() = default;
+  // `p` (a data frame of class `tc`) is committed to the wire of port `port`, first bit at `start`. The
+  // owner releases its buffer accounting and may stamp the packet (telemetry) before it is transmitted.
+  virtual void departing(core::packet* p, unsigned port, unsigned tc, core::picoseconds start) = 0;
+};
+
+class scheduled_port : public core::calendar_client {
+ public:
+  scheduled_port(const std::string& name, unsigned index, core::link& out, const scheduler_config& config,
+                 port_owner& owner, core::sim_context& ctx);
+  scheduled_port(const scheduled_port&) = delete;
+  scheduled_port& operator=(const scheduled_port&) = delete;
+
+  // Queues an admitted data frame in class `tc`; it may leave no earlier than `ready` (which may lie
+  // before now for a cut-through frame on an idle port: its first bit left while its tail was arriving).
+  void enqueue(core::packet* p, unsigned tc, core::picoseconds ready);
+  // A MAC control frame (PFC): ahead of every queue, at the next slot of the MAC FIFO, never paused.
+  void send_control(core::packet* p);
+  // Applies a received pause for priority `prio` until `until` (at or before now: resume).
+  void pause(unsigned prio, core::picoseconds until);
+
+  bool paused(unsigned tc) const { return core::now() < m_pause_until[tc]; }
+  core::picoseconds paused_until(unsigned tc) const { return m_pause_until[tc]; }
+  // Bytes waiting in class `tc` (in the shared buffer, not yet in the MAC FIFO).
+  uint64_t queued_bytes(unsigned tc) const { return m_queue_bytes[tc]; }
+  // What a packet joining now would wait behind: every class queue plus what the MAC FIFO has not yet sent.
+  uint64_t depth();
+  uint64_t depth(unsigned tc);  // the same for class `tc`: its queue plus the MAC FIFO
+  bool idle();                  // nothing queued and nothing left to send
+
+  core::link& out() { return m_out; }
+  const std::string& name() const { return m_name; }
+  unsigned index() const { return m_index; }
+  uint64_t tx_bytes() const { return m_tx_bytes; }
+  uint64_t paused_ps(unsigned prio) const;
+
+  // Per-queue counters kept here so the report finds them by port and class; the switch counts drops and
+  // marks, the port counts what it sends.
+  void count_drop(unsigned tc);
+  void count_ecn_mark(unsigned tc);
+  void on_due(core::picoseconds t) override { refill(t); }
+
+ private:
+  struct queued {
+    core::packet* p;
+    core::picoseconds ready;
+  };
+  struct in_fifo {
+    core::picoseconds leaves;
+    uint32_t bytes;
+  };
+  struct tc_counters {
+    uint64_t tx_packets = 0, tx_bytes = 0, dropped = 0, ecn_marked = 0, max_queue_bytes = 0;
+  };
+
+  void retire(core::picoseconds t);
+  void commit(core::packet* p, unsigned tc, core::picoseconds start);
+  void refill(core::picoseconds t);
+  int pick(core::picoseconds horizon);  // next class to serve, or -1
+  bool eligible(unsigned tc) const { return !m_queue[tc].empty() && !paused(tc); }
+  void wake_at(core::picoseconds t);
+
+  std::string m_name;
+  unsigned m_index;
+  core::link& m_out;
+  scheduler_config m_config;
+  port_owner& m_owner;
+  core::sim_context& m_ctx;
+
+  std::array<core::ring<queued>, traffic_classes> m_queue;
+  std::array<uint64_t, traffic_classes> m_queue_bytes{};
+  uint64_t m_queued_total = 0;
+  core::ring<core::packet*> m_control;
+  core::ring<in_fifo> m_fifo;
+  uint64_t m_fifo_bytes = 0;  // bytes committed whose last bit has not left
+
+  // DWRR state.
+  std::array<uint64_t, traffic_classes> m_quantum{};
+  std::array<uint64_t, traffic_classes> m_deficit{};
+  unsigned m_rr = 0;
+  bool m_rr_fresh = true;  // the class at m_rr has not had its quantum for this visit yet
+
+  std::array<core::picoseconds, traffic_classes> m_pause_until{};
+  std::array<core::picoseconds, traffic_classes> m_pause_from{};
+  std::array<uint64_t, traffic_classes> m_paused_ps{};
+
+  core::picoseconds m_wake{UINT64_MAX};
+  bool m_in_refill = false;
+
+  uint64_t m_tx_packets = 0, m_tx_bytes = 0, m_max_queue_bytes = 0, m_dropped_total = 0, m_ecn_total = 0;
+  uint64_t m_pause_frames_sent = 0, m_pause_frames_received = 0;
+  std::array<tc_counters, traffic_classes> m_tc{};
+  core::histogram m_depth_at_enqueue;
+};
+
+}  // namespace fabricsim::sw

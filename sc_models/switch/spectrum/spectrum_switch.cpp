@@ -1,0 +1,463 @@
+// The Spectrum-4 switch pipeline.
+#include "sc_models/switch/spectrum/spectrum_switch.h"
+
+#include <algorithm>
+#include <sstream>
+
+namespace fabricsim::sw {
+
+using core::packet;
+using core::picoseconds;
+
+namespace {
+
+constexpr picoseconds never{UINT64_MAX};
+constexpr uint64_t jumbo_frame_bytes = 9216 + 20;  // largest frame on the wire, preamble and gap included
+constexpr uint64_t switch_mac_base = 0x02'00'00'ff'00'00ull;
+
+// "3" or "3,4": a set of priorities or classes, each 0-7.
+std::array<bool, traffic_classes> parse_class_set(const std::string& text, const std::string& key) {
+  std::array<bool, traffic_classes> out{};
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (item.empty()) continue;
+    if (item.size() != 1 || item[0] < '0' || item[0] > '7')
+      throw core::config_error("switch." + key + ": '" + item + "' in '" + text +
+                               "' is not a class; expected a comma-separated list of 0-7");
+    out[unsigned(item[0] - '0')] = true;
+  }
+  return out;
+}
+
+// "0:50,3:50": class:weight pairs.
+std::array<uint32_t, traffic_classes> parse_weights(const std::string& text, const std::string& key) {
+  std::array<uint32_t, traffic_classes> out{};
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (item.empty()) continue;
+    const size_t colon = item.find(':');
+    const std::string cls = item.substr(0, colon);
+    const std::string w = colon == std::string::npos ? "" : item.substr(colon + 1);
+    if (cls.size() != 1 || cls[0] < '0' || cls[0] > '7' || w.empty() || w.size() > 4 ||
+        w.find_first_not_of("0123456789") != std::string::npos || std::stoul(w) == 0 || std::stoul(w) > 1000)
+      throw core::config_error("switch." + key + ": '" + item + "' in '" + text +
+                               "' is not class:weight; expected a comma-separated list like 0:50,3:50 with "
+                               "classes 0-7 and weights 1-1000");
+    out[unsigned(cls[0] - '0')] = uint32_t(std::stoul(w));
+  }
+  return out;
+}
+
+}  // namespace
+
+void spectrum_params::visit(core::param_visitor& v) {
+  v.field({"port_config", "", "how the 51.2 Tb/s ASIC is split into ports (ports x Gb/s)", 0, 0,
+           {"64x800", "128x400", "256x200"}},
+          port_config);
+  v.field({"forwarding", "", "cut-through (leave once the headers are parsed, when the egress is idle) or "
+                             "store-and-forward",
+           0, 0, {"cut_through", "store_and_forward"}},
+          forwarding);
+  v.field({"parse_ns", "ns", "pipeline stage: header parse", 0, 1e5}, parse_ns);
+  v.field({"classify_ns", "ns", "pipeline stage: DSCP/PCP trust to priority and traffic class", 0, 1e5},
+          classify_ns);
+  v.field({"lookup_ns", "ns", "pipeline stage: L3 route, ECMP hash or adaptive choice", 0, 1e5}, lookup_ns);
+  v.field({"admit_ns", "ns", "pipeline stage: buffer admission, ECN, PFC accounting", 0, 1e5}, admit_ns);
+  v.field({"schedule_ns", "ns", "pipeline stage: egress scheduling to the MAC", 0, 1e5}, schedule_ns);
+  v.field({"cut_through_bytes", "bytes", "header bytes that must arrive before a cut-through frame can leave",
+           64, 9216},
+          cut_through_bytes);
+  v.field({"routing", "", "egress choice among equal-cost ports: ECMP hash of the 5-tuple, or adaptive per "
+                          "packet (least-loaded eligible port)",
+           0, 0, {"ecmp", "adaptive"}},
+          routing);
+  v.field({"ar_threshold_bytes", "bytes", "adaptive: keep the hashed port while its queue is at most this deep",
+           0, 1e10},
+          ar_threshold_bytes);
+  v.field({"ar_hysteresis_bytes", "bytes", "adaptive: leave the hashed port only for one lighter by more than this",
+           0, 1e10},
+          ar_hysteresis_bytes);
+  v.field({"buffer_bytes", "bytes", "the one shared packet buffer (headroom reserved out of it)", 65536, 1e10},
+          buffer_bytes);
+  v.field({"dt_alpha", "", "dynamic threshold of lossy queues: a queue may hold alpha x the free shared buffer",
+           1.0 / 128, 64},
+          dt_alpha);
+  v.field({"trust", "", "where the priority comes from: DSCP (priority = DSCP / 8) or the VLAN PCP", 0, 0,
+           {"dscp", "pcp"}},
+          trust);
+  v.field({"lossless_priorities", "", "PFC-enabled priorities, comma-separated (0-7)"}, lossless_priorities);
+  v.field({"strict_priorities", "", "traffic classes served by strict priority, comma-separated (0-7)"},
+          strict_priorities);
+  v.field({"ets_weights", "", "DWRR (ETS) weights of the other classes as class:weight pairs"}, ets_weights);
+  v.field({"ecn_classes", "", "traffic classes whose queues mark ECN, comma-separated (0-7)"}, ecn_classes);
+  v.field({"ecn_kmin_bytes", "bytes", "RED line: no ECN marks below this queue depth", 0, 1e10}, ecn_kmin_bytes);
+  v.field({"ecn_kmax_bytes", "bytes", "RED line: every ECT frame marked at or above this depth", 0, 1e10},
+          ecn_kmax_bytes);
+  v.field({"ecn_pmax", "", "marking probability reached at Kmax", 0, 1}, ecn_pmax);
+  v.field({"pfc_xoff_bytes", "bytes", "per ingress port and lossless priority: bytes held that trigger XOFF",
+           1024, 1e10},
+          pfc_xoff_bytes);
+  v.field({"pfc_xon_bytes", "bytes", "per ingress port and lossless priority: XON once back below this", 0, 1e10},
+          pfc_xon_bytes);
+  v.field({"pfc_headroom_bytes", "bytes", "per ingress port and lossless priority: buffer beyond XOFF for what "
+                                          "is in flight; 0 sizes it from the cable, rate and FIFOs",
+           0, 1e10},
+          pfc_headroom_bytes);
+  v.field({"pfc_quanta", "quanta", "pause time in XOFF frames, in 512-bit times", 1, 65535}, pfc_quanta);
+  v.field({"tx_fifo_frames", "frames", "MAC transmit FIFO per port: frames committed ahead of the wire", 1, 64},
+          tx_fifo_frames);
+  v.field({"telemetry", "", "stamp in-band telemetry (HPCC-style records) into packets that ask for it"},
+          telemetry);
+}
+
+uint64_t spectrum_switch::address_hash(const core::ip_address& a) {
+  uint64_t hi = 0, lo = 0;
+  for (int i = 0; i < 8; ++i) {
+    hi = hi << 8 | a.octets[i];
+    lo = lo << 8 | a.octets[8 + i];
+  }
+  return core::splitmix64(hi ^ core::splitmix64(lo));
+}
+
+spectrum_switch::spectrum_switch(sc_core::sc_module_name name, const spectrum_params& params, unsigned ports,
+                                 core::sim_context& ctx)
+    : sc_core::sc_module(name),
+      m_ctx(ctx),
+      m_params(params),
+      m_latency(picoseconds::from_ns(params.parse_ns + params.classify_ns + params.lookup_ns + params.admit_ns +
+                                     params.schedule_ns)),
+      m_adaptive(params.routing == "adaptive"),
+      m_cut_through(params.forwarding == "cut_through"),
+      m_trust_pcp(params.trust == "pcp"),
+      m_hash_seed(uint32_t(core::stream_seed(ctx.seed, this->name(), "ecmp"))),
+      m_ecn_rng(core::make_stream(ctx.seed, this->name(), "ecn")),
+      m_ports(ports),
+      m_refresh(ports),
+      m_in(ports),
+      m_headroom(ports, 0) {
+  const std::string inst = this->name();
+  const size_t x = params.port_config.find('x');
+  core::require(x != std::string::npos, inst, "switch.port_config '" + params.port_config + "' is not PORTSxGBPS");
+  m_max_ports = unsigned(std::stoul(params.port_config.substr(0, x)));
+  m_port_gbps = std::stod(params.port_config.substr(x + 1));
+  core::require(ports > 0, inst, "a switch needs at least one port");
+  core::require(ports <= m_max_ports, inst,
+                "needs " + std::to_string(ports) + " ports but switch.port_config " + params.port_config +
+                    " has " + std::to_string(m_max_ports) + " (use a breakout such as 256x200, or a larger fabric)");
+  core::require(params.pfc_xon_bytes <= params.pfc_xoff_bytes, inst,
+                "switch.pfc_xon_bytes " + std::to_string(params.pfc_xon_bytes) + " is above switch.pfc_xoff_bytes " +
+                    std::to_string(params.pfc_xoff_bytes));
+  core::require(params.ecn_kmin_bytes <= params.ecn_kmax_bytes, inst,
+                "switch.ecn_kmin_bytes " + std::to_string(params.ecn_kmin_bytes) + " is above switch.ecn_kmax_bytes " +
+                    std::to_string(params.ecn_kmax_bytes));
+  configure_classes();
+
+  auto& s = m_ctx.stats;
+  s.counter(inst, "received", "packets", "frames received on any port", &m_received);
+  s.counter(inst, "no_route", "packets", "packets dropped for want of a route", &m_no_route);
+  s.counter(inst, "ttl_expired", "packets", "packets dropped with TTL or hop limit exhausted", &m_ttl_expired);
+  s.counter(inst, "headroom_overflow", "packets",
+            "lossless packets dropped because their PFC headroom was full (the headroom is too small)",
+            &m_headroom_overflow);
+  s.counter(inst, "ar_decisions", "packets", "adaptive-routing choices among two or more eligible ports",
+            &m_ar_decisions);
+  s.counter(inst, "ar_rerouted", "packets", "adaptive-routing choices that left the ECMP-hashed port",
+            &m_ar_rerouted);
+  s.counter(inst, "admitted_bytes", "bytes", "wire bytes admitted into the shared buffer", &m_admitted_bytes);
+  s.counter(inst, "released_bytes", "bytes", "wire bytes that left the shared buffer for a MAC", &m_released_bytes);
+  s.counter(inst, "max_buffer_bytes", "bytes", "most of the shared pool in use at once", &m_max_shared_used);
+}
+
+spectrum_switch::~spectrum_switch() = default;
+
+void spectrum_switch::configure_classes() {
+  m_lossless = parse_class_set(m_params.lossless_priorities, "lossless_priorities");
+  m_sched.strict = parse_class_set(m_params.strict_priorities, "strict_priorities");
+  m_sched.weight = parse_weights(m_params.ets_weights, "ets_weights");
+  m_ecn = parse_class_set(m_params.ecn_classes, "ecn_classes");
+  m_sched.tx_fifo_frames = unsigned(m_params.tx_fifo_frames);
+  for (unsigned tc = 0; tc < traffic_classes; ++tc) {
+    core::require(!(m_sched.strict[tc] && m_sched.weight[tc] > 0), name(),
+                  "class " + std::to_string(tc) + " is both in switch.strict_priorities and in switch.ets_weights");
+    m_sched.counted[tc] = tc == 0 || m_lossless[tc] || m_sched.strict[tc] || m_sched.weight[tc] > 0;
+  }
+}
+
+void spectrum_switch::connect_port(unsigned port, core::link& out) {
+  core::require(port < m_ports.size(), name(), "port " + std::to_string(port) + " out of range");
+  core::require(!m_ports[port], name(), "port " + std::to_string(port) + " connected twice");
+  core::require(out.rate().value <= uint64_t(m_port_gbps * 1e9 + 0.5), name(),
+                "port " + std::to_string(port) + " runs at " + std::to_string(out.rate().value / 1'000'000'000) +
+                    " Gb/s, faster than the " + std::to_string(int(m_port_gbps)) + "G ports of switch.port_config " +
+                    m_params.port_config);
+  m_ports[port] =
+      std::make_unique<scheduled_port>(std::string(name()) + ".port" + std::to_string(port), port, out, m_sched,
+                                       *this, m_ctx);
+  m_refresh[port] = std::make_unique<pfc_refresh>(*this, port);
+  // PFC headroom: what can still arrive after this port decides to pause its peer. The XOFF frame may wait
+  // behind this port's MAC FIFO, crosses the cable, the peer finishes what its own MAC FIFO holds (assumed
+  // no deeper than ours) and the last of that crosses back: a cable round trip at line rate plus
+  // 2 x tx_fifo_frames + 2 largest frames.
+  uint64_t headroom = m_params.pfc_headroom_bytes;
+  if (headroom == 0) {
+    const uint64_t rtt_bytes = uint64_t((unsigned __int128)(2 * out.latency().value) * out.rate().value /
+                                        8'000'000'000'000ull);
+    headroom = rtt_bytes + (2 * m_params.tx_fifo_frames + 2) * jumbo_frame_bytes + 64;
+  }
+  m_headroom[port] = headroom;
+  uint64_t reserved = 0;
+  for (unsigned p = 0; p < m_ports.size(); ++p)
+    for (unsigned prio = 0; prio < traffic_classes; ++prio)
+      if (m_ports[p] && m_lossless[prio]) reserved += m_headroom[p];
+  core::require(reserved < m_params.buffer_bytes, name(),
+                "PFC headroom (" + std::to_string(reserved) + " bytes over the connected ports) leaves nothing of "
+                "switch.buffer_bytes " + std::to_string(m_params.buffer_bytes) + " for the shared pool");
+  m_shared_size = m_params.buffer_bytes - reserved;
+}
+
+void spectrum_switch::rehash(size_t slots) {
+  m_route_slots.assign(slots, 0);
+  for (uint32_t i = 0; i < m_routes.size(); ++i) {
+    size_t s = address_hash(m_routes[i].dst) & (slots - 1);
+    while (m_route_slots[s] != 0) s = (s + 1) & (slots - 1);
+    m_route_slots[s] = i + 1;
+  }
+}
+
+void spectrum_switch::add_route(const core::ip_address& dst, std::vector<unsigned> egress_ports) {
+  core::require(!egress_ports.empty(), name(), "route with no egress port");
+  for (unsigned p : egress_ports)
+    core::require(p < m_ports.size() && m_ports[p], name(), "route to unconnected port " + std::to_string(p));
+  packet probe;
+  probe.ip.dst = dst;
+  core::require(lookup(&probe) == nullptr, name(), "two routes for one destination");
+  m_routes.push_back({dst, uint32_t(m_route_ports.size()), uint32_t(egress_ports.size())});
+  m_route_ports.insert(m_route_ports.end(), egress_ports.begin(), egress_ports.end());
+  if (2 * m_routes.size() > m_route_slots.size()) {  // keep the table at most half full
+    rehash(std::max<size_t>(16, 2 * m_route_slots.size()));
+    return;
+  }
+  const size_t mask = m_route_slots.size() - 1;
+  size_t slot = address_hash(dst) & mask;
+  while (m_route_slots[slot] != 0) slot = (slot + 1) & mask;
+  m_route_slots[slot] = uint32_t(m_routes.size());
+}
+
+unsigned spectrum_switch::priority_of(const packet* p) const {
+  if (m_trust_pcp) return p->eth.has_vlan ? p->eth.pcp & 7u : 0u;
+  return unsigned(p->ip.dscp >> 3) & 7u;
+}
+
+double spectrum_switch::ecn_probability(uint64_t q) const {
+  const uint64_t kmin = m_params.ecn_kmin_bytes, kmax = m_params.ecn_kmax_bytes;
+  if (q >= kmax) return 1.0;
+  if (q <= kmin) return 0.0;
+  return m_params.ecn_pmax * double(q - kmin) / double(kmax - kmin);
+}
+
+picoseconds spectrum_switch::pause_time(unsigned port, uint16_t quanta) const {
+  const uint64_t rate = m_ports[port]->out().rate().value;
+  return picoseconds(uint64_t((unsigned __int128)quanta * core::pfc_quantum_bits * 1'000'000'000'000ull / rate));
+}
+
+bool spectrum_switch::parse(packet* p, unsigned in_port) {
+  if (p->kind == core::frame_kind::pfc) {
+    // A pause from the peer on this port: it stops this port's transmitter for the enabled priorities.
+    for (unsigned prio = 0; prio < traffic_classes; ++prio)
+      if (p->pfc.class_enable >> prio & 1)
+        m_ports[in_port]->pause(prio, core::now() + pause_time(in_port, p->pfc.quanta[prio]));
+    m_ctx.pool.release(p);
+    return false;
+  }
+  if (p->ip.ttl <= 1) {
+    ++m_ttl_expired;
+    m_ctx.pool.release(p);
+    return false;
+  }
+  --p->ip.ttl;
+  return true;
+}
+
+const spectrum_switch::route* spectrum_switch::lookup(const packet* p) const {
+  if (m_route_slots.empty()) return nullptr;
+  const size_t mask = m_route_slots.size() - 1;
+  for (size_t s = address_hash(p->ip.dst) & mask;; s = (s + 1) & mask) {
+    const uint32_t i = m_route_slots[s];
+    if (i == 0) return nullptr;
+    if (m_routes[i - 1].dst == p->ip.dst) return &m_routes[i - 1];
+  }
+}
+
+unsigned spectrum_switch::select_egress(const route& r, const packet* p, unsigned tc) {
+  if (r.count == 1) return m_route_ports[r.first];
+  const uint32_t h = p->five_tuple_hash(m_hash_seed) % r.count;
+  const unsigned hashed = m_route_ports[r.first + h];
+  if (!m_adaptive) return hashed;
+  // Adaptive: the least-loaded eligible port (not paused for this class), searched from the hashed one so
+  // that ties keep the hashed port and equal loads spread the way the hash does.
+  scheduled_port& hp = *m_ports[hashed];
+  const bool hashed_ok = !hp.paused(tc);
+  const uint64_t hashed_depth = hp.depth(tc);
+  if (hashed_ok && hashed_depth <= m_params.ar_threshold_bytes) return hashed;
+  int best = -1;
+  uint64_t best_depth = 0;
+  unsigned eligible = 0;
+  for (uint32_t k = 0; k < r.count; ++k) {
+    const unsigned port = m_route_ports[r.first + (h + k) % r.count];
+    scheduled_port& sp = *m_ports[port];
+    if (sp.paused(tc)) continue;
+    ++eligible;
+    const uint64_t d = sp.depth(tc);
+    if (best < 0 || d < best_depth) {
+      best = int(port);
+      best_depth = d;
+    }
+  }
+  if (best < 0) return hashed;  // every port paused: wait on the hashed one
+  if (eligible >= 2) ++m_ar_decisions;
+  if (hashed_ok && best_depth + m_params.ar_hysteresis_bytes >= hashed_depth) return hashed;
+  if (unsigned(best) != hashed) ++m_ar_rerouted;
+  return unsigned(best);
+}
+
+bool spectrum_switch::admit(packet* p, unsigned in_port, unsigned egress, unsigned tc) {
+  const uint64_t size = p->wire().value;
+  if (m_lossless[tc]) {
+    ingress_account& a = m_in[in_port][tc];
+    if (a.bytes + size <= m_params.pfc_xoff_bytes && m_shared_used + size <= m_shared_size) {
+      m_shared_used += size;
+    } else if (a.headroom + size <= m_headroom[in_port]) {
+      a.headroom += size;
+    } else {
+      ++m_headroom_overflow;
+      m_ports[egress]->count_drop(tc);
+      return false;
+    }
+    a.bytes += size;
+    if (!a.xoff && (a.bytes >= m_params.pfc_xoff_bytes || a.headroom > 0)) {
+      a.xoff = true;
+      send_pfc(in_port, tc, uint16_t(m_params.pfc_quanta));
+      a.refresh_at = core::now() + picoseconds(pause_time(in_port, uint16_t(m_params.pfc_quanta)).value / 2);
+      pfc_refresh& r = *m_refresh[in_port];
+      if (a.refresh_at < r.pending) {
+        r.pending = a.refresh_at;
+        m_ctx.calendar.schedule(&r, a.refresh_at);
+      }
+    }
+  } else {
+    // Dynamic threshold: a lossy queue may grow to alpha times what is left of the shared pool.
+    const uint64_t free = m_shared_size - m_shared_used;
+    const double limit = m_params.dt_alpha * double(free);
+    if (size > free || double(m_ports[egress]->queued_bytes(tc) + size) > limit) {
+      m_ports[egress]->count_drop(tc);
+      return false;
+    }
+    m_shared_used += size;
+  }
+  m_admitted_bytes += size;
+  m_max_shared_used = std::max(m_max_shared_used, m_shared_used);
+  return true;
+}
+
+void spectrum_switch::departing(packet* p, unsigned port, unsigned tc, picoseconds start) {
+  const uint64_t size = p->wire().value;
+  if (m_lossless[tc]) {
+    ingress_account& a = m_in[p->hop_in_port][tc];
+    const uint64_t from_headroom = std::min(a.headroom, size);  // headroom drains first
+    a.headroom -= from_headroom;
+    m_shared_used -= size - from_headroom;
+    a.bytes -= size;
+    if (a.xoff && a.headroom == 0 && a.bytes <= m_params.pfc_xon_bytes) {
+      a.xoff = false;
+      send_pfc(p->hop_in_port, tc, 0);
+    }
+  } else {
+    m_shared_used -= size;
+  }
+  m_released_bytes += size;
+  if (m_params.telemetry && p->int_requested && p->int_hops < core::max_int_hops) {
+    scheduled_port& sp = *m_ports[port];
+    p->telemetry[p->int_hops] = {start, sp.tx_bytes(), uint32_t(std::min<uint64_t>(sp.depth(tc), UINT32_MAX)),
+                                 uint32_t(sp.out().rate().value / 1'000'000)};
+    ++p->int_hops;
+    p->seal();
+  }
+}
+
+void spectrum_switch::send_pfc(unsigned port, unsigned prio, uint16_t quanta) {
+  packet* f = m_ctx.pool.acquire();
+  f->kind = core::frame_kind::pfc;
+  f->eth.dst_mac = core::pfc_mac_control_da;
+  f->eth.src_mac = switch_mac_base | port;
+  f->pfc.class_enable = uint8_t(1u << prio);
+  f->pfc.quanta[prio] = quanta;
+  f->seal();
+  m_ports[port]->send_control(f);
+}
+
+void spectrum_switch::refresh_pause(unsigned port, picoseconds t) {
+  pfc_refresh& r = *m_refresh[port];
+  if (t < r.pending) return;  // a stale entry: the pending one is later
+  r.pending = never;
+  picoseconds next = never;
+  for (unsigned prio = 0; prio < traffic_classes; ++prio) {
+    ingress_account& a = m_in[port][prio];
+    if (!a.xoff) continue;
+    if (a.refresh_at <= t) {
+      send_pfc(port, prio, uint16_t(m_params.pfc_quanta));
+      a.refresh_at = t + picoseconds(pause_time(port, uint16_t(m_params.pfc_quanta)).value / 2);
+    }
+    next = std::min(next, a.refresh_at);
+  }
+  if (next != never) {
+    r.pending = next;
+    m_ctx.calendar.schedule(&r, next);
+  }
+}
+
+void spectrum_switch::mark_ecn(packet* p, unsigned egress, unsigned tc) {
+  if (!m_ecn[tc] || p->ip.ecn == 0 || p->ip.ecn == 3) return;  // not ECN-capable, or already CE
+  const double prob = ecn_probability(m_ports[egress]->depth(tc));
+  if (prob <= 0.0) return;
+  if (prob < 1.0 && double(m_ecn_rng() >> 11) * 0x1.0p-53 >= prob) return;
+  p->ip.ecn = 3;
+  m_ports[egress]->count_ecn_mark(tc);
+}
+
+void spectrum_switch::receive(packet* p, unsigned in_port) {
+  ++m_received;
+  if (!parse(p, in_port)) return;
+  const unsigned tc = priority_of(p);  // classify: priority p in traffic class p
+  p->hop_in_port = uint16_t(in_port);
+  p->hop_tc = uint8_t(tc);
+  const route* r = lookup(p);
+  if (r == nullptr) {
+    ++m_no_route;
+    m_ctx.pool.release(p);
+    return;
+  }
+  const unsigned egress = select_egress(*r, p, tc);
+  scheduled_port& out = *m_ports[egress];
+  if (!admit(p, in_port, egress, tc)) {
+    m_ctx.pool.release(p);
+    return;
+  }
+  mark_ecn(p, egress, tc);
+  // The pipeline latency delays the frame's earliest departure; it is not a kernel event of its own.
+  picoseconds ready = core::now() + m_latency;
+  if (m_cut_through && out.idle()) {
+    // Cut-through: the frame's head left the parser while its tail was still arriving. Only when the
+    // egress is no faster than the ingress, or the egress would run dry mid-frame.
+    const core::link& in = m_ports[in_port]->out();  // cables are symmetric
+    const uint64_t size = p->wire().value;
+    if (out.out().rate().value <= in.rate().value && size > m_params.cut_through_bytes) {
+      const picoseconds tail = in.serialization(core::bytes(size - m_params.cut_through_bytes));
+      ready = ready - tail;
+    }
+  }
+  out.enqueue(p, tc, ready);
+}
+
+}  // namespace fabricsim::sw

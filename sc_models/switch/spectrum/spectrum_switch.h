@@ -1,0 +1,162 @@
+// The Spectrum-4 (Spectrum-X) Ethernet switch pipeline. Each stage is a named block with its own
+// nanosecond cost; together they make the port-to-port latency:
+//   parse     L2/L3/L4 headers, TTL; a PFC frame stops here and pauses the port it arrived on
+//   classify  trust DSCP (or PCP) -> switch priority -> traffic class (RoCE lossless, CNP strict, default)
+//   lookup    L3 host route; ECMP over the equal-cost ports by a seeded hash of the 5-tuple (UDP source
+//             port included, so a NIC sprays by varying it), or per-packet adaptive routing to the
+//             least-loaded eligible port
+//   admit     one shared buffer with per-(ingress port, priority) and per-(egress port, class) accounting:
+//             dynamic thresholds and tail drop for lossy classes, XOFF/XON with headroom for lossless ones;
+//             ECN marking on the RED line of the egress queue
+//   schedule  strict priority, then DWRR (ETS) across classes; in-band telemetry stamped at departure
+// Cut-through: a frame whose egress port is idle (and no faster than its ingress) leaves as soon as its
+// headers are parsed, before its tail has arrived.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <systemc>
+
+#include "sc_models/core/link.h"
+#include "sc_models/core/params.h"
+#include "sc_models/core/rng.h"
+#include "sc_models/core/sim_context.h"
+#include "sc_models/switch/scheduled_port.h"
+#include "sc_models/switch/switch_device.h"
+
+namespace fabricsim::sw {
+
+struct spectrum_params {
+  std::string port_config = "128x400";      // 51.2 Tb/s as 64 x 800G, 128 x 400G or 256 x 200G (breakout)
+  std::string forwarding = "cut_through";   // or "store_and_forward"
+  double parse_ns = 80.0;                   // stage costs (estimates; together the port-to-port latency)
+  double classify_ns = 40.0;
+  double lookup_ns = 120.0;
+  double admit_ns = 80.0;
+  double schedule_ns = 80.0;
+  uint64_t cut_through_bytes = 128;         // bytes the parser needs before a cut-through frame can go
+  std::string routing = "ecmp";             // or "adaptive" (per packet)
+  uint64_t ar_threshold_bytes = 0;          // adaptive: keep the hashed port while its depth is at most this
+  uint64_t ar_hysteresis_bytes = 0;         // adaptive: move only to a port lighter by more than this
+  uint64_t buffer_bytes = 134217728;        // the one shared packet buffer (estimate: 128 MB)
+  double dt_alpha = 1.0;                    // lossy queues: a queue may hold alpha x the free shared buffer
+  std::string trust = "dscp";               // priority from DSCP (priority = DSCP / 8) or from the VLAN PCP
+  std::string lossless_priorities = "3";    // PFC-enabled priorities (NVIDIA RoCE default: 3)
+  std::string strict_priorities = "6";      // strict-priority classes (CNPs on 6)
+  std::string ets_weights = "0:50,3:50";    // DWRR weights of the other classes, class:weight
+  std::string ecn_classes = "3";            // classes whose queues mark ECN
+  uint64_t ecn_kmin_bytes = 150000;         // RED line: no marks below Kmin
+  uint64_t ecn_kmax_bytes = 1500000;        // every ECT frame marked at or above Kmax
+  double ecn_pmax = 1.0;                    // marking probability reached at Kmax
+  uint64_t pfc_xoff_bytes = 262144;         // per (ingress port, lossless priority): XOFF at this many bytes
+  uint64_t pfc_xon_bytes = 196608;          // XON when back below this
+  uint64_t pfc_headroom_bytes = 0;          // per (ingress port, lossless priority); 0: sized from the cable
+  uint64_t pfc_quanta = 65535;              // pause time in XOFF frames, in 512-bit quanta
+  uint64_t tx_fifo_frames = 4;              // MAC transmit FIFO depth per port
+  bool telemetry = false;                   // stamp in-band telemetry into packets that ask for it
+  void visit(core::param_visitor& v);
+};
+
+class spectrum_switch : public sc_core::sc_module, public switch_device, public port_owner {
+ public:
+  spectrum_switch(sc_core::sc_module_name name, const spectrum_params& params, unsigned ports,
+                  core::sim_context& ctx);
+  spectrum_switch(const spectrum_switch&) = delete;
+  spectrum_switch& operator=(const spectrum_switch&) = delete;
+  ~spectrum_switch() override;
+
+  void connect_port(unsigned port, core::link& out) override;
+  void add_route(const core::ip_address& dst, std::vector<unsigned> egress_ports) override;
+  unsigned ports() const override { return unsigned(m_ports.size()); }
+  const char* device_name() const override { return name(); }
+  void receive(core::packet* p, unsigned in_port) override;
+  void departing(core::packet* p, unsigned port, unsigned tc, core::picoseconds start) override;
+
+  scheduled_port& port(unsigned i) { return *m_ports.at(i); }
+  core::picoseconds latency() const { return m_latency; }
+  unsigned priority_of(const core::packet* p) const;
+  bool lossless(unsigned prio) const { return m_lossless[prio]; }
+  // The RED line: marking probability for an ECT frame that finds `queue_bytes` in its queue.
+  double ecn_probability(uint64_t queue_bytes) const;
+  // Buffer accounting, for tests and reports.
+  uint64_t shared_size() const { return m_shared_size; }
+  uint64_t shared_used() const { return m_shared_used; }
+  uint64_t headroom_size(unsigned port) const { return m_headroom.at(port); }
+  uint64_t headroom_used(unsigned port, unsigned prio) const { return m_in[port][prio].headroom; }
+  uint64_t ingress_bytes(unsigned port, unsigned prio) const { return m_in[port][prio].bytes; }
+  bool xoff_asserted(unsigned port, unsigned prio) const { return m_in[port][prio].xoff; }
+  uint64_t admitted_bytes() const { return m_admitted_bytes; }
+  uint64_t released_bytes() const { return m_released_bytes; }
+
+ private:
+  struct route {
+    core::ip_address dst;
+    uint32_t first;  // index of the first egress port in m_route_ports
+    uint32_t count;  // equal-cost egress ports
+  };
+  struct ingress_account {
+    uint64_t bytes = 0;     // held in the buffer, from this ingress port and priority
+    uint64_t headroom = 0;  // of which in the headroom (beyond XOFF)
+    bool xoff = false;      // the upstream port is told to pause
+    core::picoseconds refresh_at{};
+  };
+  // Re-sends XOFF before the upstream pause expires while a priority stays congested.
+  class pfc_refresh : public core::calendar_client {
+   public:
+    pfc_refresh(spectrum_switch& s, unsigned port) : m_switch(s), m_port(port) {}
+    void on_due(core::picoseconds t) override { m_switch.refresh_pause(m_port, t); }
+    core::picoseconds pending{UINT64_MAX};
+
+   private:
+    spectrum_switch& m_switch;
+    unsigned m_port;
+  };
+
+  static uint64_t address_hash(const core::ip_address& a);
+  void rehash(size_t slots);
+  // Pipeline stages.
+  bool parse(core::packet* p, unsigned in_port);  // false: consumed (PFC) or dropped (TTL)
+  const route* lookup(const core::packet* p) const;
+  unsigned select_egress(const route& r, const core::packet* p, unsigned tc);
+  bool admit(core::packet* p, unsigned in_port, unsigned egress, unsigned tc);
+  void mark_ecn(core::packet* p, unsigned egress, unsigned tc);
+  // PFC.
+  void send_pfc(unsigned port, unsigned prio, uint16_t quanta);
+  void refresh_pause(unsigned port, core::picoseconds t);
+  core::picoseconds pause_time(unsigned port, uint16_t quanta) const;
+  void configure_classes();
+
+  core::sim_context& m_ctx;
+  spectrum_params m_params;
+  core::picoseconds m_latency;
+  bool m_adaptive;
+  bool m_cut_through;
+  bool m_trust_pcp;
+  unsigned m_max_ports;
+  double m_port_gbps;
+  uint32_t m_hash_seed;
+  core::rng_stream m_ecn_rng;
+  scheduler_config m_sched;
+  std::array<bool, traffic_classes> m_lossless{};
+  std::array<bool, traffic_classes> m_ecn{};
+  std::vector<std::unique_ptr<scheduled_port>> m_ports;
+  std::vector<std::unique_ptr<pfc_refresh>> m_refresh;
+  std::vector<std::array<ingress_account, traffic_classes>> m_in;
+  std::vector<uint64_t> m_headroom;  // per ingress port and lossless priority
+  uint64_t m_shared_size = 0;
+  uint64_t m_shared_used = 0;
+
+  std::vector<route> m_routes;
+  std::vector<uint32_t> m_route_slots;  // index + 1 into m_routes, 0 = empty
+  std::vector<unsigned> m_route_ports;
+
+  uint64_t m_received = 0, m_no_route = 0, m_ttl_expired = 0, m_headroom_overflow = 0;
+  uint64_t m_ar_decisions = 0, m_ar_rerouted = 0, m_admitted_bytes = 0, m_released_bytes = 0;
+  uint64_t m_max_shared_used = 0;
+};
+
+}  // namespace fabricsim::sw
