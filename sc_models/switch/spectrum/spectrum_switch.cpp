@@ -133,6 +133,7 @@ spectrum_switch::spectrum_switch(sc_core::sc_module_name name, const spectrum_pa
       m_trust_pcp(params.trust == "pcp"),
       m_hash_seed(uint32_t(core::stream_seed(ctx.seed, this->name(), "ecmp"))),
       m_ecn_rng(core::make_stream(ctx.seed, this->name(), "ecn")),
+      m_ar_rng(core::make_stream(ctx.seed, this->name(), "adaptive_routing")),
       m_ports(ports),
       m_refresh(ports),
       m_in(ports),
@@ -295,17 +296,21 @@ unsigned spectrum_switch::select_egress(const route& r, const packet* p, unsigne
   const uint32_t h = p->five_tuple_hash(m_hash_seed) % r.count;
   const unsigned hashed = m_route_ports[r.first + h];
   if (!m_adaptive) return hashed;
-  // Adaptive: the least-loaded eligible port (not paused for this class), searched from the hashed one so
-  // that ties keep the hashed port and equal loads spread the way the hash does.
+  // Adaptive: the least-loaded eligible port (not paused for this class). Ties go round robin: breaking
+  // them toward the hashed port would steer every flow back onto its ECMP path whenever the uplinks are
+  // evenly loaded, and bring the flow collisions of ECMP back one hop further on; a plain rotating start
+  // locks onto the period of the arriving flows the same way. So the search starts at a random port (the
+  // switch's own seeded stream).
   scheduled_port& hp = *m_ports[hashed];
   const bool hashed_ok = !hp.paused(tc);
   const uint64_t hashed_depth = hp.depth(tc);
-  if (hashed_ok && hashed_depth <= m_params.ar_threshold_bytes) return hashed;
+  if (hashed_ok && m_params.ar_threshold_bytes > 0 && hashed_depth <= m_params.ar_threshold_bytes) return hashed;
   int best = -1;
   uint64_t best_depth = 0;
   unsigned eligible = 0;
+  const uint32_t start = uint32_t(m_ar_rng() >> 32);
   for (uint32_t k = 0; k < r.count; ++k) {
-    const unsigned port = m_route_ports[r.first + (h + k) % r.count];
+    const unsigned port = m_route_ports[r.first + (start + k) % r.count];
     scheduled_port& sp = *m_ports[port];
     if (sp.paused(tc)) continue;
     ++eligible;
@@ -317,7 +322,8 @@ unsigned spectrum_switch::select_egress(const route& r, const packet* p, unsigne
   }
   if (best < 0) return hashed;  // every port paused: wait on the hashed one
   if (eligible >= 2) ++m_ar_decisions;
-  if (hashed_ok && best_depth + m_params.ar_hysteresis_bytes >= hashed_depth) return hashed;
+  if (hashed_ok && m_params.ar_hysteresis_bytes > 0 && best_depth + m_params.ar_hysteresis_bytes >= hashed_depth)
+    return hashed;
   if (unsigned(best) != hashed) ++m_ar_rerouted;
   return unsigned(best);
 }

@@ -41,7 +41,9 @@ struct spectrum_params {
   uint64_t cut_through_bytes = 128;         // bytes the parser needs before a cut-through frame can go
   std::string routing = "ecmp";             // or "adaptive" (per packet)
   uint64_t ar_threshold_bytes = 0;          // adaptive: keep the hashed port while its depth is at most this
-  uint64_t ar_hysteresis_bytes = 0;         // adaptive: move only to a port lighter by more than this
+                                            // (0: off, every packet goes to the least-loaded port)
+  uint64_t ar_hysteresis_bytes = 0;         // adaptive: leave the hashed port only for one lighter by more
+                                            // than this (0: off)
   uint64_t buffer_bytes = 134217728;        // the one shared packet buffer (estimate: 128 MB)
   double dt_alpha = 1.0;                    // lossy queues: a queue may hold alpha x the free shared buffer
   std::string trust = "dscp";               // priority from DSCP (priority = DSCP / 8) or from the VLAN PCP
@@ -140,6 +142,7 @@ class spectrum_switch : public sc_core::sc_module, public switch_device, public 
   double m_port_gbps;
   uint32_t m_hash_seed;
   core::rng_stream m_ecn_rng;
+  core::rng_stream m_ar_rng;  // adaptive routing: where the search for the least-loaded port starts
   scheduler_config m_sched;
   std::array<bool, traffic_classes> m_lossless{};
   std::array<bool, traffic_classes> m_ecn{};
