@@ -308,7 +308,7 @@ const std::string* yaml_source::override_for(const std::string& key_path) const 
 std::string yaml_source::where(const std::string& key_path, const YAML::Mark& mark) const {
   if (const std::string* o = override_for(key_path)) return *o;
   if (mark.is_null()) {
-    // Not parsed from the file: a parent an override created on its way ("lnk" for --set lnk.rate_gbps=1).
+    // Not parsed from the file: a parent an override created on its way ("lnk" for --set lnk.fec_latency_ns=1).
     const std::string prefix = key_path + ".";
     for (const auto& [path, assignment] : overrides)
       if (key_path.empty() || path.compare(0, prefix.size(), prefix) == 0) return assignment;
@@ -381,7 +381,7 @@ void apply_override(YAML::Node& root, const std::string& assignment, yaml_source
   const std::string origin = "--set " + assignment;
   // Syntax errors show the expected form; a well-formed path that does not fit the tree says why.
   auto malformed = [&](const std::string& why) -> config_error {
-    return config_error(origin + ": " + why + " (expected path.to.key=value, e.g. link.rate_gbps=800)");
+    return config_error(origin + ": " + why + " (expected path.to.key=value, e.g. topology.link_gbps=800)");
   };
   auto misfit = [&](const std::string& why) -> config_error { return config_error(origin + ": " + why); };
 

@@ -27,7 +27,7 @@ visit_fn visitor_of(Params& params) {
 // that `--set` wrote (those have no line; the message quotes the assignment instead).
 struct yaml_source {
   std::string file;  // as given by the user, e.g. "scenarios/default.yaml"
-  std::map<std::string, std::string> overrides;  // key path ("link.rate_gbps") -> "--set link.rate_gbps=abc"
+  std::map<std::string, std::string> overrides;  // key path ("topology.link_gbps") -> "--set topology.link_gbps=abc"
 
   // "file:7" for a parsed node; "--set a.b=c" when `key_path` or one of its parents was overridden, or when
   // the node has no position and an override below `key_path` created it; else "file".

@@ -82,7 +82,7 @@ int sc_main(int argc, char* argv[]) {
       "placed byte for byte into host memory.\n\n"
       "Examples:\n"
       "  fabricsim\n"
-      "  fabricsim run testbench/scenarios/leaf_spine_permutation.yaml --set link.rate_gbps=800 --json out.json\n"
+      "  fabricsim run testbench/scenarios/leaf_spine_permutation.yaml --set topology.link_gbps=800 --json out.json\n"
       "  fabricsim keys > scenario-keys.md\n"
       "  fabricsim verify-rtl --block reorder_tracker --window 256 --seed 3\n",
       "fabricsim"};
@@ -94,7 +94,7 @@ int sc_main(int argc, char* argv[]) {
                                                 "--set nic.mtu_bytes=1024 --seed 7 --json report.json");
   run_cmd->add_option("scenario", args.scenario, "Scenario YAML file (keys: `fabricsim keys`)")->required();
   run_cmd->add_option("--set", args.sets,
-                      "Override one scenario key, path as in the YAML: --set link.rate_gbps=800 (repeatable)")
+                      "Override one scenario key, path as in the YAML: --set topology.link_gbps=800 (repeatable)")
       ->allow_extra_args(false);
   run_cmd->add_option("--seed", args.seed, "Seed of every random stream (overrides the file's `seed`)");
   run_cmd->add_option("--json", args.json_out, "Write the full JSON report here (fields: docs/report.md)");

@@ -68,8 +68,14 @@ struct section {
 std::vector<section> plain_sections(scenario& s) {
   return {
       {"run", "How long to simulate.", visitor_of(s.run)},
-      {"topology", "The fabric's shape: hosts, switches and the cables between them.", visitor_of(s.topology)},
-      {"link", "Every cable, in both directions.", visitor_of(s.link)},
+      {"topology",
+       "The fabric's shape (hosts, switches and the cables between them), the line rate of each tier and the "
+       "cable lengths; kinds, wiring and naming in [topology.md](topology.md).",
+       visitor_of(s.topology)},
+      {"link",
+       "What every cable has in common: propagation per metre and FEC latency. Line rates and lengths are in "
+       "`topology`.",
+       visitor_of(s.link)},
       {"switch", "Every switch.", visitor_of(s.switch_)},
       {"nic", "Every host's SuperNIC; `nic_overrides` changes single hosts.", visitor_of(s.nic)},
       {"workload", "What the hosts send.", visitor_of(s.workload)},
@@ -135,6 +141,22 @@ void load_writes(const YAML::Node& node, const yaml_source& source, scenario& s)
   }
 }
 
+// Keys that moved when rates and cable lengths became per tier: say where they went, rather than only
+// "unknown key".
+void reject_moved_keys(const YAML::Node& top, const yaml_source& source) {
+  const YAML::Node link = top["link"];
+  if (!link.IsDefined() || !link.IsMap()) return;
+  const std::pair<const char*, const char*> moved[] = {
+      {"rate_gbps", "topology.link_gbps (host links) and topology.uplink_gbps (switch-to-switch links)"},
+      {"propagation_ns", "cable lengths per tier (topology.host_cable_m, topology.leaf_spine_cable_m, "
+                         "topology.spine_core_cable_m) times link.ns_per_metre"},
+  };
+  for (const auto& [key, now] : moved) {
+    const YAML::Node node = link[key];
+    if (node) throw config_error(source.message(join_key("link", key), node.Mark(), std::string("moved to ") + now));
+  }
+}
+
 }  // namespace
 
 scenario load_scenario_text(const std::string& text, const std::string& source,
@@ -153,6 +175,7 @@ scenario load_scenario_text(const std::string& text, const std::string& source,
   const YAML::Node& top = root;  // const: looking a key up must not insert it
   apply_yaml(top, header_visitor(s), origin, "", top_level_sections());
   if (!top.IsMap()) return s;  // an empty file: every default
+  reject_moved_keys(top, origin);
   for (section& sec : plain_sections(s)) apply_yaml(top[sec.key], sec.visit, origin, sec.key);
   // After `nic`, which every override starts from.
   load_nic_overrides(top["nic_overrides"], origin, s);

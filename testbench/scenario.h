@@ -7,7 +7,6 @@
 #include <string>
 #include <vector>
 
-#include "sc_models/core/link.h"
 #include "sc_models/core/params.h"
 #include "sc_models/nic/supernic.h"
 #include "sc_models/switch/oq_switch.h"
@@ -47,7 +46,7 @@ struct scenario {
   uint64_t seed = 1;
   run_params run;
   topology::topology_params topology;
-  core::link_params link;
+  topology::cable_params link;  // YAML section "link": ns per metre and FEC; rates and lengths are in topology
   sw::oq_switch_params switch_;  // YAML section "switch"
   nic::supernic_params nic;
   std::map<std::string, nic::supernic_params> nic_overrides;  // YAML "nic_overrides: {h1: {reorder: ref}}"
@@ -56,7 +55,7 @@ struct scenario {
 };
 
 // Loads a scenario file, then applies overrides of the form "path.to.field=value" (path as in the YAML,
-// e.g. "link.rate_gbps=800", "nic_overrides.h1.reorder=ref", "writes.0.bytes=5000", "seed=7").
+// e.g. "topology.link_gbps=800", "nic_overrides.h1.reorder=ref", "writes.0.bytes=5000", "seed=7").
 // Throws core::config_error naming the file (or "--set"), line, key and the allowed range or choices.
 scenario load_scenario_file(const std::string& path, const std::vector<std::string>& overrides = {});
 // The same, from text already in memory; `source` names it in messages.

@@ -11,6 +11,7 @@
 
 #include "sc_models/core/rng.h"
 #include "sc_models/core/sim_context.h"
+#include "sc_models/switch/oq_switch.h"
 #include "sc_models/topology/fabric.h"
 
 namespace fabricsim::testbench {
@@ -67,6 +68,11 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
   core::sim_context ctx;
   ctx.seed = s.seed;
 
+  try {  // before anything is sized by the host count
+    s.topology.validate();
+  } catch (const core::config_error& e) {
+    throw core::config_error(s.source + ": " + e.what());
+  }
   const size_t hosts = s.topology.host_count();
   for (const auto& override_entry : s.nic_overrides)
     if (!topology::host_index(override_entry.first, hosts))
@@ -89,7 +95,10 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
                              "machine's " + std::to_string(physical >> 20) +
                              " MiB; use smaller writes (workload.bytes, writes[].bytes) or fewer hosts");
 
-  topology::fabric fab(s.topology, s.link, s.switch_, s.nic, s.nic_overrides, mem_bytes, ctx);
+  const sw::switch_factory make_switch = [&](const std::string& name, unsigned ports) {
+    return std::make_unique<sw::oq_switch>(name.c_str(), s.switch_, ports, ctx);
+  };
+  topology::fabric fab(s.topology, s.link, make_switch, s.nic, s.nic_overrides, mem_bytes, ctx);
 
   // Bytes are compared only where every NIC placed them (nic.place_data); otherwise the run is timing only,
   // and neither the source fill nor the memory behind the buffers is needed.

@@ -24,9 +24,11 @@ class packet_sink {
   virtual void receive(packet* p, unsigned port) = 0;
 };
 
+// One link's parameters. Scenarios do not set these directly: the fabric derives them per tier from
+// `topology` (rates, cable lengths) and `link` (ns per metre, FEC), see topology::tier_link().
 struct link_params {
   double rate_gbps = 400.0;       // MAC line rate
-  double propagation_ns = 10.0;   // cable flight time (about 5 ns per metre)
+  double propagation_ns = 10.0;   // cable flight time (about 5 ns per metre: a 2 m cable)
   double fec_latency_ns = 100.0;  // RS-FEC encode + decode
   void visit(param_visitor& v);
 };
@@ -48,6 +50,9 @@ class link : public sc_core::sc_module, public calendar_client {
   bits_per_second rate() const { return m_rate; }
   picoseconds latency() const { return m_latency; }  // propagation + FEC
   picoseconds wire_free_at() const { return m_wire_free; }
+  // The far end, once bound (for wiring checks: which device and port this link feeds).
+  packet_sink* sink() const { return m_sink; }
+  unsigned sink_port() const { return m_sink_port; }
 
   uint64_t packets() const { return m_packets; }
   uint64_t wire_bytes() const { return m_wire_bytes; }

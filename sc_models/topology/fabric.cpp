@@ -1,14 +1,149 @@
-// Fabric builders: one switch, or a two-tier leaf-spine Clos.
+// Fabric builders: one switch, a two-tier leaf-spine Clos, a three-tier Clos of pods under a core layer,
+// and a rail-optimized two-tier fabric. Wiring and naming: docs/topology.md.
 #include "sc_models/topology/fabric.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <stdexcept>
 
 namespace fabricsim::topology {
 
 void topology_params::visit(core::param_visitor& v) {
-  v.field({"kind", "", "fabric shape", 0, 0, {"single_switch", "leaf_spine"}}, kind);
+  v.field({"kind", "", "fabric shape (docs/topology.md)", 0, 0,
+           {"single_switch", "leaf_spine", "three_tier", "rail_optimized"}},
+          kind);
   v.field({"hosts", "hosts", "single_switch: hosts on the switch", 1, 4096}, hosts);
-  v.field({"leaves", "switches", "leaf_spine: leaf switches", 1, 1024}, leaves);
-  v.field({"hosts_per_leaf", "hosts", "leaf_spine: hosts under each leaf", 1, 1024}, hosts_per_leaf);
-  v.field({"spines", "switches", "leaf_spine: spine switches (one uplink from every leaf to each)", 1, 1024}, spines);
+  v.field({"pods", "pods", "three_tier: pods, each a leaf-spine of `leaves` x `spines`", 1, 256}, pods);
+  v.field({"leaves", "switches", "leaf_spine: leaf switches; three_tier: leaves per pod", 1, 1024}, leaves);
+  v.field({"hosts_per_leaf", "hosts",
+           "leaf_spine, three_tier: hosts under each leaf; rail_optimized: servers per group (one NIC each per "
+           "rail leaf)",
+           1, 1024},
+          hosts_per_leaf);
+  v.field({"spines", "switches",
+           "leaf_spine, rail_optimized: spine switches; three_tier: spines per pod (and core planes)", 1, 1024},
+          spines);
+  v.field({"links_per_spine", "links", "parallel cables from every leaf to every spine", 1, 64}, links_per_spine);
+  v.field({"cores", "switches",
+           "three_tier: core (super-spine) switches; a multiple of spines, cores / spines per plane", 1, 4096},
+          cores);
+  v.field({"rails", "NICs", "rail_optimized: NICs per server; NIC r of a server hangs off the group's rail-r leaf", 1,
+           64},
+          rails);
+  v.field({"groups", "groups", "rail_optimized: groups of hosts_per_leaf servers, each group with one leaf per rail",
+           1, 1024},
+          groups);
+  v.field({"link_gbps", "Gb/s", "line rate of every host link, and of switch-to-switch links unless uplink_gbps is set",
+           1.0, 3200.0},
+          link_gbps);
+  v.field({"uplink_gbps", "Gb/s", "line rate of every switch-to-switch link; 0: link_gbps", 0.0, 3200.0}, uplink_gbps);
+  v.field({"host_cable_m", "m", "cable length from a NIC to its leaf", 0.0, 100000.0}, host_cable_m);
+  v.field({"leaf_spine_cable_m", "m", "cable length from a leaf to a spine", 0.0, 100000.0}, leaf_spine_cable_m);
+  v.field({"spine_core_cable_m", "m", "three_tier: cable length from a spine to a core switch", 0.0, 100000.0},
+          spine_core_cable_m);
+}
+
+void cable_params::visit(core::param_visitor& v) {
+  v.field({"ns_per_metre", "ns/m", "propagation delay per metre of cable", 0.0, 100.0}, ns_per_metre);
+  v.field({"fec_latency_ns", "ns", "RS-FEC encode plus decode latency, once per link", 0.0, 1e5}, fec_latency_ns);
+}
+
+namespace {
+
+// "topology: a leaf would have hosts_per_leaf + spines x links_per_spine = 5000 ports, above the radix limit
+// of 4096; lower topology.hosts_per_leaf, topology.spines or topology.links_per_spine".
+void check_radix(const char* role, const std::string& formula, uint64_t ports, const std::string& keys) {
+  if (ports <= k_max_switch_ports) return;
+  throw core::config_error("topology: a " + std::string(role) + " would have " + formula + " = " +
+                           std::to_string(ports) + " ports, above the radix limit of " +
+                           std::to_string(k_max_switch_ports) + "; lower " + keys);
+}
+
+}  // namespace
+
+void topology_params::validate() const {
+  core::check_ranges(*this, "topology");
+  if (uplink_gbps > 0.0 && uplink_gbps < 1.0)
+    throw core::config_error("topology.uplink_gbps: " + std::to_string(uplink_gbps) +
+                             " must be 0 (same as link_gbps) or in [1, 3200] Gb/s");
+  const uint64_t uplinks = spines * links_per_spine;
+  const std::string leaf_keys = "topology.hosts_per_leaf, topology.spines or topology.links_per_spine";
+  if (kind != "single_switch")
+    check_radix("leaf", "hosts_per_leaf + spines x links_per_spine", hosts_per_leaf + uplinks, leaf_keys);
+  if (kind == "leaf_spine")
+    check_radix("spine", "leaves x links_per_spine", leaves * links_per_spine,
+                "topology.leaves or topology.links_per_spine");
+  if (kind == "rail_optimized")
+    check_radix("spine", "groups x rails x links_per_spine", groups * rails * links_per_spine,
+                "topology.groups, topology.rails or topology.links_per_spine");
+  if (kind == "three_tier") {
+    if (cores % spines != 0)
+      throw core::config_error("topology.cores: " + std::to_string(cores) + " is not a multiple of topology.spines (" +
+                               std::to_string(spines) + "): the cores form one plane per pod spine, " +
+                               "cores / spines switches each");
+    check_radix("spine", "leaves x links_per_spine + cores / spines", leaves * links_per_spine + cores / spines,
+                "topology.leaves, topology.links_per_spine or topology.cores");
+    check_radix("core", "pods", pods, "topology.pods");
+  }
+  if (host_count() > k_max_hosts) {
+    const char* formula = kind == "leaf_spine"   ? "leaves x hosts_per_leaf"
+                          : kind == "three_tier" ? "pods x leaves x hosts_per_leaf"
+                                                 : "groups x hosts_per_leaf x rails";
+    throw core::config_error("topology: " + kind + " has " + formula + " = " + std::to_string(host_count()) +
+                             " hosts, above the limit of " + std::to_string(k_max_hosts) + "; lower one of them");
+  }
+  if (switch_count() > k_max_switches) {
+    const char* formula = kind == "leaf_spine"   ? "leaves + spines"
+                          : kind == "three_tier" ? "pods x (leaves + spines) + cores"
+                                                 : "groups x rails + spines";
+    throw core::config_error("topology: " + kind + " has " + formula + " = " + std::to_string(switch_count()) +
+                             " switches, above the limit of " + std::to_string(k_max_switches) + "; lower one of them");
+  }
+}
+
+uint64_t topology_params::host_count() const {
+  if (kind == "leaf_spine") return leaves * hosts_per_leaf;
+  if (kind == "three_tier") return pods * leaves * hosts_per_leaf;
+  if (kind == "rail_optimized") return groups * hosts_per_leaf * rails;
+  return hosts;
+}
+
+uint64_t topology_params::leaf_count() const {
+  if (kind == "leaf_spine") return leaves;
+  if (kind == "three_tier") return pods * leaves;
+  if (kind == "rail_optimized") return groups * rails;
+  return 1;
+}
+
+uint64_t topology_params::switch_count() const {
+  if (kind == "leaf_spine" || kind == "rail_optimized") return leaf_count() + spines;
+  if (kind == "three_tier") return pods * (leaves + spines) + cores;
+  return 1;
+}
+
+double topology_params::leaf_oversubscription() const {
+  if (kind == "single_switch") return 1.0;
+  return double(hosts_per_leaf) * link_gbps / (double(spines * links_per_spine) * uplink_rate_gbps());
+}
+
+core::link_params tier_link(const topology_params& topo, const cable_params& cable, tier t) {
+  core::link_params lp;
+  lp.fec_latency_ns = cable.fec_latency_ns;
+  switch (t) {
+    case tier::host:
+      lp.rate_gbps = topo.link_gbps;
+      lp.propagation_ns = topo.host_cable_m * cable.ns_per_metre;
+      break;
+    case tier::leaf_spine:
+      lp.rate_gbps = topo.uplink_rate_gbps();
+      lp.propagation_ns = topo.leaf_spine_cable_m * cable.ns_per_metre;
+      break;
+    case tier::spine_core:
+      lp.rate_gbps = topo.uplink_rate_gbps();
+      lp.propagation_ns = topo.spine_core_cable_m * cable.ns_per_metre;
+      break;
+  }
+  return lp;
 }
 
 std::string host_name(size_t index) { return "h" + std::to_string(index); }
@@ -26,29 +161,43 @@ std::optional<size_t> host_index(const std::string& name, size_t hosts) {
 }
 
 size_t leaf_of(const topology_params& topo, size_t index) {
-  return topo.kind == "leaf_spine" ? index / topo.hosts_per_leaf : 0;
+  if (topo.kind == "leaf_spine" || topo.kind == "three_tier") return index / topo.hosts_per_leaf;  // pod-major
+  if (topo.kind == "rail_optimized") {
+    const size_t group = index / topo.rails / topo.hosts_per_leaf;
+    return group * topo.rails + index % topo.rails;
+  }
+  return 0;
 }
 
 namespace {
 core::ip_address host_ip(size_t i) { return core::ip_address::v4((10u << 24) + uint32_t(i) + 1); }  // 10.0.0.1 ...
 uint64_t host_mac(size_t i) { return 0x02'00'00'00'00'00ull | (0x10000 + i); }
+std::string num(uint64_t i) { return std::to_string(i); }
+constexpr size_t k_unwired = SIZE_MAX - 1;
 }  // namespace
 
-fabric::fabric(const topology_params& topo, const core::link_params& link, const sw::oq_switch_params& swp,
+fabric::fabric(const topology_params& topo, const cable_params& cable, const sw::switch_factory& make_switch,
                const nic::supernic_params& nicp, const std::map<std::string, nic::supernic_params>& nic_overrides,
                const std::vector<uint64_t>& memory_bytes, core::sim_context& ctx)
-    : m_link_params(link), m_ctx(ctx) {
+    : m_ctx(ctx) {
+  topo.validate();
+  core::check_ranges(cable, "link");
   const size_t n = topo.host_count();
   core::require(memory_bytes.size() == n, "fabric", "memory sizes given for " + std::to_string(memory_bytes.size()) +
                                                         " hosts, the topology has " + std::to_string(n));
   for (const auto& override_entry : nic_overrides)
     core::require(host_index(override_entry.first, n).has_value(), "nic_overrides",
                   "no host named '" + override_entry.first + "' (hosts are " + host_names(n) + ")");
+  const bool rail = topo.kind == "rail_optimized";
   m_hosts.resize(n);
+  m_host_port.resize(n);
   for (size_t i = 0; i < n; ++i) {
     host& h = m_hosts[i];
     h.name = host_name(i);
     h.ip = host_ip(i);
+    h.leaf = leaf_of(topo, i);
+    h.server = rail ? i / topo.rails : i;
+    h.rail = rail ? i % topo.rails : 0;
     auto ov = nic_overrides.find(h.name);
     h.mem = std::make_unique<memory::host_memory>((h.name + "_mem").c_str(), memory_bytes[i]);
     h.nic = std::make_unique<nic::supernic>((h.name + "_nic").c_str(), ov == nic_overrides.end() ? nicp : ov->second,
@@ -56,68 +205,142 @@ fabric::fabric(const topology_params& topo, const core::link_params& link, const
     h.nic->dma.bind(h.mem->socket);
   }
 
-  if (topo.kind == "single_switch") {
-    m_switches.push_back(std::make_unique<sw::oq_switch>("sw0", swp, unsigned(n), ctx));
-    sw::oq_switch& s = *m_switches[0];
-    for (size_t i = 0; i < n; ++i) {
-      auto [up, down] = cable(m_hosts[i].name, "sw0");
-      m_hosts[i].nic->connect(*up);
-      up->bind(s, unsigned(i));
-      s.connect_port(unsigned(i), *down);
-      down->bind(*m_hosts[i].nic, 0);
-    }
-    for (size_t i = 0; i < n; ++i) s.add_route(m_hosts[i].ip, {unsigned(i)});
-    return;
-  }
+  const core::link_params host_lp = tier_link(topo, cable, tier::host);
+  const core::link_params leaf_spine_lp = tier_link(topo, cable, tier::leaf_spine);
+  const uint64_t hpl = topo.hosts_per_leaf, lps = topo.links_per_spine, spines = topo.spines;
 
-  // Leaf-spine: leaf l has ports [0, hosts_per_leaf) to its hosts and [hosts_per_leaf, +spines) up.
-  const size_t leaves = topo.leaves, hpl = topo.hosts_per_leaf, spines = topo.spines;
-  for (size_t l = 0; l < leaves; ++l)
-    m_switches.push_back(
-        std::make_unique<sw::oq_switch>(("leaf" + std::to_string(l)).c_str(), swp, unsigned(hpl + spines), ctx));
-  for (size_t s = 0; s < spines; ++s)
-    m_switches.push_back(
-        std::make_unique<sw::oq_switch>(("spine" + std::to_string(s)).c_str(), swp, unsigned(leaves), ctx));
-  for (size_t i = 0; i < n; ++i) {
-    sw::oq_switch& leaf = *m_switches[i / hpl];
-    auto [up, down] = cable(m_hosts[i].name, leaf.name());
-    m_hosts[i].nic->connect(*up);
-    up->bind(leaf, unsigned(i % hpl));
-    leaf.connect_port(unsigned(i % hpl), *down);
-    down->bind(*m_hosts[i].nic, 0);
-  }
-  for (size_t l = 0; l < leaves; ++l) {
-    for (size_t s = 0; s < spines; ++s) {
-      sw::oq_switch& leaf = *m_switches[l];
-      sw::oq_switch& spine = *m_switches[leaves + s];
-      auto [up, down] = cable(leaf.name(), spine.name());
-      leaf.connect_port(unsigned(hpl + s), *up);
-      up->bind(spine, unsigned(l));
-      spine.connect_port(unsigned(l), *down);
-      down->bind(leaf, unsigned(hpl + s));
+  if (topo.kind == "single_switch") {
+    add_switch(make_switch, "sw0", n);
+    for (size_t i = 0; i < n; ++i) connect_host(i, 0, unsigned(i), host_lp);
+  } else if (topo.kind == "leaf_spine" || rail) {
+    // Leaf l: ports [0, hosts_per_leaf) down (host or server slot), then spines x links_per_spine up, spine by
+    // spine. Spine s: port l x links_per_spine + k is cable k to leaf l. rail_optimized: leaf g x rails + r
+    // is the rail-r leaf of group g.
+    const uint64_t leaves = topo.leaf_count();
+    for (uint64_t l = 0; l < leaves; ++l) add_switch(make_switch, "leaf" + num(l), hpl + spines * lps);
+    for (uint64_t s = 0; s < spines; ++s) add_switch(make_switch, "spine" + num(s), leaves * lps);
+    for (size_t i = 0; i < n; ++i)
+      connect_host(i, m_hosts[i].leaf, unsigned(rail ? m_hosts[i].server % hpl : i % hpl), host_lp);
+    for (uint64_t l = 0; l < leaves; ++l)
+      for (uint64_t s = 0; s < spines; ++s)
+        connect_switches(l, unsigned(hpl + s * lps), leaves + s, unsigned(l * lps), lps, leaf_spine_lp);
+  } else {  // three_tier
+    // Pod p is a leaf-spine (leaf ports as above; spine ports [0, leaves x links_per_spine) down). The cores
+    // form `spines` planes of cores / spines switches: spine s of every pod has one cable to each core of
+    // plane s (its ports after the down ports), and core c's port p faces pod p.
+    const uint64_t pods = topo.pods, leaves = topo.leaves, plane = topo.cores / spines;
+    const uint64_t first_spine = pods * leaves, first_core = pods * (leaves + spines);
+    for (uint64_t p = 0; p < pods; ++p)
+      for (uint64_t l = 0; l < leaves; ++l)
+        add_switch(make_switch, "pod" + num(p) + "_leaf" + num(l), hpl + spines * lps);
+    for (uint64_t p = 0; p < pods; ++p)
+      for (uint64_t s = 0; s < spines; ++s)
+        add_switch(make_switch, "pod" + num(p) + "_spine" + num(s), leaves * lps + plane);
+    for (uint64_t c = 0; c < topo.cores; ++c) add_switch(make_switch, "core" + num(c), pods);
+    for (size_t i = 0; i < n; ++i) connect_host(i, m_hosts[i].leaf, unsigned(i % hpl), host_lp);
+    const core::link_params spine_core_lp = tier_link(topo, cable, tier::spine_core);
+    for (uint64_t p = 0; p < pods; ++p) {
+      for (uint64_t s = 0; s < spines; ++s) {
+        const size_t spine = first_spine + p * spines + s;
+        for (uint64_t l = 0; l < leaves; ++l)
+          connect_switches(p * leaves + l, unsigned(hpl + s * lps), spine, unsigned(l * lps), lps, leaf_spine_lp);
+        for (uint64_t j = 0; j < plane; ++j)
+          connect_switches(spine, unsigned(leaves * lps + j), first_core + s * plane + j, unsigned(p), 1,
+                           spine_core_lp);
+      }
     }
   }
-  std::vector<unsigned> uplinks;
-  for (size_t s = 0; s < spines; ++s) uplinks.push_back(unsigned(hpl + s));
-  for (size_t i = 0; i < n; ++i) {
-    const size_t home = i / hpl;
-    for (size_t l = 0; l < leaves; ++l) {
-      if (l == home)
-        m_switches[l]->add_route(m_hosts[i].ip, {unsigned(i % hpl)});
-      else
-        m_switches[l]->add_route(m_hosts[i].ip, uplinks);
-    }
-    for (size_t s = 0; s < spines; ++s) m_switches[leaves + s]->add_route(m_hosts[i].ip, {unsigned(home)});
-  }
+  for (size_t s = 0; s < m_peer.size(); ++s)
+    for (size_t p = 0; p < m_peer[s].size(); ++p)
+      if (m_peer[s][p] == k_unwired)
+        throw std::logic_error(std::string(m_switches[s]->device_name()) + ": port " + std::to_string(p) +
+                               " left unwired by the " + topo.kind + " builder");
+  route();
 }
 
 fabric::~fabric() = default;
 
-std::pair<core::link*, core::link*> fabric::cable(const std::string& a, const std::string& b) {
-  m_links.push_back(std::make_unique<core::link>((a + "_to_" + b).c_str(), m_link_params, m_ctx));
+void fabric::add_switch(const sw::switch_factory& make_switch, const std::string& name, uint64_t ports) {
+  m_switches.push_back(make_switch(name, unsigned(ports)));
+  if (!m_switches.back() || m_switches.back()->ports() != ports)
+    throw std::logic_error(name + ": the switch factory did not build a switch with " + std::to_string(ports) +
+                           " ports");
+  m_peer.emplace_back(ports, k_unwired);
+}
+
+std::pair<core::link*, core::link*> fabric::cable(const std::string& a, const std::string& b,
+                                                  const core::link_params& lp, const std::string& suffix) {
+  m_links.push_back(std::make_unique<core::link>((a + "_to_" + b + suffix).c_str(), lp, m_ctx));
   core::link* ab = m_links.back().get();
-  m_links.push_back(std::make_unique<core::link>((b + "_to_" + a).c_str(), m_link_params, m_ctx));
+  m_links.push_back(std::make_unique<core::link>((b + "_to_" + a + suffix).c_str(), lp, m_ctx));
   return {ab, m_links.back().get()};
+}
+
+void fabric::connect_host(size_t h, size_t sw, unsigned port, const core::link_params& lp) {
+  host& hst = m_hosts[h];
+  sw::switch_device& leaf = *m_switches[sw];
+  auto [up, down] = cable(hst.name, leaf.device_name(), lp);
+  hst.nic->connect(*up);
+  up->bind(leaf, port);
+  leaf.connect_port(port, *down);
+  down->bind(*hst.nic, 0);
+  m_peer[sw][port] = k_host_end;
+  m_host_port[h] = port;
+}
+
+void fabric::connect_switches(size_t a, unsigned a_port, size_t b, unsigned b_port, uint64_t links,
+                              const core::link_params& lp) {
+  sw::switch_device& sa = *m_switches[a];
+  sw::switch_device& sb = *m_switches[b];
+  for (unsigned k = 0; k < links; ++k) {
+    // Parallel cables are told apart by a suffix: leaf0_to_spine1_0, leaf0_to_spine1_1, ...
+    auto [ab, ba] = cable(sa.device_name(), sb.device_name(), lp, links > 1 ? "_" + std::to_string(k) : "");
+    sa.connect_port(a_port + k, *ab);
+    ab->bind(sb, b_port + k);
+    sb.connect_port(b_port + k, *ba);
+    ba->bind(sa, a_port + k);
+    m_peer[a][a_port + k] = b;
+    m_peer[b][b_port + k] = a;
+  }
+}
+
+void fabric::route() {
+  // One breadth-first search over the switch graph per leaf gives every switch its distance to that leaf;
+  // a switch's route to a host under the leaf is every port whose neighbour is one step closer. That is
+  // every shortest path and nothing else: ECMP over all uplinks at a leaf, down at a spine of the host's
+  // pod, up over the plane's cores at a spine of another pod.
+  const size_t nsw = m_switches.size();
+  std::vector<std::vector<size_t>> hosts_of(nsw);
+  for (size_t h = 0; h < m_hosts.size(); ++h) hosts_of[m_hosts[h].leaf].push_back(h);
+  std::vector<size_t> dist(nsw), queue;
+  queue.reserve(nsw);
+  for (size_t leaf = 0; leaf < nsw; ++leaf) {
+    if (hosts_of[leaf].empty()) continue;
+    std::fill(dist.begin(), dist.end(), SIZE_MAX);
+    dist[leaf] = 0;
+    queue.assign(1, leaf);
+    for (size_t head = 0; head < queue.size(); ++head) {
+      const size_t u = queue[head];
+      for (size_t v : m_peer[u]) {
+        if (v == k_host_end || dist[v] != SIZE_MAX) continue;
+        dist[v] = dist[u] + 1;
+        queue.push_back(v);
+      }
+    }
+    for (size_t h : hosts_of[leaf]) m_switches[leaf]->add_route(m_hosts[h].ip, {m_host_port[h]});
+    for (size_t u = 0; u < nsw; ++u) {
+      if (u == leaf) continue;
+      std::vector<unsigned> ports;
+      for (size_t p = 0; p < m_peer[u].size(); ++p) {
+        const size_t v = m_peer[u][p];
+        if (v != k_host_end && dist[v] != SIZE_MAX && dist[v] + 1 == dist[u]) ports.push_back(unsigned(p));
+      }
+      if (ports.empty())
+        throw std::logic_error(std::string(m_switches[u]->device_name()) + ": no path to " +
+                               m_switches[leaf]->device_name());
+      for (size_t h : hosts_of[leaf]) m_switches[u]->add_route(m_hosts[h].ip, ports);
+    }
+  }
 }
 
 }  // namespace fabricsim::topology

@@ -1,5 +1,6 @@
 // Builds a fabric at elaboration: hosts (memory + SuperNIC), switches and the links between them, with
-// addresses and routes. Devices meet only through links.
+// addresses and shortest-path ECMP routes. Devices meet only through links. Kinds, wiring and naming:
+// docs/topology.md.
 #pragma once
 
 #include <cstdint>
@@ -14,19 +15,59 @@
 #include "sc_models/core/sim_context.h"
 #include "sc_models/memory/host_memory.h"
 #include "sc_models/nic/supernic.h"
-#include "sc_models/switch/oq_switch.h"
+#include "sc_models/switch/switch_device.h"
 
 namespace fabricsim::topology {
 
+// The fabric's shape, the line rates of its tiers and the cable lengths. Which keys a kind reads:
+// docs/topology.md.
 struct topology_params {
-  std::string kind = "single_switch";  // "single_switch": every host on one switch; "leaf_spine": two tiers
-  uint64_t hosts = 2;                  // single_switch: number of hosts
-  uint64_t leaves = 4;                 // leaf_spine: leaf switches
-  uint64_t hosts_per_leaf = 4;         // leaf_spine: hosts under each leaf
-  uint64_t spines = 4;                 // leaf_spine: spine switches, one uplink from every leaf to each
+  std::string kind = "single_switch";  // single_switch, leaf_spine, three_tier, rail_optimized
+  uint64_t hosts = 2;             // single_switch: hosts on the switch
+  uint64_t pods = 2;              // three_tier: pods (each a leaf-spine of `leaves` x `spines`)
+  uint64_t leaves = 4;            // leaf_spine: leaf switches; three_tier: leaves per pod
+  uint64_t hosts_per_leaf = 4;    // leaf_spine, three_tier: hosts under each leaf; rail_optimized: servers per group
+  uint64_t spines = 4;            // leaf_spine, rail_optimized: spine switches; three_tier: spines per pod
+  uint64_t links_per_spine = 1;   // parallel cables from every leaf to every spine
+  uint64_t cores = 4;             // three_tier: core (super-spine) switches, cores / spines per plane
+  uint64_t rails = 8;             // rail_optimized: NICs per server, one leaf per rail and group
+  uint64_t groups = 2;            // rail_optimized: groups of hosts_per_leaf servers sharing rail leaves
+  double link_gbps = 400.0;       // every host link, and every switch-to-switch link unless uplink_gbps is set
+  double uplink_gbps = 0.0;       // switch-to-switch links; 0: link_gbps
+  double host_cable_m = 2.0;      // NIC to leaf
+  double leaf_spine_cable_m = 10.0;  // leaf to spine
+  double spine_core_cable_m = 30.0;  // three_tier: spine to core
   void visit(core::param_visitor& v);
-  uint64_t host_count() const { return kind == "leaf_spine" ? leaves * hosts_per_leaf : hosts; }
+
+  // Throws core::config_error naming the key when a field is out of its range or the sizes are absurd: a
+  // switch with more ports than the radix limit, more hosts or switches than the fabric limits, cores that
+  // do not split into one plane per spine.
+  void validate() const;
+
+  uint64_t host_count() const;    // endpoints h0 .. h(N-1); rail_optimized: servers x rails
+  uint64_t leaf_count() const;    // switches hosts hang off (single_switch: 1)
+  uint64_t switch_count() const;  // every switch, in creation order: leaves first (see fabric::switches())
+  double uplink_rate_gbps() const { return uplink_gbps > 0.0 ? uplink_gbps : link_gbps; }
+  // Host bandwidth under a leaf over its uplink bandwidth (1 for single_switch): 3 means 3:1.
+  double leaf_oversubscription() const;
 };
+
+// The `link` section: what every cable has in common. Rates and lengths are per tier, in `topology`.
+struct cable_params {
+  double ns_per_metre = 5.0;      // propagation in the cable
+  double fec_latency_ns = 100.0;  // RS-FEC encode + decode, once per link
+  void visit(core::param_visitor& v);
+};
+
+// The tiers of cables; each has its own rate and length.
+enum class tier { host, leaf_spine, spine_core };
+// The parameters of every link of `t`.
+core::link_params tier_link(const topology_params& topo, const cable_params& cable, tier t);
+
+// Hard limits on sizes, so that a typo cannot ask for a fabric that takes the machine down at elaboration.
+constexpr uint64_t k_max_switch_ports = 4096;  // radix limit of any switch
+constexpr uint64_t k_max_hosts = 16384;
+constexpr uint64_t k_max_switches = 4096;
 
 // Hosts are named h0 .. h(N-1). The index of `name` among `hosts` hosts, or nothing when no host has that
 // name (including "h01" and indices too large for any integer); and the range of names, for messages.
@@ -35,21 +76,27 @@ std::string host_name(size_t index);
 std::string host_names(size_t hosts);  // "h0 .. h7"
 
 // Where host `index` sits, known from the parameters alone (workloads are planned before the fabric is
-// built): the leaf (top-of-rack) switch it hangs off, numbered from 0 across the whole fabric.
+// built): the global index of the leaf (top-of-rack or rail) switch it hangs off, so that
+// `fabric::switches()[leaf_of(topo, index)]` is that leaf.
 size_t leaf_of(const topology_params& topo, size_t index);
 
+// One endpoint: a NIC with its own memory (one GPU/NIC pair).
 struct host {
   std::string name;  // "h0", "h1", ...
   core::ip_address ip;
+  size_t leaf = 0;    // global index of the switch it hangs off
+  size_t server = 0;  // the server it belongs to: its index, or index / rails for rail_optimized
+  size_t rail = 0;    // which of the server's NICs: index % rails for rail_optimized, else 0
   std::unique_ptr<memory::host_memory> mem;
   std::unique_ptr<nic::supernic> nic;
 };
 
 class fabric {
  public:
-  // `memory_bytes[i]` sizes host i's memory. `nic_overrides` replaces the NIC parameters of named hosts;
-  // an unknown host name there is a config_error.
-  fabric(const topology_params& topo, const core::link_params& link, const sw::oq_switch_params& sw,
+  // `make_switch` builds every switch (the switch model is the caller's choice). `memory_bytes[i]` sizes
+  // host i's memory. `nic_overrides` replaces the NIC parameters of named hosts; an unknown host name
+  // there is a config_error, as is any topology_params::validate() failure.
+  fabric(const topology_params& topo, const cable_params& cable, const sw::switch_factory& make_switch,
          const nic::supernic_params& nic, const std::map<std::string, nic::supernic_params>& nic_overrides,
          const std::vector<uint64_t>& memory_bytes, core::sim_context& ctx);
   fabric(const fabric&) = delete;
@@ -57,18 +104,31 @@ class fabric {
   ~fabric();
 
   std::vector<host>& hosts() { return m_hosts; }
-  std::vector<std::unique_ptr<sw::oq_switch>>& switches() { return m_switches; }
+  // Leaves first (pod by pod for three_tier; group-major, rail-minor for rail_optimized), then spines (pod
+  // by pod), then cores.
+  std::vector<std::unique_ptr<sw::switch_device>>& switches() { return m_switches; }
   std::vector<std::unique_ptr<core::link>>& links() { return m_links; }
 
  private:
-  // A cable: two links, one per direction. Returns {a_to_b, b_to_a}.
-  std::pair<core::link*, core::link*> cable(const std::string& a, const std::string& b);
+  static constexpr size_t k_host_end = SIZE_MAX;  // m_peer entry of a port facing a host
 
-  const core::link_params m_link_params;
+  void add_switch(const sw::switch_factory& make_switch, const std::string& name, uint64_t ports);
+  // A cable: two links, one per direction, named a_to_b<suffix> and b_to_a<suffix>. Returns {a_to_b, b_to_a}.
+  std::pair<core::link*, core::link*> cable(const std::string& a, const std::string& b, const core::link_params& lp,
+                                            const std::string& suffix = "");
+  void connect_host(size_t h, size_t sw, unsigned port, const core::link_params& lp);
+  // `links` parallel cables; switch a's ports a_port, a_port + 1, ... face b's ports b_port, b_port + 1, ...
+  void connect_switches(size_t a, unsigned a_port, size_t b, unsigned b_port, uint64_t links,
+                        const core::link_params& lp);
+  // Shortest-path routes to every host at every switch, all equal-cost egress ports (ECMP) included.
+  void route();
+
   core::sim_context& m_ctx;
   std::vector<host> m_hosts;
-  std::vector<std::unique_ptr<sw::oq_switch>> m_switches;
+  std::vector<std::unique_ptr<sw::switch_device>> m_switches;
   std::vector<std::unique_ptr<core::link>> m_links;
+  std::vector<std::vector<size_t>> m_peer;   // [switch][port]: the switch at the far end, or k_host_end
+  std::vector<unsigned> m_host_port;         // [host]: its port on its leaf
 };
 
 }  // namespace fabricsim::topology

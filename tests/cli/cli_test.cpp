@@ -67,11 +67,11 @@ TEST(cli, no_arguments_runs_the_built_in_default) {
 }
 
 TEST(cli, malformed_scenario_exits_non_zero_naming_file_line_and_key) {
-  const std::string path = temp_file("bad.yaml", "name: bad\nlink:\n  rate_gbps: fast\n");
+  const std::string path = temp_file("bad.yaml", "name: bad\ntopology:\n  link_gbps: fast\n");
   const run_result r = fabricsim("run " + path);
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("bad.yaml:3"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("link.rate_gbps"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("topology.link_gbps"), std::string::npos) << r.output;
 }
 
 TEST(cli, unknown_key_and_bad_override_are_errors) {
@@ -79,9 +79,9 @@ TEST(cli, unknown_key_and_bad_override_are_errors) {
   run_result r = fabricsim("run " + path);
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("mtu_byte"), std::string::npos) << r.output;
-  r = fabricsim("run " + scenarios + "default.yaml --set link.rate_gbps=-3");
+  r = fabricsim("run " + scenarios + "default.yaml --set topology.link_gbps=-3");
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("link.rate_gbps"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("topology.link_gbps"), std::string::npos) << r.output;
 }
 
 TEST(cli, missing_file_and_unknown_flag_fail_cleanly) {

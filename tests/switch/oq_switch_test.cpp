@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sc_models/switch/oq_switch.h"
 #include "sc_models/topology/fabric.h"
 #include "tests/support/sc_fork.h"
 
@@ -18,8 +19,8 @@ struct write_spec {
 };
 
 // Builds a fabric, posts the writes at t = 0, runs to idle; returns completion times and link counters.
-json run_fabric(const topology::topology_params& topo, const core::link_params& lp, const sw::oq_switch_params& sp,
-                const nic::supernic_params& np, const std::vector<write_spec>& writes) {
+json run_fabric(const topology::topology_params& topo, const topology::cable_params& cp,
+                const sw::oq_switch_params& sp, const nic::supernic_params& np, const std::vector<write_spec>& writes) {
   const child_result c = run_in_child([&] {
     core::sim_context ctx;
     std::vector<uint64_t> mem(topo.host_count(), 0);
@@ -27,7 +28,10 @@ json run_fabric(const topology::topology_params& topo, const core::link_params& 
       mem[w.src] += (w.bytes + 4095) / 4096 * 4096;
       mem[w.dst] += (w.bytes + 4095) / 4096 * 4096;
     }
-    topology::fabric fab(topo, lp, sp, np, {}, mem, ctx);
+    const sw::switch_factory make_switch = [&](const std::string& name, unsigned ports) {
+      return std::make_unique<sw::oq_switch>(name.c_str(), sp, ports, ctx);
+    };
+    topology::fabric fab(topo, cp, make_switch, np, {}, mem, ctx);
     for (size_t i = 0; i < writes.size(); ++i) {
       auto& a = fab.hosts()[writes[i].src];
       auto& b = fab.hosts()[writes[i].dst];
@@ -56,10 +60,11 @@ class store_and_forward : public ::testing::TestWithParam<uint64_t> {};
 // The hand formula holds whatever the depth of the NIC's MAC FIFO (the scheduler only commits ahead).
 TEST_P(store_and_forward, write_and_ack_through_one_switch_match_the_arithmetic) {
   topology::topology_params topo;  // single switch, two hosts
-  core::link_params lp;
-  lp.rate_gbps = 400;
-  lp.propagation_ns = 10;
-  lp.fec_latency_ns = 100;
+  topo.link_gbps = 400;
+  topo.host_cable_m = 2;
+  topology::cable_params cp;
+  cp.ns_per_metre = 5;  // 2 m: 10 ns of propagation
+  cp.fec_latency_ns = 100;
   sw::oq_switch_params sp;
   sp.latency_ns = 400;
   nic::supernic_params np;
@@ -68,7 +73,7 @@ TEST_P(store_and_forward, write_and_ack_through_one_switch_match_the_arithmetic)
   np.ack_every_packets = 1000;  // one ACK, at the end of the message
   np.tx_fifo_frames = GetParam();
   // 10 packets: FIRST (4096 + RETH), 8 MIDDLE, LAST of 1000 bytes.
-  const json r = run_fabric(topo, lp, sp, np, {{0, 1, 9 * 4096 + 1000}});
+  const json r = run_fabric(topo, cp, sp, np, {{0, 1, 9 * 4096 + 1000}});
   ASSERT_EQ(r["completed_ps"].size(), 1u);
   // At 400 Gb/s a byte takes 20 ps on the wire.
   const uint64_t first = 4194 * 20, middle = 4178 * 20, last = (82 + 1000) * 20, ack = 86 * 20;
@@ -91,7 +96,7 @@ TEST(oq_switch, ecmp_pins_a_fixed_entropy_flow_to_one_uplink_and_spreads_sprayed
   topo.leaves = 2;
   topo.hosts_per_leaf = 1;
   topo.spines = 4;
-  core::link_params lp;
+  topology::cable_params cp;
   sw::oq_switch_params sp;
   nic::supernic_params np;
   const std::vector<write_spec> w = {{0, 1, 256 * 4096}};
@@ -101,13 +106,13 @@ TEST(oq_switch, ecmp_pins_a_fixed_entropy_flow_to_one_uplink_and_spreads_sprayed
     return c;
   };
   np.path_entropy = "fixed";
-  const std::vector<uint64_t> fixed = uplink_counts(run_fabric(topo, lp, sp, np, w));
+  const std::vector<uint64_t> fixed = uplink_counts(run_fabric(topo, cp, sp, np, w));
   int used = 0;
   for (uint64_t c : fixed) used += c > 0;
   EXPECT_EQ(used, 1);
   EXPECT_EQ(fixed[0] + fixed[1] + fixed[2] + fixed[3], 256u);
   np.path_entropy = "per_packet";
-  const std::vector<uint64_t> sprayed = uplink_counts(run_fabric(topo, lp, sp, np, w));
+  const std::vector<uint64_t> sprayed = uplink_counts(run_fabric(topo, cp, sp, np, w));
   EXPECT_EQ(sprayed[0] + sprayed[1] + sprayed[2] + sprayed[3], 256u);
   // 256 packets hashed uniformly over 4 uplinks: each gets 64 +- 3 sigma (sigma = sqrt(256 * 3/16) = 6.9).
   for (uint64_t c : sprayed) {

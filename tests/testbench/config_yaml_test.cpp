@@ -283,12 +283,12 @@ TEST(config_yaml, override_with_flow_value) {
 TEST(config_yaml, malformed_overrides) {
   YAML::Node root = YAML::Load("s:\n  count: 1\nwrites:\n  - {src: h0}\n");
   EXPECT_EQ(error_of([&] { apply_override(root, "s.count"); }),
-            "--set s.count: no '=' (expected path.to.key=value, e.g. link.rate_gbps=800)");
+            "--set s.count: no '=' (expected path.to.key=value, e.g. topology.link_gbps=800)");
   EXPECT_EQ(error_of([&] { apply_override(root, "=5"); }),
-            "--set =5: empty key path (expected path.to.key=value, e.g. link.rate_gbps=800)");
+            "--set =5: empty key path (expected path.to.key=value, e.g. topology.link_gbps=800)");
   EXPECT_EQ(error_of([&] { apply_override(root, "s..count=5"); }),
             "--set s..count=5: empty component in key path \"s..count\" (expected path.to.key=value, e.g. "
-            "link.rate_gbps=800)");
+            "topology.link_gbps=800)");
   EXPECT_NE(error_of([&] { apply_override(root, ".s=5"); }).find("--set .s=5: empty component"), std::string::npos);
   EXPECT_NE(error_of([&] { apply_override(root, "s.=5"); }).find("--set s.=5: empty component"), std::string::npos);
   EXPECT_EQ(error_of([&] { apply_override(root, "writes.1.bytes=5"); }),

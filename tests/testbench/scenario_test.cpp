@@ -50,8 +50,9 @@ TEST(scenario, default_file_values) {
   EXPECT_DOUBLE_EQ(s.run.limit_us, 100000.0);
   EXPECT_EQ(s.topology.kind, "single_switch");
   EXPECT_EQ(s.topology.hosts, 2u);
-  EXPECT_DOUBLE_EQ(s.link.rate_gbps, 400.0);
-  EXPECT_DOUBLE_EQ(s.link.propagation_ns, 10.0);
+  EXPECT_DOUBLE_EQ(s.topology.link_gbps, 400.0);
+  EXPECT_DOUBLE_EQ(s.topology.host_cable_m, 2.0);
+  EXPECT_DOUBLE_EQ(s.link.ns_per_metre, 5.0);
   EXPECT_DOUBLE_EQ(s.link.fec_latency_ns, 100.0);
   EXPECT_DOUBLE_EQ(s.switch_.latency_ns, 400.0);
   EXPECT_EQ(s.switch_.port_buffer_bytes, 2097152u);
@@ -81,7 +82,8 @@ TEST(scenario, empty_text_gives_the_struct_defaults) {
   EXPECT_EQ(s.source, "t.yaml");
   EXPECT_EQ(s.name, d.name);
   EXPECT_EQ(s.seed, d.seed);
-  EXPECT_DOUBLE_EQ(s.link.rate_gbps, d.link.rate_gbps);
+  EXPECT_DOUBLE_EQ(s.topology.link_gbps, d.topology.link_gbps);
+  EXPECT_DOUBLE_EQ(s.link.ns_per_metre, d.link.ns_per_metre);
   EXPECT_EQ(s.nic.reorder, d.nic.reorder);
   EXPECT_TRUE(s.nic_overrides.empty());
   EXPECT_TRUE(s.writes.empty());
@@ -91,8 +93,9 @@ TEST(scenario, every_section_is_read) {
   const scenario s = load(R"(name: t
 seed: 0x2a
 run: {duration_us: 12.5, limit_us: 50}
-topology: {kind: leaf_spine, leaves: 2, hosts_per_leaf: 3, spines: 2}
-link: {rate_gbps: 800, propagation_ns: 5, fec_latency_ns: 0}
+topology: {kind: leaf_spine, leaves: 2, hosts_per_leaf: 3, spines: 2, links_per_spine: 2, link_gbps: 800,
+           uplink_gbps: 400, host_cable_m: 3, leaf_spine_cable_m: 20}
+link: {ns_per_metre: 4.5, fec_latency_ns: 0}
 switch: {latency_ns: 300, port_buffer_bytes: 1048576}
 nic: {mtu_bytes: 1024, reorder: ref, path_entropy: per_packet, random_initial_psn: false, initial_psn: 7}
 workload: {kind: permutation, bytes: 4096, offset: 2, messages: 3}
@@ -105,7 +108,12 @@ workload: {kind: permutation, bytes: 4096, offset: 2, messages: 3}
   EXPECT_EQ(s.topology.leaves, 2u);
   EXPECT_EQ(s.topology.hosts_per_leaf, 3u);
   EXPECT_EQ(s.topology.spines, 2u);
-  EXPECT_DOUBLE_EQ(s.link.rate_gbps, 800.0);
+  EXPECT_EQ(s.topology.links_per_spine, 2u);
+  EXPECT_DOUBLE_EQ(s.topology.link_gbps, 800.0);
+  EXPECT_DOUBLE_EQ(s.topology.uplink_gbps, 400.0);
+  EXPECT_DOUBLE_EQ(s.topology.host_cable_m, 3.0);
+  EXPECT_DOUBLE_EQ(s.topology.leaf_spine_cable_m, 20.0);
+  EXPECT_DOUBLE_EQ(s.link.ns_per_metre, 4.5);
   EXPECT_DOUBLE_EQ(s.link.fec_latency_ns, 0.0);
   EXPECT_DOUBLE_EQ(s.switch_.latency_ns, 300.0);
   EXPECT_EQ(s.switch_.port_buffer_bytes, 1048576u);
@@ -121,15 +129,15 @@ workload: {kind: permutation, bytes: 4096, offset: 2, messages: 3}
 }
 
 TEST(scenario, unknown_top_level_key_lists_the_known_ones) {
-  EXPECT_EQ(error_of([] { load("name: x\nlinks:\n  rate_gbps: 800\n"); }),
+  EXPECT_EQ(error_of([] { load("name: x\nlinks:\n  fec_latency_ns: 80\n"); }),
             "t.yaml:2: links: unknown key; did you mean link? Known keys of top-level: name, description, seed, "
             "run, topology, link, switch, nic, nic_overrides, workload, writes");
 }
 
 TEST(scenario, unknown_key_in_each_section) {
-  EXPECT_EQ(error_of([] { load("name: x\nlink:\n  rate_gbps: 800\n  rate_gpbs: 1\n"); }),
-            "t.yaml:4: link.rate_gpbs: unknown key; did you mean rate_gbps? Known keys of link: rate_gbps, "
-            "propagation_ns, fec_latency_ns");
+  EXPECT_EQ(error_of([] { load("name: x\nlink:\n  fec_latency_ns: 80\n  ns_per_meter: 1\n"); }),
+            "t.yaml:4: link.ns_per_meter: unknown key; did you mean ns_per_metre? Known keys of link: ns_per_metre, "
+            "fec_latency_ns");
   EXPECT_TRUE(contains(error_of([] { load("run:\n  duraton_us: 1\n"); }),
                        "t.yaml:2: run.duraton_us: unknown key; did you mean duration_us? Known keys of run: "
                        "duration_us, limit_us"));
@@ -148,8 +156,10 @@ TEST(scenario, unknown_key_in_each_section) {
 }
 
 TEST(scenario, out_of_range_in_each_section) {
-  EXPECT_EQ(error_of([] { load("name: x\n\nlink:\n  rate_gbps: 5000\n"); }),
-            "t.yaml:4: link.rate_gbps: 5000 is out of range [1, 3200] Gb/s");
+  EXPECT_EQ(error_of([] { load("name: x\n\ntopology:\n  link_gbps: 5000\n"); }),
+            "t.yaml:4: topology.link_gbps: 5000 is out of range [1, 3200] Gb/s");
+  EXPECT_EQ(error_of([] { load("topology:\n  kind: rail_optimized\n  rails: 0\n"); }),
+            "t.yaml:3: topology.rails: 0 is out of range [1, 64] NICs");
   EXPECT_EQ(error_of([] { load("run:\n  duration_us: -1\n"); }),
             "t.yaml:2: run.duration_us: -1 is out of range [0, 1e9] us");
   EXPECT_EQ(error_of([] { load("workload:\n  kind: permutation\n  messages: 0\n"); }),
@@ -170,8 +180,8 @@ TEST(scenario, out_of_range_in_each_section) {
 }
 
 TEST(scenario, wrong_type_and_choices) {
-  EXPECT_EQ(error_of([] { load("link:\n  rate_gbps: fast\n"); }),
-            "t.yaml:2: link.rate_gbps: expected a number in Gb/s, got \"fast\"");
+  EXPECT_EQ(error_of([] { load("topology:\n  link_gbps: fast\n"); }),
+            "t.yaml:2: topology.link_gbps: expected a number in Gb/s, got \"fast\"");
   EXPECT_EQ(error_of([] { load("seed: -1\n"); }),
             "t.yaml:1: seed: expected a non-negative integer, got \"-1\" (negative)");
   EXPECT_EQ(error_of([] { load("nic:\n  random_initial_psn: maybe\n"); }),
@@ -181,12 +191,21 @@ TEST(scenario, wrong_type_and_choices) {
   EXPECT_EQ(error_of([] { load("workload:\n  kind: permutaton\n"); }),
             "t.yaml:2: workload.kind: \"permutaton\" is not one of: writes, permutation (did you mean permutation?)");
   EXPECT_EQ(error_of([] { load("topology:\n  kind: fat_tree\n"); }),
-            "t.yaml:2: topology.kind: \"fat_tree\" is not one of: single_switch, leaf_spine");
+            "t.yaml:2: topology.kind: \"fat_tree\" is not one of: single_switch, leaf_spine, three_tier, "
+            "rail_optimized");
+}
+
+TEST(scenario, keys_that_moved_to_topology_say_where) {
+  EXPECT_EQ(error_of([] { load("link:\n  rate_gbps: 800\n"); }),
+            "t.yaml:2: link.rate_gbps: moved to topology.link_gbps (host links) and topology.uplink_gbps "
+            "(switch-to-switch links)");
+  EXPECT_TRUE(contains(error_of([] { load("link:\n  fec_latency_ns: 80\n", {"link.propagation_ns=5"}); }),
+                       "--set link.propagation_ns=5: moved to cable lengths per tier"));
 }
 
 TEST(scenario, section_that_is_not_a_mapping) {
   EXPECT_EQ(error_of([] { load("name: x\nlink: 400\n"); }),
-            "t.yaml:2: link: expected a mapping of link keys (rate_gbps, propagation_ns, fec_latency_ns), got \"400\"");
+            "t.yaml:2: link: expected a mapping of link keys (ns_per_metre, fec_latency_ns), got \"400\"");
   EXPECT_TRUE(contains(error_of([] { load("- link\n"); }), "t.yaml:1: expected a mapping of top-level keys"));
   EXPECT_TRUE(contains(error_of([] { load("nic_overrides: [h1]\n"); }),
                        "t.yaml:1: nic_overrides: expected a mapping of host name to NIC keys"));
@@ -245,10 +264,10 @@ TEST(scenario, writes_shape_errors) {
 }
 
 TEST(scenario, set_overrides_real_keys) {
-  const std::string text = "link:\n  rate_gbps: 400\nwrites:\n  - {src: h0, dst: h1, bytes: 64}\n";
-  const scenario s = load(text, {"link.rate_gbps=800", "nic_overrides.h1.reorder=ref", "writes.0.bytes=5000",
+  const std::string text = "topology:\n  link_gbps: 400\nwrites:\n  - {src: h0, dst: h1, bytes: 64}\n";
+  const scenario s = load(text, {"topology.link_gbps=800", "nic_overrides.h1.reorder=ref", "writes.0.bytes=5000",
                                  "seed=7", "nic.mtu_bytes=2048", "name=from the command line"});
-  EXPECT_DOUBLE_EQ(s.link.rate_gbps, 800.0);
+  EXPECT_DOUBLE_EQ(s.topology.link_gbps, 800.0);
   EXPECT_EQ(s.seed, 7u);
   EXPECT_EQ(s.name, "from the command line");
   ASSERT_EQ(s.writes.size(), 1u);
@@ -268,30 +287,30 @@ TEST(scenario, set_on_the_default_file) {
 }
 
 TEST(scenario, set_errors_name_the_assignment) {
-  const std::string text = "link:\n  rate_gbps: 400\nwrites:\n  - {src: h0, dst: h1, bytes: 64}\n";
-  EXPECT_EQ(error_of([&] { load(text, {"link.rate_gbps=abc"}); }),
-            "--set link.rate_gbps=abc: expected a number in Gb/s, got \"abc\"");
-  EXPECT_EQ(error_of([&] { load(text, {"link.rate_gbps=5000"}); }),
-            "--set link.rate_gbps=5000: 5000 is out of range [1, 3200] Gb/s");
+  const std::string text = "topology:\n  link_gbps: 400\nwrites:\n  - {src: h0, dst: h1, bytes: 64}\n";
+  EXPECT_EQ(error_of([&] { load(text, {"topology.link_gbps=abc"}); }),
+            "--set topology.link_gbps=abc: expected a number in Gb/s, got \"abc\"");
+  EXPECT_EQ(error_of([&] { load(text, {"topology.link_gbps=5000"}); }),
+            "--set topology.link_gbps=5000: 5000 is out of range [1, 3200] Gb/s");
   EXPECT_EQ(error_of([&] { load(text, {"nic.reorder=fast"}); }),
             "--set nic.reorder=fast: \"fast\" is not one of: rtl, ref");
-  EXPECT_TRUE(contains(error_of([&] { load(text, {"lnk.rate_gbps=800"}); }),
-                       "--set lnk.rate_gbps=800: lnk: unknown key; did you mean link?"));
+  EXPECT_TRUE(contains(error_of([&] { load(text, {"lnk.fec_latency_ns=80"}); }),
+                       "--set lnk.fec_latency_ns=80: lnk: unknown key; did you mean link?"));
   EXPECT_TRUE(contains(error_of([&] { load(text, {"writes.1.bytes=5"}); }),
                        "--set writes.1.bytes=5: index 1 is beyond the end of writes (it has 1 entry)"));
-  EXPECT_TRUE(contains(error_of([&] { load(text, {"link.rate_gbps"}); }), "--set link.rate_gbps: no '='"));
+  EXPECT_TRUE(contains(error_of([&] { load(text, {"topology.link_gbps"}); }), "--set topology.link_gbps: no '='"));
   EXPECT_EQ(error_of([&] { load(text, {"writes.0={src: h0, bytes: 1}"}); }),
             "--set writes.0={src: h0, bytes: 1}: missing required key dst (every write needs src, dst and bytes)");
   // A file error next to a valid override still points at the file line.
-  EXPECT_EQ(error_of([&] { load("link:\n  rate_gbps: 0\n", {"seed=3"}); }),
-            "t.yaml:2: link.rate_gbps: 0 is out of range [1, 3200] Gb/s");
+  EXPECT_EQ(error_of([&] { load("topology:\n  link_gbps: 0\n", {"seed=3"}); }),
+            "t.yaml:2: topology.link_gbps: 0 is out of range [1, 3200] Gb/s");
 }
 
 TEST(scenario, missing_file_and_syntax_errors) {
   const std::string missing = k_source_dir + "/testbench/scenarios/no_such_scenario.yaml";
   EXPECT_EQ(error_of([&] { load_scenario_file(missing); }),
             missing + ": cannot open the scenario file (No such file or directory)");
-  EXPECT_TRUE(contains(error_of([] { load("name: x\nlink:\n  rate_gbps: [800\n"); }), "t.yaml:4: YAML syntax error: "));
+  EXPECT_TRUE(contains(error_of([] { load("name: x\ntopology:\n  link_gbps: [800\n"); }), "t.yaml:4: YAML syntax error: "));
   EXPECT_TRUE(contains(error_of([] { load("name: x\n  bad: indent\n"); }), "t.yaml:2: YAML syntax error: "));
 }
 
@@ -324,7 +343,10 @@ TEST(scenario, markdown_lists_every_section_and_key) {
   for (const char* s : {"### Top level", "### `run`", "### `topology`", "### `link`", "### `switch`", "### `nic`",
                         "### `nic_overrides`", "### `workload`", "### `writes`"})
     EXPECT_TRUE(contains(md, s)) << s;
-  EXPECT_TRUE(contains(md, "| `rate_gbps` | number | Gb/s | `400` | [1, 3200] |"));
+  EXPECT_TRUE(contains(md, "| `link_gbps` | number | Gb/s | `400` | [1, 3200] |"));
+  EXPECT_TRUE(contains(md, "| `ns_per_metre` | number | ns/m | `5` | [0, 100] |"));
+  EXPECT_FALSE(contains(md, "rate_gbps"));
+  EXPECT_FALSE(contains(md, "propagation_ns"));
   EXPECT_TRUE(contains(md, "| `kind` | string |  | `writes` | one of `writes`, `permutation` |"));
   EXPECT_TRUE(contains(md, "| `dst` | string |  | required |"));
 }
