@@ -9,7 +9,7 @@
 
 #include "sc_models/core/params.h"
 #include "sc_models/nic/supernic.h"
-#include "sc_models/switch/oq_switch.h"
+#include "sc_models/switch/spectrum/spectrum_switch.h"
 #include "sc_models/topology/fabric.h"
 
 namespace fabricsim::testbench {
@@ -47,7 +47,7 @@ struct scenario {
   run_params run;
   topology::topology_params topology;
   topology::cable_params link;  // YAML section "link": ns per metre and FEC; rates and lengths are in topology
-  sw::oq_switch_params switch_;  // YAML section "switch"
+  sw::spectrum_params switch_;  // YAML section "switch": the Spectrum-4 pipeline
   nic::supernic_params nic;
   std::map<std::string, nic::supernic_params> nic_overrides;  // YAML "nic_overrides: {h1: {reorder: ref}}"
   workload_params workload;

@@ -11,7 +11,7 @@
 
 #include "sc_models/core/rng.h"
 #include "sc_models/core/sim_context.h"
-#include "sc_models/switch/oq_switch.h"
+#include "sc_models/switch/spectrum/spectrum_switch.h"
 #include "sc_models/topology/fabric.h"
 
 namespace fabricsim::testbench {
@@ -96,7 +96,7 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
                              " MiB; use smaller writes (workload.bytes, writes[].bytes) or fewer hosts");
 
   const sw::switch_factory make_switch = [&](const std::string& name, unsigned ports) {
-    return std::make_unique<sw::oq_switch>(name.c_str(), s.switch_, ports, ctx);
+    return std::make_unique<sw::spectrum_switch>(name.c_str(), s.switch_, ports, ctx);
   };
   topology::fabric fab(s.topology, s.link, make_switch, s.nic, s.nic_overrides, mem_bytes, ctx);
 

@@ -162,17 +162,23 @@ TEST(cli, block_level_errors_name_the_instance_and_key) {
 }
 
 TEST(cli, drops_are_reported_not_hidden) {
-  // A 5000-byte egress buffer holds one 4 KiB frame: the switch must drop, the run cannot verify, and the
-  // message says why; the drops are in the report.
+  // Two senders into one receiver through a 256 KiB shared buffer with no lossless class: the dynamic
+  // threshold caps the queue at half the buffer, the 2:1 incast overruns it, the run cannot verify, the
+  // message says why, and the drops are in the report on the receiver's port.
+  const std::string scenario = testing::TempDir() + "drops.yaml";
+  std::ofstream(scenario) << "topology: {kind: single_switch, hosts: 3}\n"
+                             "switch: {buffer_bytes: 262144, lossless_priorities: \"\"}\n"
+                             "writes:\n"
+                             "  - {src: h1, dst: h0, bytes: 1048576}\n"
+                             "  - {src: h2, dst: h0, bytes: 1048576}\n";
   const std::string out = testing::TempDir() + "drops.json";
-  const run_result r =
-      fabricsim("run " + scenarios + "default.yaml --quiet --set switch.port_buffer_bytes=5000 --json " + out);
+  const run_result r = fabricsim("run " + scenario + " --quiet --json " + out);
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("packets were dropped"), std::string::npos) << r.output;
   const json j = load(out);
   EXPECT_GT(j["dropped_packets"].get<uint64_t>(), 0u);
   EXPECT_FALSE(j["verified"].get<bool>());
-  EXPECT_GT(j["stats"]["sw0.port1"]["dropped"]["value"].get<uint64_t>(), 0u);
+  EXPECT_GT(j["stats"]["sw0.port0"]["dropped"]["value"].get<uint64_t>(), 0u);
 }
 
 }  // namespace

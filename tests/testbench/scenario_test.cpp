@@ -54,8 +54,9 @@ TEST(scenario, default_file_values) {
   EXPECT_DOUBLE_EQ(s.topology.host_cable_m, 2.0);
   EXPECT_DOUBLE_EQ(s.link.ns_per_metre, 5.0);
   EXPECT_DOUBLE_EQ(s.link.fec_latency_ns, 100.0);
-  EXPECT_DOUBLE_EQ(s.switch_.latency_ns, 400.0);
-  EXPECT_EQ(s.switch_.port_buffer_bytes, 2097152u);
+  EXPECT_DOUBLE_EQ(s.switch_.lookup_ns, 120.0);
+  EXPECT_EQ(s.switch_.buffer_bytes, 134217728u);
+  EXPECT_EQ(s.switch_.routing, "ecmp");
   EXPECT_EQ(s.nic.mtu_bytes, 4096u);
   EXPECT_EQ(s.nic.reorder, "rtl");
   ASSERT_EQ(s.nic_overrides.size(), 1u);
@@ -96,7 +97,7 @@ run: {duration_us: 12.5, limit_us: 50}
 topology: {kind: leaf_spine, leaves: 2, hosts_per_leaf: 3, spines: 2, links_per_spine: 2, link_gbps: 800,
            uplink_gbps: 400, host_cable_m: 3, leaf_spine_cable_m: 20}
 link: {ns_per_metre: 4.5, fec_latency_ns: 0}
-switch: {latency_ns: 300, port_buffer_bytes: 1048576}
+switch: {lookup_ns: 300, buffer_bytes: 1048576, routing: adaptive}
 nic: {mtu_bytes: 1024, reorder: ref, path_entropy: per_packet, random_initial_psn: false, initial_psn: 7}
 workload: {kind: permutation, bytes: 4096, offset: 2, messages: 3}
 )");
@@ -115,8 +116,9 @@ workload: {kind: permutation, bytes: 4096, offset: 2, messages: 3}
   EXPECT_DOUBLE_EQ(s.topology.leaf_spine_cable_m, 20.0);
   EXPECT_DOUBLE_EQ(s.link.ns_per_metre, 4.5);
   EXPECT_DOUBLE_EQ(s.link.fec_latency_ns, 0.0);
-  EXPECT_DOUBLE_EQ(s.switch_.latency_ns, 300.0);
-  EXPECT_EQ(s.switch_.port_buffer_bytes, 1048576u);
+  EXPECT_DOUBLE_EQ(s.switch_.lookup_ns, 300.0);
+  EXPECT_EQ(s.switch_.buffer_bytes, 1048576u);
+  EXPECT_EQ(s.switch_.routing, "adaptive");
   EXPECT_EQ(s.nic.mtu_bytes, 1024u);
   EXPECT_EQ(s.nic.reorder, "ref");
   EXPECT_EQ(s.nic.path_entropy, "per_packet");
@@ -143,8 +145,8 @@ TEST(scenario, unknown_key_in_each_section) {
                        "duration_us, limit_us"));
   EXPECT_TRUE(contains(error_of([] { load("topology:\n  kind: single_switch\n  host: 4\n"); }),
                        "t.yaml:3: topology.host: unknown key; did you mean hosts?"));
-  EXPECT_TRUE(contains(error_of([] { load("switch:\n  latency: 1\n"); }),
-                       "t.yaml:2: switch.latency: unknown key; did you mean latency_ns?"));
+  EXPECT_TRUE(contains(error_of([] { load("switch:\n  lookup: 1\n"); }),
+                       "t.yaml:2: switch.lookup: unknown key; did you mean lookup_ns?"));
   EXPECT_TRUE(contains(error_of([] { load("\nnic:\n  mtu: 1024\n"); }),
                        "t.yaml:3: nic.mtu: unknown key; did you mean mtu_bytes?"));
   EXPECT_TRUE(contains(error_of([] { load("workload:\n  knd: writes\n"); }),
@@ -173,8 +175,8 @@ TEST(scenario, out_of_range_in_each_section) {
   // Sections whose ranges their blocks declare: the line, the key and the verdict.
   EXPECT_TRUE(
       contains(error_of([] { load("topology:\n  hosts: 0\n"); }), "t.yaml:2: topology.hosts: 0 is out of range"));
-  EXPECT_TRUE(contains(error_of([] { load("switch:\n  latency_ns: -1\n"); }),
-                       "t.yaml:2: switch.latency_ns: -1 is out of range"));
+  EXPECT_TRUE(contains(error_of([] { load("switch:\n  parse_ns: -1\n"); }),
+                       "t.yaml:2: switch.parse_ns: -1 is out of range"));
   EXPECT_TRUE(contains(error_of([] { load("nic:\n  mtu_bytes: 9000\n"); }),
                        "t.yaml:2: nic.mtu_bytes: 9000 is out of range"));
 }
