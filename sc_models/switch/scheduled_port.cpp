@@ -70,17 +70,17 @@ void scheduled_port::retire(picoseconds t) {
   }
 }
 
-uint64_t scheduled_port::depth() {
-  retire(core::now());
+uint64_t scheduled_port::depth(picoseconds t) {
+  retire(t);
   return m_queued_total + m_fifo_bytes;
 }
 
-uint64_t scheduled_port::depth(unsigned tc) {
-  retire(core::now());
+uint64_t scheduled_port::depth(unsigned tc, picoseconds t) {
+  retire(t);
   return m_queue_bytes[tc] + m_fifo_bytes;
 }
 
-bool scheduled_port::idle() { return depth() == 0 && m_control.empty(); }
+bool scheduled_port::idle(picoseconds t) { return depth(t) == 0 && m_control.empty(); }
 
 uint64_t scheduled_port::paused_ps(unsigned prio) const {
   const picoseconds end = std::min(m_pause_until[prio], core::now());
@@ -105,7 +105,8 @@ void scheduled_port::commit(packet* p, unsigned tc, picoseconds start) {
 }
 
 void scheduled_port::enqueue(packet* p, unsigned tc, picoseconds ready) {
-  retire(core::now());
+  const picoseconds now = core::now();
+  retire(now);
   const uint64_t size = p->wire().value;
   const uint64_t before = m_queued_total + m_fifo_bytes;
   m_depth_at_enqueue.add(before);
@@ -113,22 +114,23 @@ void scheduled_port::enqueue(packet* p, unsigned tc, picoseconds ready) {
   m_tc[tc].max_queue_bytes = std::max(m_tc[tc].max_queue_bytes, m_queue_bytes[tc] + m_fifo_bytes + size);
   // An uncongested port: nothing waits and the MAC FIFO has room, so the frame goes straight to the MAC
   // (the order is the arrival order either way) and no wake-up is needed.
-  if (m_queued_total == 0 && m_control.empty() && m_fifo.size() < m_config.tx_fifo_frames && !paused(tc) &&
+  if (m_queued_total == 0 && m_control.empty() && m_fifo.size() < m_config.tx_fifo_frames && !paused(tc, now) &&
       !m_in_refill) {
     commit(p, tc, max(ready, m_out.wire_free_at()));
     return;
   }
   m_queue[tc].push_back({p, ready});
+  m_nonempty |= 1u << tc;
   m_queue_bytes[tc] += size;
   m_queued_total += size;
   if (m_in_refill) return;  // the running refill picks it up
-  if (paused(tc)) {
+  if (paused(tc, now)) {
     wake_at(m_pause_until[tc]);
     return;
   }
   const size_t n = m_fifo.size();
   if (n < m_config.tx_fifo_frames)
-    refill(core::now());
+    refill(now);
   else
     wake_at(n >= 2 ? m_fifo[n - 2].leaves : m_fifo[n - 1].leaves);
 }
@@ -163,8 +165,14 @@ void scheduled_port::pause(unsigned prio, picoseconds until) {
     wake_at(n >= 2 ? m_fifo[n - 2].leaves : m_fifo[n - 1].leaves);
 }
 
-int scheduled_port::pick(picoseconds horizon) {
-  auto ready = [&](unsigned tc) { return eligible(tc) && m_queue[tc].front().ready <= horizon; };
+int scheduled_port::pick(picoseconds horizon, picoseconds t) {
+  auto ready = [&](unsigned tc) { return eligible(tc, t) && m_queue[tc].front().ready <= horizon; };
+  if ((m_nonempty & (m_nonempty - 1)) == 0) {  // one class waiting (the common case): no arbitration
+    const unsigned tc = unsigned(__builtin_ctz(m_nonempty));
+    if (!eligible(tc, t)) return -1;
+    if (!m_config.strict[tc] && m_quantum[tc] > 0) m_deficit[tc] = 0;  // alone, it owes nobody
+    return int(tc);
+  }
   for (unsigned tc = traffic_classes; tc-- > 0;)
     if (m_config.strict[tc] && ready(tc)) return int(tc);
   bool weighted = false;
@@ -195,7 +203,7 @@ int scheduled_port::pick(picoseconds horizon) {
   // Nothing is ready by the time the wire frees: serve whichever eligible head becomes ready first.
   int best = -1;
   for (unsigned tc = 0; tc < traffic_classes; ++tc)
-    if (eligible(tc) && (best < 0 || m_queue[tc].front().ready < m_queue[unsigned(best)].front().ready))
+    if (eligible(tc, t) && (best < 0 || m_queue[tc].front().ready < m_queue[unsigned(best)].front().ready))
       best = int(tc);
   return best;
 }
@@ -218,21 +226,25 @@ void scheduled_port::refill(picoseconds t) {
       ++m_pause_frames_sent;
       continue;
     }
-    const int tc = pick(horizon);
+    if (m_nonempty == 0) break;
+    const int tc = pick(horizon, t);
     if (tc < 0) break;
     const queued q = m_queue[unsigned(tc)].front();
     m_queue[unsigned(tc)].pop_front();
     const uint64_t size = q.p->wire().value;
     m_queue_bytes[unsigned(tc)] -= size;
     m_queued_total -= size;
-    if (m_queue[unsigned(tc)].empty()) m_deficit[unsigned(tc)] = 0;
+    if (m_queue[unsigned(tc)].empty()) {
+      m_deficit[unsigned(tc)] = 0;
+      m_nonempty &= ~(1u << unsigned(tc));
+    }
     commit(q.p, unsigned(tc), max(q.ready, horizon));
   }
   bool more = !m_control.empty();
   picoseconds resume = never;
   for (unsigned tc = 0; tc < traffic_classes; ++tc) {
     if (m_queue[tc].empty()) continue;
-    if (paused(tc))
+    if (paused(tc, t))
       resume = std::min(resume, m_pause_until[tc]);
     else
       more = true;

@@ -56,14 +56,16 @@ class scheduled_port : public core::calendar_client {
   // Applies a received pause for priority `prio` until `until` (at or before now: resume).
   void pause(unsigned prio, core::picoseconds until);
 
-  bool paused(unsigned tc) const { return core::now() < m_pause_until[tc]; }
+  bool paused(unsigned tc) const { return paused(tc, core::now()); }
+  bool paused(unsigned tc, core::picoseconds t) const { return t < m_pause_until[tc]; }
   core::picoseconds paused_until(unsigned tc) const { return m_pause_until[tc]; }
   // Bytes waiting in class `tc` (in the shared buffer, not yet in the MAC FIFO).
   uint64_t queued_bytes(unsigned tc) const { return m_queue_bytes[tc]; }
   // What a packet joining now would wait behind: every class queue plus what the MAC FIFO has not yet sent.
-  uint64_t depth();
-  uint64_t depth(unsigned tc);  // the same for class `tc`: its queue plus the MAC FIFO
-  bool idle();                  // nothing queued and nothing left to send
+  // `t` is now; the hot paths pass it rather than ask the kernel again.
+  uint64_t depth(core::picoseconds t);
+  uint64_t depth(unsigned tc, core::picoseconds t);  // the same for class `tc`: its queue plus the MAC FIFO
+  bool idle(core::picoseconds t);                    // nothing queued and nothing left to send
 
   core::link& out() { return m_out; }
   const std::string& name() const { return m_name; }
@@ -93,8 +95,8 @@ class scheduled_port : public core::calendar_client {
   void retire(core::picoseconds t);
   void commit(core::packet* p, unsigned tc, core::picoseconds start);
   void refill(core::picoseconds t);
-  int pick(core::picoseconds horizon);  // next class to serve, or -1
-  bool eligible(unsigned tc) const { return !m_queue[tc].empty() && !paused(tc); }
+  int pick(core::picoseconds horizon, core::picoseconds t);  // next class to serve, or -1
+  bool eligible(unsigned tc, core::picoseconds t) const { return (m_nonempty >> tc & 1) && !paused(tc, t); }
   void wake_at(core::picoseconds t);
 
   std::string m_name;
@@ -107,6 +109,7 @@ class scheduled_port : public core::calendar_client {
   std::array<core::ring<queued>, traffic_classes> m_queue;
   std::array<uint64_t, traffic_classes> m_queue_bytes{};
   uint64_t m_queued_total = 0;
+  uint32_t m_nonempty = 0;  // bit tc set while class tc's queue holds a frame
   core::ring<core::packet*> m_control;
   core::ring<in_fifo> m_fifo;
   uint64_t m_fifo_bytes = 0;  // bytes committed whose last bit has not left

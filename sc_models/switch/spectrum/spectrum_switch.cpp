@@ -291,7 +291,7 @@ const spectrum_switch::route* spectrum_switch::lookup(const packet* p) const {
   }
 }
 
-unsigned spectrum_switch::select_egress(const route& r, const packet* p, unsigned tc) {
+unsigned spectrum_switch::select_egress(const route& r, const packet* p, unsigned tc, picoseconds t) {
   if (r.count == 1) return m_route_ports[r.first];
   const uint32_t h = p->five_tuple_hash(m_hash_seed) % r.count;
   const unsigned hashed = m_route_ports[r.first + h];
@@ -302,8 +302,8 @@ unsigned spectrum_switch::select_egress(const route& r, const packet* p, unsigne
   // locks onto the period of the arriving flows the same way. So the search starts at a random port (the
   // switch's own seeded stream).
   scheduled_port& hp = *m_ports[hashed];
-  const bool hashed_ok = !hp.paused(tc);
-  const uint64_t hashed_depth = hp.depth(tc);
+  const bool hashed_ok = !hp.paused(tc, t);
+  const uint64_t hashed_depth = hp.depth(tc, t);
   if (hashed_ok && m_params.ar_threshold_bytes > 0 && hashed_depth <= m_params.ar_threshold_bytes) return hashed;
   int best = -1;
   uint64_t best_depth = 0;
@@ -312,9 +312,9 @@ unsigned spectrum_switch::select_egress(const route& r, const packet* p, unsigne
   for (uint32_t k = 0; k < r.count; ++k) {
     const unsigned port = m_route_ports[r.first + (start + k) % r.count];
     scheduled_port& sp = *m_ports[port];
-    if (sp.paused(tc)) continue;
+    if (sp.paused(tc, t)) continue;
     ++eligible;
-    const uint64_t d = sp.depth(tc);
+    const uint64_t d = sp.depth(tc, t);
     if (best < 0 || d < best_depth) {
       best = int(port);
       best_depth = d;
@@ -385,7 +385,8 @@ void spectrum_switch::departing(packet* p, unsigned port, unsigned tc, picosecon
   m_released_bytes += size;
   if (m_params.telemetry && p->int_requested && p->int_hops < core::max_int_hops) {
     scheduled_port& sp = *m_ports[port];
-    p->telemetry[p->int_hops] = {start, sp.tx_bytes(), uint32_t(std::min<uint64_t>(sp.depth(tc), UINT32_MAX)),
+    p->telemetry[p->int_hops] = {start, sp.tx_bytes(),
+                                 uint32_t(std::min<uint64_t>(sp.depth(tc, core::now()), UINT32_MAX)),
                                  uint32_t(sp.out().rate().value / 1'000'000)};
     ++p->int_hops;
     p->seal();
@@ -423,9 +424,9 @@ void spectrum_switch::refresh_pause(unsigned port, picoseconds t) {
   }
 }
 
-void spectrum_switch::mark_ecn(packet* p, unsigned egress, unsigned tc) {
+void spectrum_switch::mark_ecn(packet* p, unsigned egress, unsigned tc, picoseconds t) {
   if (!m_ecn[tc] || p->ip.ecn == 0 || p->ip.ecn == 3) return;  // not ECN-capable, or already CE
-  const double prob = ecn_probability(m_ports[egress]->depth(tc));
+  const double prob = ecn_probability(m_ports[egress]->depth(tc, t));
   if (prob <= 0.0) return;
   if (prob < 1.0 && double(m_ecn_rng() >> 11) * 0x1.0p-53 >= prob) return;
   p->ip.ecn = 3;
@@ -444,16 +445,17 @@ void spectrum_switch::receive(packet* p, unsigned in_port) {
     m_ctx.pool.release(p);
     return;
   }
-  const unsigned egress = select_egress(*r, p, tc);
+  const picoseconds t = core::now();
+  const unsigned egress = select_egress(*r, p, tc, t);
   scheduled_port& out = *m_ports[egress];
   if (!admit(p, in_port, egress, tc)) {
     m_ctx.pool.release(p);
     return;
   }
-  mark_ecn(p, egress, tc);
+  mark_ecn(p, egress, tc, t);
   // The pipeline latency delays the frame's earliest departure; it is not a kernel event of its own.
-  picoseconds ready = core::now() + m_latency;
-  if (m_cut_through && out.idle()) {
+  picoseconds ready = t + m_latency;
+  if (m_cut_through && out.idle(t)) {
     // Cut-through: the frame's head left the parser while its tail was still arriving. Only when the
     // egress is no faster than the ingress, or the egress would run dry mid-frame.
     const core::link& in = m_ports[in_port]->out();  // cables are symmetric

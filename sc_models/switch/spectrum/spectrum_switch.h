@@ -123,9 +123,9 @@ class spectrum_switch : public sc_core::sc_module, public switch_device, public 
   // Pipeline stages.
   bool parse(core::packet* p, unsigned in_port);  // false: consumed (PFC) or dropped (TTL)
   const route* lookup(const core::packet* p) const;
-  unsigned select_egress(const route& r, const core::packet* p, unsigned tc);
+  unsigned select_egress(const route& r, const core::packet* p, unsigned tc, core::picoseconds t);
   bool admit(core::packet* p, unsigned in_port, unsigned egress, unsigned tc);
-  void mark_ecn(core::packet* p, unsigned egress, unsigned tc);
+  void mark_ecn(core::packet* p, unsigned egress, unsigned tc, core::picoseconds t);
   // PFC.
   void send_pfc(unsigned port, unsigned prio, uint16_t quanta);
   void refresh_pause(unsigned port, core::picoseconds t);
