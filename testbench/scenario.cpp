@@ -41,7 +41,8 @@ void workload_params::visit(core::param_visitor& v) {
   v.field({"kind", "", "writes: the explicit `writes` list; permutation: host i writes to host (i + offset) mod n",
            0.0, 0.0, {"writes", "permutation"}},
           kind);
-  v.field({"bytes", "bytes", "permutation: message size per host", 0.0, k_max_message_bytes}, bytes);
+  v.field({"message_bytes", "bytes", "permutation: message size per host", 0.0, k_max_message_bytes},
+          message_bytes);
   v.field({"offset", "hosts", "permutation: destination offset (must not be a multiple of the host count)", 1.0},
           offset);
   v.field({"messages", "messages", "permutation: messages posted back to back by each host", 1.0, 1e6}, messages);

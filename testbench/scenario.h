@@ -34,7 +34,7 @@ struct write_op {
 // Generated workloads.
 struct workload_params {
   std::string kind = "writes";  // "writes": the explicit `writes` list; "permutation": host i -> (i + offset) % n
-  uint64_t bytes = 1048576;     // permutation: message size per host
+  uint64_t message_bytes = 1048576;  // permutation: message size per host
   uint64_t offset = 1;          // permutation: destination offset
   uint64_t messages = 1;        // permutation: messages posted back to back per host
   void visit(core::param_visitor& v);

@@ -50,7 +50,7 @@ std::vector<planned_write> plan(const scenario& s, size_t hosts) {
                                " sends every host to itself with " + std::to_string(hosts) + " hosts");
     for (uint64_t m = 0; m < s.workload.messages; ++m)
       for (size_t i = 0; i < hosts; ++i)
-        out.push_back({i, size_t((i + s.workload.offset) % hosts), s.workload.bytes, picoseconds{}});
+        out.push_back({i, size_t((i + s.workload.offset) % hosts), s.workload.message_bytes, picoseconds{}});
   }
   if (out.empty()) throw core::config_error(s.source + ": the workload posts no RDMA operation");
   return out;
@@ -87,7 +87,7 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
     throw core::config_error(s.source + ": workload: the hosts' buffers need " + std::to_string(total_mem >> 20) +
                              " MiB of memory (source and destination of every WRITE), more than 3/4 of this "
                              "machine's " + std::to_string(physical >> 20) +
-                             " MiB; use smaller writes (workload.bytes, writes[].bytes) or fewer hosts");
+                             " MiB; use smaller writes (workload.message_bytes, writes[].bytes) or fewer hosts");
 
   topology::fabric fab(s.topology, s.link, s.switch_, s.nic, s.nic_overrides, mem_bytes, ctx);
 

@@ -128,9 +128,9 @@ namespace {
 TEST(cli, workload_too_large_for_memory_is_refused_before_anything_is_allocated) {
   // 256 hosts x 2^40 bytes each: far beyond any machine; must be a clear error, not an allocation failure.
   const run_result r =
-      fabricsim("run " + scenarios + "leaf_spine_permutation.yaml --set workload.bytes=1099511627776");
+      fabricsim("run " + scenarios + "leaf_spine_permutation.yaml --set workload.message_bytes=1099511627776");
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("workload.bytes"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("workload.message_bytes"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("MiB of memory"), std::string::npos) << r.output;
 }
 

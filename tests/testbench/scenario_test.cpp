@@ -95,7 +95,7 @@ topology: {kind: leaf_spine, leaves: 2, hosts_per_leaf: 3, spines: 2}
 link: {rate_gbps: 800, propagation_ns: 5, fec_latency_ns: 0}
 switch: {latency_ns: 300, port_buffer_bytes: 1048576}
 nic: {mtu_bytes: 1024, reorder: ref, path_entropy: per_packet, random_initial_psn: false, initial_psn: 7}
-workload: {kind: permutation, bytes: 4096, offset: 2, messages: 3}
+workload: {kind: permutation, message_bytes: 4096, offset: 2, messages: 3}
 )");
   EXPECT_EQ(s.name, "t");
   EXPECT_EQ(s.seed, 42u);
@@ -115,7 +115,7 @@ workload: {kind: permutation, bytes: 4096, offset: 2, messages: 3}
   EXPECT_FALSE(s.nic.random_initial_psn);
   EXPECT_EQ(s.nic.initial_psn, 7u);
   EXPECT_EQ(s.workload.kind, "permutation");
-  EXPECT_EQ(s.workload.bytes, 4096u);
+  EXPECT_EQ(s.workload.message_bytes, 4096u);
   EXPECT_EQ(s.workload.offset, 2u);
   EXPECT_EQ(s.workload.messages, 3u);
 }
@@ -140,7 +140,7 @@ TEST(scenario, unknown_key_in_each_section) {
   EXPECT_TRUE(contains(error_of([] { load("\nnic:\n  mtu: 1024\n"); }),
                        "t.yaml:3: nic.mtu: unknown key; did you mean mtu_bytes?"));
   EXPECT_TRUE(contains(error_of([] { load("workload:\n  knd: writes\n"); }),
-                       "t.yaml:2: workload.knd: unknown key; did you mean kind? Known keys of workload: kind, bytes, "
+                       "t.yaml:2: workload.knd: unknown key; did you mean kind? Known keys of workload: kind, message_bytes, "
                        "offset, messages"));
   EXPECT_TRUE(contains(error_of([] { load("writes:\n  - {src: h0, dst: h1, bytes: 1, start: 5}\n"); }),
                        "t.yaml:2: writes.0.start: unknown key; did you mean start_ns? Known keys of writes.0: src, "
@@ -154,8 +154,8 @@ TEST(scenario, out_of_range_in_each_section) {
             "t.yaml:2: run.duration_us: -1 is out of range [0, 1e9] us");
   EXPECT_EQ(error_of([] { load("workload:\n  kind: permutation\n  messages: 0\n"); }),
             "t.yaml:3: workload.messages: 0 is out of range [1, 1000000] messages");
-  EXPECT_EQ(error_of([] { load("workload:\n  bytes: 1099511627777\n"); }),
-            "t.yaml:2: workload.bytes: 1099511627777 is out of range [0, 1099511627776] bytes");
+  EXPECT_EQ(error_of([] { load("workload:\n  message_bytes: 1099511627777\n"); }),
+            "t.yaml:2: workload.message_bytes: 1099511627777 is out of range [0, 1099511627776] bytes");
   EXPECT_EQ(error_of([] { load("workload:\n  offset: 0\n"); }),
             "t.yaml:2: workload.offset: 0 is out of range (must be >= 1 hosts)");
   EXPECT_EQ(error_of([] { load("writes:\n  - {src: h0, dst: h1, bytes: 1, start_ns: -5}\n"); }),
