@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <map>
@@ -12,6 +13,7 @@
 #include "sc_models/core/rng.h"
 #include "sc_models/core/sim_context.h"
 #include "sc_models/topology/fabric.h"
+#include "testbench/workload.h"
 
 namespace fabricsim::testbench {
 
@@ -19,42 +21,10 @@ namespace {
 
 using core::picoseconds;
 
-// One RDMA WRITE as planned: where its bytes come from and go to.
-struct planned_write {
-  size_t src, dst;
-  uint64_t bytes;
-  picoseconds post_at;
+// One RDMA WRITE as planned, with where its bytes come from and go to.
+struct planned_write : planned_flow {
   uint64_t src_addr = 0, dst_addr = 0;
 };
-
-std::vector<planned_write> plan(const scenario& s, size_t hosts) {
-  std::vector<planned_write> out;
-  auto host_index = [&](const std::string& name, size_t i, const char* field) -> size_t {
-    const std::optional<size_t> index = topology::host_index(name, hosts);
-    if (!index)
-      throw core::config_error(s.source + ": writes." + std::to_string(i) + "." + field + ": no host '" + name +
-                               "' (hosts are " + topology::host_names(hosts) + ")");
-    return *index;
-  };
-  if (s.workload.kind == "writes") {
-    for (size_t i = 0; i < s.writes.size(); ++i) {
-      const write_op& w = s.writes[i];
-      const size_t src = host_index(w.src, i, "src"), dst = host_index(w.dst, i, "dst");
-      if (src == dst)
-        throw core::config_error(s.source + ": writes." + std::to_string(i) + ": src and dst are both " + w.src);
-      out.push_back({src, dst, w.bytes, picoseconds::from_ns(w.start_ns)});
-    }
-  } else {  // permutation
-    if (s.workload.offset % hosts == 0)
-      throw core::config_error(s.source + ": workload.offset " + std::to_string(s.workload.offset) +
-                               " sends every host to itself with " + std::to_string(hosts) + " hosts");
-    for (uint64_t m = 0; m < s.workload.messages; ++m)
-      for (size_t i = 0; i < hosts; ++i)
-        out.push_back({i, size_t((i + s.workload.offset) % hosts), s.workload.message_bytes, picoseconds{}});
-  }
-  if (out.empty()) throw core::config_error(s.source + ": the workload posts no RDMA operation");
-  return out;
-}
 
 constexpr uint64_t page = 4096;
 uint64_t round_up(uint64_t v) { return (v + page - 1) / page * page; }
@@ -72,7 +42,8 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
     if (!topology::host_index(override_entry.first, hosts))
       throw core::config_error(s.source + ": nic_overrides." + override_entry.first + ": no host '" +
                                override_entry.first + "' (hosts are " + topology::host_names(hosts) + ")");
-  std::vector<planned_write> writes = plan(s, hosts);
+  std::vector<planned_write> writes;
+  for (const planned_flow& f : plan_workload(s)) writes.push_back({f});
   std::vector<uint64_t> mem_bytes(hosts, 0);
   for (const planned_write& w : writes) {
     mem_bytes[w.src] += round_up(w.bytes);
@@ -103,7 +74,13 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
   // Buffers: sources filled from the workload's seeded stream, destinations zero, each destination a region.
   uint64_t fill_state = core::stream_seed(s.seed, "workload", "payload");  // splitmix64 counter: fast to fill
   std::map<std::pair<size_t, size_t>, std::pair<uint32_t, uint32_t>> qps;  // (src, dst) -> (src QPN, dst QPN)
-  for (size_t i = 0; i < writes.size(); ++i) {
+  // Posted in time order (ties in plan order): a queue pair takes its work requests in order of post time,
+  // and a flow list need not be sorted.
+  std::vector<size_t> post_order(writes.size());
+  for (size_t i = 0; i < writes.size(); ++i) post_order[i] = i;
+  std::stable_sort(post_order.begin(), post_order.end(),
+                   [&](size_t a, size_t b) { return writes[a].post_at < writes[b].post_at; });
+  for (const size_t i : post_order) {
     planned_write& w = writes[i];
     topology::host& src = fab.hosts()[w.src];
     topology::host& dst = fab.hosts()[w.dst];
