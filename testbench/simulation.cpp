@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <sstream>
 
 #include <systemc>
 
@@ -26,6 +27,56 @@ struct planned_write : planned_flow {
   uint64_t src_addr = 0, dst_addr = 0;
 };
 
+std::string format_number(double v) {
+  std::ostringstream o;
+  o << v;
+  return o.str();
+}
+
+// The `fabric` object of the report (docs/report.md): what the fabric delivered in the measurement window,
+// and its congestion counters.
+nlohmann::json fabric_summary(core::sim_context& ctx, topology::fabric& fab, const std::vector<planned_write>& writes,
+                              picoseconds window_start, picoseconds window_end, uint64_t placed_at_window_start,
+                              const std::vector<double>& flow_throughputs) {
+  std::vector<bool> sends(fab.hosts().size(), false);
+  for (const planned_write& w : writes) sends[w.src] = true;
+  uint64_t senders = 0;
+  double sender_rate_bps = 0.0;  // sum of the senders' line rates
+  for (size_t h = 0; h < sends.size(); ++h)
+    if (sends[h]) {
+      ++senders;
+      sender_rate_bps += double(fab.hosts()[h].nic->out_link()->rate().value);
+    }
+  const uint64_t delivered = ctx.stats.counter_total("placed_bytes") - placed_at_window_start;
+  const double window_s = double((window_end - window_start).value) * 1e-12;
+  uint64_t max_queue = ctx.stats.counter_max("max_queue_bytes");
+  if (max_queue == 0) max_queue = ctx.stats.counter_max("max_occupancy");
+
+  nlohmann::json j;
+  j["window_start_ns"] = window_start.ns();
+  j["window_end_ns"] = window_end.ns();
+  j["delivered_payload_bytes"] = delivered;
+  j["senders"] = senders;
+  j["effective_throughput"] =
+      window_s > 0 && sender_rate_bps > 0 ? double(delivered) * 8.0 / (sender_rate_bps * window_s) : 0.0;
+  j["drops"] = ctx.stats.counter_total("dropped");
+  j["ecn_marked"] = ctx.stats.counter_total("ecn_marked");
+  j["pfc_pause_frames"] = ctx.stats.counter_total("pause_frames_sent");
+  j["max_queue_bytes"] = max_queue;
+  j["completed_flows"] = flow_throughputs.size();
+  j["incomplete_flows"] = writes.size() - flow_throughputs.size();
+  if (flow_throughputs.empty()) {
+    j["mean_flow_throughput"] = nullptr;
+    j["min_flow_throughput"] = nullptr;
+  } else {
+    double sum = 0.0;
+    for (double t : flow_throughputs) sum += t;
+    j["mean_flow_throughput"] = sum / double(flow_throughputs.size());
+    j["min_flow_throughput"] = *std::min_element(flow_throughputs.begin(), flow_throughputs.end());
+  }
+  return j;
+}
+
 constexpr uint64_t page = 4096;
 uint64_t round_up(uint64_t v) { return (v + page - 1) / page * page; }
 
@@ -38,6 +89,11 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
   ctx.seed = s.seed;
 
   const size_t hosts = s.topology.host_count();
+  const double run_end_us = s.run.duration_us > 0 ? s.run.duration_us : s.run.limit_us;
+  if (s.run.warmup_us > 0 && s.run.warmup_us >= run_end_us)
+    throw core::config_error(s.source + ": run.warmup_us " + format_number(s.run.warmup_us) + " leaves no measurement "
+                             "window: it must be below run." + (s.run.duration_us > 0 ? "duration_us " : "limit_us ") +
+                             format_number(run_end_us));
   for (const auto& override_entry : s.nic_overrides)
     if (!topology::host_index(override_entry.first, hosts))
       throw core::config_error(s.source + ": nic_overrides." + override_entry.first + ": no host '" +
@@ -103,13 +159,25 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
     src.nic->post_write(it->second.first, i, w.src_addr, w.dst_addr, rkey, w.bytes, w.post_at);
   }
 
+  // With a duration, run to it; without, until the fabric is idle (every operation done, or nothing left that
+  // could finish one). A warm-up splits the run in two sc_start calls, to read the delivered payload at the
+  // window's start: no event is added to the models.
   const auto wall0 = std::chrono::steady_clock::now();
-  if (s.run.duration_us > 0)
-    sc_core::sc_start(sc_core::sc_time(s.run.duration_us, sc_core::SC_US));
-  else  // until the fabric is idle: every operation done, or nothing left that could finish one
-    sc_core::sc_start(sc_core::sc_time(s.run.limit_us, sc_core::SC_US), sc_core::SC_EXIT_ON_STARVATION);
+  const sc_core::sc_starvation_policy policy =
+      s.run.duration_us > 0 ? sc_core::SC_RUN_TO_TIME : sc_core::SC_EXIT_ON_STARVATION;
+  const sc_core::sc_time run_end(run_end_us, sc_core::SC_US);
+  uint64_t placed_at_window_start = 0;
+  if (s.run.warmup_us > 0) {
+    sc_core::sc_start(sc_core::sc_time(s.run.warmup_us, sc_core::SC_US), policy);
+    placed_at_window_start = ctx.stats.counter_total("placed_bytes");
+  }
+  // Without a duration the first call may stop at the last event before the warm-up (the kernel does not
+  // advance an idle clock); continue only if anything is left to happen.
+  if (s.run.warmup_us == 0 || s.run.duration_us > 0 || sc_core::sc_pending_activity())
+    sc_core::sc_start(run_end - sc_core::sc_time_stamp(), policy);
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   const picoseconds sim_end = core::now();
+  const picoseconds window_start = std::min(picoseconds::from_ns(s.run.warmup_us * 1e3), sim_end);
 
   // Completions and byte-exact verification of every completed WRITE.
   struct outcome {
@@ -127,6 +195,9 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
     auto it = placed.find({writes[i].dst, writes[i].dst_addr});
     if (it != placed.end() && it->second->bytes == writes[i].bytes) results[i].responder = it->second;
   }
+  // A flow's throughput is a fraction of its requester's line rate.
+  auto line_rate_bps = [&](size_t host) { return double(fab.hosts()[host].nic->out_link()->rate().value); };
+  std::vector<double> flow_throughputs;
   nlohmann::json flows = nlohmann::json::array();
   bool verified = data_checked;
   uint64_t completed = 0, mismatched_bytes_total = 0;
@@ -155,6 +226,9 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
       f["completed_ns"] = results[i].requester->completed_at.ns();
       f["fct_ns"] = fct_ns;
       f["goodput_gbps"] = fct_ns > 0 ? double(w.bytes) * 8.0 / fct_ns : 0.0;
+      const double throughput = fct_ns > 0 ? double(w.bytes) * 8.0 / (fct_ns * 1e-9) / line_rate_bps(w.src) : 0.0;
+      f["throughput"] = throughput;
+      flow_throughputs.push_back(throughput);
     }
     if (results[i].responder) f["placed_ns"] = results[i].responder->placed_at.ns();
     f["mismatched_bytes"] = mismatched;
@@ -189,6 +263,7 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
   r["data_checked"] = data_checked;
   r["mismatched_bytes"] = mismatched_bytes_total;
   r["dropped_packets"] = ctx.stats.counter_total("dropped");
+  r["fabric"] = fabric_summary(ctx, fab, writes, window_start, sim_end, placed_at_window_start, flow_throughputs);
   r["flows"] = std::move(flows);
   r["ports"] = std::move(ports);
   r["stats"] = ctx.stats.to_json();
