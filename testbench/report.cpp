@@ -70,4 +70,30 @@ std::string format_table(const nlohmann::json& r, size_t max_rows) {
   return out;
 }
 
+std::string format_compare_table(const nlohmann::json& c) {
+  const auto& runs = c.at("runs");
+  size_t width = std::max<size_t>(5, c.at("compare").get<std::string>().size());
+  for (const auto& run : runs) width = std::max(width, run.at("value").get<std::string>().size());
+  std::string out = fmt::format("comparison of {} over {} values", c.at("compare").get<std::string>(), runs.size());
+  if (!runs.empty()) out += fmt::format(" (scenario {})", runs[0].at("report").at("scenario").get<std::string>());
+  out += "\n";
+  out += fmt::format("{:<{}} {:>9} {:>9} {:>9} {:>8} {:>10} {:>10} {:>12} {:>11} {:>13}\n", c.at("compare").get<std::string>(),
+                     width, "eff.thru", "mean flow", "min flow", "drops", "ECN marked", "PFC pauses", "max queue B",
+                     "completed", "packet-hops/s");
+  for (const auto& run : runs) {
+    const auto& r = run.at("report");
+    const auto& fab = r.at("fabric");
+    out += fmt::format("{:<{}} {:>9} {:>9} {:>9} {:>8} {:>10} {:>10} {:>12} {:>11} {:>13.3g}\n",
+                       run.at("value").get<std::string>(), width,
+                       percent_or_dash(fab.at("effective_throughput")), percent_or_dash(fab.at("mean_flow_throughput")),
+                       percent_or_dash(fab.at("min_flow_throughput")), fab.at("drops").get<uint64_t>(),
+                       fab.at("ecn_marked").get<uint64_t>(), fab.at("pfc_pause_frames").get<uint64_t>(),
+                       fab.at("max_queue_bytes").get<uint64_t>(),
+                       fmt::format("{}/{}", r.at("completed").get<uint64_t>(), r.at("operations").get<uint64_t>()),
+                       r.at("packet_hops_per_s").get<double>());
+  }
+  out += "throughputs are fractions of the senders' line rate (docs/report.md, `fabric`)\n";
+  return out;
+}
+
 }  // namespace fabricsim::testbench

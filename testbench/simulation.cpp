@@ -124,6 +124,8 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
   for (const auto& [name, params] : s.nic_overrides) data_checked = data_checked && params.place_data;
   bool any_placement = s.nic.place_data;
   for (const auto& [name, params] : s.nic_overrides) any_placement = any_placement || params.place_data;
+  // An elaboration check touches no payload: the memory stays unmapped and the sources unfilled.
+  if (opts.elaborate_only) any_placement = false;
   if (any_placement)
     for (topology::host& h : fab.hosts()) h.mem->prefault();
 
@@ -162,6 +164,8 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
   // With a duration, run to it; without, until the fabric is idle (every operation done, or nothing left that
   // could finish one). A warm-up splits the run in two sc_start calls, to read the delivered payload at the
   // window's start: no event is added to the models.
+  if (opts.elaborate_only) return nlohmann::json::object();
+
   const auto wall0 = std::chrono::steady_clock::now();
   const sc_core::sc_starvation_policy policy =
       s.run.duration_us > 0 ? sc_core::SC_RUN_TO_TIME : sc_core::SC_EXIT_ON_STARVATION;
