@@ -58,7 +58,9 @@ void expect_valid(const topology::topology_params& t, const std::vector<size_t>&
   for (size_t i = 0; i < n; ++i) {
     ASSERT_LT(dst[i], n);
     EXPECT_NE(dst[i], i) << "host " << i << " sends to itself";
-    if (several_leaves) EXPECT_NE(topology::leaf_of(t, dst[i]), topology::leaf_of(t, i)) << "host " << i;
+    if (several_leaves) {
+      EXPECT_NE(topology::leaf_of(t, dst[i]), topology::leaf_of(t, i)) << "host " << i;
+    }
   }
 }
 
