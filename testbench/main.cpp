@@ -1,4 +1,5 @@
 // fabricsim: builds a fabric from a scenario file, runs its workload and reports what the models did.
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -7,6 +8,7 @@
 #include <systemc>
 
 #include "sc_models/core/params.h"
+#include "testbench/compare.h"
 #include "testbench/report.h"
 #include "testbench/scenario.h"
 #include "testbench/simulation.h"
@@ -25,36 +27,23 @@ struct run_args {
   std::vector<std::string> sets;
   std::string seed;
   std::string json_out;
+  std::string compare;  // --compare KEY=V1,V2,...
   bool quiet = false;
 };
 
-int run(const run_args& a) {
-  std::vector<std::string> overrides = a.sets;
-  if (!a.seed.empty()) overrides.push_back("seed=" + a.seed);
-  testbench::scenario s = a.scenario.empty()
-                              ? testbench::load_scenario_text(testbench::default_scenario_yaml,
-                                                              "<default scenario>", overrides)
-                              : testbench::load_scenario_file(a.scenario, overrides);
-  testbench::run_options opts;
-  opts.scenario_file = a.scenario.empty() ? "<default scenario>" : a.scenario;
-  const nlohmann::json report = testbench::run_scenario(s, opts);
-  if (!a.json_out.empty()) {
-    std::ofstream f(a.json_out);
-    if (!f) throw core::config_error("--json " + a.json_out + ": cannot open for writing");
-    f << report.dump(2) << '\n';
-    if (!f) throw core::config_error("--json " + a.json_out + ": write failed");
-  }
-  if (!a.quiet) std::cout << testbench::format_table(report);
+// The exit status of one run's report (docs/report.md): 0 verified (or, timing only, every operation done),
+// 1 otherwise, with why on stderr after `prefix`.
+int run_status(const nlohmann::json& report, const std::string& prefix) {
   if (!report.at("data_checked").get<bool>()) {
     if (report.at("completed") != report.at("operations")) {
-      std::cerr << "fabricsim: " << report.at("completed") << " of " << report.at("operations")
+      std::cerr << prefix << report.at("completed") << " of " << report.at("operations")
                 << " operations completed\n";
       return 1;
     }
     return 0;
   }
   if (!report.at("verified").get<bool>()) {
-    std::cerr << "fabricsim: data placement NOT verified: " << report.at("completed") << " of "
+    std::cerr << prefix << "data placement NOT verified: " << report.at("completed") << " of "
               << report.at("operations") << " operations completed, " << report.at("mismatched_bytes")
               << " bytes differ from their source";
     if (report.at("dropped_packets").get<uint64_t>() > 0)
@@ -65,6 +54,62 @@ int run(const run_args& a) {
     return 1;
   }
   return 0;
+}
+
+void write_json(const std::string& path, const nlohmann::json& j) {
+  std::ofstream f(path);
+  if (!f) throw core::config_error("--json " + path + ": cannot open for writing");
+  f << j.dump(2) << '\n';
+  if (!f) throw core::config_error("--json " + path + ": write failed");
+}
+
+int run(const run_args& a) {
+  std::vector<std::string> overrides = a.sets;
+  if (!a.seed.empty()) overrides.push_back("seed=" + a.seed);
+  auto load = [&](const std::vector<std::string>& extra) {
+    std::vector<std::string> all = overrides;
+    all.insert(all.end(), extra.begin(), extra.end());
+    return a.scenario.empty()
+               ? testbench::load_scenario_text(testbench::default_scenario_yaml, "<default scenario>", all)
+               : testbench::load_scenario_file(a.scenario, all);
+  };
+  const testbench::scenario s = load({});
+  testbench::run_options opts;
+  opts.scenario_file = a.scenario.empty() ? "<default scenario>" : a.scenario;
+
+  const testbench::compare_params compare =
+      a.compare.empty() ? s.compare : testbench::parse_compare_option(a.compare);
+  if (compare.empty()) {
+    const nlohmann::json report = testbench::run_scenario(s, opts);
+    if (!a.json_out.empty()) write_json(a.json_out, report);
+    if (!a.quiet) std::cout << testbench::format_table(report);
+    return run_status(report, "fabricsim: ");
+  }
+
+  // A comparison: every value loads (and so is checked) before anything runs; the value goes last, after
+  // the file and every --set.
+  const std::string origin = a.compare.empty() ? s.source + ": compare" : "--compare";
+  std::vector<testbench::scenario> runs;
+  for (const std::string& value : compare.values) {
+    const std::string assignment = compare.key + "=" + value;
+    try {
+      runs.push_back(load({assignment}));
+    } catch (const core::config_error& e) {
+      // The loader quotes the assignment as a --set; say where it came from instead.
+      std::string what = e.what();
+      const std::string quoted = "--set " + assignment + ": ";
+      if (what.compare(0, quoted.size(), quoted) == 0) what.erase(0, quoted.size());
+      throw core::config_error(origin + " " + assignment + ": " + what);
+    }
+  }
+  const nlohmann::json result = testbench::run_comparison(compare, runs, opts, origin);
+  if (!a.json_out.empty()) write_json(a.json_out, result);
+  if (!a.quiet) std::cout << testbench::format_compare_table(result);
+  int status = 0;
+  for (const auto& r : result.at("runs"))
+    status = std::max(status, run_status(r.at("report"), "fabricsim: " + compare.key + "=" +
+                                                             r.at("value").get<std::string>() + ": "));
+  return status;
 }
 
 }  // namespace
@@ -83,6 +128,7 @@ int sc_main(int argc, char* argv[]) {
       "Examples:\n"
       "  fabricsim\n"
       "  fabricsim run testbench/scenarios/leaf_spine_permutation.yaml --set topology.link_gbps=800 --json out.json\n"
+      "  fabricsim run testbench/scenarios/leaf_spine_small.yaml --compare switch.routing=ecmp,adaptive\n"
       "  fabricsim keys > scenario-keys.md\n"
       "  fabricsim verify-rtl --block reorder_tracker --window 256 --seed 3\n",
       "fabricsim"};
@@ -92,12 +138,16 @@ int sc_main(int argc, char* argv[]) {
   CLI::App* run_cmd = app.add_subcommand("run", "Run one scenario file and print its result table.\n"
                                                 "Example: fabricsim run testbench/scenarios/default.yaml "
                                                 "--set nic.mtu_bytes=1024 --seed 7 --json report.json");
-  run_cmd->add_option("scenario", args.scenario, "Scenario YAML file (keys: `fabricsim keys`)")->required();
+  run_cmd->add_option("scenario", args.scenario,
+                      "Scenario YAML file (keys: `fabricsim keys`); the built-in default scenario when left out");
   run_cmd->add_option("--set", args.sets,
                       "Override one scenario key, path as in the YAML: --set topology.link_gbps=800 (repeatable)")
       ->allow_extra_args(false);
   run_cmd->add_option("--seed", args.seed, "Seed of every random stream (overrides the file's `seed`)");
   run_cmd->add_option("--json", args.json_out, "Write the full JSON report here (fields: docs/report.md)");
+  run_cmd->add_option("--compare", args.compare,
+                      "Run once per value of one key and compare, e.g. --compare nic.path_entropy=fixed,per_packet "
+                      "(replaces the file's `compare` section; each value runs in its own process)");
   run_cmd->add_flag("--quiet", args.quiet, "Do not print the result table");
 
   CLI::App* keys_cmd = app.add_subcommand("keys", "Print every scenario key with its unit, default and range "

@@ -7,6 +7,13 @@
 
 namespace fabricsim::testbench {
 
+namespace {
+// A fraction as a percentage; "-" for null (nothing to measure).
+std::string percent_or_dash(const nlohmann::json& v) {
+  return v.is_null() ? std::string("-") : fmt::format("{:.1f}%", 100.0 * v.get<double>());
+}
+}  // namespace
+
 std::string format_table(const nlohmann::json& r, size_t max_rows) {
   std::string out;
   out += fmt::format("scenario {} (seed {})\n", r.at("scenario").get<std::string>(), r.at("seed").get<uint64_t>());
@@ -17,12 +24,23 @@ std::string format_table(const nlohmann::json& r, size_t max_rows) {
                      r.at("simulated_time_ns").get<double>() / 1000.0, r.at("wall_time_s").get<double>(),
                      r.at("packet_hops").get<uint64_t>(), r.at("packet_hops_per_s").get<double>() / 1e6,
                      r.at("events_per_packet_hop").get<double>());
-  out += fmt::format("operations {}/{} completed, dropped packets {}, data placement {}\n\n",
+  out += fmt::format("operations {}/{} completed, dropped packets {}, data placement {}\n",
                      r.at("completed").get<uint64_t>(), r.at("operations").get<uint64_t>(),
                      r.at("dropped_packets").get<uint64_t>(),
                      !r.at("data_checked").get<bool>() ? "not checked (nic.place_data is false)"
                      : r.at("verified").get<bool>()     ? "VERIFIED byte for byte"
                                                         : "NOT VERIFIED");
+
+  const auto& fab = r.at("fabric");
+  out += fmt::format("fabric: effective throughput {:.1f}% of line rate, {} senders, window {:.3f} .. {:.3f} us\n",
+                     100.0 * fab.at("effective_throughput").get<double>(), fab.at("senders").get<uint64_t>(),
+                     fab.at("window_start_ns").get<double>() / 1000.0, fab.at("window_end_ns").get<double>() / 1000.0);
+  out += fmt::format("        flow throughput mean {} min {} ({} incomplete); drops {}, ECN marked {}, PFC pauses {}, "
+                     "max queue {} bytes\n\n",
+                     percent_or_dash(fab.at("mean_flow_throughput")), percent_or_dash(fab.at("min_flow_throughput")),
+                     fab.at("incomplete_flows").get<uint64_t>(), fab.at("drops").get<uint64_t>(),
+                     fab.at("ecn_marked").get<uint64_t>(), fab.at("pfc_pause_frames").get<uint64_t>(),
+                     fab.at("max_queue_bytes").get<uint64_t>());
 
   const auto& flows = r.at("flows");
   out += fmt::format("{:>5} {:>6} {:>6} {:>12} {:>12} {:>12} {:>10} {:>8}\n", "flow", "src", "dst", "bytes",
@@ -49,6 +67,32 @@ std::string format_table(const nlohmann::json& r, size_t max_rows) {
     out += fmt::format("{:<28} {:>10} {:>14} {:>11.1f}%\n", ports[i]->at("link").get<std::string>(),
                        ports[i]->at("packets").get<uint64_t>(), ports[i]->at("wire_bytes").get<uint64_t>(),
                        100.0 * ports[i]->at("utilization").get<double>());
+  return out;
+}
+
+std::string format_compare_table(const nlohmann::json& c) {
+  const auto& runs = c.at("runs");
+  size_t width = std::max<size_t>(5, c.at("compare").get<std::string>().size());
+  for (const auto& run : runs) width = std::max(width, run.at("value").get<std::string>().size());
+  std::string out = fmt::format("comparison of {} over {} values", c.at("compare").get<std::string>(), runs.size());
+  if (!runs.empty()) out += fmt::format(" (scenario {})", runs[0].at("report").at("scenario").get<std::string>());
+  out += "\n";
+  out += fmt::format("{:<{}} {:>9} {:>9} {:>9} {:>8} {:>10} {:>10} {:>12} {:>11} {:>13}\n", c.at("compare").get<std::string>(),
+                     width, "eff.thru", "mean flow", "min flow", "drops", "ECN marked", "PFC pauses", "max queue B",
+                     "completed", "packet-hops/s");
+  for (const auto& run : runs) {
+    const auto& r = run.at("report");
+    const auto& fab = r.at("fabric");
+    out += fmt::format("{:<{}} {:>9} {:>9} {:>9} {:>8} {:>10} {:>10} {:>12} {:>11} {:>13.3g}\n",
+                       run.at("value").get<std::string>(), width,
+                       percent_or_dash(fab.at("effective_throughput")), percent_or_dash(fab.at("mean_flow_throughput")),
+                       percent_or_dash(fab.at("min_flow_throughput")), fab.at("drops").get<uint64_t>(),
+                       fab.at("ecn_marked").get<uint64_t>(), fab.at("pfc_pause_frames").get<uint64_t>(),
+                       fab.at("max_queue_bytes").get<uint64_t>(),
+                       fmt::format("{}/{}", r.at("completed").get<uint64_t>(), r.at("operations").get<uint64_t>()),
+                       r.at("packet_hops_per_s").get<double>());
+  }
+  out += "throughputs are fractions of the senders' line rate (docs/report.md, `fabric`)\n";
   return out;
 }
 

@@ -28,6 +28,10 @@ void run_params::visit(core::param_visitor& v) {
   v.field({"limit_us", "us", "when duration_us is 0: simulated time after which an unfinished run stops", 0.0,
            k_max_time_ns / 1e3},
           limit_us);
+  v.field({"warmup_us", "us",
+           "start of the measurement window of the `fabric` report: payload delivered before it is not counted",
+           0.0, k_max_time_ns / 1e3},
+          warmup_us);
 }
 
 void write_op::visit(core::param_visitor& v) {
@@ -38,13 +42,34 @@ void write_op::visit(core::param_visitor& v) {
 }
 
 void workload_params::visit(core::param_visitor& v) {
-  v.field({"kind", "", "writes: the explicit `writes` list; permutation: host i writes to host (i + offset) mod n",
-           0.0, 0.0, {"writes", "permutation"}},
+  v.field({"kind", "",
+           "writes: the explicit `writes` list; permutation: every host writes to one other host, each host "
+           "receiving once; all_to_all: every host writes to every other host; incast: incast_senders hosts "
+           "write to incast_target; flows: the CSV flow_file",
+           0.0, 0.0, {"writes", "permutation", "all_to_all", "incast", "flows"}},
           kind);
-  v.field({"bytes", "bytes", "permutation: message size per host", 0.0, k_max_message_bytes}, bytes);
-  v.field({"offset", "hosts", "permutation: destination offset (must not be a multiple of the host count)", 1.0},
+  v.field({"message_bytes", "bytes", "permutation, all_to_all, incast: size of every message", 0.0,
+           k_max_message_bytes},
+          message_bytes);
+  v.field({"pattern", "",
+           "permutation: random (seeded by `seed`; with more than one leaf every destination is behind another "
+           "leaf) or shift (host i writes to host (i + offset) mod n)",
+           0.0, 0.0, {"random", "shift"}},
+          pattern);
+  v.field({"offset", "hosts", "permutation with pattern shift: destination offset (not a multiple of the host count)",
+           1.0},
           offset);
-  v.field({"messages", "messages", "permutation: messages posted back to back by each host", 1.0, 1e6}, messages);
+  v.field({"messages", "messages",
+           "permutation, all_to_all, incast: messages posted back to back by each sender to each destination",
+           1.0, 1e6},
+          messages);
+  v.field({"incast_senders", "hosts", "incast: senders, the hosts after incast_target in index order (wrapping)",
+           1.0},
+          incast_senders);
+  v.field({"incast_target", "", "incast: the host every sender writes to"}, incast_target);
+  v.field({"flow_file", "",
+           "flows: CSV file with header src,dst,bytes,start_ns (hosts by index), relative to the scenario file"},
+          flow_file);
 }
 
 namespace {
@@ -85,7 +110,7 @@ std::vector<section> plain_sections(scenario& s) {
 // Every top-level key that names a section, in the order the documentation lists them.
 const std::vector<std::string>& top_level_sections() {
   static const std::vector<std::string> keys = {"run", "topology", "link", "switch", "nic",
-                                                "nic_overrides", "workload", "writes"};
+                                                "nic_overrides", "workload", "writes", "compare"};
   return keys;
 }
 
@@ -157,6 +182,40 @@ void reject_moved_keys(const YAML::Node& top, const yaml_source& source) {
   }
 }
 
+void load_compare(const YAML::Node& node, const yaml_source& source, scenario& s) {
+  if (!node.IsDefined() || node.IsNull()) return;
+  const std::string example = "e.g. {key: nic.path_entropy, values: [fixed, per_packet]}";
+  if (!node.IsMap())
+    throw config_error(source.message("compare", node.Mark(),
+                                      "expected a mapping with key and values, " + example + ", got " +
+                                          yaml_kind(node)));
+  for (const auto& pair : node) {
+    const std::string name = pair.first.IsScalar() ? pair.first.Scalar() : yaml_kind(pair.first);
+    if (name != "key" && name != "values")
+      throw config_error(source.message(join_key("compare", name), pair.first.Mark(),
+                                        "unknown key. Known keys of compare: key, values"));
+  }
+  const YAML::Node key = node["key"], values = node["values"];
+  if (!key || !values)
+    throw config_error(source.message("compare", node.Mark(),
+                                      std::string("missing required key ") + (!key ? "key" : "values") + " (" +
+                                          example + ")"));
+  if (!key.IsScalar() || key.Scalar().empty())
+    throw config_error(source.message("compare.key", key.Mark(),
+                                      "expected a scenario key such as nic.path_entropy, got " + yaml_kind(key)));
+  if (!values.IsSequence() || values.size() == 0)
+    throw config_error(source.message("compare.values", values.Mark(),
+                                      "expected a non-empty sequence of values, e.g. [fixed, per_packet], got " +
+                                          yaml_kind(values)));
+  s.compare.key = key.Scalar();
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (!values[i].IsScalar())
+      throw config_error(source.message("compare.values." + std::to_string(i), values[i].Mark(),
+                                        "expected a single value, got " + yaml_kind(values[i])));
+    s.compare.values.push_back(values[i].Scalar());
+  }
+}
+
 }  // namespace
 
 scenario load_scenario_text(const std::string& text, const std::string& source,
@@ -180,6 +239,7 @@ scenario load_scenario_text(const std::string& text, const std::string& source,
   // After `nic`, which every override starts from.
   load_nic_overrides(top["nic_overrides"], origin, s);
   load_writes(top["writes"], origin, s);
+  load_compare(top["compare"], origin, s);
   return s;
 }
 
@@ -263,6 +323,15 @@ std::string scenario_keys_markdown() {
       "`writes: [{src: h0, dst: h1, bytes: 4096}]`. Entries are numbered from 0 in messages and in `--set` "
       "paths (`writes.0.bytes`).\n\n";
   out += md_table(describe<write_op>(), {"src", "dst", "bytes"});
+  out +=
+      "\n### `compare`\n\n"
+      "Runs the scenario once per value of one key, each as its own simulation, and reports them side by side, "
+      "e.g. `compare: {key: nic.path_entropy, values: [fixed, per_packet]}`. `key` is any key `--set` accepts; "
+      "each value is applied as `--set key=value` after the file and the command line's `--set`s. "
+      "`fabricsim run FILE --compare key=v1,v2` replaces this section.\n\n"
+      "| key | type | description |\n|---|---|---|\n"
+      "| `key` | string | the scenario key to vary (required) |\n"
+      "| `values` | sequence | the values to run, in order (required, at least one) |\n";
   return out;
 }
 

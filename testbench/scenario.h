@@ -18,6 +18,7 @@ namespace fabricsim::testbench {
 struct run_params {
   double duration_us = 0.0;  // 0: until every operation of the workload has completed
   double limit_us = 100000.0;
+  double warmup_us = 0.0;  // start of the measurement window (fabric report)
   void visit(core::param_visitor& v);
 };
 
@@ -30,13 +31,24 @@ struct write_op {
   void visit(core::param_visitor& v);
 };
 
-// Generated workloads.
+// What the hosts send: the explicit `writes` list or a generated pattern (testbench/workload.h plans it).
 struct workload_params {
-  std::string kind = "writes";  // "writes": the explicit `writes` list; "permutation": host i -> (i + offset) % n
-  uint64_t bytes = 1048576;     // permutation: message size per host
-  uint64_t offset = 1;          // permutation: destination offset
-  uint64_t messages = 1;        // permutation: messages posted back to back per host
+  std::string kind = "writes";       // "writes", "permutation", "all_to_all", "incast" or "flows"
+  uint64_t message_bytes = 1048576;  // permutation, all_to_all, incast: size of every message
+  std::string pattern = "random";    // permutation: "random" (seeded, off-leaf) or "shift" (i -> i + offset)
+  uint64_t offset = 1;               // permutation with pattern shift: destination offset
+  uint64_t messages = 1;             // permutation, all_to_all, incast: messages back to back per pair
+  uint64_t incast_senders = 1;       // incast: hosts writing to the target
+  std::string incast_target = "h0";  // incast: the host every sender writes to
+  std::string flow_file;             // flows: CSV src,dst,bytes,start_ns, relative to the scenario file
   void visit(core::param_visitor& v);
+};
+
+// A comparison: the same scenario run once per value of one key (`compare:` in the file, or --compare).
+struct compare_params {
+  std::string key;                  // any key `--set` accepts, e.g. "nic.path_entropy"
+  std::vector<std::string> values;  // one run each, in this order
+  bool empty() const { return key.empty(); }
 };
 
 struct scenario {
@@ -52,6 +64,7 @@ struct scenario {
   std::map<std::string, nic::supernic_params> nic_overrides;  // YAML "nic_overrides: {h1: {reorder: ref}}"
   workload_params workload;
   std::vector<write_op> writes;  // YAML "writes: [{src: h0, dst: h1, bytes: 4096}]"
+  compare_params compare;        // YAML "compare: {key: nic.path_entropy, values: [fixed, per_packet]}"
 };
 
 // Loads a scenario file, then applies overrides of the form "path.to.field=value" (path as in the YAML,

@@ -3,9 +3,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <sstream>
 
 #include <systemc>
 
@@ -13,6 +15,7 @@
 #include "sc_models/core/sim_context.h"
 #include "sc_models/switch/spectrum/spectrum_switch.h"
 #include "sc_models/topology/fabric.h"
+#include "testbench/workload.h"
 
 namespace fabricsim::testbench {
 
@@ -20,41 +23,59 @@ namespace {
 
 using core::picoseconds;
 
-// One RDMA WRITE as planned: where its bytes come from and go to.
-struct planned_write {
-  size_t src, dst;
-  uint64_t bytes;
-  picoseconds post_at;
+// One RDMA WRITE as planned, with where its bytes come from and go to.
+struct planned_write : planned_flow {
   uint64_t src_addr = 0, dst_addr = 0;
 };
 
-std::vector<planned_write> plan(const scenario& s, size_t hosts) {
-  std::vector<planned_write> out;
-  auto host_index = [&](const std::string& name, size_t i, const char* field) -> size_t {
-    const std::optional<size_t> index = topology::host_index(name, hosts);
-    if (!index)
-      throw core::config_error(s.source + ": writes." + std::to_string(i) + "." + field + ": no host '" + name +
-                               "' (hosts are " + topology::host_names(hosts) + ")");
-    return *index;
-  };
-  if (s.workload.kind == "writes") {
-    for (size_t i = 0; i < s.writes.size(); ++i) {
-      const write_op& w = s.writes[i];
-      const size_t src = host_index(w.src, i, "src"), dst = host_index(w.dst, i, "dst");
-      if (src == dst)
-        throw core::config_error(s.source + ": writes." + std::to_string(i) + ": src and dst are both " + w.src);
-      out.push_back({src, dst, w.bytes, picoseconds::from_ns(w.start_ns)});
+std::string format_number(double v) {
+  std::ostringstream o;
+  o << v;
+  return o.str();
+}
+
+// The `fabric` object of the report (docs/report.md): what the fabric delivered in the measurement window,
+// and its congestion counters.
+nlohmann::json fabric_summary(core::sim_context& ctx, topology::fabric& fab, const std::vector<planned_write>& writes,
+                              picoseconds window_start, picoseconds window_end, uint64_t placed_at_window_start,
+                              const std::vector<double>& flow_throughputs) {
+  std::vector<bool> sends(fab.hosts().size(), false);
+  for (const planned_write& w : writes) sends[w.src] = true;
+  uint64_t senders = 0;
+  double sender_rate_bps = 0.0;  // sum of the senders' line rates
+  for (size_t h = 0; h < sends.size(); ++h)
+    if (sends[h]) {
+      ++senders;
+      sender_rate_bps += double(fab.hosts()[h].nic->out_link()->rate().value);
     }
-  } else {  // permutation
-    if (s.workload.offset % hosts == 0)
-      throw core::config_error(s.source + ": workload.offset " + std::to_string(s.workload.offset) +
-                               " sends every host to itself with " + std::to_string(hosts) + " hosts");
-    for (uint64_t m = 0; m < s.workload.messages; ++m)
-      for (size_t i = 0; i < hosts; ++i)
-        out.push_back({i, size_t((i + s.workload.offset) % hosts), s.workload.bytes, picoseconds{}});
+  const uint64_t delivered = ctx.stats.counter_total("placed_bytes") - placed_at_window_start;
+  const double window_s = double((window_end - window_start).value) * 1e-12;
+  uint64_t max_queue = ctx.stats.counter_max("max_queue_bytes");
+  if (max_queue == 0) max_queue = ctx.stats.counter_max("max_occupancy");  // the output-queued switch
+
+  nlohmann::json j;
+  j["window_start_ns"] = window_start.ns();
+  j["window_end_ns"] = window_end.ns();
+  j["delivered_payload_bytes"] = delivered;
+  j["senders"] = senders;
+  j["effective_throughput"] =
+      window_s > 0 && sender_rate_bps > 0 ? double(delivered) * 8.0 / (sender_rate_bps * window_s) : 0.0;
+  j["drops"] = ctx.stats.counter_total("dropped");
+  j["ecn_marked"] = ctx.stats.counter_total("ecn_marked");
+  j["pfc_pause_frames"] = ctx.stats.counter_total("pause_frames_sent");
+  j["max_queue_bytes"] = max_queue;
+  j["completed_flows"] = flow_throughputs.size();
+  j["incomplete_flows"] = writes.size() - flow_throughputs.size();
+  if (flow_throughputs.empty()) {
+    j["mean_flow_throughput"] = nullptr;
+    j["min_flow_throughput"] = nullptr;
+  } else {
+    double sum = 0.0;
+    for (double t : flow_throughputs) sum += t;
+    j["mean_flow_throughput"] = sum / double(flow_throughputs.size());
+    j["min_flow_throughput"] = *std::min_element(flow_throughputs.begin(), flow_throughputs.end());
   }
-  if (out.empty()) throw core::config_error(s.source + ": the workload posts no RDMA operation");
-  return out;
+  return j;
 }
 
 constexpr uint64_t page = 4096;
@@ -74,11 +95,17 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
     throw core::config_error(s.source + ": " + e.what());
   }
   const size_t hosts = s.topology.host_count();
+  const double run_end_us = s.run.duration_us > 0 ? s.run.duration_us : s.run.limit_us;
+  if (s.run.warmup_us > 0 && s.run.warmup_us >= run_end_us)
+    throw core::config_error(s.source + ": run.warmup_us " + format_number(s.run.warmup_us) + " leaves no measurement "
+                             "window: it must be below run." + (s.run.duration_us > 0 ? "duration_us " : "limit_us ") +
+                             format_number(run_end_us));
   for (const auto& override_entry : s.nic_overrides)
     if (!topology::host_index(override_entry.first, hosts))
       throw core::config_error(s.source + ": nic_overrides." + override_entry.first + ": no host '" +
                                override_entry.first + "' (hosts are " + topology::host_names(hosts) + ")");
-  std::vector<planned_write> writes = plan(s, hosts);
+  std::vector<planned_write> writes;
+  for (const planned_flow& f : plan_workload(s)) writes.push_back({f});
   std::vector<uint64_t> mem_bytes(hosts, 0);
   for (const planned_write& w : writes) {
     mem_bytes[w.src] += round_up(w.bytes);
@@ -93,7 +120,7 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
     throw core::config_error(s.source + ": workload: the hosts' buffers need " + std::to_string(total_mem >> 20) +
                              " MiB of memory (source and destination of every WRITE), more than 3/4 of this "
                              "machine's " + std::to_string(physical >> 20) +
-                             " MiB; use smaller writes (workload.bytes, writes[].bytes) or fewer hosts");
+                             " MiB; use smaller writes (workload.message_bytes, writes[].bytes) or fewer hosts");
 
   const sw::switch_factory make_switch = [&](const std::string& name, unsigned ports) {
     return std::make_unique<sw::spectrum_switch>(name.c_str(), s.switch_, ports, ctx);
@@ -106,13 +133,21 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
   for (const auto& [name, params] : s.nic_overrides) data_checked = data_checked && params.place_data;
   bool any_placement = s.nic.place_data;
   for (const auto& [name, params] : s.nic_overrides) any_placement = any_placement || params.place_data;
+  // An elaboration check touches no payload: the memory stays unmapped and the sources unfilled.
+  if (opts.elaborate_only) any_placement = false;
   if (any_placement)
     for (topology::host& h : fab.hosts()) h.mem->prefault();
 
   // Buffers: sources filled from the workload's seeded stream, destinations zero, each destination a region.
   uint64_t fill_state = core::stream_seed(s.seed, "workload", "payload");  // splitmix64 counter: fast to fill
   std::map<std::pair<size_t, size_t>, std::pair<uint32_t, uint32_t>> qps;  // (src, dst) -> (src QPN, dst QPN)
-  for (size_t i = 0; i < writes.size(); ++i) {
+  // Posted in time order (ties in plan order): a queue pair takes its work requests in order of post time,
+  // and a flow list need not be sorted.
+  std::vector<size_t> post_order(writes.size());
+  for (size_t i = 0; i < writes.size(); ++i) post_order[i] = i;
+  std::stable_sort(post_order.begin(), post_order.end(),
+                   [&](size_t a, size_t b) { return writes[a].post_at < writes[b].post_at; });
+  for (const size_t i : post_order) {
     planned_write& w = writes[i];
     topology::host& src = fab.hosts()[w.src];
     topology::host& dst = fab.hosts()[w.dst];
@@ -135,13 +170,27 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
     src.nic->post_write(it->second.first, i, w.src_addr, w.dst_addr, rkey, w.bytes, w.post_at);
   }
 
+  // With a duration, run to it; without, until the fabric is idle (every operation done, or nothing left that
+  // could finish one). A warm-up splits the run in two sc_start calls, to read the delivered payload at the
+  // window's start: no event is added to the models.
+  if (opts.elaborate_only) return nlohmann::json::object();
+
   const auto wall0 = std::chrono::steady_clock::now();
-  if (s.run.duration_us > 0)
-    sc_core::sc_start(sc_core::sc_time(s.run.duration_us, sc_core::SC_US));
-  else  // until the fabric is idle: every operation done, or nothing left that could finish one
-    sc_core::sc_start(sc_core::sc_time(s.run.limit_us, sc_core::SC_US), sc_core::SC_EXIT_ON_STARVATION);
+  const sc_core::sc_starvation_policy policy =
+      s.run.duration_us > 0 ? sc_core::SC_RUN_TO_TIME : sc_core::SC_EXIT_ON_STARVATION;
+  const sc_core::sc_time run_end(run_end_us, sc_core::SC_US);
+  uint64_t placed_at_window_start = 0;
+  if (s.run.warmup_us > 0) {
+    sc_core::sc_start(sc_core::sc_time(s.run.warmup_us, sc_core::SC_US), policy);
+    placed_at_window_start = ctx.stats.counter_total("placed_bytes");
+  }
+  // Without a duration the first call may stop at the last event before the warm-up (the kernel does not
+  // advance an idle clock); continue only if anything is left to happen.
+  if (s.run.warmup_us == 0 || s.run.duration_us > 0 || sc_core::sc_pending_activity())
+    sc_core::sc_start(run_end - sc_core::sc_time_stamp(), policy);
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   const picoseconds sim_end = core::now();
+  const picoseconds window_start = std::min(picoseconds::from_ns(s.run.warmup_us * 1e3), sim_end);
 
   // Completions and byte-exact verification of every completed WRITE.
   struct outcome {
@@ -159,6 +208,9 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
     auto it = placed.find({writes[i].dst, writes[i].dst_addr});
     if (it != placed.end() && it->second->bytes == writes[i].bytes) results[i].responder = it->second;
   }
+  // A flow's throughput is a fraction of its requester's line rate.
+  auto line_rate_bps = [&](size_t host) { return double(fab.hosts()[host].nic->out_link()->rate().value); };
+  std::vector<double> flow_throughputs;
   nlohmann::json flows = nlohmann::json::array();
   bool verified = data_checked;
   uint64_t completed = 0, mismatched_bytes_total = 0;
@@ -187,6 +239,9 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
       f["completed_ns"] = results[i].requester->completed_at.ns();
       f["fct_ns"] = fct_ns;
       f["goodput_gbps"] = fct_ns > 0 ? double(w.bytes) * 8.0 / fct_ns : 0.0;
+      const double throughput = fct_ns > 0 ? double(w.bytes) * 8.0 / (fct_ns * 1e-9) / line_rate_bps(w.src) : 0.0;
+      f["throughput"] = throughput;
+      flow_throughputs.push_back(throughput);
     }
     if (results[i].responder) f["placed_ns"] = results[i].responder->placed_at.ns();
     f["mismatched_bytes"] = mismatched;
@@ -221,6 +276,7 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
   r["data_checked"] = data_checked;
   r["mismatched_bytes"] = mismatched_bytes_total;
   r["dropped_packets"] = ctx.stats.counter_total("dropped");
+  r["fabric"] = fabric_summary(ctx, fab, writes, window_start, sim_end, placed_at_window_start, flow_throughputs);
   r["flows"] = std::move(flows);
   r["ports"] = std::move(ports);
   r["stats"] = ctx.stats.to_json();

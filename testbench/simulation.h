@@ -10,6 +10,9 @@ namespace fabricsim::testbench {
 
 struct run_options {
   std::string scenario_file;  // for the report
+  // Build the fabric and post the workload, then return an empty object without simulating: every block's
+  // parameter checks run, nothing else (a comparison checks all its values this way before running any).
+  bool elaborate_only = false;
 };
 
 // Returns the JSON report (fields documented in docs/report.md). Throws core::config_error for a scenario

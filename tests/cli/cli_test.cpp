@@ -98,7 +98,8 @@ TEST(cli, help_lists_commands_and_flags) {
   EXPECT_EQ(r.exit_code, 0);
   for (const char* s : {"run", "keys", "Example"}) EXPECT_NE(r.output.find(s), std::string::npos) << s;
   const run_result rr = fabricsim("run --help");
-  for (const char* s : {"--set", "--seed", "--json", "--quiet"}) EXPECT_NE(rr.output.find(s), std::string::npos) << s;
+  for (const char* s : {"--set", "--seed", "--json", "--quiet", "--compare"})
+    EXPECT_NE(rr.output.find(s), std::string::npos) << s;
 }
 
 json strip_wall_clock(json j) {
@@ -128,9 +129,9 @@ namespace {
 TEST(cli, workload_too_large_for_memory_is_refused_before_anything_is_allocated) {
   // 256 hosts x 2^40 bytes each: far beyond any machine; must be a clear error, not an allocation failure.
   const run_result r =
-      fabricsim("run " + scenarios + "leaf_spine_permutation.yaml --set workload.bytes=1099511627776");
+      fabricsim("run " + scenarios + "leaf_spine_permutation.yaml --set workload.message_bytes=1099511627776");
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("workload.bytes"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("workload.message_bytes"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("MiB of memory"), std::string::npos) << r.output;
 }
 
@@ -231,6 +232,115 @@ TEST(cli, verify_rtl_help_has_a_working_example) {
   example.replace(w, 6, wave);  // keep the example's output out of the working directory
   const run_result e = fabricsim(example);
   EXPECT_EQ(e.exit_code, 0) << example << "\n" << e.output;
+}
+
+}  // namespace
+
+namespace {
+
+// Comparison runs: one forked run per value, one report with a run per value.
+const std::string k_small = scenarios + "leaf_spine_small.yaml --set workload.message_bytes=65536";
+
+TEST(cli, compare_runs_each_value_and_reports_them_side_by_side) {
+  const std::string out = testing::TempDir() + "compare.json";
+  const run_result r = fabricsim("run " + k_small + " --compare nic.path_entropy=fixed,per_packet --json " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* s : {"comparison of nic.path_entropy over 2 values", "eff.thru", "mean flow", "min flow", "drops",
+                        "ECN marked", "PFC pauses", "max queue", "completed", "packet-hops/s", "\nfixed ",
+                        "\nper_packet ", "16/16"})
+    EXPECT_NE(r.output.find(s), std::string::npos) << s << "\n" << r.output;
+  const json j = load(out);
+  EXPECT_EQ(j["compare"], "nic.path_entropy");
+  ASSERT_EQ(j["runs"].size(), 2u);
+  EXPECT_EQ(j["runs"][0]["value"], "fixed");
+  EXPECT_EQ(j["runs"][1]["value"], "per_packet");
+  for (const auto& run : j["runs"]) {
+    EXPECT_TRUE(run["report"]["verified"].get<bool>());
+    EXPECT_GT(run["report"]["fabric"]["effective_throughput"].get<double>(), 0.0);
+  }
+  // Spraying spreads the permutation over the spines: the two runs differ.
+  EXPECT_NE(j["runs"][0]["report"]["flows"], j["runs"][1]["report"]["flows"]);
+
+  // Each run is exactly the single run with that value set.
+  const std::string single = testing::TempDir() + "compare_single.json";
+  ASSERT_EQ(fabricsim("run " + k_small + " --set nic.path_entropy=per_packet --quiet --json " + single).exit_code, 0);
+  EXPECT_EQ(strip_wall_clock(load(single)).dump(), strip_wall_clock(j["runs"][1]["report"]).dump());
+}
+
+TEST(cli, compare_section_in_the_file_and_the_option_replacing_it) {
+  const std::string path = temp_file("compare.yaml", R"(name: cmp
+topology: {kind: single_switch, hosts: 2}
+nic: {place_data: false}
+writes: [{src: h0, dst: h1, bytes: 65536}]
+compare: {key: topology.link_gbps, values: [100, 400]}
+)");
+  const std::string out = testing::TempDir() + "compare_file.json";
+  run_result r = fabricsim("run " + path + " --quiet --json " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  json j = load(out);
+  EXPECT_EQ(j["compare"], "topology.link_gbps");
+  ASSERT_EQ(j["runs"].size(), 2u);
+  // A quarter of the line rate: the same bytes take longer.
+  EXPECT_GT(j["runs"][0]["report"]["flows"][0]["fct_ns"].get<double>(),
+            2 * j["runs"][1]["report"]["flows"][0]["fct_ns"].get<double>());
+  r = fabricsim("run " + path + " --quiet --compare nic.mtu_bytes=1024,2048,4096 --json " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  j = load(out);
+  EXPECT_EQ(j["compare"], "nic.mtu_bytes");
+  EXPECT_EQ(j["runs"].size(), 3u);
+}
+
+TEST(cli, compare_value_invalid_for_its_key_fails_before_any_run) {
+  // Rejected by the loader.
+  run_result r = fabricsim("run " + k_small + " --compare nic.path_entropy=fixed,bogus");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--compare nic.path_entropy=bogus: \"bogus\" is not one of: fixed, per_packet"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("comparison of"), std::string::npos) << r.output;
+  // Rejected by a block at elaboration: still before the first value runs.
+  r = fabricsim("run " + k_small + " --compare nic.mtu_bytes=4096,1000");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--compare nic.mtu_bytes=1000: h0_nic: nic.mtu_bytes 1000 is not one of"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("comparison of"), std::string::npos) << r.output;
+  // A key that does not exist fails for its first value.
+  r = fabricsim("run " + k_small + " --compare switch.routing_mode=ecmp,adaptive");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--compare switch.routing_mode=ecmp: "), std::string::npos) << r.output;
+  // The file's section names the file.
+  const std::string path = temp_file("compare_bad.yaml", "writes: [{src: h0, dst: h1, bytes: 64}]\n"
+                                                         "compare: {key: nic.reorder, values: [rtl, fast]}\n");
+  r = fabricsim("run " + path);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("compare_bad.yaml: compare nic.reorder=fast: \"fast\" is not one of: rtl, ref"),
+            std::string::npos)
+      << r.output;
+}
+
+TEST(cli, compare_option_must_be_key_equals_values) {
+  for (const char* bad : {"nic.mtu_bytes", "=1,2", "nic.mtu_bytes=1024,", "nic.mtu_bytes=,1024"}) {
+    const run_result r = fabricsim("run " + k_small + " --compare " + bad);
+    EXPECT_EQ(r.exit_code, 2) << bad << "\n" << r.output;
+    EXPECT_NE(r.output.find(std::string("--compare ") + bad + ": "), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("expected KEY=V1,V2,..."), std::string::npos) << r.output;
+  }
+}
+
+TEST(cli, compare_status_names_the_value_that_did_not_verify) {
+  // A 2:1 incast: lossless (PFC) loses nothing, lossy in a 256 KiB buffer drops; the comparison completes,
+  // reports both, and exits 1 naming the value that did not verify.
+  const std::string path = temp_file("compare_drops.yaml", "topology: {kind: single_switch, hosts: 3}\n"
+                                                           "switch: {buffer_bytes: 2097152}\n"
+                                                           "writes:\n"
+                                                           "  - {src: h1, dst: h0, bytes: 1048576}\n"
+                                                           "  - {src: h2, dst: h0, bytes: 1048576}\n");
+  const run_result r = fabricsim("run " + path + " --compare switch.lossless_priorities=3,7");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("switch.lossless_priorities=7: data placement NOT verified"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("switch.lossless_priorities=3: data"), std::string::npos) << r.output;
 }
 
 }  // namespace

@@ -99,7 +99,7 @@ topology: {kind: leaf_spine, leaves: 2, hosts_per_leaf: 3, spines: 2, links_per_
 link: {ns_per_metre: 4.5, fec_latency_ns: 0}
 switch: {lookup_ns: 300, buffer_bytes: 1048576, routing: adaptive}
 nic: {mtu_bytes: 1024, reorder: ref, path_entropy: per_packet, random_initial_psn: false, initial_psn: 7}
-workload: {kind: permutation, bytes: 4096, offset: 2, messages: 3}
+workload: {kind: permutation, message_bytes: 4096, offset: 2, messages: 3}
 )");
   EXPECT_EQ(s.name, "t");
   EXPECT_EQ(s.seed, 42u);
@@ -125,7 +125,7 @@ workload: {kind: permutation, bytes: 4096, offset: 2, messages: 3}
   EXPECT_FALSE(s.nic.random_initial_psn);
   EXPECT_EQ(s.nic.initial_psn, 7u);
   EXPECT_EQ(s.workload.kind, "permutation");
-  EXPECT_EQ(s.workload.bytes, 4096u);
+  EXPECT_EQ(s.workload.message_bytes, 4096u);
   EXPECT_EQ(s.workload.offset, 2u);
   EXPECT_EQ(s.workload.messages, 3u);
 }
@@ -133,7 +133,7 @@ workload: {kind: permutation, bytes: 4096, offset: 2, messages: 3}
 TEST(scenario, unknown_top_level_key_lists_the_known_ones) {
   EXPECT_EQ(error_of([] { load("name: x\nlinks:\n  fec_latency_ns: 80\n"); }),
             "t.yaml:2: links: unknown key; did you mean link? Known keys of top-level: name, description, seed, "
-            "run, topology, link, switch, nic, nic_overrides, workload, writes");
+            "run, topology, link, switch, nic, nic_overrides, workload, writes, compare");
 }
 
 TEST(scenario, unknown_key_in_each_section) {
@@ -150,8 +150,8 @@ TEST(scenario, unknown_key_in_each_section) {
   EXPECT_TRUE(contains(error_of([] { load("\nnic:\n  mtu: 1024\n"); }),
                        "t.yaml:3: nic.mtu: unknown key; did you mean mtu_bytes?"));
   EXPECT_TRUE(contains(error_of([] { load("workload:\n  knd: writes\n"); }),
-                       "t.yaml:2: workload.knd: unknown key; did you mean kind? Known keys of workload: kind, bytes, "
-                       "offset, messages"));
+                       "t.yaml:2: workload.knd: unknown key; did you mean kind? Known keys of workload: kind, message_bytes, "
+                       "pattern, offset, messages, incast_senders, incast_target, flow_file"));
   EXPECT_TRUE(contains(error_of([] { load("writes:\n  - {src: h0, dst: h1, bytes: 1, start: 5}\n"); }),
                        "t.yaml:2: writes.0.start: unknown key; did you mean start_ns? Known keys of writes.0: src, "
                        "dst, bytes, start_ns"));
@@ -166,8 +166,8 @@ TEST(scenario, out_of_range_in_each_section) {
             "t.yaml:2: run.duration_us: -1 is out of range [0, 1e9] us");
   EXPECT_EQ(error_of([] { load("workload:\n  kind: permutation\n  messages: 0\n"); }),
             "t.yaml:3: workload.messages: 0 is out of range [1, 1000000] messages");
-  EXPECT_EQ(error_of([] { load("workload:\n  bytes: 1099511627777\n"); }),
-            "t.yaml:2: workload.bytes: 1099511627777 is out of range [0, 1099511627776] bytes");
+  EXPECT_EQ(error_of([] { load("workload:\n  message_bytes: 1099511627777\n"); }),
+            "t.yaml:2: workload.message_bytes: 1099511627777 is out of range [0, 1099511627776] bytes");
   EXPECT_EQ(error_of([] { load("workload:\n  offset: 0\n"); }),
             "t.yaml:2: workload.offset: 0 is out of range (must be >= 1 hosts)");
   EXPECT_EQ(error_of([] { load("writes:\n  - {src: h0, dst: h1, bytes: 1, start_ns: -5}\n"); }),
@@ -191,7 +191,8 @@ TEST(scenario, wrong_type_and_choices) {
   EXPECT_EQ(error_of([] { load("nic:\n  reorder: fast\n"); }),
             "t.yaml:2: nic.reorder: \"fast\" is not one of: rtl, ref");
   EXPECT_EQ(error_of([] { load("workload:\n  kind: permutaton\n"); }),
-            "t.yaml:2: workload.kind: \"permutaton\" is not one of: writes, permutation (did you mean permutation?)");
+            "t.yaml:2: workload.kind: \"permutaton\" is not one of: writes, permutation, all_to_all, incast, flows (did you mean "
+            "permutation?)");
   EXPECT_EQ(error_of([] { load("topology:\n  kind: fat_tree\n"); }),
             "t.yaml:2: topology.kind: \"fat_tree\" is not one of: single_switch, leaf_spine, three_tier, "
             "rail_optimized");
@@ -247,6 +248,54 @@ TEST(scenario, nic_overrides_errors) {
             "t.yaml:3: nic_overrides.h1: duplicate host (each host may appear once)");
   EXPECT_EQ(error_of([] { load("nic_overrides:\n  h0:\n    reorder: slow\n"); }),
             "t.yaml:3: nic_overrides.h0.reorder: \"slow\" is not one of: rtl, ref");
+}
+
+TEST(scenario, new_workload_and_run_keys) {
+  const scenario s = load("run: {warmup_us: 2.5}\nworkload: {kind: incast, incast_senders: 3, incast_target: h2, "
+                          "pattern: shift, flow_file: a.csv}\n");
+  EXPECT_DOUBLE_EQ(s.run.warmup_us, 2.5);
+  EXPECT_EQ(s.workload.kind, "incast");
+  EXPECT_EQ(s.workload.incast_senders, 3u);
+  EXPECT_EQ(s.workload.incast_target, "h2");
+  EXPECT_EQ(s.workload.pattern, "shift");
+  EXPECT_EQ(s.workload.flow_file, "a.csv");
+  const scenario d = load("");
+  EXPECT_EQ(d.workload.pattern, "random");
+  EXPECT_DOUBLE_EQ(d.run.warmup_us, 0.0);
+  EXPECT_EQ(error_of([] { load("workload:\n  pattern: spiral\n"); }),
+            "t.yaml:2: workload.pattern: \"spiral\" is not one of: random, shift");
+  EXPECT_EQ(error_of([] { load("workload:\n  incast_senders: 0\n"); }),
+            "t.yaml:2: workload.incast_senders: 0 is out of range (must be >= 1 hosts)");
+}
+
+TEST(scenario, compare_section) {
+  const scenario s = load("compare:\n  key: nic.path_entropy\n  values: [fixed, per_packet]\n");
+  EXPECT_EQ(s.compare.key, "nic.path_entropy");
+  EXPECT_EQ(s.compare.values, (std::vector<std::string>{"fixed", "per_packet"}));
+  EXPECT_TRUE(load("").compare.empty());
+  EXPECT_EQ(load("compare: {key: topology.link_gbps, values: [400, 800]}\n").compare.values,
+            (std::vector<std::string>{"400", "800"}));
+}
+
+TEST(scenario, compare_section_errors) {
+  EXPECT_EQ(error_of([] { load("compare: nic.path_entropy\n"); }),
+            "t.yaml:1: compare: expected a mapping with key and values, e.g. {key: nic.path_entropy, values: "
+            "[fixed, per_packet]}, got \"nic.path_entropy\"");
+  EXPECT_EQ(error_of([] { load("compare:\n  key: nic.mtu_bytes\n  value: [1, 2]\n"); }),
+            "t.yaml:3: compare.value: unknown key. Known keys of compare: key, values");
+  EXPECT_EQ(error_of([] { load("compare:\n  key: nic.mtu_bytes\n"); }),
+            "t.yaml:2: compare: missing required key values (e.g. {key: nic.path_entropy, values: [fixed, "
+            "per_packet]})");
+  EXPECT_EQ(error_of([] { load("compare:\n  key: nic.mtu_bytes\n  values: 1024\n"); }),
+            "t.yaml:3: compare.values: expected a non-empty sequence of values, e.g. [fixed, per_packet], got "
+            "\"1024\"");
+  EXPECT_EQ(error_of([] { load("compare:\n  key: nic.mtu_bytes\n  values: []\n"); }),
+            "t.yaml:3: compare.values: expected a non-empty sequence of values, e.g. [fixed, per_packet], got a "
+            "sequence");
+  EXPECT_EQ(error_of([] { load("compare:\n  key: [a]\n  values: [1]\n"); }),
+            "t.yaml:2: compare.key: expected a scenario key such as nic.path_entropy, got a sequence");
+  EXPECT_EQ(error_of([] { load("compare:\n  key: a\n  values: [1, {x: 2}]\n"); }),
+            "t.yaml:3: compare.values.1: expected a single value, got a mapping");
 }
 
 TEST(scenario, writes_missing_dst) {
@@ -343,13 +392,13 @@ TEST(scenario, docs_reference_is_current) {
 TEST(scenario, markdown_lists_every_section_and_key) {
   const std::string md = scenario_keys_markdown();
   for (const char* s : {"### Top level", "### `run`", "### `topology`", "### `link`", "### `switch`", "### `nic`",
-                        "### `nic_overrides`", "### `workload`", "### `writes`"})
+                        "### `nic_overrides`", "### `workload`", "### `writes`", "### `compare`"})
     EXPECT_TRUE(contains(md, s)) << s;
   EXPECT_TRUE(contains(md, "| `link_gbps` | number | Gb/s | `400` | [1, 3200] |"));
   EXPECT_TRUE(contains(md, "| `ns_per_metre` | number | ns/m | `5` | [0, 100] |"));
   EXPECT_FALSE(contains(md, "rate_gbps"));
   EXPECT_FALSE(contains(md, "propagation_ns"));
-  EXPECT_TRUE(contains(md, "| `kind` | string |  | `writes` | one of `writes`, `permutation` |"));
+  EXPECT_TRUE(contains(md, "| `kind` | string |  | `writes` | one of `writes`, `permutation`, `all_to_all`, `incast`, `flows` |"));
   EXPECT_TRUE(contains(md, "| `dst` | string |  | required |"));
 }
 

@@ -1,0 +1,164 @@
+// Workload planning: scenario -> the list of RDMA WRITEs to post.
+#include "testbench/workload.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "sc_models/core/rng.h"
+#include "sc_models/topology/fabric.h"
+#include "traces/flow_list.h"
+
+namespace fabricsim::testbench {
+
+using core::config_error;
+using core::picoseconds;
+
+std::string resolve_scenario_path(const std::string& source, const std::string& path) {
+  namespace fs = std::filesystem;
+  const fs::path p(path);
+  if (p.is_absolute()) return path;
+  const fs::path dir = fs::path(source).parent_path();
+  return dir.empty() ? path : (dir / p).string();
+}
+
+std::vector<size_t> random_permutation(const topology::topology_params& topo, uint64_t seed,
+                                       const std::string& where) {
+  const size_t n = topo.host_count();
+  if (n < 2)
+    throw config_error(where + ": a permutation needs at least 2 hosts, the topology has " + std::to_string(n));
+  // Hosts in one group may not send to each other: the hosts of a leaf when there are several leaves,
+  // otherwise each host alone (a plain derangement).
+  std::vector<size_t> group(n);
+  size_t groups = 0;
+  for (size_t i = 0; i < n; ++i) {
+    group[i] = topology::leaf_of(topo, i);
+    groups = std::max(groups, group[i] + 1);
+  }
+  if (groups < 2)
+    for (size_t i = 0; i < n; ++i) group[i] = i;
+  // Hall's condition: the hosts of a group need as many destinations outside it.
+  std::vector<size_t> size(n, 0);
+  for (size_t i = 0; i < n; ++i) ++size[group[i]];
+  const size_t largest = size_t(std::max_element(size.begin(), size.end()) - size.begin());
+  if (2 * size[largest] > n)
+    throw config_error(where + ": no permutation sends every host off its leaf: leaf " + std::to_string(largest) +
+                       " holds " + std::to_string(size[largest]) + " of the " + std::to_string(n) + " hosts");
+
+  core::rng_stream rng = core::make_stream(seed, "workload", "permutation");
+  auto below = [&rng](size_t bound) { return size_t(rng() % bound); };  // bias below 2^-40 for any fabric size
+  std::vector<size_t> dst(n);
+  for (size_t i = 0; i < n; ++i) dst[i] = i;
+  for (size_t i = n - 1; i > 0; --i) std::swap(dst[i], dst[below(i + 1)]);  // Fisher-Yates
+
+  // Repair: a host whose destination shares its group swaps destinations with a host j outside that group
+  // whose destination is outside it too. Such a j exists whenever Hall's condition holds (of the n - a hosts
+  // outside a group of a, at most a - 1 send into it), and the swap leaves both hosts valid, so one pass
+  // fixes every host. Random probes keep the result random; the scan guarantees termination.
+  auto good = [&](size_t host, size_t to) { return group[host] != group[to]; };
+  for (size_t i = 0; i < n; ++i) {
+    if (good(i, dst[i])) continue;
+    auto fits = [&](size_t j) { return good(i, dst[j]) && good(j, dst[i]); };
+    size_t j = n;
+    for (int probe = 0; probe < 64 && j == n; ++probe) {
+      const size_t c = below(n);
+      if (fits(c)) j = c;
+    }
+    for (size_t k = 0, start = below(n); k < n && j == n; ++k)
+      if (fits((start + k) % n)) j = (start + k) % n;
+    if (j == n) throw std::logic_error("random_permutation: no swap partner for host " + std::to_string(i));
+    std::swap(dst[i], dst[j]);
+  }
+  return dst;
+}
+
+namespace {
+
+std::vector<planned_flow> plan_writes(const scenario& s, size_t hosts) {
+  std::vector<planned_flow> out;
+  auto host_index = [&](const std::string& name, size_t i, const char* field) -> size_t {
+    const std::optional<size_t> index = topology::host_index(name, hosts);
+    if (!index)
+      throw config_error(s.source + ": writes." + std::to_string(i) + "." + field + ": no host '" + name +
+                         "' (hosts are " + topology::host_names(hosts) + ")");
+    return *index;
+  };
+  for (size_t i = 0; i < s.writes.size(); ++i) {
+    const write_op& w = s.writes[i];
+    const size_t src = host_index(w.src, i, "src"), dst = host_index(w.dst, i, "dst");
+    if (src == dst) throw config_error(s.source + ": writes." + std::to_string(i) + ": src and dst are both " + w.src);
+    out.push_back({src, dst, w.bytes, picoseconds::from_ns(w.start_ns)});
+  }
+  return out;
+}
+
+std::vector<planned_flow> plan_permutation(const scenario& s, size_t hosts) {
+  const workload_params& w = s.workload;
+  std::vector<size_t> dst(hosts);
+  if (w.pattern == "shift") {
+    if (w.offset % hosts == 0)
+      throw config_error(s.source + ": workload.offset " + std::to_string(w.offset) +
+                         " sends every host to itself with " + std::to_string(hosts) + " hosts");
+    for (size_t i = 0; i < hosts; ++i) dst[i] = size_t((i + w.offset) % hosts);
+  } else {
+    dst = random_permutation(s.topology, s.seed, s.source + ": workload.kind permutation");
+  }
+  std::vector<planned_flow> out;
+  for (uint64_t m = 0; m < w.messages; ++m)
+    for (size_t i = 0; i < hosts; ++i) out.push_back({i, dst[i], w.message_bytes, picoseconds{}});
+  return out;
+}
+
+std::vector<planned_flow> plan_all_to_all(const scenario& s, size_t hosts) {
+  std::vector<planned_flow> out;
+  // Host i starts with i+1 and wraps, so that no host is everyone's first destination.
+  for (uint64_t m = 0; m < s.workload.messages; ++m)
+    for (size_t i = 0; i < hosts; ++i)
+      for (size_t k = 1; k < hosts; ++k) out.push_back({i, (i + k) % hosts, s.workload.message_bytes, picoseconds{}});
+  return out;
+}
+
+std::vector<planned_flow> plan_incast(const scenario& s, size_t hosts) {
+  const workload_params& w = s.workload;
+  const std::optional<size_t> target = topology::host_index(w.incast_target, hosts);
+  if (!target)
+    throw config_error(s.source + ": workload.incast_target: no host '" + w.incast_target + "' (hosts are " +
+                       topology::host_names(hosts) + ")");
+  if (w.incast_senders > hosts - 1)
+    throw config_error(s.source + ": workload.incast_senders: " + std::to_string(w.incast_senders) +
+                       " senders need as many hosts besides the target; the topology has " + std::to_string(hosts) +
+                       " hosts in all");
+  std::vector<planned_flow> out;
+  for (uint64_t m = 0; m < w.messages; ++m)
+    for (uint64_t k = 1; k <= w.incast_senders; ++k)
+      out.push_back({size_t((*target + k) % hosts), *target, w.message_bytes, picoseconds{}});
+  return out;
+}
+
+std::vector<planned_flow> plan_flow_file(const scenario& s, size_t hosts) {
+  if (s.workload.flow_file.empty())
+    throw config_error(s.source + ": workload.flow_file: required with workload.kind flows (a CSV file with "
+                                  "header src,dst,bytes,start_ns)");
+  const std::string path = resolve_scenario_path(s.source, s.workload.flow_file);
+  std::vector<planned_flow> out;
+  for (const traces::flow_entry& f : traces::load_flow_list(path, hosts))
+    out.push_back({f.src, f.dst, f.bytes, picoseconds::from_ns(f.start_ns)});
+  return out;
+}
+
+}  // namespace
+
+std::vector<planned_flow> plan_workload(const scenario& s) {
+  const size_t hosts = s.topology.host_count();
+  const std::string& kind = s.workload.kind;
+  std::vector<planned_flow> out;
+  if (kind == "writes") out = plan_writes(s, hosts);
+  else if (kind == "permutation") out = plan_permutation(s, hosts);
+  else if (kind == "all_to_all") out = plan_all_to_all(s, hosts);
+  else if (kind == "incast") out = plan_incast(s, hosts);
+  else if (kind == "flows") out = plan_flow_file(s, hosts);
+  else throw std::logic_error("plan_workload: workload.kind " + kind + " passed the loader but has no planner");
+  if (out.empty()) throw config_error(s.source + ": the workload posts no RDMA operation");
+  return out;
+}
+
+}  // namespace fabricsim::testbench

@@ -1,0 +1,39 @@
+// Workload planning: the RDMA WRITEs a scenario posts, from its `writes` list or a generated pattern
+// (permutation, all-to-all, incast, a CSV flow list). Pure C++, decided before the fabric is built.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sc_models/core/units.h"
+#include "testbench/scenario.h"
+
+namespace fabricsim::testbench {
+
+// One RDMA WRITE of the workload: requester, responder (host indices), size and post time.
+struct planned_flow {
+  size_t src = 0, dst = 0;
+  uint64_t bytes = 0;
+  core::picoseconds post_at{};
+};
+
+// The WRITEs of `s` in id order (a flow's index is its work-request id). Throws core::config_error naming
+// the scenario file and key for a workload that cannot be planned: an unknown host, src == dst, no valid
+// permutation, too many incast senders, a bad flow file, or no operation at all.
+std::vector<planned_flow> plan_workload(const scenario& s);
+
+// workload.kind permutation, pattern random: dst[i] is host i's destination. Every host sends to one
+// other host and receives from one; when the fabric has more than one leaf, every destination is behind
+// another leaf. Deterministic for a seed (stream "workload"/"permutation"). Throws core::config_error
+// (prefixed by `where`) when no such permutation exists: fewer than two hosts, or a leaf holding more than
+// half of them.
+std::vector<size_t> random_permutation(const topology::topology_params& topo, uint64_t seed,
+                                       const std::string& where);
+
+// `path` as given in the scenario `source`: absolute paths stay, relative ones resolve against the
+// directory of the scenario file (the working directory for a scenario without a file).
+std::string resolve_scenario_path(const std::string& source, const std::string& path);
+
+}  // namespace fabricsim::testbench

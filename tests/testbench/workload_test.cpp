@@ -1,0 +1,234 @@
+// Tests of workload planning (testbench/workload): the random permutation's guarantees over several
+// fabrics and seeds, the shift pattern, all-to-all, incast, flow files and their errors. No simulation.
+#include "testbench/workload.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <set>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "sc_models/topology/fabric.h"
+
+namespace fabricsim::testbench {
+namespace {
+
+namespace fs = std::filesystem;
+using core::config_error;
+
+scenario load(const std::string& text, const std::string& source = "w.yaml") {
+  return load_scenario_text(text, source);
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const config_error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected a config_error";
+  return "";
+}
+
+topology::topology_params leaf_spine(uint64_t leaves, uint64_t hosts_per_leaf) {
+  topology::topology_params t;
+  t.kind = "leaf_spine";
+  t.leaves = leaves;
+  t.hosts_per_leaf = hosts_per_leaf;
+  return t;
+}
+
+topology::topology_params single_switch(uint64_t hosts) {
+  topology::topology_params t;
+  t.hosts = hosts;
+  return t;
+}
+
+// The three guarantees: a permutation, nobody to itself, and off-leaf whenever there are several leaves.
+void expect_valid(const topology::topology_params& t, const std::vector<size_t>& dst) {
+  const size_t n = t.host_count();
+  ASSERT_EQ(dst.size(), n);
+  std::set<size_t> seen(dst.begin(), dst.end());
+  EXPECT_EQ(seen.size(), n) << "not a permutation";
+  const bool several_leaves = topology::leaf_of(t, n - 1) != topology::leaf_of(t, 0);
+  for (size_t i = 0; i < n; ++i) {
+    ASSERT_LT(dst[i], n);
+    EXPECT_NE(dst[i], i) << "host " << i << " sends to itself";
+    if (several_leaves) {
+      EXPECT_NE(topology::leaf_of(t, dst[i]), topology::leaf_of(t, i)) << "host " << i;
+    }
+  }
+}
+
+TEST(workload, random_permutation_is_valid_on_many_fabrics_and_seeds) {
+  const std::vector<topology::topology_params> fabrics = {leaf_spine(4, 4),  leaf_spine(16, 16), leaf_spine(2, 5),
+                                                          leaf_spine(3, 1),  leaf_spine(2, 1),   leaf_spine(1, 6),
+                                                          single_switch(2), single_switch(3),  single_switch(64)};
+  for (const auto& t : fabrics)
+    for (uint64_t seed = 0; seed < 50; ++seed) {
+      SCOPED_TRACE(t.kind + " " + std::to_string(t.host_count()) + " hosts, seed " + std::to_string(seed));
+      expect_valid(t, random_permutation(t, seed, "w"));
+    }
+}
+
+TEST(workload, random_permutation_is_deterministic_per_seed_and_differs_across_seeds) {
+  const auto t = leaf_spine(4, 4);
+  EXPECT_EQ(random_permutation(t, 7, "w"), random_permutation(t, 7, "w"));
+  EXPECT_NE(random_permutation(t, 7, "w"), random_permutation(t, 8, "w"));
+  std::set<std::vector<size_t>> distinct;
+  for (uint64_t seed = 0; seed < 20; ++seed) distinct.insert(random_permutation(t, seed, "w"));
+  EXPECT_GE(distinct.size(), 19u);
+}
+
+TEST(workload, random_permutation_reaches_many_leaf_pairs) {
+  // Not a leaf-to-leaf shift in disguise: over seeds, leaf 0 sends to every other leaf.
+  const auto t = leaf_spine(4, 4);
+  std::set<size_t> leaves_reached;
+  for (uint64_t seed = 0; seed < 20; ++seed) {
+    const auto dst = random_permutation(t, seed, "w");
+    for (size_t i = 0; i < 4; ++i) leaves_reached.insert(topology::leaf_of(t, dst[i]));
+  }
+  EXPECT_EQ(leaves_reached, (std::set<size_t>{1, 2, 3}));
+}
+
+TEST(workload, random_permutation_needs_two_hosts) {
+  EXPECT_EQ(error_of([] { random_permutation(single_switch(1), 1, "w.yaml: workload.kind permutation"); }),
+            "w.yaml: workload.kind permutation: a permutation needs at least 2 hosts, the topology has 1");
+  EXPECT_EQ(error_of([] {
+              plan_workload(load("topology: {kind: leaf_spine, leaves: 1, hosts_per_leaf: 1}\n"
+                                 "workload: {kind: permutation}\n"));
+            }),
+            "w.yaml: workload.kind permutation: a permutation needs at least 2 hosts, the topology has 1");
+}
+
+TEST(workload, permutation_plan_uses_the_seed_messages_and_size) {
+  const scenario s = load("seed: 3\ntopology: {kind: leaf_spine, leaves: 2, hosts_per_leaf: 2}\n"
+                          "workload: {kind: permutation, message_bytes: 4096, messages: 2}\n");
+  const auto flows = plan_workload(s);
+  ASSERT_EQ(flows.size(), 8u);
+  const auto dst = random_permutation(s.topology, 3, "w");
+  for (size_t m = 0; m < 2; ++m)
+    for (size_t i = 0; i < 4; ++i) {
+      const planned_flow& f = flows[m * 4 + i];
+      EXPECT_EQ(f.src, i);
+      EXPECT_EQ(f.dst, dst[i]);
+      EXPECT_EQ(f.bytes, 4096u);
+      EXPECT_EQ(f.post_at.value, 0u);
+    }
+}
+
+TEST(workload, shift_pattern_keeps_the_offset) {
+  const auto flows = plan_workload(load("topology: {hosts: 5}\nworkload: {kind: permutation, pattern: shift, "
+                                        "offset: 2, message_bytes: 64}\n"));
+  ASSERT_EQ(flows.size(), 5u);
+  for (size_t i = 0; i < 5; ++i) EXPECT_EQ(flows[i].dst, (i + 2) % 5);
+  EXPECT_EQ(error_of([] { plan_workload(load("topology: {hosts: 4}\nworkload: {kind: permutation, pattern: shift, "
+                                             "offset: 8}\n")); }),
+            "w.yaml: workload.offset 8 sends every host to itself with 4 hosts");
+}
+
+TEST(workload, all_to_all_writes_every_ordered_pair_once) {
+  const auto flows = plan_workload(load("topology: {hosts: 5}\nworkload: {kind: all_to_all, message_bytes: 100}\n"));
+  ASSERT_EQ(flows.size(), 5u * 4u);
+  std::set<std::pair<size_t, size_t>> pairs;
+  for (const auto& f : flows) {
+    EXPECT_NE(f.src, f.dst);
+    EXPECT_EQ(f.bytes, 100u);
+    pairs.insert({f.src, f.dst});
+  }
+  EXPECT_EQ(pairs.size(), 20u);
+  EXPECT_EQ(plan_workload(load("topology: {kind: leaf_spine, leaves: 2, hosts_per_leaf: 3}\n"
+                               "workload: {kind: all_to_all, messages: 3}\n"))
+                .size(),
+            3u * 6u * 5u);
+}
+
+TEST(workload, incast_senders_follow_the_target) {
+  const auto flows =
+      plan_workload(load("topology: {hosts: 6}\nworkload: {kind: incast, incast_target: h4, incast_senders: 3, "
+                         "message_bytes: 512}\n"));
+  ASSERT_EQ(flows.size(), 3u);
+  EXPECT_EQ(flows[0].src, 5u);
+  EXPECT_EQ(flows[1].src, 0u);
+  EXPECT_EQ(flows[2].src, 1u);
+  for (const auto& f : flows) {
+    EXPECT_EQ(f.dst, 4u);
+    EXPECT_EQ(f.bytes, 512u);
+  }
+}
+
+TEST(workload, incast_errors_name_the_key) {
+  EXPECT_EQ(error_of([] { plan_workload(load("topology: {hosts: 4}\nworkload: {kind: incast, incast_target: h4}\n")); }),
+            "w.yaml: workload.incast_target: no host 'h4' (hosts are h0 .. h3)");
+  EXPECT_EQ(error_of([] {
+              plan_workload(load("topology: {hosts: 4}\nworkload: {kind: incast, incast_senders: 4}\n"));
+            }),
+            "w.yaml: workload.incast_senders: 4 senders need as many hosts besides the target; the topology has 4 "
+            "hosts in all");
+}
+
+// A scratch directory per test and process.
+fs::path scratch_dir() {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  const fs::path d = fs::temp_directory_path() /
+                     ("fabricsim_workload_" + std::string(info->name()) + "_" + std::to_string(::getpid()));
+  fs::create_directories(d / "flows");
+  return d;
+}
+
+TEST(workload, flow_file_resolves_against_the_scenario_directory) {
+  const fs::path dir = scratch_dir();
+  std::ofstream(dir / "flows" / "f.csv") << "src,dst,bytes,start_ns\n2,0,1000,50\n0,3,64,0\n";
+  const scenario s = load("topology: {hosts: 4}\nworkload: {kind: flows, flow_file: flows/f.csv}\n",
+                          (dir / "s.yaml").string());
+  const auto flows = plan_workload(s);
+  ASSERT_EQ(flows.size(), 2u);
+  EXPECT_EQ(flows[0].src, 2u);
+  EXPECT_EQ(flows[0].dst, 0u);
+  EXPECT_EQ(flows[0].bytes, 1000u);
+  EXPECT_EQ(flows[0].post_at.value, 50000u);
+  EXPECT_EQ(flows[1].dst, 3u);
+  // An absolute path is taken as is; a row naming a host the topology lacks is an error with its line.
+  const scenario small = load("topology: {hosts: 3}\nworkload: {kind: flows, flow_file: " +
+                              (dir / "flows" / "f.csv").string() + "}\n");
+  EXPECT_EQ(error_of([&] { plan_workload(small); }),
+            (dir / "flows" / "f.csv").string() + ":3: dst: host 3 is out of range (hosts are 0 .. 2)");
+  fs::remove_all(dir);
+}
+
+TEST(workload, flow_file_errors) {
+  EXPECT_EQ(error_of([] { plan_workload(load("workload: {kind: flows}\n")); }),
+            "w.yaml: workload.flow_file: required with workload.kind flows (a CSV file with header "
+            "src,dst,bytes,start_ns)");
+  EXPECT_EQ(error_of([] { plan_workload(load("workload: {kind: flows, flow_file: none.csv}\n", "/x/y/s.yaml")); }),
+            "/x/y/none.csv: cannot open the flow list (No such file or directory)");
+  const fs::path dir = scratch_dir();
+  std::ofstream(dir / "empty.csv") << "src,dst,bytes,start_ns\n";
+  EXPECT_EQ(error_of([&] {
+              plan_workload(load("workload: {kind: flows, flow_file: empty.csv}\n", (dir / "s.yaml").string()));
+            }),
+            (dir / "s.yaml").string() + ": the workload posts no RDMA operation");
+  fs::remove_all(dir);
+}
+
+TEST(workload, writes_list_errors_are_unchanged) {
+  EXPECT_EQ(error_of([] { plan_workload(load("writes: [{src: h0, dst: h7, bytes: 1}]\n")); }),
+            "w.yaml: writes.0.dst: no host 'h7' (hosts are h0 .. h1)");
+  EXPECT_EQ(error_of([] { plan_workload(load("writes: [{src: h1, dst: h1, bytes: 1}]\n")); }),
+            "w.yaml: writes.0: src and dst are both h1");
+  EXPECT_EQ(error_of([] { plan_workload(load("")); }), "w.yaml: the workload posts no RDMA operation");
+}
+
+TEST(workload, resolve_scenario_path) {
+  EXPECT_EQ(resolve_scenario_path("a/b/s.yaml", "f.csv"), "a/b/f.csv");
+  EXPECT_EQ(resolve_scenario_path("s.yaml", "f.csv"), "f.csv");
+  EXPECT_EQ(resolve_scenario_path("<default scenario>", "f.csv"), "f.csv");
+  EXPECT_EQ(resolve_scenario_path("a/s.yaml", "/abs/f.csv"), "/abs/f.csv");
+}
+
+}  // namespace
+}  // namespace fabricsim::testbench
