@@ -78,7 +78,13 @@ INSTANTIATE_TEST_SUITE_P(incasts, conservation,
                          ::testing::Values(incast_case{true, 4 << 20, 3}, incast_case{true, 4 << 20, 7.5},
                                            incast_case{true, 4 << 20, 0}, incast_case{true, 1536 << 10, 4},
                                            incast_case{true, 1536 << 10, 9.3}, incast_case{true, 1536 << 10, 0},
-                                           incast_case{false, 1 << 20, 5}, incast_case{false, 1 << 20, 0}));
+                                           incast_case{false, 1 << 20, 5}, incast_case{false, 1 << 20, 0}),
+                         [](const ::testing::TestParamInfo<incast_case>& i) {
+                           const incast_case& k = i.param;
+                           return std::string(k.lossless ? "lossless_" : "lossy_") +
+                                  std::to_string(k.buffer_bytes >> 10) + "KB_" +
+                                  (k.run_us > 0 ? std::to_string(int(k.run_us * 10)) + "00ns" : "to_the_end");
+                         });
 
 TEST(spectrum_buffer, small_pool_spills_lossless_frames_into_headroom) {
   double most = 0;

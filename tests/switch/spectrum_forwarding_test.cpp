@@ -67,7 +67,12 @@ INSTANTIATE_TEST_SUITE_P(
                       latency_case{"cut_through", 400, 400, 0},      // 84 bytes: shorter than the parser needs
                       latency_case{"cut_through", 200, 400, 4096},   // faster egress: store-and-forward
                       latency_case{"cut_through", 400, 200, 4096},   // slower egress: cut-through
-                      latency_case{"store_and_forward", 200, 400, 1000}));
+                      latency_case{"store_and_forward", 200, 400, 1000}),
+    [](const ::testing::TestParamInfo<latency_case>& i) {
+      const latency_case& k = i.param;
+      return k.forwarding + "_" + std::to_string(int(k.in_gbps)) + "G_to_" + std::to_string(int(k.out_gbps)) +
+             "G_payload_" + std::to_string(k.payload);
+    });
 
 // ---- telemetry -----------------------------------------------------------------------------------------
 
