@@ -16,14 +16,15 @@ constexpr uint64_t jumbo_frame_bytes = 9216 + 20;  // largest frame on the wire,
 constexpr uint64_t switch_mac_base = 0x02'00'00'ff'00'00ull;
 
 // "3" or "3,4": a set of priorities or classes, each 0-7.
-std::array<bool, traffic_classes> parse_class_set(const std::string& text, const std::string& key) {
+std::array<bool, traffic_classes> parse_class_set(const std::string& text, const std::string& key,
+                                                  const std::string& inst) {
   std::array<bool, traffic_classes> out{};
   std::stringstream ss(text);
   std::string item;
   while (std::getline(ss, item, ',')) {
     if (item.empty()) continue;
     if (item.size() != 1 || item[0] < '0' || item[0] > '7')
-      throw core::config_error("switch." + key + ": '" + item + "' in '" + text +
+      throw core::config_error(inst + ": switch." + key + ": '" + item + "' in '" + text +
                                "' is not a class; expected a comma-separated list of 0-7");
     out[unsigned(item[0] - '0')] = true;
   }
@@ -31,7 +32,8 @@ std::array<bool, traffic_classes> parse_class_set(const std::string& text, const
 }
 
 // "0:50,3:50": class:weight pairs.
-std::array<uint32_t, traffic_classes> parse_weights(const std::string& text, const std::string& key) {
+std::array<uint32_t, traffic_classes> parse_weights(const std::string& text, const std::string& key,
+                                                    const std::string& inst) {
   std::array<uint32_t, traffic_classes> out{};
   std::stringstream ss(text);
   std::string item;
@@ -42,7 +44,7 @@ std::array<uint32_t, traffic_classes> parse_weights(const std::string& text, con
     const std::string w = colon == std::string::npos ? "" : item.substr(colon + 1);
     if (cls.size() != 1 || cls[0] < '0' || cls[0] > '7' || w.empty() || w.size() > 4 ||
         w.find_first_not_of("0123456789") != std::string::npos || std::stoul(w) == 0 || std::stoul(w) > 1000)
-      throw core::config_error("switch." + key + ": '" + item + "' in '" + text +
+      throw core::config_error(inst + ": switch." + key + ": '" + item + "' in '" + text +
                                "' is not class:weight; expected a comma-separated list like 0:50,3:50 with "
                                "classes 0-7 and weights 1-1000");
     out[unsigned(cls[0] - '0')] = uint32_t(std::stoul(w));
@@ -140,7 +142,12 @@ spectrum_switch::spectrum_switch(sc_core::sc_module_name name, const spectrum_pa
       m_headroom(ports, 0) {
   const std::string inst = this->name();
   const size_t x = params.port_config.find('x');
-  core::require(x != std::string::npos, inst, "switch.port_config '" + params.port_config + "' is not PORTSxGBPS");
+  const auto digits = [](const std::string& t) {
+    return !t.empty() && t.size() <= 4 && t.find_first_not_of("0123456789") == std::string::npos;
+  };
+  core::require(x != std::string::npos && digits(params.port_config.substr(0, x)) &&
+                    digits(params.port_config.substr(x + 1)),
+                inst, "switch.port_config '" + params.port_config + "' is not PORTSxGBPS (such as 128x400)");
   m_max_ports = unsigned(std::stoul(params.port_config.substr(0, x)));
   m_port_gbps = std::stod(params.port_config.substr(x + 1));
   core::require(ports > 0, inst, "a switch needs at least one port");
@@ -174,10 +181,10 @@ spectrum_switch::spectrum_switch(sc_core::sc_module_name name, const spectrum_pa
 spectrum_switch::~spectrum_switch() = default;
 
 void spectrum_switch::configure_classes() {
-  m_lossless = parse_class_set(m_params.lossless_priorities, "lossless_priorities");
-  m_sched.strict = parse_class_set(m_params.strict_priorities, "strict_priorities");
-  m_sched.weight = parse_weights(m_params.ets_weights, "ets_weights");
-  m_ecn = parse_class_set(m_params.ecn_classes, "ecn_classes");
+  m_lossless = parse_class_set(m_params.lossless_priorities, "lossless_priorities", name());
+  m_sched.strict = parse_class_set(m_params.strict_priorities, "strict_priorities", name());
+  m_sched.weight = parse_weights(m_params.ets_weights, "ets_weights", name());
+  m_ecn = parse_class_set(m_params.ecn_classes, "ecn_classes", name());
   m_sched.tx_fifo_frames = unsigned(m_params.tx_fifo_frames);
   for (unsigned tc = 0; tc < traffic_classes; ++tc) {
     core::require(!(m_sched.strict[tc] && m_sched.weight[tc] > 0), name(),
