@@ -66,6 +66,8 @@ class scheduled_port : public core::calendar_client {
   uint64_t depth(core::picoseconds t);
   uint64_t depth(unsigned tc, core::picoseconds t);  // the same for class `tc`: its queue plus the MAC FIFO
   bool idle(core::picoseconds t);                    // nothing queued and nothing left to send
+  uint64_t depth() { return depth(core::now()); }
+  uint64_t depth(unsigned tc) { return depth(tc, core::now()); }
 
   core::link& out() { return m_out; }
   const std::string& name() const { return m_name; }
