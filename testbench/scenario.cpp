@@ -53,8 +53,9 @@ void workload_params::visit(core::param_visitor& v) {
           message_bytes);
   v.field({"pattern", "",
            "permutation: random (seeded by `seed`; with more than one leaf every destination is behind another "
-           "leaf) or shift (host i writes to host (i + offset) mod n)",
-           0.0, 0.0, {"random", "shift"}},
+           "leaf), shift (host i writes to host (i + offset) mod n) or leaf_pairs (every leaf's hosts write to "
+           "the hosts of one other leaf, seeded)",
+           0.0, 0.0, {"random", "shift", "leaf_pairs"}},
           pattern);
   v.field({"offset", "hosts", "permutation with pattern shift: destination offset (not a multiple of the host count)",
            1.0},

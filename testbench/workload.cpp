@@ -91,6 +91,43 @@ std::vector<planned_flow> plan_writes(const scenario& s, size_t hosts) {
   return out;
 }
 
+// Every host of one leaf writes to a host of one other leaf: a seeded derangement of the leaves, and in each
+// pair of leaves a seeded matching of their hosts. All the flows that meet on a spine's downlink then come
+// from one leaf's uplinks, so collisions happen at one stage only: the case the ECMP load-balancing formula
+// (1 - (1 - 1/n)^n of n uplinks carried) describes.
+std::vector<size_t> leaf_pair_permutation(const topology::topology_params& topo, uint64_t seed,
+                                          const std::string& source) {
+  const size_t hosts = topo.host_count();
+  std::vector<std::vector<size_t>> by_leaf;
+  for (size_t i = 0; i < hosts; ++i) {
+    const size_t leaf = topology::leaf_of(topo, i);
+    if (leaf >= by_leaf.size()) by_leaf.resize(leaf + 1);
+    by_leaf[leaf].push_back(i);
+  }
+  by_leaf.erase(std::remove_if(by_leaf.begin(), by_leaf.end(), [](const auto& g) { return g.empty(); }),
+                by_leaf.end());
+  if (by_leaf.size() < 2)
+    throw config_error(source + ": workload.pattern leaf_pairs needs at least two leaves with hosts");
+  for (const auto& g : by_leaf)
+    if (g.size() != by_leaf[0].size())
+      throw config_error(source + ": workload.pattern leaf_pairs needs the same number of hosts on every leaf");
+  core::rng_stream rng = core::make_stream(seed, "workload", "leaf_pairs");
+  const size_t leaves = by_leaf.size();
+  // A random cyclic shift of a random order of the leaves is a derangement (no leaf maps to itself).
+  std::vector<size_t> order(leaves);
+  for (size_t l = 0; l < leaves; ++l) order[l] = l;
+  std::shuffle(order.begin(), order.end(), rng);
+  const size_t shift = 1 + size_t(rng() % (leaves - 1));
+  std::vector<size_t> dst(hosts);
+  for (size_t k = 0; k < leaves; ++k) {
+    std::vector<size_t> to = by_leaf[order[(k + shift) % leaves]];
+    std::shuffle(to.begin(), to.end(), rng);
+    const std::vector<size_t>& from = by_leaf[order[k]];
+    for (size_t j = 0; j < from.size(); ++j) dst[from[j]] = to[j];
+  }
+  return dst;
+}
+
 std::vector<planned_flow> plan_permutation(const scenario& s, size_t hosts) {
   const workload_params& w = s.workload;
   std::vector<size_t> dst(hosts);
@@ -99,6 +136,8 @@ std::vector<planned_flow> plan_permutation(const scenario& s, size_t hosts) {
       throw config_error(s.source + ": workload.offset " + std::to_string(w.offset) +
                          " sends every host to itself with " + std::to_string(hosts) + " hosts");
     for (size_t i = 0; i < hosts; ++i) dst[i] = size_t((i + w.offset) % hosts);
+  } else if (w.pattern == "leaf_pairs") {
+    dst = leaf_pair_permutation(s.topology, s.seed, s.source);
   } else {
     dst = random_permutation(s.topology, s.seed, s.source + ": workload.kind permutation");
   }

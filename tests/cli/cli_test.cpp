@@ -61,9 +61,14 @@ TEST(cli, default_scenario_runs_and_verifies) {
 }
 
 TEST(cli, no_arguments_runs_the_built_in_default) {
+  // The Spectrum-X headline: ECMP against adaptive routing, one row each.
   const run_result r = fabricsim("");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("scenario default"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("comparison of switch.routing over 2 values (scenario spectrum_x_permutation)"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("\necmp "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\nadaptive "), std::string::npos) << r.output;
 }
 
 TEST(cli, malformed_scenario_exits_non_zero_naming_file_line_and_key) {

@@ -263,7 +263,7 @@ TEST(scenario, new_workload_and_run_keys) {
   EXPECT_EQ(d.workload.pattern, "random");
   EXPECT_DOUBLE_EQ(d.run.warmup_us, 0.0);
   EXPECT_EQ(error_of([] { load("workload:\n  pattern: spiral\n"); }),
-            "t.yaml:2: workload.pattern: \"spiral\" is not one of: random, shift");
+            "t.yaml:2: workload.pattern: \"spiral\" is not one of: random, shift, leaf_pairs");
   EXPECT_EQ(error_of([] { load("workload:\n  incast_senders: 0\n"); }),
             "t.yaml:2: workload.incast_senders: 0 is out of range (must be >= 1 hosts)");
 }

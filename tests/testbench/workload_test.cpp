@@ -131,6 +131,31 @@ TEST(workload, shift_pattern_keeps_the_offset) {
             "w.yaml: workload.offset 8 sends every host to itself with 4 hosts");
 }
 
+TEST(workload, leaf_pairs_send_every_leaf_to_exactly_one_other_leaf) {
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    const scenario s = load("seed: " + std::to_string(seed) +
+                            "\ntopology: {kind: leaf_spine, leaves: 5, hosts_per_leaf: 3, spines: 3}\n"
+                            "workload: {kind: permutation, pattern: leaf_pairs}\n");
+    const auto flows = plan_workload(s);
+    ASSERT_EQ(flows.size(), 15u);
+    std::set<size_t> dsts;
+    std::map<size_t, std::set<size_t>> leaf_to;    // source leaf -> destination leaves
+    std::map<size_t, std::set<size_t>> leaf_from;  // destination leaf -> source leaves
+    for (const auto& f : flows) {
+      dsts.insert(f.dst);
+      EXPECT_NE(f.src / 3, f.dst / 3) << "seed " << seed;
+      leaf_to[f.src / 3].insert(f.dst / 3);
+      leaf_from[f.dst / 3].insert(f.src / 3);
+    }
+    EXPECT_EQ(dsts.size(), 15u) << "seed " << seed;  // a permutation
+    for (const auto& [leaf, to] : leaf_to) EXPECT_EQ(to.size(), 1u) << "seed " << seed << " leaf " << leaf;
+    for (const auto& [leaf, from] : leaf_from) EXPECT_EQ(from.size(), 1u) << "seed " << seed << " leaf " << leaf;
+  }
+  EXPECT_NE(error_of([] { plan_workload(load("topology: {hosts: 4}\nworkload: {kind: permutation, pattern: leaf_pairs}\n")); })
+                .find("leaf_pairs needs at least two leaves"),
+            std::string::npos);
+}
+
 TEST(workload, all_to_all_writes_every_ordered_pair_once) {
   const auto flows = plan_workload(load("topology: {hosts: 5}\nworkload: {kind: all_to_all, message_bytes: 100}\n"));
   ASSERT_EQ(flows.size(), 5u * 4u);
