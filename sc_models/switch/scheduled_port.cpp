@@ -119,7 +119,7 @@ void scheduled_port::enqueue(packet* p, unsigned tc, picoseconds ready) {
     commit(p, tc, max(ready, m_out.wire_free_at()));
     return;
   }
-  m_queue[tc].push_back({p, ready});
+  m_queue[tc].push_back({p, ready, size});
   m_nonempty |= 1u << tc;
   m_queue_bytes[tc] += size;
   m_queued_total += size;
@@ -188,7 +188,7 @@ int scheduled_port::pick(picoseconds horizon, picoseconds t) {
           m_deficit[c] += m_quantum[c];
           m_rr_fresh = false;
         }
-        const uint64_t size = m_queue[c].front().p->wire().value;
+        const uint64_t size = m_queue[c].front().bytes;
         if (size <= m_deficit[c]) {
           m_deficit[c] -= size;
           return int(c);
@@ -213,6 +213,12 @@ void scheduled_port::refill(picoseconds t) {
   if (!(t < m_wake)) m_wake = never;  // this is the pending wake-up (or a later one superseded by it)
   m_in_refill = true;
   retire(t);
+  // The frames about to be committed waited microseconds and are cold: start fetching them all now rather
+  // than miss on each in turn.
+  for (uint32_t mask = m_nonempty; mask != 0; mask &= mask - 1) {
+    const core::ring<queued>& q = m_queue[unsigned(__builtin_ctz(mask))];
+    for (size_t i = 0; i < q.size() && i < m_config.tx_fifo_frames; ++i) __builtin_prefetch(q[i].p);
+  }
   while (m_fifo.size() < m_config.tx_fifo_frames) {
     const picoseconds horizon = max(t, m_out.wire_free_at());
     if (!m_control.empty()) {
@@ -231,7 +237,7 @@ void scheduled_port::refill(picoseconds t) {
     if (tc < 0) break;
     const queued q = m_queue[unsigned(tc)].front();
     m_queue[unsigned(tc)].pop_front();
-    const uint64_t size = q.p->wire().value;
+    const uint64_t size = q.bytes;
     m_queue_bytes[unsigned(tc)] -= size;
     m_queued_total -= size;
     if (m_queue[unsigned(tc)].empty()) {

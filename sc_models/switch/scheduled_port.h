@@ -85,6 +85,7 @@ class scheduled_port : public core::calendar_client {
   struct queued {
     core::packet* p;
     core::picoseconds ready;
+    uint64_t bytes;  // wire size, kept here: the descriptor has gone cold while it waited
   };
   struct in_fifo {
     core::picoseconds leaves;
