@@ -169,7 +169,9 @@ struct alignas(64) packet {
 
   ethernet_header eth;
   pfc_fields pfc;  // frame_kind::pfc only
-  std::array<int_record, max_int_hops> telemetry;  // the first int_hops are valid
+  // Telemetry records live beside the pool (packet_pool::telemetry), not in the descriptor: most packets
+  // carry none, and every byte here is touched at every acquire and hop. 0: none allocated.
+  uint32_t telemetry_slot = 0;
 
   // Frame size from the destination MAC to the FCS inclusive (what a capture shows plus the FCS).
   bytes frame_size() const;

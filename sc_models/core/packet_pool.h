@@ -2,7 +2,9 @@
 // state of a run does no heap allocation per packet. One pool per simulation kernel (per MPI rank later).
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <vector>
 
@@ -27,8 +29,29 @@ class packet_pool {
     return p;
   }
   void release(packet* p) {
+    if (p->telemetry_slot != 0) {
+      m_free_telemetry.push_back(p->telemetry_slot);
+      p->telemetry_slot = 0;
+    }
     m_free.push_back(p);
     --m_in_use;
+  }
+
+  // The in-band telemetry records of `p` (the first p->int_hops are valid), allocated on first use and
+  // returned with the packet.
+  using telemetry_records = std::array<int_record, max_int_hops>;
+  telemetry_records& telemetry(packet* p) {
+    if (p->telemetry_slot == 0) {
+      if (m_free_telemetry.empty()) {
+        m_telemetry.emplace_back();
+        p->telemetry_slot = uint32_t(m_telemetry.size());
+      } else {
+        p->telemetry_slot = m_free_telemetry.back();
+        m_free_telemetry.pop_back();
+      }
+      m_telemetry[p->telemetry_slot - 1] = {};
+    }
+    return m_telemetry[p->telemetry_slot - 1];
   }
 
   uint64_t in_use() const { return m_in_use; }
@@ -45,6 +68,8 @@ class packet_pool {
 
   std::vector<std::unique_ptr<packet[]>> m_blocks;
   std::vector<packet*> m_free;
+  std::deque<telemetry_records> m_telemetry;  // slot k is m_telemetry[k - 1]; a deque keeps references valid
+  std::vector<uint32_t> m_free_telemetry;
   uint64_t m_issued = 0;
   uint64_t m_in_use = 0;
 };

@@ -102,7 +102,7 @@ std::vector<hop> run_hops(bool telemetry, bool requested, unsigned hops) {
       if (rig.sink.held.size() != 1) throw std::runtime_error("lost the frame");
       p = rig.sink.held.back();
       rig.sink.held.clear();
-      const core::int_record& last = p->telemetry[p->int_hops ? p->int_hops - 1 : 0];
+      const core::int_record last = p->int_hops ? rig.ctx.pool.telemetry(p)[p->int_hops - 1] : core::int_record{};
       out.push_back({p->int_hops, p->wire().value, sent, core::now().value, p->int_hops ? last.at.value : 0,
                      p->int_hops ? last.rate_mbps : 0});
     }

@@ -392,7 +392,7 @@ void spectrum_switch::departing(packet* p, unsigned port, unsigned tc, picosecon
   m_released_bytes += size;
   if (m_params.telemetry && p->int_requested && p->int_hops < core::max_int_hops) {
     scheduled_port& sp = *m_ports[port];
-    p->telemetry[p->int_hops] = {start, sp.tx_bytes(),
+    m_ctx.pool.telemetry(p)[p->int_hops] = {start, sp.tx_bytes(),
                                  uint32_t(std::min<uint64_t>(sp.depth(tc, core::now()), UINT32_MAX)),
                                  uint32_t(sp.out().rate().value / 1'000'000)};
     ++p->int_hops;
