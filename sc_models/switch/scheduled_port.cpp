@@ -16,8 +16,16 @@ constexpr uint64_t dwrr_quantum_unit = 9216;  // bytes per unit of the smallest 
 
 scheduled_port::scheduled_port(const std::string& name, unsigned index, core::link& out,
                                const scheduler_config& config, port_owner& owner, core::sim_context& ctx)
-    : m_name(name), m_index(index), m_out(out), m_config(config), m_owner(owner), m_ctx(ctx) {
-  core::require(config.tx_fifo_frames >= 1, name, "tx_fifo_frames must be at least 1");
+    : m_fifo_frames(config.tx_fifo_frames),
+      m_name(name),
+      m_index(index),
+      m_out(out),
+      m_config(config),
+      m_owner(owner),
+      m_ctx(ctx) {
+  core::require(config.tx_fifo_frames >= 1 && config.tx_fifo_frames <= fifo_slots, name,
+                "tx_fifo_frames must be in [1, 64]");
+  m_busy_until = out.wire_free_at();
   uint32_t min_weight = UINT32_MAX;
   for (unsigned tc = 0; tc < traffic_classes; ++tc)
     if (!config.strict[tc] && config.weight[tc] > 0) min_weight = std::min(min_weight, config.weight[tc]);
@@ -64,10 +72,18 @@ void scheduled_port::count_ecn_mark(unsigned tc) {
 }
 
 void scheduled_port::retire(picoseconds t) {
-  while (!m_fifo.empty() && m_fifo.front().leaves <= t) {
-    m_fifo_bytes -= m_fifo.front().bytes;
-    m_fifo.pop_front();
+  while (m_fifo_size != 0 && m_fifo[m_fifo_head].leaves <= t) {
+    m_fifo_bytes -= m_fifo[m_fifo_head].bytes;
+    m_fifo_head = uint8_t((m_fifo_head + 1) % fifo_slots);
+    --m_fifo_size;
   }
+}
+
+void scheduled_port::fifo_push(picoseconds leaves, uint32_t bytes) {
+  m_fifo[(m_fifo_head + m_fifo_size) % fifo_slots] = {leaves, bytes};
+  ++m_fifo_size;
+  m_fifo_bytes += bytes;
+  m_busy_until = leaves;
 }
 
 uint64_t scheduled_port::depth(picoseconds t) {
@@ -80,7 +96,9 @@ uint64_t scheduled_port::depth(unsigned tc, picoseconds t) {
   return m_queue_bytes[tc] + m_fifo_bytes;
 }
 
-bool scheduled_port::idle(picoseconds t) { return depth(t) == 0 && m_control.empty(); }
+bool scheduled_port::idle(picoseconds t) {
+  return m_queued_total == 0 && m_busy_until <= t && m_control.empty();  // the same as depth(t) == 0
+}
 
 uint64_t scheduled_port::paused_ps(unsigned prio) const {
   const picoseconds end = std::min(m_pause_until[prio], core::now());
@@ -96,8 +114,7 @@ void scheduled_port::wake_at(picoseconds t) {
 void scheduled_port::commit(packet* p, unsigned tc, picoseconds start) {
   m_owner.departing(p, m_index, tc, start);  // may append telemetry: read the size afterwards
   const uint32_t size = uint32_t(p->wire().value);
-  m_fifo.push_back({m_out.transmit(p, start), size});
-  m_fifo_bytes += size;
+  fifo_push(m_out.transmit(p, start), size);
   ++m_tx_packets;
   m_tx_bytes += size;
   ++m_tc[tc].tx_packets;
@@ -114,9 +131,9 @@ void scheduled_port::enqueue(packet* p, unsigned tc, picoseconds ready) {
   m_tc[tc].max_queue_bytes = std::max(m_tc[tc].max_queue_bytes, m_queue_bytes[tc] + m_fifo_bytes + size);
   // An uncongested port: nothing waits and the MAC FIFO has room, so the frame goes straight to the MAC
   // (the order is the arrival order either way) and no wake-up is needed.
-  if (m_queued_total == 0 && m_control.empty() && m_fifo.size() < m_config.tx_fifo_frames && !paused(tc, now) &&
-      !m_in_refill) {
-    commit(p, tc, max(ready, m_out.wire_free_at()));
+  if (m_queued_total == 0 && m_fifo_size < m_fifo_frames && !paused(tc, now) && !m_in_refill &&
+      m_control.empty()) {
+    commit(p, tc, max(ready, m_busy_until));
     return;
   }
   m_queue[tc].push_back({p, ready, size});
@@ -128,22 +145,20 @@ void scheduled_port::enqueue(packet* p, unsigned tc, picoseconds ready) {
     wake_at(m_pause_until[tc]);
     return;
   }
-  const size_t n = m_fifo.size();
-  if (n < m_config.tx_fifo_frames)
+  if (m_fifo_size < m_fifo_frames)
     refill(now);
   else
-    wake_at(n >= 2 ? m_fifo[n - 2].leaves : m_fifo[n - 1].leaves);
+    wake_at(refill_time());
 }
 
 void scheduled_port::send_control(packet* p) {
   m_control.push_back(p);
   if (m_in_refill) return;
   retire(core::now());
-  const size_t n = m_fifo.size();
-  if (n < m_config.tx_fifo_frames)
+  if (m_fifo_size < m_fifo_frames)
     refill(core::now());
   else
-    wake_at(n >= 2 ? m_fifo[n - 2].leaves : m_fifo[n - 1].leaves);
+    wake_at(refill_time());
 }
 
 void scheduled_port::pause(unsigned prio, picoseconds until) {
@@ -158,11 +173,10 @@ void scheduled_port::pause(unsigned prio, picoseconds until) {
     return;
   }
   retire(t);
-  const size_t n = m_fifo.size();
-  if (n < m_config.tx_fifo_frames)
+  if (m_fifo_size < m_fifo_frames)
     refill(t);
   else
-    wake_at(n >= 2 ? m_fifo[n - 2].leaves : m_fifo[n - 1].leaves);
+    wake_at(refill_time());
 }
 
 int scheduled_port::pick(picoseconds horizon, picoseconds t) {
@@ -219,14 +233,13 @@ void scheduled_port::refill(picoseconds t) {
     const core::ring<queued>& q = m_queue[unsigned(__builtin_ctz(mask))];
     for (size_t i = 0; i < q.size() && i < m_config.tx_fifo_frames; ++i) __builtin_prefetch(q[i].p);
   }
-  while (m_fifo.size() < m_config.tx_fifo_frames) {
-    const picoseconds horizon = max(t, m_out.wire_free_at());
+  while (m_fifo_size < m_fifo_frames) {
+    const picoseconds horizon = max(t, m_busy_until);
     if (!m_control.empty()) {
       packet* p = m_control.front();
       m_control.pop_front();
       const uint32_t size = uint32_t(p->wire().value);
-      m_fifo.push_back({m_out.transmit(p, horizon), size});
-      m_fifo_bytes += size;
+      fifo_push(m_out.transmit(p, horizon), size);
       ++m_tx_packets;
       m_tx_bytes += size;
       ++m_pause_frames_sent;
@@ -256,8 +269,7 @@ void scheduled_port::refill(picoseconds t) {
       more = true;
   }
   if (more) {
-    const size_t n = m_fifo.size();  // full: the loop stopped for want of room
-    wake_at(n >= 2 ? m_fifo[n - 2].leaves : m_fifo[n - 1].leaves);
+    wake_at(refill_time());  // the FIFO is full: the loop stopped for want of room
   }
   if (resume != never) wake_at(resume);
   m_in_refill = false;

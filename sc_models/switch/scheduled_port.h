@@ -96,11 +96,29 @@ class scheduled_port : public core::calendar_client {
   };
 
   void retire(core::picoseconds t);
+  in_fifo& fifo_at(unsigned i) { return m_fifo[(m_fifo_head + i) % fifo_slots]; }
+  void fifo_push(core::picoseconds leaves, uint32_t bytes);
+  core::picoseconds refill_time() {  // when one committed frame is left (at once for a FIFO of one)
+    return fifo_at(m_fifo_size >= 2 ? m_fifo_size - 2u : m_fifo_size - 1u).leaves;
+  }
   void commit(core::packet* p, unsigned tc, core::picoseconds start);
   void refill(core::picoseconds t);
   int pick(core::picoseconds horizon, core::picoseconds t);  // next class to serve, or -1
   bool eligible(unsigned tc, core::picoseconds t) const { return (m_nonempty >> tc & 1) && !paused(tc, t); }
   void wake_at(core::picoseconds t);
+
+  // Hot: read for every frame that reaches the port, so kept together at the front of the object.
+  uint64_t m_queued_total = 0;
+  core::picoseconds m_busy_until{};  // the last committed frame's last bit leaves (the link's wire-free time)
+  uint32_t m_nonempty = 0;           // bit tc set while class tc's queue holds a frame
+  bool m_in_refill = false;
+  uint8_t m_fifo_head = 0, m_fifo_size = 0;  // the MAC FIFO: frames committed whose last bit has not left,
+  unsigned m_fifo_frames;                    // in slots of m_fifo (inline: no pointer to chase)
+  uint64_t m_fifo_bytes = 0;
+  std::array<uint64_t, traffic_classes> m_queue_bytes{};
+  std::array<core::picoseconds, traffic_classes> m_pause_until{};
+  static constexpr unsigned fifo_slots = 64;  // the largest tx_fifo_frames
+  std::array<in_fifo, fifo_slots> m_fifo;
 
   std::string m_name;
   unsigned m_index;
@@ -110,12 +128,7 @@ class scheduled_port : public core::calendar_client {
   core::sim_context& m_ctx;
 
   std::array<core::ring<queued>, traffic_classes> m_queue;
-  std::array<uint64_t, traffic_classes> m_queue_bytes{};
-  uint64_t m_queued_total = 0;
-  uint32_t m_nonempty = 0;  // bit tc set while class tc's queue holds a frame
   core::ring<core::packet*> m_control;
-  core::ring<in_fifo> m_fifo;
-  uint64_t m_fifo_bytes = 0;  // bytes committed whose last bit has not left
 
   // DWRR state.
   std::array<uint64_t, traffic_classes> m_quantum{};
@@ -123,12 +136,10 @@ class scheduled_port : public core::calendar_client {
   unsigned m_rr = 0;
   bool m_rr_fresh = true;  // the class at m_rr has not had its quantum for this visit yet
 
-  std::array<core::picoseconds, traffic_classes> m_pause_until{};
   std::array<core::picoseconds, traffic_classes> m_pause_from{};
   std::array<uint64_t, traffic_classes> m_paused_ps{};
 
   core::picoseconds m_wake{UINT64_MAX};
-  bool m_in_refill = false;
 
   uint64_t m_tx_packets = 0, m_tx_bytes = 0, m_max_queue_bytes = 0, m_dropped_total = 0, m_ecn_total = 0;
   uint64_t m_pause_frames_sent = 0, m_pause_frames_received = 0;
