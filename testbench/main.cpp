@@ -128,7 +128,7 @@ int sc_main(int argc, char* argv[]) {
       "and prints the effective throughput of each (testbench/scenarios/spectrum_x_permutation.yaml).\n\n"
       "Examples:\n"
       "  fabricsim\n"
-      "  fabricsim run testbench/scenarios/leaf_spine_permutation.yaml --set topology.link_gbps=800 --json out.json\n"
+      "  fabricsim run testbench/scenarios/leaf_spine_permutation.yaml --set topology.link_gbps=800 --set switch.port_config=64x800 --json out.json\n"
       "  fabricsim run testbench/scenarios/leaf_spine_small.yaml --compare switch.routing=ecmp,adaptive\n"
       "  fabricsim keys > scenario-keys.md\n"
       "  fabricsim verify-rtl --block reorder_tracker --window 256 --seed 3\n",
