@@ -226,11 +226,13 @@ void spectrum_switch::connect_port(unsigned port, core::link& out) {
 }
 
 void spectrum_switch::rehash(size_t slots) {
-  m_route_slots.assign(slots, 0);
-  for (uint32_t i = 0; i < m_routes.size(); ++i) {
-    size_t s = address_hash(m_routes[i].dst) & (slots - 1);
-    while (m_route_slots[s] != 0) s = (s + 1) & (slots - 1);
-    m_route_slots[s] = i + 1;
+  std::vector<route> old(slots);
+  old.swap(m_route_slots);
+  for (const route& r : old) {
+    if (r.count == 0) continue;
+    size_t s = address_hash(r.dst) & (slots - 1);
+    while (m_route_slots[s].count != 0) s = (s + 1) & (slots - 1);
+    m_route_slots[s] = r;
   }
 }
 
@@ -241,16 +243,17 @@ void spectrum_switch::add_route(const core::ip_address& dst, std::vector<unsigne
   packet probe;
   probe.ip.dst = dst;
   core::require(lookup(&probe) == nullptr, name(), "two routes for one destination");
-  m_routes.push_back({dst, uint32_t(m_route_ports.size()), uint32_t(egress_ports.size())});
-  m_route_ports.insert(m_route_ports.end(), egress_ports.begin(), egress_ports.end());
-  if (2 * m_routes.size() > m_route_slots.size()) {  // keep the table at most half full
-    rehash(std::max<size_t>(16, 2 * m_route_slots.size()));
-    return;
+  auto set = m_port_sets.find(egress_ports);
+  if (set == m_port_sets.end()) {
+    set = m_port_sets.emplace(egress_ports, uint32_t(m_route_ports.size())).first;
+    m_route_ports.insert(m_route_ports.end(), egress_ports.begin(), egress_ports.end());
   }
+  ++m_route_count;
+  if (2 * m_route_count > m_route_slots.size()) rehash(std::max<size_t>(16, 2 * m_route_slots.size()));
   const size_t mask = m_route_slots.size() - 1;
   size_t slot = address_hash(dst) & mask;
-  while (m_route_slots[slot] != 0) slot = (slot + 1) & mask;
-  m_route_slots[slot] = uint32_t(m_routes.size());
+  while (m_route_slots[slot].count != 0) slot = (slot + 1) & mask;
+  m_route_slots[slot] = {dst, set->second, uint32_t(egress_ports.size())};
 }
 
 unsigned spectrum_switch::priority_of(const packet* p) const {
@@ -292,9 +295,9 @@ const spectrum_switch::route* spectrum_switch::lookup(const packet* p) const {
   if (m_route_slots.empty()) return nullptr;
   const size_t mask = m_route_slots.size() - 1;
   for (size_t s = address_hash(p->ip.dst) & mask;; s = (s + 1) & mask) {
-    const uint32_t i = m_route_slots[s];
-    if (i == 0) return nullptr;
-    if (m_routes[i - 1].dst == p->ip.dst) return &m_routes[i - 1];
+    const route& r = m_route_slots[s];
+    if (r.count == 0) return nullptr;
+    if (r.dst == p->ip.dst) return &r;
   }
 }
 

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <array>
+#include <map>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -95,10 +96,13 @@ class spectrum_switch : public sc_core::sc_module, public switch_device, public 
   uint64_t released_bytes() const { return m_released_bytes; }
 
  private:
+  // Host routes in an open-addressing table whose slots hold the route itself (one cache line touched per
+  // lookup in the common case); equal-cost port sets are stored once and shared (a leaf's routes to every
+  // remote host use the same set of uplinks).
   struct route {
     core::ip_address dst;
     uint32_t first;  // index of the first egress port in m_route_ports
-    uint32_t count;  // equal-cost egress ports
+    uint32_t count;  // equal-cost egress ports; 0 marks an empty slot
   };
   struct ingress_account {
     uint64_t bytes = 0;     // held in the buffer, from this ingress port and priority
@@ -153,9 +157,10 @@ class spectrum_switch : public sc_core::sc_module, public switch_device, public 
   uint64_t m_shared_size = 0;
   uint64_t m_shared_used = 0;
 
-  std::vector<route> m_routes;
-  std::vector<uint32_t> m_route_slots;  // index + 1 into m_routes, 0 = empty
+  std::vector<route> m_route_slots;
+  size_t m_route_count = 0;
   std::vector<unsigned> m_route_ports;
+  std::map<std::vector<unsigned>, uint32_t> m_port_sets;  // elaboration only: where each set starts
 
   uint64_t m_received = 0, m_no_route = 0, m_ttl_expired = 0, m_headroom_overflow = 0;
   uint64_t m_ar_decisions = 0, m_ar_rerouted = 0, m_admitted_bytes = 0, m_released_bytes = 0;
