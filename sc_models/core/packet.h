@@ -92,6 +92,15 @@ struct ip_address {
     return a[0] == b[0] && a[1] == b[1];
   }
   bool operator!=(const ip_address& o) const { return !(*this == o); }
+  // A well-mixed 64-bit hash of the address, for route tables.
+  uint64_t hash() const {
+    uint64_t w[2];
+    std::memcpy(w, octets.data(), 16);
+    uint64_t x = w[0] ^ (w[1] * 0x9e3779b97f4a7c15ull);
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+  }
 };
 
 struct ethernet_header {

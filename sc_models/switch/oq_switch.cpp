@@ -14,19 +14,10 @@ void oq_switch_params::visit(core::param_visitor& v) {
   v.field({"port_buffer_bytes", "bytes", "buffer per egress port; tail drop beyond it", 4096.0, 1e10}, port_buffer_bytes);
 }
 
-uint64_t oq_switch::address_hash(const core::ip_address& a) {
-  uint64_t hi = 0, lo = 0;
-  for (int i = 0; i < 8; ++i) {
-    hi = hi << 8 | a.octets[i];
-    lo = lo << 8 | a.octets[8 + i];
-  }
-  return core::splitmix64(hi ^ core::splitmix64(lo));
-}
-
 void oq_switch::rehash(size_t slots) {
   m_route_slots.assign(slots, 0);
   for (uint32_t i = 0; i < m_routes.size(); ++i) {
-    size_t s = address_hash(m_routes[i].dst) & (slots - 1);
+    size_t s = m_routes[i].dst.hash() & (slots - 1);
     while (m_route_slots[s] != 0) s = (s + 1) & (slots - 1);
     m_route_slots[s] = i + 1;
   }
@@ -67,7 +58,7 @@ void oq_switch::add_route(const core::ip_address& dst, std::vector<unsigned> egr
     return;
   }
   const size_t mask = m_route_slots.size() - 1;
-  size_t slot = address_hash(dst) & mask;
+  size_t slot = dst.hash() & mask;
   while (m_route_slots[slot] != 0) slot = (slot + 1) & mask;
   m_route_slots[slot] = uint32_t(m_routes.size());
 }
@@ -81,7 +72,7 @@ bool oq_switch::parse(packet* p) {
 const oq_switch::route* oq_switch::lookup(const packet* p) const {
   if (m_route_slots.empty()) return nullptr;
   const size_t mask = m_route_slots.size() - 1;
-  for (size_t s = address_hash(p->ip.dst) & mask;; s = (s + 1) & mask) {
+  for (size_t s = p->ip.dst.hash() & mask;; s = (s + 1) & mask) {
     const uint32_t i = m_route_slots[s];
     if (i == 0) return nullptr;
     if (m_routes[i - 1].dst == p->ip.dst) return &m_routes[i - 1];

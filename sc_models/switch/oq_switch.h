@@ -47,7 +47,6 @@ class oq_switch : public sc_core::sc_module, public switch_device {
     uint32_t first;  // index of the first egress port in m_route_ports
     uint32_t count;  // equal-cost egress ports
   };
-  static uint64_t address_hash(const core::ip_address& a);
   void rehash(size_t slots);
 
   // Pipeline stages, in order; each is part of the latency_ns budget.

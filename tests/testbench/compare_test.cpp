@@ -2,6 +2,7 @@
 // looks like to the parent (result, configuration error, other error, crash). Whole comparisons run through
 // the CLI in tests/cli.
 #include "testbench/compare.h"
+#include "tests/support/error_of.h"
 
 #include <csignal>
 #include <cstdlib>
@@ -12,15 +13,7 @@
 namespace fabricsim::testbench {
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const core::config_error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a config_error";
-  return "";
-}
+using test::error_of;
 
 TEST(compare, option_parses_key_and_values) {
   const compare_params c = parse_compare_option("nic.path_entropy=fixed,per_packet");

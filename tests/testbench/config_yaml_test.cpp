@@ -1,6 +1,7 @@
 // Tests of the scenario-file mapping (testbench/config_yaml): YAML onto a params struct, `--set` overrides,
 // and the key listing, on a test-local params struct with one field of each supported type.
 #include "testbench/config_yaml.h"
+#include "tests/support/error_of.h"
 
 #include <functional>
 #include <string>
@@ -51,16 +52,7 @@ sample_params load_with(const std::string& text, const std::vector<std::string>&
   return p;
 }
 
-// The message of the config_error `f` throws; a test failure when it throws none.
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const config_error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a config_error";
-  return "";
-}
+using test::error_of;
 
 TEST(config_yaml, applies_every_field_type) {
   const sample_params p = load(R"(s:

@@ -1,6 +1,7 @@
 // Tests of the scenario loader (testbench/scenario): the default scenario file, the real sections' error
 // messages with their lines, nic_overrides, writes, `--set`, and that docs/scenario.md is current.
 #include "testbench/scenario.h"
+#include "tests/support/error_of.h"
 
 #include <cstdlib>
 #include <fstream>
@@ -25,16 +26,7 @@ scenario load(const std::string& text, const std::vector<std::string>& sets = {}
   return load_scenario_text(text, "t.yaml", sets);
 }
 
-// The message of the config_error `f` throws; a test failure when it throws none.
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const config_error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a config_error";
-  return "";
-}
+using test::error_of;
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "sc_models/topology/fabric.h"
+#include "tests/support/error_of.h"
 
 namespace fabricsim::testbench {
 namespace {
@@ -24,15 +25,7 @@ scenario load(const std::string& text, const std::string& source = "w.yaml") {
   return load_scenario_text(text, source);
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const config_error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a config_error";
-  return "";
-}
+using test::error_of;
 
 topology::topology_params leaf_spine(uint64_t leaves, uint64_t hosts_per_leaf) {
   topology::topology_params t;

@@ -1,6 +1,7 @@
 // Tests of the CSV flow-list parser: the shared 256-host permutation, tolerated layout, and every kind of
 // bad row with the file, line and column named.
 #include "traces/flow_list.h"
+#include "tests/support/error_of.h"
 
 #include <unistd.h>
 
@@ -22,16 +23,7 @@ std::vector<flow_entry> parse(const std::string& text, size_t hosts = 4) {
   return parse_flow_list(text, "f.csv", hosts);
 }
 
-// The message of the config_error `f` throws; a test failure when it throws none.
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const config_error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a config_error";
-  return "";
-}
+using test::error_of;
 
 std::string parse_error(const std::string& text, size_t hosts = 4) {
   return error_of([&] { parse(text, hosts); });

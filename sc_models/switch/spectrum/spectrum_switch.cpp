@@ -114,15 +114,6 @@ void spectrum_params::visit(core::param_visitor& v) {
           telemetry);
 }
 
-uint64_t spectrum_switch::address_hash(const core::ip_address& a) {
-  uint64_t hi = 0, lo = 0;
-  for (int i = 0; i < 8; ++i) {
-    hi = hi << 8 | a.octets[i];
-    lo = lo << 8 | a.octets[8 + i];
-  }
-  return core::splitmix64(hi ^ core::splitmix64(lo));
-}
-
 spectrum_switch::spectrum_switch(sc_core::sc_module_name name, const spectrum_params& params, unsigned ports,
                                  core::sim_context& ctx)
     : sc_core::sc_module(name),
@@ -230,7 +221,7 @@ void spectrum_switch::rehash(size_t slots) {
   old.swap(m_route_slots);
   for (const route& r : old) {
     if (r.count == 0) continue;
-    size_t s = address_hash(r.dst) & (slots - 1);
+    size_t s = r.dst.hash() & (slots - 1);
     while (m_route_slots[s].count != 0) s = (s + 1) & (slots - 1);
     m_route_slots[s] = r;
   }
@@ -251,7 +242,7 @@ void spectrum_switch::add_route(const core::ip_address& dst, std::vector<unsigne
   ++m_route_count;
   if (2 * m_route_count > m_route_slots.size()) rehash(std::max<size_t>(16, 2 * m_route_slots.size()));
   const size_t mask = m_route_slots.size() - 1;
-  size_t slot = address_hash(dst) & mask;
+  size_t slot = dst.hash() & mask;
   while (m_route_slots[slot].count != 0) slot = (slot + 1) & mask;
   m_route_slots[slot] = {dst, set->second, uint32_t(egress_ports.size())};
 }
@@ -294,7 +285,7 @@ bool spectrum_switch::parse(packet* p, unsigned in_port) {
 const spectrum_switch::route* spectrum_switch::lookup(const packet* p) const {
   if (m_route_slots.empty()) return nullptr;
   const size_t mask = m_route_slots.size() - 1;
-  for (size_t s = address_hash(p->ip.dst) & mask;; s = (s + 1) & mask) {
+  for (size_t s = p->ip.dst.hash() & mask;; s = (s + 1) & mask) {
     const route& r = m_route_slots[s];
     if (r.count == 0) return nullptr;
     if (r.dst == p->ip.dst) return &r;

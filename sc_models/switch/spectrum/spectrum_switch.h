@@ -122,7 +122,6 @@ class spectrum_switch : public sc_core::sc_module, public switch_device, public 
     unsigned m_port;
   };
 
-  static uint64_t address_hash(const core::ip_address& a);
   void rehash(size_t slots);
   // Pipeline stages.
   bool parse(core::packet* p, unsigned in_port);  // false: consumed (PFC) or dropped (TTL)
