@@ -25,6 +25,19 @@ struct cnp_gen_params {
   // The interval in clock cycles, rounded to the nearest cycle.
   uint64_t min_interval_cycles() const;
   bool per_port() const { return mode == "per_port"; }
+
+  // Presets (docs/calibration.md): NVIDIA firmware (MIN_TIME_BETWEEN_CNPS at the top of its 0-2 us range,
+  // per-port as ConnectX-8 since fw 40.45) and the DCQCN paper (50 us per flow).
+  static cnp_gen_params nvidia_cx8() {
+    cnp_gen_params p;
+    p.mode = "per_port";
+    return p;
+  }
+  static cnp_gen_params dcqcn_paper() {
+    cnp_gen_params p;
+    p.min_interval_ns = 50000;
+    return p;
+  }
 };
 
 // Width of the time field in the RTL and of the cycle counts it compares: the interval must stay below half
@@ -139,8 +152,8 @@ class cnp_gen_handshake final : public cnp_gen {
   uint64_t m_cycles = 0;
 };
 
-// Checks params (ranges, choices, interval against the time field) for an instance with `flows` contexts;
-// throws core::config_error naming the field.
+// Checks params (ranges, choices, the interval against the time field); throws core::config_error naming the
+// field. Whether `flows` was compiled into the RTL is checked by make_cnp_gen().
 void check_cnp_gen_params(const cnp_gen_params& params, const std::string& instance);
 
 }  // namespace fabricsim::nic

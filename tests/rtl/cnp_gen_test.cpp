@@ -42,6 +42,14 @@ TEST(cnp_gen_params, interval_in_cycles_rounds_at_the_clock) {
   EXPECT_EQ(p.min_interval_cycles(), 2u) << "1.5 cycles rounds to the nearest";
 }
 
+TEST(cnp_gen_params, presets_from_the_calibration_sheet) {
+  EXPECT_EQ(cnp_gen_params::nvidia_cx8().min_interval_cycles(), 2000u);
+  EXPECT_TRUE(cnp_gen_params::nvidia_cx8().per_port());
+  EXPECT_EQ(cnp_gen_params::dcqcn_paper().min_interval_cycles(), 50000u);
+  EXPECT_FALSE(cnp_gen_params::dcqcn_paper().per_port());
+  EXPECT_NO_THROW(make_cnp_gen("rtl", cnp_gen_params::dcqcn_paper()));
+}
+
 TEST(cnp_gen_params, illegal_fields_name_the_field) {
   auto error_of = [](const cnp_gen_params& p) {
     try {
