@@ -131,7 +131,8 @@ int sc_main(int argc, char* argv[]) {
       "  fabricsim run testbench/scenarios/leaf_spine_permutation.yaml --set topology.link_gbps=800 --set switch.port_config=64x800 --json out.json\n"
       "  fabricsim run testbench/scenarios/leaf_spine_small.yaml --compare switch.routing=ecmp,adaptive\n"
       "  fabricsim keys > scenario-keys.md\n"
-      "  fabricsim verify-rtl --block reorder_tracker --window 256 --seed 3\n",
+      "  fabricsim verify-rtl --block reorder_tracker --window 256 --seed 3\n"
+      "  fabricsim verify-rtl --block cnp_gen --flows 1024 --cycles 200000\n",
       "fabricsim"};
   app.require_subcommand(0, 1);
   run_args args;
@@ -166,6 +167,8 @@ int sc_main(int argc, char* argv[]) {
       ->capture_default_str();
   verify_cmd->add_option("--window", verify.window, "reorder_tracker Window in PSNs (one of the compiled windows)")
       ->capture_default_str();
+  verify_cmd->add_option("--flows", verify.flows, "cnp_gen Flows: flow contexts (one of the compiled counts)")
+      ->capture_default_str();
   verify_cmd->add_option("--cycles", verify.cycles, "Clock cycles to run")->capture_default_str();
   verify_cmd->add_option("--seed", verify.seed, "Seed of the stimulus generator")->capture_default_str();
   verify_cmd->add_option("--wave", verify.wave, "Write the RTL's FST waveform here (up to a mismatch)");
@@ -179,6 +182,11 @@ int sc_main(int argc, char* argv[]) {
     if (*keys_cmd) {
       std::cout << testbench::scenario_keys_markdown();
       return 0;
+    }
+    if (*verify_cmd && verify.block == "cnp_gen") {
+      const testbench::verify_rtl_cnp_gen_result result = testbench::verify_rtl_cnp_gen(verify);
+      (result.bench.matched ? std::cout : std::cerr) << testbench::format_verify_rtl_cnp_gen(verify, result);
+      return result.bench.matched ? 0 : 1;
     }
     if (*verify_cmd) {
       const testbench::verify_rtl_result result = testbench::verify_rtl(verify);

@@ -2,11 +2,14 @@
 #include "testbench/verify_rtl.h"
 
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <iomanip>
 #include <sstream>
 
 #include "sc_models/core/params.h"
+#include "sc_models/nic/cnp_gen_differential.h"
+#include "sc_models/nic/cnp_gen_rtl.h"
 #include "sc_models/nic/reorder_tracker.h"
 #include "sc_models/nic/reorder_tracker_differential.h"
 #include "sc_models/nic/reorder_tracker_rtl.h"
@@ -24,7 +27,7 @@ std::string window_list() {
 
 }  // namespace
 
-std::string verify_rtl_blocks() { return "reorder_tracker"; }
+std::string verify_rtl_blocks() { return "reorder_tracker, cnp_gen"; }
 
 verify_rtl_result verify_rtl(const verify_rtl_options& options) {
   if (options.block != "reorder_tracker")
@@ -56,6 +59,49 @@ std::string format_verify_rtl(const verify_rtl_options& options, const verify_rt
     << "  inits                  " << r.inits << '\n'
     << "  longest busy run       " << r.longest_busy_cycles << " cycles\n";
   if (!options.wave.empty()) s << "  waveform               " << options.wave << '\n';
+  s << "RTL matches the reference model on every cycle\n";
+  return s.str();
+}
+
+verify_rtl_cnp_gen_result verify_rtl_cnp_gen(const verify_rtl_options& options) {
+  const auto& flows = cnp_gen_rtl::compiled_flows();
+  if (std::find(flows.begin(), flows.end(), options.flows) == flows.end()) {
+    std::string list;
+    for (uint32_t f : flows) list += (list.empty() ? "" : ", ") + std::to_string(f);
+    throw core::config_error("verify-rtl --flows " + std::to_string(options.flows) +
+                             " is not a flow count the RTL was compiled for; compiled flows: " + list);
+  }
+  if (!options.wave.empty() && !std::ofstream(options.wave))
+    throw core::config_error("verify-rtl --wave " + options.wave + ": cannot open for writing");
+  verify_rtl_cnp_gen_result result;
+  const auto start = std::chrono::steady_clock::now();
+  result.bench = run_cnp_gen_differential(options.flows, options.cycles, options.seed, options.wave);
+  result.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+std::string format_verify_rtl_cnp_gen(const verify_rtl_options& options, const verify_rtl_cnp_gen_result& result) {
+  const cnp_gen_differential_result& r = result.bench;
+  std::ostringstream s;
+  s << "verify-rtl " << options.block << " flows " << options.flows << " seed " << options.seed << '\n';
+  if (!r.matched) {
+    s << "MISMATCH at cycle " << r.mismatch_cycle << ": " << r.mismatch << '\n';
+    if (!options.wave.empty()) s << "waveform up to the mismatch: " << options.wave << '\n';
+    return s.str();
+  }
+  s << "  cycles                          " << r.cycles << '\n'
+    << "  transactions checked            " << r.transactions << " (" << r.emitted << " CNPs emitted)\n"
+    << "  transactions per second         " << std::fixed << std::setprecision(0)
+    << (result.wall_seconds > 0 ? r.transactions / result.wall_seconds : 0.0) << '\n'
+    << "coverage bins (hits)\n";
+  size_t missed = 0;
+  for (size_t b = 0; b < cnp_gen_bin_count; ++b) {
+    s << "  " << std::left << std::setw(32) << to_string(static_cast<cnp_gen_bin>(b)) << r.coverage[b]
+      << (r.coverage[b] == 0 ? "  NOT HIT" : "") << '\n';
+    if (r.coverage[b] == 0) ++missed;
+  }
+  if (missed != 0) s << missed << " of " << cnp_gen_bin_count << " coverage bins not hit: run more cycles\n";
+  if (!options.wave.empty()) s << "  waveform                        " << options.wave << '\n';
   s << "RTL matches the reference model on every cycle\n";
   return s.str();
 }

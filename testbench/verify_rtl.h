@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "sc_models/nic/cnp_gen_differential.h"
 #include "sc_models/nic/reorder_tracker_differential.h"
 
 namespace fabricsim::testbench {
@@ -12,6 +13,7 @@ namespace fabricsim::testbench {
 struct verify_rtl_options {
   std::string block = "reorder_tracker";  // RTL block to verify (verify_rtl_blocks())
   uint32_t window = 256;                   // reorder_tracker Window parameter, in PSNs
+  uint32_t flows = 64;                     // cnp_gen Flows parameter, flow contexts
   uint64_t cycles = 100000;                // clock cycles to run
   uint64_t seed = 1;                       // seed of the stimulus generator
   std::string wave;                        // FST waveform of the RTL, if not empty
@@ -28,5 +30,18 @@ verify_rtl_result verify_rtl(const verify_rtl_options& options);
 
 // The success summary or the mismatch report, for the terminal.
 std::string format_verify_rtl(const verify_rtl_options& options, const verify_rtl_result& result);
+
+// cnp_gen (DCQCN notification point): the differential bench with its coverage bins, and the wall time.
+struct verify_rtl_cnp_gen_result {
+  nic::cnp_gen_differential_result bench;
+  double wall_seconds = 0;
+};
+
+// As verify_rtl() for block "cnp_gen": throws core::config_error for a flows value the RTL was not compiled
+// for (naming the compiled ones) or a wave file that cannot be written.
+verify_rtl_cnp_gen_result verify_rtl_cnp_gen(const verify_rtl_options& options);
+
+// Transactions checked, transactions per second, every coverage bin with its hits; or the mismatch report.
+std::string format_verify_rtl_cnp_gen(const verify_rtl_options& options, const verify_rtl_cnp_gen_result& result);
 
 }  // namespace fabricsim::testbench

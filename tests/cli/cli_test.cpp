@@ -239,6 +239,35 @@ TEST(cli, verify_rtl_help_has_a_working_example) {
   EXPECT_EQ(e.exit_code, 0) << example << "\n" << e.output;
 }
 
+TEST(cli, verify_rtl_cnp_gen_matches_and_hits_every_coverage_bin) {
+  const run_result r = fabricsim("verify-rtl --block cnp_gen");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("RTL matches the reference model on every cycle"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("transactions checked"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("transactions per second"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("NOT HIT"), std::string::npos) << r.output;
+  for (const char* bin : {"first_cnp_of_flow", "suppressed_within_interval", "emitted_at_boundary",
+                          "time_wrap_crossed", "flow_aliasing", "per_port_suppression", "back_pressure_stall"}) {
+    const size_t at = r.output.find(std::string("  ") + bin + " ");
+    ASSERT_NE(at, std::string::npos) << bin << "\n" << r.output;
+    const size_t digits = r.output.find_first_not_of(' ', at + 2 + std::string(bin).size());
+    EXPECT_GT(std::stoull(r.output.substr(digits)), 0u) << bin << "\n" << r.output;
+  }
+}
+
+TEST(cli, verify_rtl_cnp_gen_waveform_and_bad_flows) {
+  const std::string wave = testing::TempDir() + "cnp_gen_f1024.fst";
+  std::remove(wave.c_str());
+  run_result r = fabricsim("verify-rtl --block cnp_gen --flows 1024 --cycles 3000 --seed 5 --wave " + wave);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream f(wave, std::ios::binary | std::ios::ate);
+  ASSERT_TRUE(f) << wave << " not written";
+  EXPECT_GT(static_cast<long long>(f.tellg()), 100) << wave;
+  r = fabricsim("verify-rtl --block cnp_gen --flows 100");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("64, 1024"), std::string::npos) << r.output;
+}
+
 }  // namespace
 
 namespace {

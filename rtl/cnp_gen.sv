@@ -1,0 +1,213 @@
+// DCQCN notification point of a RoCEv2 NIC receiver: decides, per ECN-CE-marked arrival, whether to send a
+// CNP to the flow's sender now, at most one per flow (or per port) per minimum interval.
+//
+// Rule, for an arrival of flow (QPN) q at time t (TimeWidth-bit free-running cycle count):
+//   context c = q mod Flows (per-flow mode) or the single port context (per-port mode)
+//   emit     = !sent[c] || ((t - last[c]) mod 2^TimeWidth) >= interval
+//   on emit: sent[c] = 1, last[c] = t
+// The modular difference is exact across the wrap of the time field as long as fewer than 2^TimeWidth cycles
+// pass between two arrivals of one context: a context silent for k * 2^TimeWidth + e cycles (k >= 1) looks
+// e cycles old. At TimeWidth 32 and 1 GHz that takes 4.3 s of silence; the emitted CNP is then only late.
+// QPNs that agree modulo Flows share one context (aliasing): a CNP for one holds back CNPs for the others.
+//
+// Ports
+//   clk_i, rst_ni                    clock, asynchronous active-low reset (interval 0, per-flow mode,
+//                                    counters 0, then the table clear below)
+//   init_valid_i, init_interval_i,   load the interval (cycles) and the mode, zero the counters, forget every
+//   init_per_port_i                  CNP sent (table clear); wins over everything else
+//   in_valid_i, in_ready_o,          one marked arrival: QPN (24 bit) and its arrival time; accepted at a
+//   in_flow_i, in_now_i              rising edge where in_valid_i && in_ready_o
+//   res_valid_o, res_emit_o,         one result per accepted arrival: emit a CNP to res_flow_o or not
+//   res_flow_o
+//   cnp_count_o, suppressed_count_o  CNPs emitted and arrivals suppressed since init (32 bit, wrapping)
+//   busy_o                           the table is being cleared (back-pressure on in_*)
+//
+// Cycle timing (every output except in_ready_o is a register)
+//   - An arrival accepted at edge N yields res_valid_o in cycle N+1, with the counters already updated; the
+//     table entry is written at edge N, so back-to-back arrivals of one flow see each other: one per clock.
+//   - The table is a single-port RAM without reset: after rst_ni and after every init it is cleared one entry
+//     per clock, Flows cycles with busy_o high and in_ready_o low (the port context is a register, cleared
+//     at once, but waits for the sweep too so both modes time alike).
+//   - in_ready_o = rst_ni && !init_valid_i && !busy_o.
+//   - res_flow_o is zero while res_valid_o is low; res_emit_o likewise.
+
+`default_nettype none
+
+module cnp_gen #(
+  parameter int unsigned Flows     = 64,  // flow contexts: power of two, 2..65536
+  parameter int unsigned TimeWidth = 32   // bits of the time input and of each stored time, 8..32
+) (
+  input  wire logic                 clk_i,
+  input  wire logic                 rst_ni,
+
+  input  wire logic                 init_valid_i,
+  input  wire logic [TimeWidth-1:0] init_interval_i,
+  input  wire logic                 init_per_port_i,
+
+  input  wire logic                 in_valid_i,
+  output      logic                 in_ready_o,
+  input  wire logic [23:0]          in_flow_i,
+  input  wire logic [TimeWidth-1:0] in_now_i,
+
+  output      logic                 res_valid_o,
+  output      logic                 res_emit_o,
+  output      logic [23:0]          res_flow_o,
+
+  output      logic [31:0]          cnp_count_o,
+  output      logic [31:0]          suppressed_count_o,
+  output      logic                 busy_o
+);
+
+  localparam int unsigned IdxW = $clog2(Flows);
+
+  // One context: {sent, time of the last CNP}. A plain vector rather than a packed struct: yosys 0.23 drops
+  // struct members of an unpacked array's elements.
+  localparam int unsigned EntryW = TimeWidth + 1;
+
+  // Table RAM: one write port, asynchronous read (flops or a latch-free register file in synthesis).
+  logic [EntryW-1:0] table_mem [Flows];
+  logic              table_we;
+  logic [IdxW-1:0]   table_waddr;
+  logic [EntryW-1:0] table_wdata;
+
+  logic [TimeWidth-1:0] interval_d, interval_q;
+  logic                 per_port_d, per_port_q;
+  logic [EntryW-1:0]    port_d, port_q;
+  logic                 clearing_d, clearing_q;
+  logic [IdxW-1:0]      clear_idx_d, clear_idx_q;
+  logic                 res_valid_d, res_valid_q;
+  logic                 res_emit_d, res_emit_q;
+  logic [23:0]          res_flow_d, res_flow_q;
+  logic [31:0]          cnp_count_d, cnp_count_q;
+  logic [31:0]          suppressed_count_d, suppressed_count_q;
+
+  logic                 accept;
+  logic [IdxW-1:0]      in_idx;
+  logic                 ctx_sent;
+  logic [TimeWidth-1:0] ctx_last;
+  logic [TimeWidth-1:0] elapsed;
+  logic                 emit;
+
+  assign in_ready_o = rst_ni & ~init_valid_i & ~clearing_q;
+  assign accept     = in_valid_i & in_ready_o;
+  assign in_idx     = in_flow_i[IdxW-1:0];
+  assign {ctx_sent, ctx_last} = per_port_q ? port_q : table_mem[in_idx];
+  // The TimeWidth-bit subtraction wraps exactly as the time field does.
+  assign elapsed    = in_now_i - ctx_last;
+  assign emit       = ~ctx_sent | (elapsed >= interval_q);
+
+  always_comb begin
+    interval_d         = interval_q;
+    per_port_d         = per_port_q;
+    port_d             = port_q;
+    clearing_d         = clearing_q;
+    clear_idx_d        = clear_idx_q;
+    res_valid_d        = 1'b0;
+    res_emit_d         = 1'b0;
+    res_flow_d         = '0;
+    cnp_count_d        = cnp_count_q;
+    suppressed_count_d = suppressed_count_q;
+    table_we           = 1'b0;
+    table_waddr        = in_idx;
+    table_wdata        = {1'b1, in_now_i};
+
+    if (init_valid_i) begin
+      interval_d         = init_interval_i;
+      per_port_d         = init_per_port_i;
+      port_d             = '0;
+      clearing_d         = 1'b1;
+      clear_idx_d        = '0;
+      cnp_count_d        = '0;
+      suppressed_count_d = '0;
+    end else if (clearing_q) begin
+      table_we    = 1'b1;
+      table_waddr = clear_idx_q;
+      table_wdata = '0;
+      clear_idx_d = clear_idx_q + 1'b1;
+      clearing_d  = (clear_idx_q != '1);
+    end else if (accept) begin
+      res_valid_d = 1'b1;
+      res_emit_d  = emit;
+      res_flow_d  = in_flow_i;
+      if (emit) begin
+        cnp_count_d = cnp_count_q + 32'd1;
+        if (per_port_q) begin
+          port_d = {1'b1, in_now_i};
+        end else begin
+          table_we = 1'b1;
+        end
+      end else begin
+        suppressed_count_d = suppressed_count_q + 32'd1;
+      end
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      interval_q         <= '0;
+      per_port_q         <= 1'b0;
+      port_q             <= '0;
+      clearing_q         <= 1'b1;
+      clear_idx_q        <= '0;
+      res_valid_q        <= 1'b0;
+      res_emit_q         <= 1'b0;
+      res_flow_q         <= '0;
+      cnp_count_q        <= '0;
+      suppressed_count_q <= '0;
+    end else begin
+      interval_q         <= interval_d;
+      per_port_q         <= per_port_d;
+      port_q             <= port_d;
+      clearing_q         <= clearing_d;
+      clear_idx_q        <= clear_idx_d;
+      res_valid_q        <= res_valid_d;
+      res_emit_q         <= res_emit_d;
+      res_flow_q         <= res_flow_d;
+      cnp_count_q        <= cnp_count_d;
+      suppressed_count_q <= suppressed_count_d;
+    end
+  end
+
+  // RAM write port: no reset, as a RAM has none (the clear sweep stands in for it).
+  always_ff @(posedge clk_i) begin
+    if (table_we) begin
+      table_mem[table_waddr] <= table_wdata;
+    end
+  end
+
+  assign res_valid_o        = res_valid_q;
+  assign res_emit_o         = res_emit_q;
+  assign res_flow_o         = res_flow_q;
+  assign cnp_count_o        = cnp_count_q;
+  assign suppressed_count_o = suppressed_count_q;
+  assign busy_o             = clearing_q;
+
+  // Parameter legality, checked at elaboration: the context index is the low bits of the QPN, so Flows is a
+  // power of two of at least 2 (a one-context table is what per-port mode already provides) and no more
+  // QPNs than the 24-bit field can name; the time field fits the 32-bit adapter ports.
+  if (!(Flows >= 2 && Flows <= 65536 && (Flows & (Flows - 1)) == 0)) begin : gen_bad_flows
+    $error("cnp_gen: Flows %0d must be a power of two in 2..65536", Flows);
+  end
+  if (!(TimeWidth >= 8 && TimeWidth <= 32)) begin : gen_bad_time_width
+    $error("cnp_gen: TimeWidth %0d must be in 8..32", TimeWidth);
+  end
+
+`ifndef SYNTHESIS
+  // Every accepted arrival produces a result in the next cycle.
+  a_result_follows_accept: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      accept |=> res_valid_o);
+  // Back-pressure: nothing is accepted while the table is being cleared.
+  a_no_accept_while_busy: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      !(accept && busy_o));
+  // Each result moves exactly one counter by one.
+  a_one_count_per_result: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      (accept && !init_valid_i) |=>
+      ((cnp_count_o - $past(cnp_count_o)) + (suppressed_count_o - $past(suppressed_count_o)) == 32'd1));
+  // The first arrival after an init always gets a CNP.
+  a_first_after_init_emits: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      (accept && cnp_count_q == '0 && suppressed_count_q == '0) |=> res_emit_o);
+`endif
+
+endmodule
+
+`default_nettype wire
