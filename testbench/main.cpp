@@ -132,7 +132,8 @@ int sc_main(int argc, char* argv[]) {
       "  fabricsim run testbench/scenarios/leaf_spine_small.yaml --compare switch.routing=ecmp,adaptive\n"
       "  fabricsim keys > scenario-keys.md\n"
       "  fabricsim verify-rtl --block reorder_tracker --window 256 --seed 3\n"
-      "  fabricsim verify-rtl --block cnp_gen --flows 1024 --cycles 200000\n",
+      "  fabricsim verify-rtl --block cnp_gen --flows 1024 --cycles 200000\n"
+      "  fabricsim verify-rtl --block dcqcn_rp --preset nvidia --cycles 200000\n",
       "fabricsim"};
   app.require_subcommand(0, 1);
   run_args args;
@@ -159,8 +160,9 @@ int sc_main(int argc, char* argv[]) {
   CLI::App* verify_cmd = app.add_subcommand(
       "verify-rtl",
       "Drive a Verilated RTL block and its C++ reference model with the same seeded constrained-random\n"
-      "stimulus and compare every output port on every cycle. Exit 0 if they agree, 1 on the first\n"
-      "mismatch (printed with the cycle, inputs and both output sets).\n"
+      "stimulus and compare every output port on every cycle (reorder_tracker) or after every transaction\n"
+      "(dcqcn_rp, with its coverage bins). Exit 0 if they agree, 1 on the first mismatch (printed with the\n"
+      "cycle, inputs and both output sets).\n"
       "Example: fabricsim verify-rtl --block reorder_tracker --window 64 --cycles 20000 --seed 3 --wave rt.fst");
   verify_cmd->add_option("--block", verify.block, "RTL block to verify (known: " + testbench::verify_rtl_blocks() +
                                                       ")")
@@ -169,9 +171,11 @@ int sc_main(int argc, char* argv[]) {
       ->capture_default_str();
   verify_cmd->add_option("--flows", verify.flows, "cnp_gen Flows: flow contexts (one of the compiled counts)")
       ->capture_default_str();
-  verify_cmd->add_option("--cycles", verify.cycles, "Clock cycles to run")->capture_default_str();
+  verify_cmd->add_option("--cycles", verify.cycles, "RTL clock cycles to run")->capture_default_str();
   verify_cmd->add_option("--seed", verify.seed, "Seed of the stimulus generator")->capture_default_str();
   verify_cmd->add_option("--wave", verify.wave, "Write the RTL's FST waveform here (up to a mismatch)");
+  verify_cmd->add_option("--preset", verify.preset,
+                         "dcqcn_rp parameter set: paper or nvidia (default: both presets and random sets)");
 
   try {
     app.parse(argc, argv);

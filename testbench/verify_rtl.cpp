@@ -1,4 +1,5 @@
-// `fabricsim verify-rtl`: the Verilated reorder tracker against its reference model, every port every cycle.
+// `fabricsim verify-rtl`: the Verilated reorder tracker against its reference model, every port every cycle;
+// the Verilated DCQCN reaction point against its reference model, every output every transaction.
 #include "testbench/verify_rtl.h"
 
 #include <algorithm>
@@ -27,23 +28,80 @@ std::string window_list() {
 
 }  // namespace
 
-std::string verify_rtl_blocks() { return "reorder_tracker, cnp_gen"; }
+std::string verify_rtl_blocks() { return "reorder_tracker, cnp_gen, dcqcn_rp"; }
 
 verify_rtl_result verify_rtl(const verify_rtl_options& options) {
-  if (options.block != "reorder_tracker")
+  if (options.block != "reorder_tracker" && options.block != "dcqcn_rp")
     throw core::config_error("verify-rtl --block " + options.block + ": unknown block; known blocks: " +
                              verify_rtl_blocks());
-  const auto& windows = reorder_tracker_rtl::compiled_windows();
-  if (std::find(windows.begin(), windows.end(), options.window) == windows.end())
-    throw core::config_error("verify-rtl --window " + std::to_string(options.window) +
-                             " is not a window the RTL was compiled for; compiled windows: " + window_list());
+  if (options.block == "reorder_tracker") {
+    const auto& windows = reorder_tracker_rtl::compiled_windows();
+    if (std::find(windows.begin(), windows.end(), options.window) == windows.end())
+      throw core::config_error("verify-rtl --window " + std::to_string(options.window) +
+                               " is not a window the RTL was compiled for; compiled windows: " + window_list());
+  }
+  if (!options.preset.empty() && (options.block != "dcqcn_rp" ||
+                                  (options.preset != "paper" && options.preset != "nvidia")))
+    throw core::config_error("verify-rtl --preset " + options.preset +
+                             ": only for --block dcqcn_rp, one of: paper, nvidia");
   if (!options.wave.empty() && !std::ofstream(options.wave))
     throw core::config_error("verify-rtl --wave " + options.wave + ": cannot open for writing");
 
-  return run_reorder_tracker_differential(options.window, options.cycles, options.seed, options.wave);
+  verify_rtl_result r;
+  const auto start = std::chrono::steady_clock::now();
+  if (options.block == "reorder_tracker") {
+    r.reorder_tracker = run_reorder_tracker_differential(options.window, options.cycles, options.seed, options.wave);
+    r.matched = r.reorder_tracker.matched;
+  } else {
+    dcqcn_rp_differential_options o;
+    o.cycles = options.cycles;
+    o.seed = options.seed;
+    o.preset = options.preset.empty() ? "mixed" : options.preset;
+    o.wave = options.wave;
+    r.dcqcn_rp = run_dcqcn_rp_differential(o);
+    r.matched = r.dcqcn_rp.matched;
+  }
+  r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return r;
 }
 
-std::string format_verify_rtl(const verify_rtl_options& options, const verify_rtl_result& r) {
+namespace {
+
+std::string format_dcqcn_rp(const verify_rtl_options& options, const dcqcn_rp_differential_result& r,
+                            double wall_seconds) {
+  std::ostringstream s;
+  s << "verify-rtl " << options.block << " preset " << (options.preset.empty() ? "paper+nvidia+random" : options.preset)
+    << " seed " << options.seed << '\n';
+  if (!r.matched) {
+    s << "MISMATCH at cycle " << r.mismatch_cycle << " (transaction " << r.transactions << ", seed " << options.seed
+      << "): " << r.mismatch_signal << " expected " << r.expected << " got " << r.got << '\n'
+      << "  " << r.mismatch << '\n';
+    if (!options.wave.empty()) s << "waveform up to the mismatch: " << options.wave << '\n';
+    return s.str();
+  }
+  s << "  transactions           " << r.transactions << '\n'
+    << "  rtl cycles             " << r.rtl_cycles << '\n'
+    << "  parameter sets         " << r.parameter_sets << '\n'
+    << "  simulated cycles       " << r.simulated_cycles << '\n'
+    << "  transactions per s     " << static_cast<uint64_t>(wall_seconds > 0 ? r.transactions / wall_seconds : 0)
+    << '\n'
+    << "coverage bins (hits):\n";
+  size_t missed = 0;
+  for (const auto& [name, hits] : r.coverage) {
+    s << "  " << std::left << std::setw(36) << name << hits << (hits == 0 ? "   NOT HIT" : "") << '\n';
+    missed += hits == 0 ? 1 : 0;
+  }
+  s << "  " << (r.coverage.size() - missed) << " of " << r.coverage.size() << " bins hit\n";
+  if (!options.wave.empty()) s << "  waveform               " << options.wave << '\n';
+  s << "RTL matches the reference model after every transaction\n";
+  return s.str();
+}
+
+}  // namespace
+
+std::string format_verify_rtl(const verify_rtl_options& options, const verify_rtl_result& result) {
+  if (options.block == "dcqcn_rp") return format_dcqcn_rp(options, result.dcqcn_rp, result.wall_seconds);
+  const reorder_tracker_differential_result& r = result.reorder_tracker;
   std::ostringstream s;
   s << "verify-rtl " << options.block << " window " << options.window << " seed " << options.seed << '\n';
   if (!r.matched) {

@@ -1,11 +1,13 @@
-// `fabricsim verify-rtl`: a Verilated RTL block against its C++ reference model, cycle by cycle, under
-// seeded constrained-random stimulus.
+// `fabricsim verify-rtl`: a Verilated RTL block against its C++ reference model under seeded
+// constrained-random stimulus (cycle by cycle for the reorder tracker, transaction by transaction for the
+// DCQCN reaction point).
 #pragma once
 
 #include <cstdint>
 #include <string>
 
 #include "sc_models/nic/cnp_gen_differential.h"
+#include "sc_models/nic/dcqcn_rp_differential.h"
 #include "sc_models/nic/reorder_tracker_differential.h"
 
 namespace fabricsim::testbench {
@@ -14,18 +16,24 @@ struct verify_rtl_options {
   std::string block = "reorder_tracker";  // RTL block to verify (verify_rtl_blocks())
   uint32_t window = 256;                   // reorder_tracker Window parameter, in PSNs
   uint32_t flows = 64;                     // cnp_gen Flows parameter, flow contexts
-  uint64_t cycles = 100000;                // clock cycles to run
+  uint64_t cycles = 100000;                // clock cycles to run (RTL clock cycles)
   uint64_t seed = 1;                       // seed of the stimulus generator
   std::string wave;                        // FST waveform of the RTL, if not empty
+  std::string preset;                      // dcqcn_rp parameter sets: paper, nvidia (empty: both and random)
 };
 
-using verify_rtl_result = nic::reorder_tracker_differential_result;
+struct verify_rtl_result {
+  bool matched = true;
+  nic::reorder_tracker_differential_result reorder_tracker;  // block reorder_tracker
+  nic::dcqcn_rp_differential_result dcqcn_rp;                // block dcqcn_rp
+  double wall_seconds = 0;
+};
 
-// "reorder_tracker", comma-separated.
+// "reorder_tracker, cnp_gen, dcqcn_rp".
 std::string verify_rtl_blocks();
 
 // Runs until `cycles` or the first mismatch. Throws core::config_error for an unknown block, a window the RTL
-// was not compiled for (naming the compiled ones) or a wave file that cannot be written.
+// was not compiled for (naming the compiled ones), an unknown preset or a wave file that cannot be written.
 verify_rtl_result verify_rtl(const verify_rtl_options& options);
 
 // The success summary or the mismatch report, for the terminal.

@@ -224,6 +224,36 @@ TEST(cli, verify_rtl_rejects_unknown_window_and_block) {
   EXPECT_NE(r.output.find("reorder_tracker"), std::string::npos) << r.output;
 }
 
+TEST(cli, verify_rtl_dcqcn_rp_matches_and_hits_every_coverage_bin) {
+  const run_result r = fabricsim("verify-rtl --block dcqcn_rp");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("RTL matches the reference model after every transaction"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("rtl cycles             100001"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("25 of 25 bins hit"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("NOT HIT"), std::string::npos) << r.output;
+  for (const char* bin : {"hyper_increase", "cnp_as_timer_expires", "rate_at_floor", "recovered_to_line_rate"})
+    EXPECT_NE(r.output.find(std::string("  ") + bin + " "), std::string::npos) << bin << "\n" << r.output;
+}
+
+TEST(cli, verify_rtl_dcqcn_rp_preset_and_waveform) {
+  const std::string wave = testing::TempDir() + "dcqcn_rp.fst";
+  std::remove(wave.c_str());
+  const run_result r = fabricsim("verify-rtl --block dcqcn_rp --preset paper --cycles 20000 --seed 5 --wave " + wave);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("preset paper seed 5"), std::string::npos) << r.output;
+  std::ifstream f(wave, std::ios::binary | std::ios::ate);
+  ASSERT_TRUE(f) << wave << " not written";
+  EXPECT_GT(static_cast<long long>(f.tellg()), 100) << wave;
+}
+
+TEST(cli, verify_rtl_rejects_unknown_preset) {
+  run_result r = fabricsim("verify-rtl --block dcqcn_rp --preset lab");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("paper, nvidia"), std::string::npos) << r.output;
+  r = fabricsim("verify-rtl --block reorder_tracker --preset paper");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+}
+
 TEST(cli, verify_rtl_help_has_a_working_example) {
   const run_result r = fabricsim("verify-rtl --help");
   EXPECT_EQ(r.exit_code, 0) << r.output;

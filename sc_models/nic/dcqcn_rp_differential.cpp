@@ -1,0 +1,372 @@
+// The differential bench of the DCQCN reaction point: RTL against reference, every output every transaction.
+#include "sc_models/nic/dcqcn_rp_differential.h"
+
+#include <algorithm>
+#include <array>
+#include <random>
+
+#include "sc_models/core/params.h"
+#include "sc_models/nic/dcqcn_rp.h"
+#include "sc_models/nic/dcqcn_rp_ref.h"
+#include "sc_models/nic/dcqcn_rp_rtl.h"
+
+namespace fabricsim::nic {
+namespace {
+
+// Coverage bins; dcqcn_rp_coverage_bins() names them in this order.
+enum bin : size_t {
+  bin_cut,
+  bin_cnp_suppressed,
+  bin_rate_at_floor,
+  bin_recovered_to_line_rate,
+  bin_fast_recovery,
+  bin_additive_increase,
+  bin_hyper_increase,
+  bin_alpha_decay,
+  bin_alpha_decayed_to_zero,
+  bin_timer_event,
+  bin_byte_event,
+  bin_byte_and_timer_in_one_transaction,
+  bin_min_dec_clamp,
+  bin_min_rate_clamp,
+  bin_cnp_at_line_rate,
+  bin_cnp_at_floor,
+  bin_cnp_before_recovery,
+  bin_cnp_in_fast_recovery,
+  bin_cnp_in_additive_increase,
+  bin_cnp_in_hyper_increase,
+  bin_cnp_as_timer_expires,
+  bin_sent_as_timer_expires,
+  bin_many_timers_in_one_transaction,
+  bin_counter_saturated,
+  bin_reset_mid_run,
+  bin_count
+};
+
+const std::vector<std::string> bin_names{
+    "cut",
+    "cnp_suppressed",
+    "rate_at_floor",
+    "recovered_to_line_rate",
+    "fast_recovery",
+    "additive_increase",
+    "hyper_increase",
+    "alpha_decay",
+    "alpha_decayed_to_zero",
+    "timer_event",
+    "byte_event",
+    "byte_and_timer_in_one_transaction",
+    "min_dec_clamp",
+    "min_rate_clamp",
+    "cnp_at_line_rate",
+    "cnp_at_floor",
+    "cnp_before_recovery",
+    "cnp_in_fast_recovery",
+    "cnp_in_additive_increase",
+    "cnp_in_hyper_increase",
+    "cnp_as_timer_expires",
+    "sent_as_timer_expires",
+    "many_timers_in_one_transaction",
+    "counter_saturated",
+    "reset_mid_run",
+};
+
+enum class op { reset, cnp, sent, advance };
+
+struct transaction {
+  op kind = op::advance;
+  uint64_t now = 0;
+  uint32_t bytes = 0;
+  dcqcn_params params;  // op::reset
+};
+
+std::string describe(const transaction& t) {
+  switch (t.kind) {
+    case op::reset: return "reset at cycle " + std::to_string(t.now);
+    case op::cnp: return "cnp at cycle " + std::to_string(t.now);
+    case op::sent: return "sent " + std::to_string(t.bytes) + " bytes at cycle " + std::to_string(t.now);
+    case op::advance: return "advance to cycle " + std::to_string(t.now);
+  }
+  return "?";
+}
+
+std::string describe(const dcqcn_params& p) {
+  struct lister : core::param_visitor {
+    std::string text;
+    void field(const core::field_info& f, uint64_t& v) override {
+      text += std::string(text.empty() ? "" : " ") + f.name + "=" + std::to_string(v);
+    }
+    void field(const core::field_info&, double&) override {}
+    void field(const core::field_info&, bool&) override {}
+    void field(const core::field_info&, std::string&) override {}
+  } l;
+  dcqcn_params copy = p;
+  copy.visit(l);
+  return l.text;
+}
+
+// Seeded constrained-random transactions. Bursts of one mode at a time, each aimed at a corner of the
+// state machine; parameter sets change every few hundred to few thousand transactions.
+class dcqcn_stimulus {
+ public:
+  dcqcn_stimulus(uint64_t seed, std::string preset) : m_rng(seed), m_preset(std::move(preset)) {}
+
+  transaction next(const dcqcn_outputs& out) {
+    transaction t;
+    if (m_left_in_segment == 0) {
+      m_left_in_segment = uniform(300, 3000);
+      t.kind = op::reset;
+      t.now = m_now += uniform(0, 1000);
+      t.params = pick_params();
+      m_params = t.params;
+      m_cfg = dcqcn_encode(m_params);
+      return t;
+    }
+    --m_left_in_segment;
+    if (m_left_in_burst == 0) {
+      m_left_in_burst = uniform(5, 120);
+      const uint32_t roll = uniform(0, 99);
+      m_mode = roll < 30 ? mode::traffic : roll < 50 ? mode::storm : roll < 60 ? mode::idle
+             : roll < 75 ? mode::race : roll < 92 ? mode::nic_loop : mode::bulk;
+      // A long clean transfer: enough bytes for several byte-counter events even at 10 MiB each.
+      if (m_mode == mode::bulk) m_left_in_burst = uniform(200, 2500);
+    }
+    --m_left_in_burst;
+    switch (m_mode) {
+      case mode::traffic:
+        if (chance(0.03)) {
+          t.kind = op::cnp;
+          t.now = m_now += uniform(0, 100);
+        } else {
+          t.kind = op::sent;
+          t.bytes = pick_bytes();
+          t.now = m_now += wire_cycles(t.bytes, out.rate_kbps) + uniform(0, 3);
+        }
+        break;
+      case mode::bulk:
+        t.kind = op::sent;
+        t.bytes = dcqcn_max_sent_bytes;
+        t.now = m_now += wire_cycles(t.bytes, out.rate_kbps);
+        break;
+      case mode::storm: {
+        // CNPs around the monitor period, so some cut and some are suppressed; a few frames in between.
+        const uint64_t spread = 2 * uint64_t{m_cfg.monitor_period} + m_cfg.alpha_period / 4 + 2;
+        t.now = m_now += uniform(0, spread);
+        if (chance(0.75)) {
+          t.kind = op::cnp;
+        } else {
+          t.kind = op::sent;
+          t.bytes = pick_bytes();
+        }
+        break;
+      }
+      case mode::idle: {
+        const uint64_t period = std::max(m_cfg.alpha_period, m_cfg.increase_period);
+        const uint64_t periods = chance(0.05) ? uniform(30, 200) : uniform(1, 30);
+        t.kind = op::advance;
+        t.now = m_now += periods * period + uniform(0, period);
+        break;
+      }
+      case mode::race:
+      case mode::nic_loop: {
+        if (out.next_deadline == dcqcn_never) {
+          t.kind = op::sent;
+          t.bytes = pick_bytes();
+          t.now = m_now += wire_cycles(t.bytes, out.rate_kbps);
+          break;
+        }
+        // The NIC's loop: one timed event at the deadline. The race: a CNP or a frame in that very cycle,
+        // or one cycle either side of it.
+        uint64_t at = out.next_deadline;
+        if (m_mode == mode::race) {
+          const uint32_t roll = uniform(0, 9);
+          if (roll == 0 && at > m_now) --at;
+          if (roll == 1) ++at;
+          const uint32_t what = uniform(0, 2);
+          t.kind = what == 0 ? op::cnp : what == 1 ? op::sent : op::advance;
+        } else {
+          t.kind = chance(0.8) ? op::advance : op::sent;
+        }
+        if (t.kind == op::sent) t.bytes = pick_bytes();
+        t.now = m_now = std::max(m_now, at);
+        break;
+      }
+    }
+    return t;
+  }
+
+  const dcqcn_params& params() const { return m_params; }
+  const dcqcn_config& config() const { return m_cfg; }
+
+ private:
+  enum class mode { traffic, storm, idle, race, nic_loop, bulk };
+
+  bool chance(double p) { return std::uniform_real_distribution<double>(0, 1)(m_rng) < p; }
+  uint64_t uniform(uint64_t lo, uint64_t hi) { return std::uniform_int_distribution<uint64_t>(lo, hi)(m_rng); }
+  template <class T, size_t N>
+  T pick(const std::array<T, N>& values) {
+    return values[uniform(0, N - 1)];
+  }
+
+  // Time the frame takes on the wire at the current rate, in cycles.
+  uint64_t wire_cycles(uint32_t bytes, uint32_t rate_kbps) const {
+    return uint64_t{bytes} * 8 * m_params.clock_mhz * 1000 / std::max<uint32_t>(rate_kbps, 1);
+  }
+
+  uint32_t pick_bytes() {
+    if (chance(0.05)) return static_cast<uint32_t>(uniform(1, dcqcn_max_sent_bytes));
+    return pick(std::array<uint32_t, 6>{64, 1086, 4178, 4178, 4194, 2048}) - static_cast<uint32_t>(uniform(0, 16));
+  }
+
+  dcqcn_params pick_params() {
+    std::string which = m_preset;
+    if (which == "mixed") {
+      const uint64_t roll = m_sets++ % 4;
+      which = roll == 0 ? "paper" : roll == 1 ? "nvidia" : "random";
+    }
+    if (which != "random") return dcqcn_preset(which);
+    // Random but legal: short timers in cycles (a slow clock) and steps large enough against the line rate
+    // that a flow can climb back to line rate within a segment.
+    dcqcn_params p;
+    p.clock_mhz = pick(std::array<uint64_t, 4>{1, 2, 10, 100});
+    p.line_rate_mbps = pick(std::array<uint64_t, 6>{100, 1000, 25000, 100000, 400000, 800000});
+    p.rpg_min_rate_mbps = std::max<uint64_t>(1, p.line_rate_mbps / pick(std::array<uint64_t, 4>{4, 100, 10000, 1000000}));
+    p.rpg_hai_rate_mbps = std::max<uint64_t>(1, p.line_rate_mbps / uniform(4, 400));
+    p.rpg_ai_rate_mbps = p.rpg_hai_rate_mbps / uniform(1, 20);
+    p.rpg_time_reset_us = uniform(1, 400);
+    p.dce_tcp_rtt_us = uniform(1, 100);
+    p.rate_reduce_monitor_period_us = chance(0.3) ? 0 : uniform(1, 60);
+    p.rpg_byte_reset = pick(std::array<uint64_t, 6>{64, 1000, 4096, 32767, 150000, 1 << 20});
+    p.rpg_threshold = uniform(0, 8);
+    p.rpg_gd = uniform(10, 15);
+    p.rpg_min_dec_fac = uniform(0, 100);
+    p.dce_tcp_g = chance(0.8) ? uniform(960, 1023) : uniform(0, 1023);
+    p.initial_alpha = chance(0.1) ? 0 : uniform(0, 1023);
+    return p;
+  }
+
+  std::mt19937_64 m_rng;
+  std::string m_preset;
+  uint64_t m_sets = 0;
+  dcqcn_params m_params;
+  dcqcn_config m_cfg;
+  uint64_t m_now = 0;
+  uint64_t m_left_in_segment = 0;
+  uint64_t m_left_in_burst = 0;
+  mode m_mode = mode::traffic;
+};
+
+void apply(dcqcn_rate_engine& engine, const transaction& t) {
+  switch (t.kind) {
+    case op::reset: engine.reset(t.params, t.now); break;
+    case op::cnp: engine.cnp(t.now); break;
+    case op::sent: engine.sent(t.bytes, t.now); break;
+    case op::advance: engine.advance(t.now); break;
+  }
+}
+
+// The first output that differs: its name, expected (reference) and got (RTL).
+bool first_difference(const dcqcn_outputs& ref, const dcqcn_outputs& rtl, dcqcn_rp_differential_result& r) {
+  auto check = [&](const char* name, uint64_t expected, uint64_t got) {
+    if (expected == got) return false;
+    r.mismatch_signal = name;
+    r.expected = std::to_string(expected);
+    r.got = std::to_string(got);
+    return true;
+  };
+  return check("rate_o (kb/s)", ref.rate_kbps, rtl.rate_kbps) ||
+         check("target_o (kb/s)", ref.target_kbps, rtl.target_kbps) ||
+         check("alpha_o (Q0.16)", ref.alpha_q16, rtl.alpha_q16) ||
+         check("deadline_o (cycles; 18446744073709551615: none)", ref.next_deadline, rtl.next_deadline) ||
+         check("timer_count_o", ref.timer_count, rtl.timer_count) ||
+         check("byte_count_o", ref.byte_count, rtl.byte_count) || check("events_o", ref.events, rtl.events);
+}
+
+}  // namespace
+
+const std::vector<std::string>& dcqcn_rp_coverage_bins() { return bin_names; }
+
+dcqcn_rp_differential_result run_dcqcn_rp_differential(const dcqcn_rp_differential_options& options) {
+  const std::string& preset = options.preset;
+  if (preset != "mixed" && preset != "random" && preset != "paper" && preset != "nvidia")
+    throw core::config_error("dcqcn_rp bench preset: '" + preset +
+                             "' is not known; known: paper, nvidia, random, mixed");
+  dcqcn_rp_differential_result r;
+  std::array<uint64_t, bin_count> hits{};
+  dcqcn_stimulus stimulus(options.seed, preset);
+  // The first transaction is always a reset with the segment's parameters; build both engines from it.
+  const transaction first = stimulus.next(dcqcn_outputs{});
+  dcqcn_rp_rtl rtl(first.params, first.now, options.wave);  // closes the waveform when destroyed
+  dcqcn_rp_ref ref(first.params, first.now);
+  r.parameter_sets = 1;
+  r.transactions = 1;
+  const uint64_t start = first.now;
+  uint64_t now = first.now;
+
+  while (rtl.total_cycles() < options.cycles &&
+         (options.transactions == 0 || r.transactions < options.transactions)) {
+    const dcqcn_outputs before = ref.outputs();
+    const transaction t = stimulus.next(before);
+    apply(ref, t);
+    apply(rtl, t);
+    ++r.transactions;
+    now = t.now;
+    const dcqcn_outputs& out = ref.outputs();
+    if (first_difference(out, rtl.outputs(), r)) {
+      r.matched = false;
+      r.mismatch_cycle = t.now;
+      r.mismatch = describe(t) + " (seed " + std::to_string(options.seed) + ", transaction " +
+                   std::to_string(r.transactions) + ")\n  parameters " + describe(stimulus.params()) +
+                   "\n  before     " + to_string(before) + "\n  ref        " + to_string(out) + "\n  rtl        " +
+                   to_string(rtl.outputs());
+      break;
+    }
+
+    // Coverage, from the agreed outputs and the state before the transaction.
+    const dcqcn_config& c = stimulus.config();
+    const uint32_t ev = out.events;
+    auto hit = [&](bin b, bool cond) { hits[b] += cond ? 1 : 0; };
+    if (t.kind == op::reset) {
+      ++r.parameter_sets;
+      ++hits[bin_reset_mid_run];
+      continue;
+    }
+    const bool increased = ev & (dcqcn_ev_fast_recovery | dcqcn_ev_additive | dcqcn_ev_hyper);
+    hit(bin_cut, ev & dcqcn_ev_cut);
+    hit(bin_cnp_suppressed, ev & dcqcn_ev_cnp_suppressed);
+    hit(bin_rate_at_floor, out.rate_kbps == c.min_rate_kbps && before.rate_kbps != c.min_rate_kbps);
+    hit(bin_recovered_to_line_rate, increased && out.rate_kbps == c.line_rate_kbps &&
+                                        before.rate_kbps != c.line_rate_kbps);
+    hit(bin_fast_recovery, ev & dcqcn_ev_fast_recovery);
+    hit(bin_additive_increase, ev & dcqcn_ev_additive);
+    hit(bin_hyper_increase, ev & dcqcn_ev_hyper);
+    hit(bin_alpha_decay, ev & dcqcn_ev_alpha_decay);
+    hit(bin_alpha_decayed_to_zero, (ev & dcqcn_ev_alpha_decay) && out.alpha_q16 == 0);
+    hit(bin_timer_event, ev & dcqcn_ev_timer);
+    hit(bin_byte_event, ev & dcqcn_ev_byte);
+    hit(bin_byte_and_timer_in_one_transaction, (ev & dcqcn_ev_byte) && (ev & dcqcn_ev_timer));
+    hit(bin_min_dec_clamp, ev & dcqcn_ev_min_dec_clamp);
+    hit(bin_min_rate_clamp, ev & dcqcn_ev_min_rate_clamp);
+    if (t.kind == op::cnp && (ev & dcqcn_ev_cut)) {
+      const uint32_t most = std::max(before.timer_count, before.byte_count);
+      const uint32_t least = std::min(before.timer_count, before.byte_count);
+      hit(bin_cnp_at_line_rate, before.rate_kbps == c.line_rate_kbps);
+      hit(bin_cnp_at_floor, before.rate_kbps == c.min_rate_kbps);
+      hit(bin_cnp_before_recovery, most == 0);
+      hit(bin_cnp_in_fast_recovery, most > 0 && most <= c.threshold);
+      hit(bin_cnp_in_hyper_increase, least > c.threshold);
+      hit(bin_cnp_in_additive_increase, most > c.threshold && least <= c.threshold);
+    }
+    hit(bin_cnp_as_timer_expires, t.kind == op::cnp && t.now == before.next_deadline);
+    hit(bin_sent_as_timer_expires, t.kind == op::sent && t.now == before.next_deadline);
+    hit(bin_many_timers_in_one_transaction, rtl.last_cycles() >= 10);
+    hit(bin_counter_saturated,
+        increased && std::max(out.timer_count, out.byte_count) == (1u << dcqcn_widths::count) - 1);
+  }
+  r.rtl_cycles = rtl.total_cycles();
+  r.simulated_cycles = now - start;
+  for (size_t b = 0; b < bin_count; ++b) r.coverage.emplace_back(bin_names[b], hits[b]);
+  return r;
+}
+
+}  // namespace fabricsim::nic
