@@ -111,16 +111,20 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
     mem_bytes[w.src] += round_up(w.bytes);
     mem_bytes[w.dst] += round_up(w.bytes);
   }
-  // Host memory is real memory here (every byte is placed and checked): refuse a workload that cannot fit
-  // rather than let the machine swap or kill the run.
+  // Where payloads are placed, host memory is real memory (every byte is written and checked): refuse a
+  // workload that cannot fit rather than let the machine swap or kill the run. Timing-only runs map the
+  // buffers without touching them (MAP_NORESERVE), so they may be larger than the machine.
+  bool placing = s.nic.place_data;
+  for (const auto& [name, params] : s.nic_overrides) placing = placing || params.place_data;
   uint64_t total_mem = 0;
   for (uint64_t b : mem_bytes) total_mem += b;
   const uint64_t physical = uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE));
-  if (total_mem > physical / 4 * 3)
+  if (placing && total_mem > physical / 4 * 3)
     throw core::config_error(s.source + ": workload: the hosts' buffers need " + std::to_string(total_mem >> 20) +
                              " MiB of memory (source and destination of every WRITE), more than 3/4 of this "
                              "machine's " + std::to_string(physical >> 20) +
-                             " MiB; use smaller writes (workload.message_bytes, writes[].bytes) or fewer hosts");
+                             " MiB; use smaller writes (workload.message_bytes, writes[].bytes), fewer hosts, or "
+                             "nic.place_data: false for a timing-only run");
 
   const sw::switch_factory make_switch = [&](const std::string& name, unsigned ports) {
     return std::make_unique<sw::spectrum_switch>(name.c_str(), s.switch_, ports, ctx);

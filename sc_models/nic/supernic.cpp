@@ -40,6 +40,22 @@ void supernic_params::visit(core::param_visitor& v) {
            "when one is left",
            1, 64},
           tx_fifo_frames);
+  v.field({"cc", "", "congestion control: none (line rate, PFC only) or dcqcn", 0, 0, {"none", "dcqcn"}}, cc);
+  v.field({"dcqcn_preset", "", "DCQCN reaction-point knobs: NVIDIA firmware defaults or the paper's", 0, 0,
+           {"nvidia", "paper"}},
+          dcqcn_preset);
+  v.field({"dcqcn_model", "", "DCQCN reaction point: Verilated RTL or its C++ reference model", 0, 0, {"rtl", "ref"}},
+          dcqcn_model);
+  v.field({"cnp_model", "", "CNP generator (notification point): Verilated RTL or its C++ reference model", 0, 0,
+           {"rtl", "ref"}},
+          cnp_model);
+  v.field({"cnp_interval_ns", "ns", "notification point: at most one CNP per flow (or port) per this interval", 0,
+           1e9},
+          cnp_interval_ns);
+  v.field({"cnp_mode", "", "notification point moderation: per QP, or one context for the whole port", 0, 0,
+           {"per_flow", "per_port"}},
+          cnp_mode);
+  v.field({"cnp_dscp", "", "DSCP of CNPs (NVIDIA default 48: priority 6)", 0, 63}, cnp_dscp);
 }
 
 struct supernic::queue_pair {
@@ -53,6 +69,8 @@ struct supernic::queue_pair {
   uint64_t tx_offset = 0;               // bytes of the front work request already sent
   uint32_t next_psn = 0;
   core::ring<work_request> unacked;     // fully sent, waiting for their ACK
+  std::unique_ptr<dcqcn_rate_engine> rate;  // DCQCN reaction point (nic.cc dcqcn)
+  picoseconds next_send{};              // pacing: the earliest start of this QP's next data packet
   // Responder.
   std::unique_ptr<reorder_tracker> tracker;
   uint32_t head = 0;                    // the tracker's expected PSN after the last arrival
@@ -76,7 +94,8 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
       m_wqe_latency(picoseconds::from_ns(params.wqe_latency_ns)),
       m_rx_latency(picoseconds::from_ns(params.rx_latency_ns)),
       m_spray(params.path_entropy == "per_packet"),
-      m_priority(unsigned(params.dscp >> 3) & 7u) {
+      m_priority(unsigned(params.dscp >> 3) & 7u),
+      m_dcqcn(params.cc == "dcqcn") {
   const std::string inst = this->name();
   const uint64_t mtu = params.mtu_bytes;
   core::require(mtu >= 256 && mtu <= 4096 && (mtu & (mtu - 1)) == 0, inst,
@@ -90,6 +109,19 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
   } catch (const core::config_error& e) {
     throw core::config_error(inst + ": nic.reorder " + params.reorder + " with nic.reorder_window " +
                              std::to_string(w) + ": " + e.what());
+  }
+
+  if (m_dcqcn) {
+    try {
+      m_dcqcn_params = dcqcn_preset(params.dcqcn_preset);
+      cnp_gen_params np;
+      np.min_interval_ns = params.cnp_interval_ns;
+      np.mode = params.cnp_mode;
+      m_cnp_gen = make_cnp_gen(params.cnp_model, np);
+      make_dcqcn_rate_engine(params.dcqcn_model, m_dcqcn_params);  // fail here, naming this NIC
+    } catch (const core::config_error& e) {
+      throw core::config_error(inst + ": nic.cc dcqcn: " + e.what());
+    }
   }
 
   SC_METHOD(transmit);  // runs once at time 0 to pick up work posted before the start, then on every wake-up
@@ -113,6 +145,9 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
             &m_rx_unknown_qp);
   s.counter(inst, "rx_acks", "packets", "ACKs received", &m_rx_acks);
   s.counter(inst, "pause_frames_received", "frames", "PFC frames received from the switch", &m_rx_pause_frames);
+  s.counter(inst, "rx_ecn_marked", "packets", "data packets that arrived marked CE", &m_rx_ecn_marked);
+  s.counter(inst, "tx_cnps", "packets", "CNPs sent (notification point)", &m_tx_cnps);
+  s.counter(inst, "rx_cnps", "packets", "CNPs received (reaction point)", &m_rx_cnps);
   s.gauge(inst, "paused_us", "us", "time the transmitter was paused by PFC", [this] {
     const picoseconds end = std::min(m_paused_until, core::now());
     return double(m_paused_ps + (end > m_paused_from ? (end - m_paused_from).value : 0)) / 1e6;
@@ -163,6 +198,13 @@ uint32_t supernic::create_qp() {
   qp->stash.assign(m_params.reorder_window, nullptr);
   qp->window_mask = uint32_t(m_params.reorder_window - 1);
   qp->messages.reserve(16);
+  if (m_dcqcn) {
+    core::require(m_out != nullptr, name(), "create_qp: connect the NIC's link first (DCQCN needs its line rate)");
+    dcqcn_params rp = m_dcqcn_params;
+    rp.line_rate_mbps = m_out->rate().value / 1'000'000;  // the port's rate, whatever the preset's testbed
+    qp->rate = make_dcqcn_rate_engine(m_params.dcqcn_model, rp);
+    qp->rate->reset(rp, cc_cycles());
+  }
   m_qps.push_back(std::move(qp));
   return m_qps.back()->qpn;
 }
@@ -221,16 +263,15 @@ void supernic::transmit() {
   const picoseconds t = core::now();
   m_tx_wake = never;
   while (!m_tx_fifo.empty() && m_tx_fifo.front() <= t) m_tx_fifo.pop_front();
-  if (t < m_paused_until) {  // PFC: nothing new goes to the MAC until the pause ends (or an XON comes)
-    wake_transmitter(m_paused_until);
-    return;
-  }
+  // PFC pauses the priority of data and ACKs; CNPs travel on their own priority and still go.
+  const bool paused = t < m_paused_until;
   // Fill the MAC FIFO: each frame starts when the one before it has left, so the wire stays busy while the
   // scheduler sleeps; one wake-up serves up to tx_fifo_frames frames.
   picoseconds next_ready = never;
   while (m_tx_fifo.size() < m_params.tx_fifo_frames) {
-    packet* p = next_ack();
-    if (p == nullptr) p = next_data(&next_ready);
+    packet* p = next_cnp();
+    if (p == nullptr && !paused) p = next_ack();
+    if (p == nullptr && !paused) p = next_data(&next_ready);
     if (p == nullptr) break;
     const picoseconds start = max(t, m_out->wire_free_at());
     p->injected_at = start;
@@ -241,6 +282,10 @@ void supernic::transmit() {
     // Refill when one frame is left in the FIFO (at once for a FIFO of one frame).
     const size_t n = m_tx_fifo.size();
     wake_transmitter(n >= 2 ? m_tx_fifo[n - 2] : m_tx_fifo[n - 1]);
+    return;
+  }
+  if (paused) {
+    wake_transmitter(m_paused_until);  // resume then (an XON wakes it sooner)
     return;
   }
   if (!m_acks.empty() && m_acks.front().ready < next_ready) next_ready = m_acks.front().ready;
@@ -287,6 +332,10 @@ packet* supernic::next_data(picoseconds* next_ready) {
       if (ready < *next_ready) *next_ready = ready;
       continue;
     }
+    if (t < qp.next_send) {  // DCQCN pacing: this QP's rate does not allow another packet yet
+      if (qp.next_send < *next_ready) *next_ready = qp.next_send;
+      continue;
+    }
     m_rr = (m_rr + i + 1) % n;
     return build_data_packet(qp);
   }
@@ -321,6 +370,15 @@ packet* supernic::build_data_packet(queue_pair& qp) {
   p->seal();
   ++m_tx_data_packets;
   m_tx_payload_bytes += payload;
+  if (qp.rate) {
+    // The reaction point counts the bytes and sets the pace: the next packet may start once this one's
+    // wire bytes have gone at the current rate.
+    const uint64_t wire = p->wire().value;
+    qp.rate->sent(uint32_t(std::min<uint64_t>(wire, 65535)), cc_cycles());
+    const uint64_t rate_kbps = std::max<uint64_t>(1, qp.rate->outputs().rate_kbps);
+    const picoseconds gap(uint64_t((unsigned __int128)wire * 8 * 1'000'000'000ull / rate_kbps));
+    qp.next_send = max(core::now(), qp.next_send) + gap;
+  }
   if (last) {
     wr.last_psn = p->bth.psn;
     qp.unacked.push_back(wr);
@@ -355,8 +413,51 @@ void supernic::receive(packet* p, unsigned /*port*/) {
   ++m_rx_packets;
   if (p->bth.opcode == bth_opcode::rc_acknowledge)
     on_ack(p);
+  else if (p->bth.opcode == bth_opcode::cnp)
+    on_cnp(p);
   else
     on_write(p);
+}
+
+// ---- congestion control --------------------------------------------------------------------------------
+
+uint64_t supernic::cc_cycles() const {
+  // Both blocks count cycles of the NIC's timestamp clock (1 GHz in their defaults: one cycle per ns).
+  return uint64_t((unsigned __int128)core::now().value * m_dcqcn_params.clock_mhz / 1'000'000);
+}
+
+void supernic::on_cnp(packet* p) {
+  ++m_rx_cnps;
+  const uint32_t qpn = p->bth.dest_qp;
+  m_ctx.pool.release(p);
+  if (qpn < first_qpn || qpn - first_qpn >= m_qps.size()) {
+    ++m_rx_unknown_qp;
+    return;
+  }
+  queue_pair& qp = *m_qps[qpn - first_qpn];
+  if (qp.rate) qp.rate->cnp(cc_cycles());  // without DCQCN a CNP is counted and ignored
+}
+
+void supernic::notify_congestion(queue_pair& qp) {
+  if (!m_cnp_gen->marked_arrival(qp.qpn, cc_cycles())) return;  // one CNP per interval per flow (or port)
+  m_cnps.push_back(qp.qpn);
+  if (m_started) wake_transmitter(core::now());
+}
+
+packet* supernic::next_cnp() {
+  if (m_cnps.empty()) return nullptr;
+  queue_pair& qp = *m_qps[m_cnps.front() - first_qpn];
+  m_cnps.pop_front();
+  packet* p = m_ctx.pool.acquire();
+  fill_headers(p, qp, qp.src_port);
+  p->ip.dscp = uint8_t(m_params.cnp_dscp);
+  p->ip.ecn = 0;  // a CNP is not ECN-capable
+  p->bth.opcode = bth_opcode::cnp;
+  p->bth.becn = true;
+  p->bth.psn = 0;
+  p->seal();
+  ++m_tx_cnps;
+  return p;
 }
 
 void supernic::on_ack(packet* p) {
@@ -385,6 +486,10 @@ void supernic::on_write(packet* p) {
     return;
   }
   queue_pair& qp = *m_qps[qpn - first_qpn];
+  if (p->ip.ecn == 3) {  // CE: a switch on the way saw its queue above the RED line
+    ++m_rx_ecn_marked;
+    if (m_dcqcn) notify_congestion(qp);
+  }
   const uint32_t head_before = qp.head;
   const psn_result r = qp.tracker->arrive(p->bth.psn);
   m_tracker_cycles += r.cycles;

@@ -18,6 +18,8 @@
 #include "sc_models/core/ring.h"
 #include "sc_models/core/rng.h"
 #include "sc_models/core/sim_context.h"
+#include "sc_models/nic/cnp_gen.h"
+#include "sc_models/nic/dcqcn_rp.h"
 #include "sc_models/nic/reorder_tracker.h"
 
 namespace fabricsim::nic {
@@ -35,6 +37,16 @@ struct supernic_params {
   uint64_t dscp = 26;                  // RoCE traffic class (NVIDIA default: priority 3)
   bool place_data = true;              // copy payloads into host memory (off: timing only, memory untouched)
   uint64_t tx_fifo_frames = 4;         // MAC transmit FIFO: frames the scheduler may commit ahead of the wire
+  // Congestion control. "none": send at line rate (PFC alone holds senders back); "dcqcn": the receiver's
+  // notification point sends CNPs for ECN-marked arrivals, the sender's reaction point paces each QP.
+  std::string cc = "none";
+  std::string dcqcn_preset = "nvidia";  // reaction-point knobs: "nvidia" firmware defaults or the "paper"'s
+  std::string dcqcn_model = "rtl";      // reaction point: Verilated rtl/dcqcn_rp.sv or its C++ model
+  std::string cnp_model = "rtl";        // notification point: Verilated rtl/cnp_gen.sv or its C++ model
+  uint64_t cnp_interval_ns = 2000;      // notification point: at most one CNP per flow per this interval
+  std::string cnp_mode = "per_port";    // notification point moderation: one context for the whole port
+                                        // (ConnectX-8 default since fw 40.45) or one per QP
+  uint64_t cnp_dscp = 48;               // CNPs travel on DSCP 48 (priority 6, strict at the switch)
   void visit(core::param_visitor& v);
 };
 
@@ -121,6 +133,11 @@ class supernic : public sc_core::sc_module, public core::packet_sink {
   void learn_message(queue_pair& qp, core::packet* p);
   bool retire_messages(queue_pair& qp);  // true when a message completed
   void queue_ack(queue_pair& qp);
+  // Congestion control.
+  uint64_t cc_cycles() const;                   // the free-running cycle count the CC blocks take as time
+  void on_cnp(core::packet* p);                 // reaction point: a CNP for one of our QPs
+  void notify_congestion(queue_pair& qp);       // notification point: a CE-marked arrival
+  core::packet* next_cnp();
   void fill_headers(core::packet* p, const queue_pair& qp, uint16_t src_port);
 
   void end_of_elaboration() override;
@@ -157,6 +174,10 @@ class supernic : public sc_core::sc_module, public core::packet_sink {
     uint32_t qpn;
   };
   core::ring<pending_ack> m_acks;
+  core::ring<uint32_t> m_cnps;  // QPNs owed a CNP, oldest first
+  bool m_dcqcn;
+  dcqcn_params m_dcqcn_params;
+  std::unique_ptr<cnp_gen> m_cnp_gen;
   size_t m_rr = 0;  // round-robin position over QPs
   std::vector<completion> m_completions;
   std::vector<placed_message> m_placed;
@@ -166,6 +187,7 @@ class supernic : public sc_core::sc_module, public core::packet_sink {
   uint64_t m_rx_packets = 0, m_rx_in_order = 0, m_rx_out_of_order = 0, m_rx_duplicate = 0, m_rx_out_of_window = 0;
   uint64_t m_rx_deferred = 0, m_rx_access_errors = 0, m_rx_unknown_qp = 0, m_rx_acks = 0;
   uint64_t m_placed_bytes = 0, m_tracker_cycles = 0, m_rx_pause_frames = 0;
+  uint64_t m_rx_ecn_marked = 0, m_tx_cnps = 0, m_rx_cnps = 0;
   core::histogram m_ooo_distance;
 };
 

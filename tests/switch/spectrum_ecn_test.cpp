@@ -37,6 +37,7 @@ sw::spectrum_params red_params() {
   sp.ecn_kmin_bytes = kmin;
   sp.ecn_kmax_bytes = kmax;
   sp.ecn_pmax = pmax;
+  sp.ecn_mark_at = "enqueue";  // the probes are judged by the queue they join, and never leave
   return sp;
 }
 
@@ -90,6 +91,47 @@ TEST_P(red_line, marks_match_the_expected_count_within_four_sigma) {
   EXPECT_LE(std::fabs(marked - mean), 4 * std::sqrt(var) + 1e-9)
       << "q0 " << q0 << ": marked " << marked << ", expected " << mean << " +- " << 4 * std::sqrt(var);
   EXPECT_EQ(r["counted"].get<uint64_t>(), r["marked"].get<uint64_t>());
+}
+
+// Marking at dequeue (the default): a frozen queue of N equal frames is released; the i-th to leave sees
+// the N-1-i frames behind it plus what the MAC FIFO still holds (0 to tx_fifo_frames frames). With Kmin 0,
+// Pmax 1 and Kmax above the queue, p = depth / Kmax, so the marks fall between the two sums below.
+TEST(spectrum_ecn, dequeue_marking_judges_the_queue_a_frame_leaves_behind) {
+  constexpr unsigned n = 2000;
+  constexpr uint64_t kmax_dq = 20'000'000;
+  const child_result c = run_in_child([&] {
+    sw::spectrum_params sp;
+    sp.lossless_priorities = "";
+    sp.ecn_kmin_bytes = 0;
+    sp.ecn_kmax_bytes = kmax_dq;
+    sp.ecn_pmax = 1.0;
+    spectrum_rig rig(sp, 2);
+    rig.route_each_host();
+    rig.sw.port(1).pause(3, frozen);
+    for (unsigned i = 0; i < n; ++i) rig.sw.receive(rig.frame(rig.host(1), 3, fill_payload, ect0, uint16_t(i)), 0);
+    rig.sw.port(1).pause(3, core::picoseconds{});  // XON
+    rig.run();
+    unsigned marked = 0, received = 0;
+    for (const arrival& a : rig.sink.log) {
+      ++received;
+      marked += a.frame.ip.ecn == ce;
+    }
+    return json{{"marked", marked}, {"received", received}, {"fifo", sp.tx_fifo_frames}}.dump();
+  });
+  ASSERT_TRUE(c.ok) << c.output;
+  const json r = json::parse(c.output);
+  ASSERT_EQ(r["received"].get<unsigned>(), n);
+  const double s = double(roce_wire(fill_payload)), k = r["fifo"].get<double>();
+  double low = 0, high = 0, var = 0;
+  for (unsigned i = 0; i < n; ++i) {
+    const double p_low = (n - 1 - i) * s / kmax_dq, p_high = std::min(1.0, ((n - 1 - i) * s + k * s) / kmax_dq);
+    low += p_low;
+    high += p_high;
+    var += p_high * (1 - p_low);
+  }
+  const double marked = r["marked"].get<double>();
+  EXPECT_GE(marked, low - 4 * std::sqrt(var)) << "expected " << low << " .. " << high;
+  EXPECT_LE(marked, high + 4 * std::sqrt(var)) << "expected " << low << " .. " << high;
 }
 
 // Below Kmin (the probes never reach it), across Kmin, between, just below Kmax (probes cross it), at and

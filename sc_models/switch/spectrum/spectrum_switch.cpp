@@ -98,6 +98,10 @@ void spectrum_params::visit(core::param_visitor& v) {
   v.field({"ecn_kmax_bytes", "bytes", "RED line: every ECT frame marked at or above this depth", 0, 1e10},
           ecn_kmax_bytes);
   v.field({"ecn_pmax", "", "marking probability reached at Kmax", 0, 1}, ecn_pmax);
+  v.field({"ecn_mark_at", "", "when a frame meets the RED line: as it leaves its queue (the signal does not wait "
+                              "behind the queue it reports) or as it joins it",
+           0, 0, {"dequeue", "enqueue"}},
+          ecn_mark_at);
   v.field({"pfc_xoff_bytes", "bytes", "per ingress port and lossless priority: bytes held that trigger XOFF",
            1024, 1e10},
           pfc_xoff_bytes);
@@ -124,6 +128,7 @@ spectrum_switch::spectrum_switch(sc_core::sc_module_name name, const spectrum_pa
       m_adaptive(params.routing == "adaptive"),
       m_cut_through(params.forwarding == "cut_through"),
       m_trust_pcp(params.trust == "pcp"),
+      m_ecn_at_dequeue(params.ecn_mark_at == "dequeue"),
       m_hash_seed(uint32_t(core::stream_seed(ctx.seed, this->name(), "ecmp"))),
       m_ecn_rng(core::make_stream(ctx.seed, this->name(), "ecn")),
       m_ar_rng(core::make_stream(ctx.seed, this->name(), "adaptive_routing")),
@@ -384,6 +389,9 @@ void spectrum_switch::departing(packet* p, unsigned port, unsigned tc, picosecon
     m_shared_used -= size;
   }
   m_released_bytes += size;
+  // Marking at dequeue: the frame sees the queue it leaves behind, and carries the news without first
+  // waiting through that queue.
+  if (m_ecn_at_dequeue) mark_ecn(p, port, tc, core::now());
   if (m_params.telemetry && p->int_requested && p->int_hops < core::max_int_hops) {
     scheduled_port& sp = *m_ports[port];
     m_ctx.pool.telemetry(p)[p->int_hops] = {start, sp.tx_bytes(),
@@ -453,7 +461,7 @@ void spectrum_switch::receive(packet* p, unsigned in_port) {
     m_ctx.pool.release(p);
     return;
   }
-  mark_ecn(p, egress, tc, t);
+  if (!m_ecn_at_dequeue) mark_ecn(p, egress, tc, t);
   // The pipeline latency delays the frame's earliest departure; it is not a kernel event of its own.
   picoseconds ready = t + m_latency;
   if (m_cut_through && out.idle(t)) {

@@ -55,6 +55,7 @@ struct spectrum_params {
   uint64_t ecn_kmin_bytes = 150000;         // RED line: no marks below Kmin
   uint64_t ecn_kmax_bytes = 1500000;        // every ECT frame marked at or above Kmax
   double ecn_pmax = 1.0;                    // marking probability reached at Kmax
+  std::string ecn_mark_at = "dequeue";      // judge (and mark) a frame as it leaves its queue, or as it joins
   uint64_t pfc_xoff_bytes = 262144;         // per (ingress port, lossless priority): XOFF at this many bytes
   uint64_t pfc_xon_bytes = 196608;          // XON when back below this
   uint64_t pfc_headroom_bytes = 0;          // per (ingress port, lossless priority); 0: sized from the cable
@@ -141,6 +142,7 @@ class spectrum_switch : public sc_core::sc_module, public switch_device, public 
   bool m_adaptive;
   bool m_cut_through;
   bool m_trust_pcp;
+  bool m_ecn_at_dequeue;
   unsigned m_max_ports;
   double m_port_gbps;
   uint32_t m_hash_seed;
