@@ -105,6 +105,7 @@ struct supernic::queue_pair {
   uint32_t nak_psn = 0;     // the expected PSN the last NAK named (one NAK per gap)
   bool nak_sent = false;
   bool nak_pending = false;  // the queued acknowledgement is a NAK, if the gap is still there when it leaves
+  bool recovering = false;   // a loss is known: NAK each gap at once (until the head reaches rx_max)
 };
 
 supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, core::ip_address ip, uint64_t mac,
@@ -440,6 +441,7 @@ void supernic::seek(queue_pair& qp, uint32_t psn) {
 }
 
 void supernic::set_deadline(queue_pair& qp, picoseconds at) {
+  if (qp.deadline == never) ++m_timers_running;
   qp.deadline = at;
   if (at < m_rto_wake) {
     m_rto_wake = at;
@@ -462,7 +464,7 @@ void supernic::acknowledge(queue_pair& qp, uint32_t psn) {
   }
   if (core::psn_before(qp.next_psn, una)) seek(qp, una);  // go-back-N was resending what is now acknowledged
   if (qp.una == qp.snd_max)
-    qp.deadline = never;
+    stop_timer(qp);
   else
     set_deadline(qp, core::now() + m_rto);
 }
@@ -471,6 +473,17 @@ void supernic::queue_resend(queue_pair& qp, uint32_t psn) {
   for (size_t i = 0; i < qp.resend.size(); ++i)
     if (qp.resend[i] == psn) return;
   qp.resend.push_back(psn);
+}
+
+void supernic::stop_timer(queue_pair& qp) {
+  if (qp.deadline == never) return;
+  qp.deadline = never;
+  if (--m_timers_running > 0) return;
+  // The last timer stopped: withdraw the NIC's pending timer wake-up, so that an idle NIC leaves no event
+  // behind (a run ends at its last real event, not one RTO later). The transmitter's event may also serve
+  // a refill or a ready ACK: an immediate wake-up replaces it and re-arms only those.
+  m_rto_wake = never;
+  if (m_started && m_tx_wake != never) wake_transmitter(core::now());
 }
 
 bool supernic::retry(queue_pair& qp) {
@@ -499,7 +512,6 @@ void supernic::check_timeouts(picoseconds t) {
     queue_pair& qp = *qpp;
     if (qp.deadline <= t) {
       ++m_timeouts;
-      qp.deadline = never;
       if (retry(qp)) {
         if (m_go_back_n) {
           seek(qp, qp.una);
@@ -517,7 +529,7 @@ void supernic::check_timeouts(picoseconds t) {
 void supernic::fail_qp(queue_pair& qp) {
   ++m_qp_errors;
   qp.error = true;
-  qp.deadline = never;
+  stop_timer(qp);
   qp.resend.clear();
   for (size_t i = 0; i < qp.wqes.size(); ++i) {
     const work_request& wr = qp.wqes[i];
@@ -594,6 +606,9 @@ void supernic::on_write(packet* p) {
     case psn_verdict::duplicate:
       ++m_rx_duplicate;
       queue_ack(qp);  // the first ACK may have been lost: acknowledge again (expected PSN - 1)
+      // Reordering never duplicates: the requester is resending, so a gap at the head is a loss.
+      if (core::psn_before(qp.head, qp.rx_max)) qp.recovering = true;
+      note_arrival(qp, p->bth.psn);
       m_ctx.pool.release(p);
       return;
     case psn_verdict::out_of_window:
@@ -631,7 +646,9 @@ void supernic::on_write(packet* p) {
 // The responder's NAK rule (its receiver places out of order, so a gap is not an error at once): a NAK
 // "PSN sequence error" naming the expected PSN goes out when the furthest PSN seen is at least
 // nak_threshold_packets beyond it (capped at half the window, so that a gap is reported before later packets
-// fall out of the window), once per expected PSN. Below the fabric's reordering depth the rule NAKs gaps
+// fall out of the window), once per expected PSN. Once a gap has been NAKed, or a duplicate has shown that
+// the requester is resending, the QP is recovering: every gap the head stops at is NAKed at once, without
+// waiting for the threshold, until the head catches up with the furthest PSN seen. Below the fabric's reordering depth the rule NAKs gaps
 // that were only reordering (a spurious resend); above it, a loss in a message shorter than the threshold
 // with nothing behind it waits for the requester's timeout. It is checked on every arrival, so when a resend
 // fills a gap and the head stops at the next one, that gap is NAKed at once if later packets are held.
@@ -639,9 +656,13 @@ void supernic::note_arrival(queue_pair& qp, uint32_t psn) {
   const uint32_t next = core::psn_add(psn, 1);
   if (core::psn_before(qp.rx_max, next)) qp.rx_max = next;
   if (core::psn_before(qp.rx_max, qp.head)) qp.rx_max = qp.head;
-  if (!core::psn_before(qp.head, qp.rx_max)) return;  // no gap
+  if (!core::psn_before(qp.head, qp.rx_max)) {  // no gap
+    qp.recovering = false;
+    return;
+  }
   const uint32_t beyond = (qp.rx_max - 1 - qp.head) & core::psn_mask;  // furthest PSN seen past the head
-  if (beyond < m_nak_threshold || (qp.nak_sent && qp.nak_psn == qp.head)) return;
+  if ((beyond < m_nak_threshold && !qp.recovering) || (qp.nak_sent && qp.nak_psn == qp.head)) return;
+  qp.recovering = true;
   qp.nak_sent = true;
   qp.nak_psn = qp.head;
   qp.nak_pending = true;

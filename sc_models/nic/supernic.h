@@ -140,6 +140,7 @@ class supernic : public sc_core::sc_module, public core::packet_sink {
   void on_nak(queue_pair& qp, uint32_t psn);
   void queue_resend(queue_pair& qp, uint32_t psn);  // selective: once, behind earlier requests
   void set_deadline(queue_pair& qp, core::picoseconds at);
+  void stop_timer(queue_pair& qp);
   void check_timeouts(core::picoseconds t);
   bool retry(queue_pair& qp);  // counts a retry; false (and the QP in error) when retry_count is exhausted
   void fail_qp(queue_pair& qp);
@@ -176,6 +177,7 @@ class supernic : public sc_core::sc_module, public core::packet_sink {
   // own event. QP deadlines only move later on progress; a wake-up that finds none expired re-arms for the
   // new earliest, so there is never more than one timer and no extra process.
   core::picoseconds m_rto_wake{UINT64_MAX};
+  uint64_t m_timers_running = 0;  // QPs with a deadline
   sc_core::sc_event m_tx_event;
   core::ring<core::picoseconds> m_tx_fifo;  // when each frame committed to the MAC leaves the wire
   core::picoseconds m_tx_wake{UINT64_MAX};  // earliest pending transmitter wake-up

@@ -365,7 +365,7 @@ TEST_P(loss_mode, zero_length_one_mtu_and_one_mtu_plus_one_byte_writes_survive_l
   cfg.message_bytes = {0, 1024, 1025};
   const json r = run(cfg);
   expect_all_succeeded(r, 3);
-  EXPECT_GE(r["timeouts"].get<uint64_t>(), 2u);
+  EXPECT_GE(r["timeouts"].get<uint64_t>(), 1u);  // nothing follows PSN 3: at least one timeout
   bool resent_last = false;
   int zero_length = 0;
   for (const auto& s : r["seen"]) {
