@@ -46,10 +46,15 @@ int run_status(const nlohmann::json& report, const std::string& prefix) {
     std::cerr << prefix << "data placement NOT verified: " << report.at("completed") << " of "
               << report.at("operations") << " operations completed, " << report.at("mismatched_bytes")
               << " bytes differ from their source";
-    if (report.at("dropped_packets").get<uint64_t>() > 0)
-      std::cerr << "; " << report.at("dropped_packets")
-                << " packets were dropped (see the ports' \"dropped\" counters) and this version has no "
-                   "retransmission";
+    if (report.at("failed").get<uint64_t>() > 0)
+      std::cerr << "; " << report.at("failed")
+                << " completed in error (a queue pair ran out of nic.retry_count retries: see flows[].status "
+                   "and the NICs' \"qp_errors\" counters)";
+    const uint64_t lost = report.at("dropped_packets").get<uint64_t>() +
+                          report.at("fabric").at("injected_drops").get<uint64_t>();
+    if (lost > 0)
+      std::cerr << "; " << lost << " packets were lost (switch \"dropped\" and link \"dropped_injected\" "
+                << "counters), " << report.at("fabric").at("retransmissions") << " retransmitted";
     std::cerr << '\n';
     return 1;
   }

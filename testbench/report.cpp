@@ -24,14 +24,21 @@ std::string format_table(const nlohmann::json& r, size_t max_rows) {
                      r.at("simulated_time_ns").get<double>() / 1000.0, r.at("wall_time_s").get<double>(),
                      r.at("packet_hops").get<uint64_t>(), r.at("packet_hops_per_s").get<double>() / 1e6,
                      r.at("events_per_packet_hop").get<double>());
-  out += fmt::format("operations {}/{} completed, dropped packets {}, data placement {}\n",
+  const auto& fab = r.at("fabric");
+  // Loss recovery is shown only when there was loss to recover from, so a lossless run reads as before.
+  const uint64_t injected = fab.at("injected_drops").get<uint64_t>(), failed = r.at("failed").get<uint64_t>();
+  const std::string recovery =
+      injected + fab.at("retransmissions").get<uint64_t>() + failed == 0
+          ? std::string()
+          : fmt::format(" (lost on links {}, retransmitted {}, failed {})", injected,
+                        fab.at("retransmissions").get<uint64_t>(), failed);
+  out += fmt::format("operations {}/{} completed, dropped packets {}{}, data placement {}\n",
                      r.at("completed").get<uint64_t>(), r.at("operations").get<uint64_t>(),
-                     r.at("dropped_packets").get<uint64_t>(),
+                     r.at("dropped_packets").get<uint64_t>(), recovery,
                      !r.at("data_checked").get<bool>() ? "not checked (nic.place_data is false)"
                      : r.at("verified").get<bool>()     ? "VERIFIED byte for byte"
                                                         : "NOT VERIFIED");
 
-  const auto& fab = r.at("fabric");
   out += fmt::format("fabric: effective throughput {:.1f}% of line rate, {} senders, window {:.3f} .. {:.3f} us\n",
                      100.0 * fab.at("effective_throughput").get<double>(), fab.at("senders").get<uint64_t>(),
                      fab.at("window_start_ns").get<double>() / 1000.0, fab.at("window_end_ns").get<double>() / 1000.0);

@@ -63,6 +63,8 @@ nlohmann::json fabric_summary(core::sim_context& ctx, topology::fabric& fab, con
   j["drops"] = ctx.stats.counter_total("dropped");
   j["ecn_marked"] = ctx.stats.counter_total("ecn_marked");
   j["pfc_pause_frames"] = ctx.stats.counter_total("pause_frames_sent");
+  j["injected_drops"] = ctx.stats.counter_total("dropped_injected");
+  j["retransmissions"] = ctx.stats.counter_total("tx_retransmitted");
   j["max_queue_bytes"] = max_queue;
   j["completed_flows"] = flow_throughputs.size();
   j["incomplete_flows"] = writes.size() - flow_throughputs.size();
@@ -217,13 +219,14 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
   std::vector<double> flow_throughputs;
   nlohmann::json flows = nlohmann::json::array();
   bool verified = data_checked;
-  uint64_t completed = 0, mismatched_bytes_total = 0;
+  uint64_t completed = 0, failed = 0, mismatched_bytes_total = 0;
   // A run cut off at run.duration_us leaves long operations unfinished by design: those are neither
   // compared nor held against the verdict, which then covers the operations that completed.
   const bool time_limited = s.run.duration_us > 0;
   for (size_t i = 0; i < writes.size(); ++i) {
     const planned_write& w = writes[i];
-    const bool finished = results[i].requester != nullptr;
+    const nic::completion* c = results[i].requester;
+    const bool finished = c != nullptr;  // successfully or in error
     uint64_t mismatched = 0;
     if (data_checked && (finished || !time_limited)) {
       const uint8_t* a = fab.hosts()[w.src].mem->data() + w.src_addr;
@@ -231,10 +234,11 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
       for (uint64_t k = 0; k < w.bytes; ++k) mismatched += a[k] != b[k];
     }
     mismatched_bytes_total += mismatched;
-    const bool done = results[i].requester != nullptr;
+    const bool done = finished && c->status == nic::completion_status::success;
     completed += done;
+    failed += finished && !done;
     const bool ok = data_checked && done && results[i].responder != nullptr && mismatched == 0;
-    verified = verified && (ok || (time_limited && !done));
+    verified = verified && (ok || (time_limited && !finished));
     nlohmann::json f;
     f["id"] = i;
     f["src"] = fab.hosts()[w.src].name;
@@ -242,6 +246,8 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
     f["bytes"] = w.bytes;
     f["posted_ns"] = w.post_at.ns();
     f["completed"] = done;
+    f["status"] = finished ? nic::to_string(c->status) : "incomplete";
+    if (finished) f["retransmitted_packets"] = c->retransmitted_packets;
     if (done) {
       const double fct_ns = (results[i].requester->completed_at - w.post_at).ns();
       f["completed_ns"] = results[i].requester->completed_at.ns();
@@ -262,6 +268,7 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
     ports.push_back({{"link", l->name()},
                      {"packets", l->packets()},
                      {"wire_bytes", l->wire_bytes()},
+                     {"dropped_injected", l->dropped_injected()},
                      {"utilization", sim_end.value ? double(ctx.stats.counter_value(l->name(), "busy_ps")) /
                                                          double(sim_end.value)
                                                    : 0.0}});
@@ -280,6 +287,7 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
   r["events_per_packet_hop"] = ctx.packet_hops ? double(ctx.events) / double(ctx.packet_hops) : 0.0;
   r["operations"] = writes.size();
   r["completed"] = completed;
+  r["failed"] = failed;
   r["verified"] = verified;
   r["time_limited"] = time_limited;
   r["data_checked"] = data_checked;

@@ -9,18 +9,26 @@ void link_params::visit(param_visitor& v) {
   v.field({"rate_gbps", "Gb/s", "MAC line rate of every link", 1.0, 3200.0}, rate_gbps);
   v.field({"propagation_ns", "ns", "cable flight time (about 5 ns per metre)", 0.0, 1e6}, propagation_ns);
   v.field({"fec_latency_ns", "ns", "RS-FEC encode plus decode latency", 0.0, 1e5}, fec_latency_ns);
+  v.field({"drop_probability", "", "chance that a RoCE frame is lost on the wire (PFC frames never are)", 0.0, 1.0},
+          drop_probability);
 }
 
 link::link(sc_core::sc_module_name name, const link_params& params, sim_context& ctx)
     : sc_core::sc_module(name),
       m_ctx(ctx),
       m_rate(bits_per_second::from_gbps(params.rate_gbps)),
-      m_latency(picoseconds::from_ns(params.propagation_ns + params.fec_latency_ns)) {
+      m_latency(picoseconds::from_ns(params.propagation_ns + params.fec_latency_ns)),
+      m_drop_threshold(uint64_t(params.drop_probability * double(uint64_t(1) << 53))),
+      m_drop_rng(make_stream(ctx.seed, this->name(), "drop")) {
   require(params.rate_gbps > 0.0, this->name(), "rate_gbps must be positive");
   const std::string inst = this->name();
+  require(params.drop_probability >= 0.0 && params.drop_probability <= 1.0, inst,
+          "drop_probability " + std::to_string(params.drop_probability) + " is outside [0, 1]");
   m_ctx.stats.counter(inst, "packets", "packets", "frames carried", &m_packets);
   m_ctx.stats.counter(inst, "wire_bytes", "bytes", "bytes on the wire, preamble and gap included", &m_wire_bytes);
   m_ctx.stats.counter(inst, "busy_ps", "ps", "time the transmitter was serializing", &m_busy_ps);
+  m_ctx.stats.counter(inst, "dropped_injected", "packets", "RoCE frames lost on this link by loss injection",
+                      &m_dropped_injected);
 }
 
 void link::bind(packet_sink& sink, unsigned sink_port) {
@@ -37,8 +45,10 @@ picoseconds link::transmit(packet* p, picoseconds start) {
   ++m_packets;
   m_wire_bytes += size.value;
   m_busy_ps += ser.value;
+  // A probability of 1 gives a threshold of 2^53, above every 53-bit draw: every RoCE frame is lost.
+  const bool lost = m_drop_threshold != 0 && p->kind == frame_kind::roce && (m_drop_rng() >> 11) < m_drop_threshold;
   const bool was_empty = m_in_flight.empty();
-  m_in_flight.push_back({end + m_latency, p});
+  m_in_flight.push_back({end + m_latency, p, lost});
   if (was_empty) m_ctx.calendar.schedule(this, end + m_latency, p);
   return end;
 }
@@ -48,7 +58,13 @@ void link::deliver(picoseconds t) {
   // link are in time order.
   while (!m_in_flight.empty() && m_in_flight.front().arrival <= t) {
     packet* p = m_in_flight.front().p;
+    const bool lost = m_in_flight.front().lost;
     m_in_flight.pop_front();
+    if (lost) {
+      ++m_dropped_injected;
+      m_ctx.pool.release(p);
+      continue;
+    }
     ++m_ctx.packet_hops;
     m_sink->receive(p, m_sink_port);
   }

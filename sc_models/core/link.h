@@ -11,6 +11,7 @@
 #include "sc_models/core/packet.h"
 #include "sc_models/core/params.h"
 #include "sc_models/core/ring.h"
+#include "sc_models/core/rng.h"
 #include "sc_models/core/sim_context.h"
 #include "sc_models/core/units.h"
 
@@ -30,6 +31,7 @@ struct link_params {
   double rate_gbps = 400.0;       // MAC line rate
   double propagation_ns = 10.0;   // cable flight time (about 5 ns per metre: a 2 m cable)
   double fec_latency_ns = 100.0;  // RS-FEC encode + decode
+  double drop_probability = 0.0;  // loss injection: chance that a RoCE frame is lost on the wire (never PFC)
   void visit(param_visitor& v);
 };
 
@@ -56,6 +58,7 @@ class link : public sc_core::sc_module, public calendar_client {
 
   uint64_t packets() const { return m_packets; }
   uint64_t wire_bytes() const { return m_wire_bytes; }
+  uint64_t dropped_injected() const { return m_dropped_injected; }
 
   // Called by the arrival calendar at `t`: hands every packet that has arrived by `t` to the far end.
   void deliver(picoseconds t);
@@ -65,6 +68,7 @@ class link : public sc_core::sc_module, public calendar_client {
   struct in_flight {
     picoseconds arrival;
     packet* p;
+    bool lost;  // loss injection: released to the pool at its arrival time instead of delivered
   };
 
   sim_context& m_ctx;
@@ -77,6 +81,11 @@ class link : public sc_core::sc_module, public calendar_client {
   uint64_t m_packets = 0;
   uint64_t m_wire_bytes = 0;
   uint64_t m_busy_ps = 0;
+  // Loss injection: the frame is serialized (it used the wire) and vanishes before the far end; the draw is
+  // made when it is put on the wire, from the link's own stream, so a run is repeatable.
+  uint64_t m_drop_threshold = 0;  // drop when the 53-bit draw is below this; 0: no loss injection
+  rng_stream m_drop_rng;
+  uint64_t m_dropped_injected = 0;
 };
 
 }  // namespace fabricsim::core

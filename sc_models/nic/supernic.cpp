@@ -14,6 +14,9 @@ namespace {
 constexpr uint32_t first_qpn = 2;  // QP0 and QP1 are the special management QPs
 constexpr picoseconds never{UINT64_MAX};
 constexpr uint8_t ack_syndrome = 0x1f;  // ACK, credit count field "invalid" (no end-to-end credits)
+constexpr uint8_t nak_syndrome_mask = 0xe0;    // AETH syndrome bits 7:5: 000 ACK, 001 RNR NAK, 011 NAK
+constexpr uint8_t nak_syndrome = 0x60;         // NAK; bits 4:0 the NAK code
+constexpr uint8_t nak_psn_sequence_error = 0;  // NAK code 0: PSN sequence error
 constexpr uint8_t ecn_ect0 = 2;
 constexpr uint16_t roce_entropy_base = 0xc000;  // UDP source ports 0xC000-0xFFFF carry path entropy
 }  // namespace
@@ -56,6 +59,35 @@ void supernic_params::visit(core::param_visitor& v) {
            {"per_flow", "per_port"}},
           cnp_mode);
   v.field({"cnp_dscp", "", "DSCP of CNPs (NVIDIA default 48: priority 6)", 0, 63}, cnp_dscp);
+  v.field({"retransmission", "",
+           "requester loss recovery: go_back_n resends everything from the lost PSN; selective resends only the "
+           "PSN a NAK names (or, on a timeout, the oldest unacknowledged one)",
+           0, 0, {"go_back_n", "selective"}},
+          retransmission);
+  v.field({"rto_us", "us",
+           "retransmission (local ACK) timeout: no progress for this long resends the oldest unacknowledged PSN; "
+           "IB encodes it as 4.096 us x 2^n",
+           0.1, 1e7},
+          rto_us);
+  v.field({"retry_count", "retries",
+           "IB retry_cnt: timeouts and NAK retries without progress before the QP goes to the error state and its "
+           "work requests complete in error",
+           0, 7},
+          retry_count);
+  v.field({"nak_threshold_packets", "PSNs",
+           "responder: a NAK (PSN sequence error) for the expected PSN, once per gap, when a packet has arrived "
+           "this far beyond it (capped at half of reorder_window); 1 NAKs at the first out-of-order arrival",
+           1, 16777215},
+          nak_threshold_packets);
+}
+
+const char* to_string(completion_status s) {
+  switch (s) {
+    case completion_status::success: return "success";
+    case completion_status::retry_exceeded: return "retry_exceeded";
+    case completion_status::flushed: return "flushed";
+  }
+  return "invalid";
 }
 
 struct supernic::queue_pair {
@@ -64,11 +96,18 @@ struct supernic::queue_pair {
   core::ip_address remote_ip;
   uint32_t remote_qpn = 0;
   uint16_t src_port = 0;
-  // Requester.
-  core::ring<work_request> send_queue;  // posted; the front one is being segmented
-  uint64_t tx_offset = 0;               // bytes of the front work request already sent
-  uint32_t next_psn = 0;
-  core::ring<work_request> unacked;     // fully sent, waiting for their ACK
+  // Requester. Work requests stay in `wqes` from post to completion; their PSN ranges are consecutive.
+  // una <= next_psn <= snd_max <= post_psn (24-bit, in that order).
+  core::ring<work_request> wqes;
+  size_t tx_index = 0;                  // the work request holding next_psn (wqes.size(): nothing to send)
+  uint32_t next_psn = 0;                // the next PSN the segmentation path sends (go-back-N rewinds it)
+  uint32_t snd_max = 0;                 // one past the highest PSN ever sent: PSNs before it are resends
+  uint32_t una = 0;                     // the oldest unacknowledged PSN
+  uint32_t post_psn = 0;                // first PSN of the next work request posted
+  core::ring<uint32_t> resend{8};       // selective: PSNs to send again, in the order they were asked for
+  core::picoseconds deadline{UINT64_MAX};  // local ACK timeout, while anything is unacknowledged
+  uint64_t retries = 0;                 // since the last progress
+  bool error = false;                   // retries exhausted: every work request completes in error
   std::unique_ptr<dcqcn_rate_engine> rate;  // DCQCN reaction point (nic.cc dcqcn)
   picoseconds next_send{};              // pacing: the earliest start of this QP's next data packet
   // Responder.
@@ -80,6 +119,11 @@ struct supernic::queue_pair {
   uint32_t msn = 0;
   uint64_t since_ack = 0;
   bool ack_queued = false;
+  uint32_t rx_max = 0;      // one past the highest PSN seen (any verdict but duplicate)
+  uint32_t nak_psn = 0;     // the expected PSN the last NAK named (one NAK per gap)
+  bool nak_sent = false;
+  bool nak_pending = false;  // the queued acknowledgement is a NAK, if the gap is still there when it leaves
+  bool recovering = false;   // a loss is known: NAK each gap at once (until the head reaches rx_max)
 };
 
 supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, core::ip_address ip, uint64_t mac,
@@ -94,6 +138,9 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
       m_wqe_latency(picoseconds::from_ns(params.wqe_latency_ns)),
       m_rx_latency(picoseconds::from_ns(params.rx_latency_ns)),
       m_spray(params.path_entropy == "per_packet"),
+      m_go_back_n(params.retransmission == "go_back_n"),
+      m_rto(picoseconds::from_ns(params.rto_us * 1e3)),
+      m_nak_threshold(uint32_t(std::min(params.nak_threshold_packets, params.reorder_window / 2))),
       m_priority(unsigned(params.dscp >> 3) & 7u),
       m_dcqcn(params.cc == "dcqcn") {
   const std::string inst = this->name();
@@ -104,6 +151,7 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
   core::require(w >= 16 && w <= 4096 && (w & (w - 1)) == 0, inst,
                 "nic.reorder_window " + std::to_string(w) + " is not a power of two in [16, 4096]");
   core::require(params.tx_fifo_frames >= 1, inst, "nic.tx_fifo_frames must be at least 1");
+  core::check_ranges(params, inst + ": nic");  // retransmission mode, rto_us, retry_count, nak_threshold
   try {
     make_reorder_tracker(params.reorder, uint32_t(w));  // fail at construction, naming this NIC and the keys
   } catch (const core::config_error& e) {
@@ -143,7 +191,12 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
             &m_rx_access_errors);
   s.counter(inst, "rx_unknown_qp", "packets", "packets for a QP that does not exist or is not connected",
             &m_rx_unknown_qp);
-  s.counter(inst, "rx_acks", "packets", "ACKs received", &m_rx_acks);
+  s.counter(inst, "rx_acks", "packets", "ACKs and NAKs received", &m_rx_acks);
+  s.counter(inst, "tx_retransmitted", "packets", "data packets sent again (NAK or timeout)", &m_tx_retransmitted);
+  s.counter(inst, "rx_nak", "packets", "NAKs (PSN sequence error) received", &m_rx_nak);
+  s.counter(inst, "tx_nak", "packets", "NAKs (PSN sequence error) sent", &m_tx_nak);
+  s.counter(inst, "timeouts", "events", "local ACK timeouts (retransmission timer expiries)", &m_timeouts);
+  s.counter(inst, "qp_errors", "QPs", "queue pairs moved to the error state (retry count exhausted)", &m_qp_errors);
   s.counter(inst, "pause_frames_received", "frames", "PFC frames received from the switch", &m_rx_pause_frames);
   s.counter(inst, "rx_ecn_marked", "packets", "data packets that arrived marked CE", &m_rx_ecn_marked);
   s.counter(inst, "tx_cnps", "packets", "CNPs sent (notification point)", &m_tx_cnps);
@@ -177,7 +230,7 @@ void supernic::end_of_elaboration() {
   m_mem_size = dmi.get_end_address() + 1;
   core::require(m_out != nullptr, name(), "no link connected");
   for (auto& qp : m_qps)
-    for (size_t i = 0; i < qp->send_queue.size(); ++i) check_work_request(qp->send_queue[i]);
+    for (size_t i = 0; i < qp->wqes.size(); ++i) check_work_request(qp->wqes[i]);
 }
 
 void supernic::start_of_simulation() { m_started = true; }
@@ -216,9 +269,9 @@ void supernic::connect_qp(uint32_t qpn, core::ip_address remote_ip, uint32_t rem
   qp.connected = true;
   qp.remote_ip = remote_ip;
   qp.remote_qpn = remote_qpn;
-  qp.next_psn = sq_psn & core::psn_mask;
+  qp.next_psn = qp.snd_max = qp.una = qp.post_psn = sq_psn & core::psn_mask;
   qp.tracker->reset(rq_psn & core::psn_mask);
-  qp.head = rq_psn & core::psn_mask;
+  qp.head = qp.rx_max = rq_psn & core::psn_mask;
   // Fixed entropy: a hash of the connection, as NICs derive the RoCEv2 source port from the QP.
   qp.src_port = uint16_t(roce_entropy_base | (core::splitmix64(uint64_t(qpn) << 24 ^ remote_qpn ^ m_mac) & 0x3fff));
 }
@@ -236,17 +289,24 @@ void supernic::post_write(uint32_t qpn, uint64_t wr_id, uint64_t local_addr, uin
   core::require(qpn >= first_qpn && qpn - first_qpn < m_qps.size() && m_qps[qpn - first_qpn]->connected, name(),
                 "post_write: QP " + std::to_string(qpn) + " is not connected");
   queue_pair& qp = *m_qps[qpn - first_qpn];
-  core::require(qp.send_queue.empty() || qp.send_queue.back().post_at <= post_at, name(),
+  core::require(qp.wqes.empty() || qp.wqes.back().post_at <= post_at, name(),
                 "post_write: work requests on one QP must be posted in time order");
   work_request wr{wr_id, local_addr, remote_addr, length, rkey, post_at};
   if (m_mem_ptr) check_work_request(wr);
-  qp.send_queue.push_back(wr);
+  if (qp.error) {  // a QP in the error state flushes what is posted to it
+    m_completions.push_back({wr_id, qp.qpn, length, post_at, max(post_at, core::now()), completion_status::flushed});
+    return;
+  }
+  wr.first_psn = qp.post_psn;
+  wr.packets = uint32_t(std::max<uint64_t>(1, (length + m_params.mtu_bytes - 1) / m_params.mtu_bytes));
+  qp.post_psn = core::psn_add(qp.post_psn, wr.packets);
+  qp.wqes.push_back(wr);
   if (m_started) wake_transmitter(max(post_at + m_wqe_latency, core::now()));
 }
 
 uint64_t supernic::outstanding_work() const {
   uint64_t n = 0;
-  for (const auto& qp : m_qps) n += qp->send_queue.size() + qp->unacked.size();
+  for (const auto& qp : m_qps) n += qp->wqes.size();
   return n;
 }
 
@@ -262,6 +322,9 @@ void supernic::transmit() {
   ++m_ctx.events;
   const picoseconds t = core::now();
   m_tx_wake = never;
+  if (m_rto_wake <= t) check_timeouts(t);
+  // Every path out of here re-arms the retransmission timer: an earlier wake-up replaced its notification.
+  if (m_rto_wake != never) wake_transmitter(m_rto_wake);
   while (!m_tx_fifo.empty() && m_tx_fifo.front() <= t) m_tx_fifo.pop_front();
   // PFC pauses the priority of data and ACKs; CNPs travel on their own priority and still go.
   const bool paused = t < m_paused_until;
@@ -311,13 +374,22 @@ packet* supernic::next_ack() {
   packet* p = m_ctx.pool.acquire();
   fill_headers(p, qp, qp.src_port);
   p->bth.opcode = bth_opcode::rc_acknowledge;
-  // The ACK is built when it leaves, so it carries the newest in-order PSN (coalescing for free).
-  p->bth.psn = (qp.head - 1) & core::psn_mask;
   p->has_aeth = true;
-  p->aeth.syndrome = ack_syndrome;
   p->aeth.msn = qp.msn & core::psn_mask;
+  // Built when it leaves, so it carries the newest state (coalescing for free). A NAK names the expected
+  // PSN and acknowledges everything before it; if the gap closed meanwhile, a plain ACK goes instead.
+  if (qp.nak_pending && core::psn_before(qp.head, qp.rx_max)) {
+    p->bth.psn = qp.head;
+    p->aeth.syndrome = nak_syndrome | nak_psn_sequence_error;
+    qp.nak_psn = qp.head;
+    ++m_tx_nak;
+  } else {
+    p->bth.psn = (qp.head - 1) & core::psn_mask;
+    p->aeth.syndrome = ack_syndrome;
+    ++m_tx_acks;
+  }
+  qp.nak_pending = false;
   p->seal();
-  ++m_tx_acks;
   return p;
 }
 
@@ -326,8 +398,19 @@ packet* supernic::next_data(picoseconds* next_ready) {
   const size_t n = m_qps.size();
   for (size_t i = 0; i < n; ++i) {
     queue_pair& qp = *m_qps[(m_rr + i) % n];
-    if (qp.send_queue.empty()) continue;
-    const picoseconds ready = qp.send_queue.front().post_at + m_wqe_latency;
+    if (qp.error) continue;
+    // Selective resends go before new packets; a PSN acknowledged since it was asked for is skipped.
+    while (!qp.resend.empty() && core::psn_before(qp.resend.front(), qp.una)) qp.resend.pop_front();
+    if (!qp.resend.empty()) {
+      const uint32_t psn = qp.resend.front();
+      qp.resend.pop_front();
+      const size_t wr = find_wr(qp, psn);
+      if (wr == qp.wqes.size()) continue;  // cannot happen: every unacknowledged PSN has its work request
+      m_rr = (m_rr + i + 1) % n;
+      return build_data_packet(qp, wr, psn);
+    }
+    if (qp.tx_index >= qp.wqes.size()) continue;
+    const picoseconds ready = qp.wqes[qp.tx_index].post_at + m_wqe_latency;
     if (t < ready) {
       if (ready < *next_ready) *next_ready = ready;
       continue;
@@ -337,17 +420,24 @@ packet* supernic::next_data(picoseconds* next_ready) {
       continue;
     }
     m_rr = (m_rr + i + 1) % n;
-    return build_data_packet(qp);
+    const uint32_t psn = qp.next_psn;
+    packet* p = build_data_packet(qp, qp.tx_index, psn);
+    qp.next_psn = core::psn_add(psn, 1);
+    if (psn == qp.wqes[qp.tx_index].last_psn()) ++qp.tx_index;
+    if (psn == qp.snd_max) qp.snd_max = qp.next_psn;
+    return p;
   }
   return nullptr;
 }
 
-packet* supernic::build_data_packet(queue_pair& qp) {
-  work_request& wr = qp.send_queue.front();
+packet* supernic::build_data_packet(queue_pair& qp, size_t index, uint32_t psn) {
+  work_request& wr = qp.wqes[index];
   const uint64_t mtu = m_params.mtu_bytes;
-  const uint64_t payload = std::min(mtu, wr.length - qp.tx_offset);
-  const bool first = qp.tx_offset == 0;
-  const bool last = qp.tx_offset + payload == wr.length;
+  const uint32_t k = (psn - wr.first_psn) & core::psn_mask;  // packet k of the message
+  const uint64_t offset = uint64_t(k) * mtu;
+  const uint64_t payload = std::min(mtu, wr.length - offset);
+  const bool first = k == 0;
+  const bool last = k + 1 == wr.packets;
   const uint16_t port = m_spray ? uint16_t(roce_entropy_base | (m_rng() & 0x3fff)) : qp.src_port;
   packet* p = m_ctx.pool.acquire();
   fill_headers(p, qp, port);
@@ -355,18 +445,15 @@ packet* supernic::build_data_packet(queue_pair& qp) {
                   : first       ? bth_opcode::rc_rdma_write_first
                   : last        ? bth_opcode::rc_rdma_write_last
                                 : bth_opcode::rc_rdma_write_middle;
-  p->bth.psn = qp.next_psn;
+  p->bth.psn = psn;
   p->bth.ack_req = last;
   p->bth.pad_count = uint8_t((4 - payload % 4) % 4);
-  if (first) {
-    wr.first_psn = qp.next_psn;
+  if (first) {  // the RETH rides on the FIRST (or ONLY) packet, resent or not
     p->has_reth = true;
     p->reth = {wr.remote_addr, wr.rkey, uint32_t(wr.length)};
   }
-  p->payload = m_mem_ptr + wr.local_addr + qp.tx_offset;  // a reference: the bytes are read where placed
+  p->payload = m_mem_ptr + wr.local_addr + offset;  // a reference: the bytes are read where placed
   p->payload_bytes = uint32_t(payload);
-  qp.next_psn = core::psn_add(qp.next_psn, 1);
-  qp.tx_offset += payload;
   p->seal();
   ++m_tx_data_packets;
   m_tx_payload_bytes += payload;
@@ -379,13 +466,137 @@ packet* supernic::build_data_packet(queue_pair& qp) {
     const picoseconds gap(uint64_t((unsigned __int128)wire * 8 * 1'000'000'000ull / rate_kbps));
     qp.next_send = max(core::now(), qp.next_send) + gap;
   }
-  if (last) {
-    wr.last_psn = p->bth.psn;
-    qp.unacked.push_back(wr);
-    qp.send_queue.pop_front();
-    qp.tx_offset = 0;
+  if (core::psn_before(psn, qp.snd_max)) {  // sent before: a retransmission
+    ++wr.retransmitted;
+    ++m_tx_retransmitted;
   }
+  if (qp.deadline == never) set_deadline(qp, core::now() + m_rto);  // the timer runs while anything is unacked
   return p;
+}
+
+// ---- loss recovery at the requester ---------------------------------------------------------------------
+//
+// Cumulative ACK for PSN a: every PSN up to a is acknowledged (una = a + 1), the work requests whose last
+// PSN is below una complete, the retry count restarts and so does the timer (stopped if nothing is left).
+// NAK "PSN sequence error" for PSN p: acknowledges every PSN before p, then go-back-N rewinds the
+// segmentation path to p (so p and everything after it is sent again, in order) while selective queues p
+// alone (later NAKs name later gaps as the responder's head advances). Timeout: go-back-N rewinds to una;
+// selective resends una and, as a tail probe, the highest PSN sent: a lost LAST (whose loss no later packet
+// can reveal) or a lost final ACK is then settled by one timeout, since whatever the responder answers to
+// the two tells the requester where it stands. Each NAK and timeout counts a retry; retry_count + 1 without progress
+// moves the QP to the error state.
+
+size_t supernic::find_wr(const queue_pair& qp, uint32_t psn) const {
+  // The PSNs asked for are near una, i.e. near the front: the scan is short.
+  for (size_t i = 0; i < qp.wqes.size(); ++i)
+    if (((psn - qp.wqes[i].first_psn) & core::psn_mask) < qp.wqes[i].packets) return i;
+  return qp.wqes.size();
+}
+
+void supernic::seek(queue_pair& qp, uint32_t psn) {
+  qp.next_psn = psn;
+  qp.tx_index = find_wr(qp, psn);
+}
+
+void supernic::set_deadline(queue_pair& qp, picoseconds at) {
+  if (qp.deadline == never) ++m_timers_running;
+  qp.deadline = at;
+  if (at < m_rto_wake) {
+    m_rto_wake = at;
+    if (m_started) wake_transmitter(at);
+  }
+}
+
+void supernic::acknowledge(queue_pair& qp, uint32_t psn) {
+  const uint32_t una = core::psn_add(psn, 1);
+  // Progress only if una moves forward and stays within what was sent (an ACK beyond it is bogus).
+  if (!core::psn_before(qp.una, una) || core::psn_before(qp.snd_max, una)) return;
+  qp.una = una;
+  qp.retries = 0;
+  while (!qp.wqes.empty() && core::psn_before(qp.wqes.front().last_psn(), una)) {
+    const work_request& wr = qp.wqes.front();
+    m_completions.push_back(
+        {wr.wr_id, qp.qpn, wr.length, wr.post_at, core::now(), completion_status::success, wr.retransmitted});
+    qp.wqes.pop_front();
+    if (qp.tx_index > 0) --qp.tx_index;
+  }
+  if (core::psn_before(qp.next_psn, una)) seek(qp, una);  // go-back-N was resending what is now acknowledged
+  if (qp.una == qp.snd_max)
+    stop_timer(qp);
+  else
+    set_deadline(qp, core::now() + m_rto);
+}
+
+void supernic::queue_resend(queue_pair& qp, uint32_t psn) {
+  for (size_t i = 0; i < qp.resend.size(); ++i)
+    if (qp.resend[i] == psn) return;
+  qp.resend.push_back(psn);
+}
+
+void supernic::stop_timer(queue_pair& qp) {
+  if (qp.deadline == never) return;
+  qp.deadline = never;
+  if (--m_timers_running > 0) return;
+  // The last timer stopped: withdraw the NIC's pending timer wake-up, so that an idle NIC leaves no event
+  // behind (a run ends at its last real event, not one RTO later). The transmitter's event may also serve
+  // a refill or a ready ACK: an immediate wake-up replaces it and re-arms only those.
+  m_rto_wake = never;
+  if (m_started && m_tx_wake != never) wake_transmitter(core::now());
+}
+
+bool supernic::retry(queue_pair& qp) {
+  if (++qp.retries <= m_params.retry_count) return true;
+  fail_qp(qp);
+  return false;
+}
+
+void supernic::on_nak(queue_pair& qp, uint32_t psn) {
+  ++m_rx_nak;
+  acknowledge(qp, (psn - 1) & core::psn_mask);
+  // Only a NAK for an outstanding PSN asks for anything (a stale one names a PSN already acknowledged).
+  if (psn != qp.una || !core::psn_before(psn, qp.snd_max)) return;
+  if (!retry(qp)) return;
+  if (m_go_back_n) {
+    if (core::psn_before(psn, qp.next_psn)) seek(qp, psn);
+  } else {
+    queue_resend(qp, psn);
+  }
+  if (m_started) wake_transmitter(core::now());
+}
+
+void supernic::check_timeouts(picoseconds t) {
+  m_rto_wake = never;
+  for (auto& qpp : m_qps) {
+    queue_pair& qp = *qpp;
+    if (qp.deadline <= t) {
+      ++m_timeouts;
+      if (retry(qp)) {
+        if (m_go_back_n) {
+          seek(qp, qp.una);
+        } else {
+          queue_resend(qp, qp.una);
+          queue_resend(qp, (qp.snd_max - 1) & core::psn_mask);  // tail probe
+        }
+        qp.deadline = t + m_rto;
+      }
+    }
+    if (qp.deadline < m_rto_wake) m_rto_wake = qp.deadline;
+  }
+}
+
+void supernic::fail_qp(queue_pair& qp) {
+  ++m_qp_errors;
+  qp.error = true;
+  stop_timer(qp);
+  qp.resend.clear();
+  for (size_t i = 0; i < qp.wqes.size(); ++i) {
+    const work_request& wr = qp.wqes[i];
+    m_completions.push_back({wr.wr_id, qp.qpn, wr.length, wr.post_at, max(wr.post_at, core::now()),
+                             i == 0 ? completion_status::retry_exceeded : completion_status::flushed,
+                             wr.retransmitted});
+  }
+  qp.wqes.clear();
+  qp.tx_index = 0;
 }
 
 // ---- receive -------------------------------------------------------------------------------------------
@@ -469,11 +680,13 @@ void supernic::on_ack(packet* p) {
     return;
   }
   queue_pair& qp = *m_qps[qpn - first_qpn];
-  const uint32_t acked = p->bth.psn;  // every PSN up to and including this one
-  while (!qp.unacked.empty() && !core::psn_before(acked, qp.unacked.front().last_psn)) {
-    const work_request& wr = qp.unacked.front();
-    m_completions.push_back({wr.wr_id, qp.qpn, wr.length, wr.post_at, core::now()});
-    qp.unacked.pop_front();
+  const uint8_t syndrome = p->aeth.syndrome;
+  if (!qp.error) {
+    if ((syndrome & nak_syndrome_mask) == nak_syndrome) {
+      if ((syndrome & 0x1f) == nak_psn_sequence_error) on_nak(qp, p->bth.psn);
+    } else {
+      acknowledge(qp, p->bth.psn);  // every PSN up to and including this one
+    }
   }
   m_ctx.pool.release(p);
 }
@@ -497,11 +710,15 @@ void supernic::on_write(packet* p) {
   switch (r.verdict) {
     case psn_verdict::duplicate:
       ++m_rx_duplicate;
-      queue_ack(qp);  // the first ACK may have been lost: acknowledge again
+      queue_ack(qp);  // the first ACK may have been lost: acknowledge again (expected PSN - 1)
+      // Reordering never duplicates: the requester is resending, so a gap at the head is a loss.
+      if (core::psn_before(qp.head, qp.rx_max)) qp.recovering = true;
+      note_arrival(qp, p->bth.psn);
       m_ctx.pool.release(p);
       return;
     case psn_verdict::out_of_window:
       ++m_rx_out_of_window;
+      note_arrival(qp, p->bth.psn);  // dropped, and answered: the gap at the head is what keeps it out
       m_ctx.pool.release(p);
       return;
     case psn_verdict::in_order:
@@ -512,6 +729,7 @@ void supernic::on_write(packet* p) {
       m_ooo_distance.add((p->bth.psn - head_before) & core::psn_mask);
       break;
   }
+  const uint32_t psn = p->bth.psn;  // `p` may be released below
   const bth_opcode op = p->bth.opcode;
   if (op == bth_opcode::rc_rdma_write_first || op == bth_opcode::rc_rdma_write_only) {
     learn_message(qp, p);
@@ -527,6 +745,33 @@ void supernic::on_write(packet* p) {
       queue_ack(qp);
     }
   }
+  note_arrival(qp, psn);
+}
+
+// The responder's NAK rule (its receiver places out of order, so a gap is not an error at once): a NAK
+// "PSN sequence error" naming the expected PSN goes out when the furthest PSN seen is at least
+// nak_threshold_packets beyond it (capped at half the window, so that a gap is reported before later packets
+// fall out of the window), once per expected PSN. Once a gap has been NAKed, or a duplicate has shown that
+// the requester is resending, the QP is recovering: every gap the head stops at is NAKed at once, without
+// waiting for the threshold, until the head catches up with the furthest PSN seen. Below the fabric's reordering depth the rule NAKs gaps
+// that were only reordering (a spurious resend); above it, a loss in a message shorter than the threshold
+// with nothing behind it waits for the requester's timeout. It is checked on every arrival, so when a resend
+// fills a gap and the head stops at the next one, that gap is NAKed at once if later packets are held.
+void supernic::note_arrival(queue_pair& qp, uint32_t psn) {
+  const uint32_t next = core::psn_add(psn, 1);
+  if (core::psn_before(qp.rx_max, next)) qp.rx_max = next;
+  if (core::psn_before(qp.rx_max, qp.head)) qp.rx_max = qp.head;
+  if (!core::psn_before(qp.head, qp.rx_max)) {  // no gap
+    qp.recovering = false;
+    return;
+  }
+  const uint32_t beyond = (qp.rx_max - 1 - qp.head) & core::psn_mask;  // furthest PSN seen past the head
+  if ((beyond < m_nak_threshold && !qp.recovering) || (qp.nak_sent && qp.nak_psn == qp.head)) return;
+  qp.recovering = true;
+  qp.nak_sent = true;
+  qp.nak_psn = qp.head;
+  qp.nak_pending = true;
+  queue_ack(qp);
 }
 
 void supernic::place(known_message& m, const packet* p) {

@@ -2,6 +2,9 @@
 // with consecutive 24-bit PSNs; the responder tracks PSNs with the reorder tracker (RTL or its reference
 // model), places every payload straight into host memory at its offset in whatever order packets arrive,
 // and acknowledges. One transmit scheduler owns the port: one kernel event per transmitted packet.
+// Loss recovery (IBTA RC): the responder re-acknowledges duplicates and sends a NAK "PSN sequence error" for
+// its expected PSN once per gap; the requester resends go-back-N or selectively, on NAK or on the local ACK
+// timeout, and after nic.retry_count fruitless retries moves the QP to the error state (error completions).
 #pragma once
 
 #include <cstdint>
@@ -47,8 +50,19 @@ struct supernic_params {
   std::string cnp_mode = "per_port";    // notification point moderation: one context for the whole port
                                         // (ConnectX-8 default since fw 40.45) or one per QP
   uint64_t cnp_dscp = 48;               // CNPs travel on DSCP 48 (priority 6, strict at the switch)
+  // Loss recovery.
+  std::string retransmission = "selective";  // requester: "go_back_n" or "selective" (resend only what is missing)
+  double rto_us = 65.536;              // local ACK timeout: 4.096 us x 2^4 (IBTA C9-141 encoding, exponent 4)
+  uint64_t retry_count = 7;            // IB retry_cnt (3 bits): retries without progress before the QP errors
+  uint64_t nak_threshold_packets = 128;  // responder: NAK the expected PSN once a packet arrives this far
+                                         // beyond it (at most half the reorder window)
   void visit(core::param_visitor& v);
 };
+
+// How a work request ended (ibv_wc_status): success, IBV_WC_RETRY_EXC_ERR for the request whose retries
+// ran out, IBV_WC_WR_FLUSH_ERR for the ones behind it on the failed QP.
+enum class completion_status : uint8_t { success, retry_exceeded, flushed };
+const char* to_string(completion_status s);
 
 // A finished work request, as the completion queue reports it.
 struct completion {
@@ -57,6 +71,8 @@ struct completion {
   uint64_t bytes;
   core::picoseconds posted_at;
   core::picoseconds completed_at;
+  completion_status status = completion_status::success;
+  uint64_t retransmitted_packets = 0;  // packets of this request sent more than once
 };
 
 // A message fully placed at the responder.
@@ -99,7 +115,7 @@ class supernic : public sc_core::sc_module, public core::packet_sink {
 
   const std::vector<completion>& completions() const { return m_completions; }
   const std::vector<placed_message>& placed() const { return m_placed; }
-  uint64_t outstanding_work() const;  // posted WRs not yet completed
+  uint64_t outstanding_work() const;  // posted WRs not yet completed (successfully or in error)
   const supernic_params& params() const { return m_params; }
   const core::link* out_link() const { return m_out; }  // the NIC's transmit link (line rate)
 
@@ -109,7 +125,9 @@ class supernic : public sc_core::sc_module, public core::packet_sink {
     uint64_t local_addr, remote_addr, length;
     uint32_t rkey;
     core::picoseconds post_at;
-    uint32_t first_psn = 0, last_psn = 0;
+    uint32_t first_psn = 0, packets = 1;  // PSNs are given at post time: the QP's PSNs are consecutive
+    uint64_t retransmitted = 0;
+    uint32_t last_psn() const { return core::psn_add(first_psn, packets - 1); }
   };
   struct known_message {
     uint32_t first_psn, packets;
@@ -124,7 +142,20 @@ class supernic : public sc_core::sc_module, public core::packet_sink {
   void wake_transmitter(core::picoseconds at);
   core::packet* next_ack();
   core::packet* next_data(core::picoseconds* next_ready);
-  core::packet* build_data_packet(queue_pair& qp);
+  // Builds the packet of PSN `psn` of work request `wr` (an index into the QP's work queue) from the work
+  // request alone: the payload is a pointer into source memory at the PSN's offset, nothing is copied.
+  core::packet* build_data_packet(queue_pair& qp, size_t wr, uint32_t psn);
+  // Loss recovery at the requester.
+  size_t find_wr(const queue_pair& qp, uint32_t psn) const;  // the work request holding `psn`
+  void seek(queue_pair& qp, uint32_t psn);                   // go-back-N: the next packet sent is `psn`
+  void acknowledge(queue_pair& qp, uint32_t psn);            // cumulative: every PSN up to `psn`
+  void on_nak(queue_pair& qp, uint32_t psn);
+  void queue_resend(queue_pair& qp, uint32_t psn);  // selective: once, behind earlier requests
+  void set_deadline(queue_pair& qp, core::picoseconds at);
+  void stop_timer(queue_pair& qp);
+  void check_timeouts(core::picoseconds t);
+  bool retry(queue_pair& qp);  // counts a retry; false (and the QP in error) when retry_count is exhausted
+  void fail_qp(queue_pair& qp);
   // Receive paths.
   void on_ack(core::packet* p);
   void on_write(core::packet* p);
@@ -138,6 +169,7 @@ class supernic : public sc_core::sc_module, public core::packet_sink {
   void on_cnp(core::packet* p);                 // reaction point: a CNP for one of our QPs
   void notify_congestion(queue_pair& qp);       // notification point: a CE-marked arrival
   core::packet* next_cnp();
+  void note_arrival(queue_pair& qp, uint32_t psn);  // extends the highest PSN seen, then NAKs a gap if due
   void fill_headers(core::packet* p, const queue_pair& qp, uint16_t src_port);
 
   void end_of_elaboration() override;
@@ -155,6 +187,14 @@ class supernic : public sc_core::sc_module, public core::packet_sink {
   core::link* m_out = nullptr;
   core::picoseconds m_wqe_latency, m_rx_latency;
   bool m_spray;  // path_entropy "per_packet": a new UDP source port for every packet
+  bool m_go_back_n;       // retransmission "go_back_n"
+  core::picoseconds m_rto;
+  uint32_t m_nak_threshold;  // nak_threshold_packets, capped at half the reorder window
+  // The one pending retransmission timer of the NIC: the earliest QP deadline, served by the transmitter's
+  // own event. QP deadlines only move later on progress; a wake-up that finds none expired re-arms for the
+  // new earliest, so there is never more than one timer and no extra process.
+  core::picoseconds m_rto_wake{UINT64_MAX};
+  uint64_t m_timers_running = 0;  // QPs with a deadline
   sc_core::sc_event m_tx_event;
   core::ring<core::picoseconds> m_tx_fifo;  // when each frame committed to the MAC leaves the wire
   core::picoseconds m_tx_wake{UINT64_MAX};  // earliest pending transmitter wake-up
@@ -188,6 +228,7 @@ class supernic : public sc_core::sc_module, public core::packet_sink {
   uint64_t m_rx_deferred = 0, m_rx_access_errors = 0, m_rx_unknown_qp = 0, m_rx_acks = 0;
   uint64_t m_placed_bytes = 0, m_tracker_cycles = 0, m_rx_pause_frames = 0;
   uint64_t m_rx_ecn_marked = 0, m_tx_cnps = 0, m_rx_cnps = 0;
+  uint64_t m_tx_retransmitted = 0, m_rx_nak = 0, m_tx_nak = 0, m_timeouts = 0, m_qp_errors = 0;
   core::histogram m_ooo_distance;
 };
 

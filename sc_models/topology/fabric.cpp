@@ -46,6 +46,15 @@ void topology_params::visit(core::param_visitor& v) {
 void cable_params::visit(core::param_visitor& v) {
   v.field({"ns_per_metre", "ns/m", "propagation delay per metre of cable", 0.0, 100.0}, ns_per_metre);
   v.field({"fec_latency_ns", "ns", "RS-FEC encode plus decode latency, once per link", 0.0, 1e5}, fec_latency_ns);
+  v.field({"drop_probability", "",
+           "loss injection: chance that a link loses a RoCE frame (data, ACK or NAK; PFC frames never), drawn per "
+           "frame from the link's seeded stream",
+           0.0, 1.0},
+          drop_probability);
+  v.field({"drop_links", "",
+           "loss injection only on these links: comma-separated exact names such as h0_to_leaf0 (docs/topology.md); "
+           "empty: every link"},
+          drop_links);
 }
 
 namespace {
@@ -129,6 +138,7 @@ double topology_params::leaf_oversubscription() const {
 core::link_params tier_link(const topology_params& topo, const cable_params& cable, tier t) {
   core::link_params lp;
   lp.fec_latency_ns = cable.fec_latency_ns;
+  lp.drop_probability = cable.drop_probability;  // fabric::cable() clears it on links not in link.drop_links
   switch (t) {
     case tier::host:
       lp.rate_gbps = topo.link_gbps;
@@ -188,6 +198,15 @@ fabric::fabric(const topology_params& topo, const cable_params& cable, const sw:
   for (const auto& override_entry : nic_overrides)
     core::require(host_index(override_entry.first, n).has_value(), "nic_overrides",
                   "no host named '" + override_entry.first + "' (hosts are " + host_names(n) + ")");
+  for (size_t start = 0; start <= cable.drop_links.size();) {
+    const size_t comma = std::min(cable.drop_links.find(',', start), cable.drop_links.size());
+    std::string name = cable.drop_links.substr(start, comma - start);
+    name.erase(0, name.find_first_not_of(' '));
+    name.erase(name.find_last_not_of(' ') + 1);
+    if (!name.empty()) m_drop_links.push_back(name);
+    start = comma + 1;
+  }
+  m_drop_link_found.assign(m_drop_links.size(), false);
   const bool rail = topo.kind == "rail_optimized";
   m_hosts.resize(n);
   m_host_port.resize(n);
@@ -255,6 +274,10 @@ fabric::fabric(const topology_params& topo, const cable_params& cable, const sw:
       if (m_peer[s][p] == k_unwired)
         throw std::logic_error(std::string(m_switches[s]->device_name()) + ": port " + std::to_string(p) +
                                " left unwired by the " + topo.kind + " builder");
+  for (size_t i = 0; i < m_drop_links.size(); ++i)
+    if (!m_drop_link_found[i])
+      throw core::config_error("link.drop_links: no link named '" + m_drop_links[i] + "' (links are named " +
+                               "<from>_to_<to>, e.g. " + m_links.front()->name() + "; docs/topology.md)");
   route();
 }
 
@@ -270,9 +293,21 @@ void fabric::add_switch(const sw::switch_factory& make_switch, const std::string
 
 std::pair<core::link*, core::link*> fabric::cable(const std::string& a, const std::string& b,
                                                   const core::link_params& lp, const std::string& suffix) {
-  m_links.push_back(std::make_unique<core::link>((a + "_to_" + b + suffix).c_str(), lp, m_ctx));
+  // Loss injection applies to every link, or only to those named in link.drop_links.
+  auto params_of = [&](const std::string& name) {
+    core::link_params p = lp;
+    if (m_drop_links.empty()) return p;
+    const auto it = std::find(m_drop_links.begin(), m_drop_links.end(), name);
+    if (it == m_drop_links.end())
+      p.drop_probability = 0.0;
+    else
+      m_drop_link_found[size_t(it - m_drop_links.begin())] = true;
+    return p;
+  };
+  const std::string ab_name = a + "_to_" + b + suffix, ba_name = b + "_to_" + a + suffix;
+  m_links.push_back(std::make_unique<core::link>(ab_name.c_str(), params_of(ab_name), m_ctx));
   core::link* ab = m_links.back().get();
-  m_links.push_back(std::make_unique<core::link>((b + "_to_" + a + suffix).c_str(), lp, m_ctx));
+  m_links.push_back(std::make_unique<core::link>(ba_name.c_str(), params_of(ba_name), m_ctx));
   return {ab, m_links.back().get()};
 }
 

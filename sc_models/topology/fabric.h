@@ -56,6 +56,8 @@ struct topology_params {
 struct cable_params {
   double ns_per_metre = 5.0;      // propagation in the cable
   double fec_latency_ns = 100.0;  // RS-FEC encode + decode, once per link
+  double drop_probability = 0.0;  // loss injection: chance a RoCE frame is lost on a link (PFC never is)
+  std::string drop_links;         // comma-separated exact link names that lose frames; empty: every link
   void visit(core::param_visitor& v);
 };
 
@@ -127,6 +129,8 @@ class fabric {
   std::vector<host> m_hosts;
   std::vector<std::unique_ptr<sw::switch_device>> m_switches;
   std::vector<std::unique_ptr<core::link>> m_links;
+  std::vector<std::string> m_drop_links;     // link.drop_links, split at the commas
+  std::vector<bool> m_drop_link_found;       // [i]: a link named m_drop_links[i] was built
   std::vector<std::vector<size_t>> m_peer;   // [switch][port]: the switch at the far end, or k_host_end
   std::vector<unsigned> m_host_port;         // [host]: its port on its leaf
 };

@@ -169,8 +169,9 @@ TEST(cli, block_level_errors_name_the_instance_and_key) {
 
 TEST(cli, drops_are_reported_not_hidden) {
   // Two senders into one receiver through a 256 KiB shared buffer with no lossless class: the dynamic
-  // threshold caps the queue at half the buffer, the 2:1 incast overruns it, the run cannot verify, the
-  // message says why, and the drops are in the report on the receiver's port.
+  // threshold caps the queue at half the buffer and the 2:1 incast overruns it. Retransmission recovers:
+  // the run verifies (exit 0) and the drops and resends are in the report. With no retries allowed the
+  // first loss fails its queue pair: the run cannot verify, and the message says why.
   const std::string scenario = testing::TempDir() + "drops.yaml";
   std::ofstream(scenario) << "topology: {kind: single_switch, hosts: 3}\n"
                              "switch: {buffer_bytes: 262144, lossless_priorities: \"\"}\n"
@@ -179,12 +180,20 @@ TEST(cli, drops_are_reported_not_hidden) {
                              "  - {src: h2, dst: h0, bytes: 1048576}\n";
   const std::string out = testing::TempDir() + "drops.json";
   const run_result r = fabricsim("run " + scenario + " --quiet --json " + out);
-  EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_NE(r.output.find("packets were dropped"), std::string::npos) << r.output;
+  EXPECT_EQ(r.exit_code, 0) << r.output;
   const json j = load(out);
   EXPECT_GT(j["dropped_packets"].get<uint64_t>(), 0u);
-  EXPECT_FALSE(j["verified"].get<bool>());
+  EXPECT_GE(j["fabric"]["retransmissions"].get<uint64_t>(), j["dropped_packets"].get<uint64_t>());
+  EXPECT_TRUE(j["verified"].get<bool>());
   EXPECT_GT(j["stats"]["sw0.port0"]["dropped"]["value"].get<uint64_t>(), 0u);
+
+  const run_result no_retry = fabricsim("run " + scenario + " --quiet --set nic.retry_count=0 --json " + out);
+  EXPECT_EQ(no_retry.exit_code, 1) << no_retry.output;
+  EXPECT_NE(no_retry.output.find("completed in error"), std::string::npos) << no_retry.output;
+  EXPECT_NE(no_retry.output.find("packets were lost"), std::string::npos) << no_retry.output;
+  const json failed = load(out);
+  EXPECT_FALSE(failed["verified"].get<bool>());
+  EXPECT_GT(failed["failed"].get<uint64_t>(), 0u);
 }
 
 }  // namespace
@@ -393,18 +402,17 @@ TEST(cli, compare_option_must_be_key_equals_values) {
 }
 
 TEST(cli, compare_status_names_the_value_that_did_not_verify) {
-  // A 2:1 incast: lossless (PFC) loses nothing, lossy in a 256 KiB buffer drops; the comparison completes,
-  // reports both, and exits 1 naming the value that did not verify.
+  // A 2:1 incast, lossy in a 256 KiB buffer, drops; with retries it recovers, with none its queue pairs
+  // fail. The comparison completes, reports both, and exits 1 naming the value that did not verify.
   const std::string path = temp_file("compare_drops.yaml", "topology: {kind: single_switch, hosts: 3}\n"
-                                                           "switch: {buffer_bytes: 2097152}\n"
+                                                           "switch: {buffer_bytes: 262144, lossless_priorities: \"\"}\n"
                                                            "writes:\n"
                                                            "  - {src: h1, dst: h0, bytes: 1048576}\n"
                                                            "  - {src: h2, dst: h0, bytes: 1048576}\n");
-  const run_result r = fabricsim("run " + path + " --compare switch.lossless_priorities=3,7");
+  const run_result r = fabricsim("run " + path + " --compare nic.retry_count=7,0");
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_NE(r.output.find("switch.lossless_priorities=7: data placement NOT verified"), std::string::npos)
-      << r.output;
-  EXPECT_EQ(r.output.find("switch.lossless_priorities=3: data"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("nic.retry_count=0: data placement NOT verified"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("nic.retry_count=7: data"), std::string::npos) << r.output;
 }
 
 }  // namespace

@@ -148,5 +148,48 @@ TEST(arrival_calendar, simultaneous_arrivals_share_one_wake_up_in_scheduling_ord
   EXPECT_EQ(r["events"], 2u);
 }
 
+// Loss injection: a seeded share of RoCE frames vanishes at its arrival time (released to the pool), PFC
+// frames never do, and the same seed loses the same frames.
+TEST(link, loss_injection_drops_roce_frames_only_and_repeatably) {
+  auto lossy_run = [](uint64_t seed, double p) {
+    const child_result c = run_in_child([=] {
+      sim_context ctx;
+      ctx.seed = seed;
+      link_params lp;
+      lp.drop_probability = p;
+      link l("lossy", lp, ctx);
+      recorder r(ctx);
+      l.bind(r, 0);
+      picoseconds free{};
+      for (uint64_t i = 0; i < 2000; ++i) {
+        packet* pk = middle_4096(ctx);
+        pk->id = i;
+        if (i % 10 == 0) pk->kind = frame_kind::pfc;  // 200 PFC frames among them
+        free = l.transmit(pk, free);
+      }
+      sc_core::sc_start();
+      json ids = json::array();
+      for (const auto& a : r.arrivals) ids.push_back(a["id"]);
+      return json{{"ids", ids}, {"dropped", l.dropped_injected()}, {"in_use", ctx.pool.in_use()},
+                  {"counter", ctx.stats.counter_value("lossy", "dropped_injected")}}
+          .dump();
+    });
+    EXPECT_TRUE(c.ok) << c.output;
+    return c.ok ? json::parse(c.output) : json::object();
+  };
+  const json a = lossy_run(1, 0.25), b = lossy_run(1, 0.25), c = lossy_run(2, 0.25), all = lossy_run(1, 1.0);
+  EXPECT_EQ(a["ids"].size() + a["dropped"].get<size_t>(), 2000u);
+  EXPECT_EQ(a["counter"], a["dropped"]);
+  EXPECT_EQ(a["in_use"], 0u);
+  // 1800 RoCE frames at 25 %: 450 expected, sigma about 18.
+  EXPECT_NEAR(a["dropped"].get<double>(), 450.0, 80.0);
+  EXPECT_EQ(a["ids"], b["ids"]);
+  EXPECT_NE(a["ids"], c["ids"]);
+  // Probability 1: every RoCE frame lost, every PFC frame delivered.
+  EXPECT_EQ(all["dropped"], 1800u);
+  ASSERT_EQ(all["ids"].size(), 200u);
+  for (const auto& id : all["ids"]) EXPECT_EQ(id.get<uint64_t>() % 10, 0u);
+}
+
 }  // namespace
 }  // namespace fabricsim::test

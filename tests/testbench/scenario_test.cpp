@@ -131,7 +131,7 @@ TEST(scenario, unknown_top_level_key_lists_the_known_ones) {
 TEST(scenario, unknown_key_in_each_section) {
   EXPECT_EQ(error_of([] { load("name: x\nlink:\n  fec_latency_ns: 80\n  ns_per_meter: 1\n"); }),
             "t.yaml:4: link.ns_per_meter: unknown key; did you mean ns_per_metre? Known keys of link: ns_per_metre, "
-            "fec_latency_ns");
+            "fec_latency_ns, drop_probability, drop_links");
   EXPECT_TRUE(contains(error_of([] { load("run:\n  duraton_us: 1\n"); }),
                        "t.yaml:2: run.duraton_us: unknown key; did you mean duration_us? Known keys of run: "
                        "duration_us, limit_us"));
@@ -200,7 +200,8 @@ TEST(scenario, keys_that_moved_to_topology_say_where) {
 
 TEST(scenario, section_that_is_not_a_mapping) {
   EXPECT_EQ(error_of([] { load("name: x\nlink: 400\n"); }),
-            "t.yaml:2: link: expected a mapping of link keys (ns_per_metre, fec_latency_ns), got \"400\"");
+            "t.yaml:2: link: expected a mapping of link keys (ns_per_metre, fec_latency_ns, drop_probability, "
+            "drop_links), got \"400\"");
   EXPECT_TRUE(contains(error_of([] { load("- link\n"); }), "t.yaml:1: expected a mapping of top-level keys"));
   EXPECT_TRUE(contains(error_of([] { load("nic_overrides: [h1]\n"); }),
                        "t.yaml:1: nic_overrides: expected a mapping of host name to NIC keys"));
@@ -235,7 +236,9 @@ TEST(scenario, nic_overrides_errors) {
   EXPECT_EQ(error_of([] { load("nic_overrides:\n  h1:\n    reorder: ref\n    reordr: rtl\n"); }),
             "t.yaml:4: nic_overrides.h1.reordr: unknown key; did you mean reorder? Known keys of nic_overrides.h1: "
             "mtu_bytes, reorder, reorder_window, wqe_latency_ns, rx_latency_ns, ack_every_packets, path_entropy, "
-            "random_initial_psn, initial_psn, dscp, place_data, tx_fifo_frames");
+            "random_initial_psn, initial_psn, dscp, place_data, tx_fifo_frames, cc, dcqcn_preset, dcqcn_model, "
+            "cnp_model, cnp_interval_ns, cnp_mode, cnp_dscp, retransmission, rto_us, retry_count, "
+            "nak_threshold_packets");
   EXPECT_EQ(error_of([] { load("nic_overrides:\n  h1: {reorder: ref}\n  h1: {reorder: rtl}\n"); }),
             "t.yaml:3: nic_overrides.h1: duplicate host (each host may appear once)");
   EXPECT_EQ(error_of([] { load("nic_overrides:\n  h0:\n    reorder: slow\n"); }),

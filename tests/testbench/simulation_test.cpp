@@ -137,5 +137,54 @@ TEST(simulation, warm_up_must_leave_a_window) {
   EXPECT_EQ(r.output, "t.yaml: run.warmup_us 5 leaves no measurement window: it must be below run.duration_us 5");
 }
 
+// Loss injection on every link of a small leaf-spine (data, ACKs and NAKs alike, never PFC): every WRITE
+// still completes and verifies, the losses are counted per link and the resends per flow and in `fabric`.
+TEST(simulation, one_percent_loss_on_every_link_is_recovered) {
+  const json r = run(R"(topology: {kind: leaf_spine, leaves: 2, hosts_per_leaf: 2, spines: 2}
+link: {drop_probability: 0.01}
+nic: {path_entropy: per_packet}
+workload: {kind: permutation, pattern: shift, offset: 2, message_bytes: 1048576}
+)");
+  ASSERT_TRUE(r.contains("fabric")) << r.dump();
+  EXPECT_TRUE(r["verified"].get<bool>());
+  EXPECT_EQ(r["completed"], 4u);
+  EXPECT_EQ(r["failed"], 0u);
+  EXPECT_EQ(r["packets_in_use_at_end"], 0u);
+  uint64_t lost = 0, resent = 0;
+  for (const auto& p : r["ports"]) lost += p["dropped_injected"].get<uint64_t>();
+  for (const auto& f : r["flows"]) {
+    EXPECT_EQ(f["status"], "success");
+    resent += f["retransmitted_packets"].get<uint64_t>();
+  }
+  // 4 x 256 packets over 4 links each, plus the ACKs: some 40 losses are expected at 1 %.
+  EXPECT_GT(lost, 10u);
+  EXPECT_EQ(r["fabric"]["injected_drops"], lost);
+  EXPECT_EQ(r["fabric"]["retransmissions"], resent);
+  EXPECT_GT(resent, 0u);
+}
+
+TEST(simulation, loss_injection_can_be_limited_to_named_links) {
+  const json r = run(R"(topology: {kind: single_switch, hosts: 2}
+link: {drop_probability: 0.05, drop_links: "sw0_to_h1"}
+writes: [{src: h0, dst: h1, bytes: 1048576}]
+)");
+  ASSERT_TRUE(r.contains("ports")) << r.dump();
+  EXPECT_TRUE(r["verified"].get<bool>());
+  for (const auto& p : r["ports"]) {
+    if (p["link"] == "sw0_to_h1")
+      EXPECT_GT(p["dropped_injected"].get<uint64_t>(), 0u);
+    else
+      EXPECT_EQ(p["dropped_injected"].get<uint64_t>(), 0u) << p["link"];
+  }
+  const test::child_result bad = test::run_in_child([] {
+    return run_scenario(load_scenario_text("link: {drop_probability: 0.1, drop_links: \"h0_to_sw0,h9_to_sw0\"}\n"
+                                           "writes: [{src: h0, dst: h1, bytes: 64}]\n",
+                                           "t.yaml"))
+        .dump();
+  });
+  EXPECT_FALSE(bad.ok);
+  EXPECT_NE(bad.output.find("link.drop_links: no link named 'h9_to_sw0'"), std::string::npos) << bad.output;
+}
+
 }  // namespace
 }  // namespace fabricsim::testbench
