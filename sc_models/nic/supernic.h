@@ -54,7 +54,7 @@ struct supernic_params {
   std::string retransmission = "selective";  // requester: "go_back_n" or "selective" (resend only what is missing)
   double rto_us = 65.536;              // local ACK timeout: 4.096 us x 2^4 (IBTA C9-141 encoding, exponent 4)
   uint64_t retry_count = 7;            // IB retry_cnt (3 bits): retries without progress before the QP errors
-  uint64_t nak_threshold_packets = 128;  // responder: NAK the expected PSN once a packet arrives this far
+  uint64_t nak_threshold_packets = 2048;  // responder: NAK the expected PSN once a packet arrives this far
                                          // beyond it (at most half the reorder window)
   void visit(core::param_visitor& v);
 };
