@@ -12,6 +12,7 @@
 #include <optional>
 #include <sstream>
 
+#include <fmt/format.h>
 #include <systemc>
 
 #include "sc_models/core/rng.h"
@@ -210,6 +211,21 @@ void congestion_figures(nlohmann::json& j, core::sim_context& ctx, topology::fab
   j["cnps_received"] = ctx.stats.counter_total("rx_cnps");
   j["samples"] = senders.empty() ? 0 : samples.size() / senders.size();
   j["rate_convergence_ns"] = convergence_ns(samples, senders, [](const qp_sample& q) { return q.st.rate_mbps; });
+  // How far apart the DCQCN rates ended: (max - min) / max over the last sample with every sender active.
+  j["rate_spread_at_end"] = nullptr;
+  for (size_t i = samples.size(); senders.size() >= 2 && i >= senders.size(); i -= senders.size()) {
+    bool all_active = true;
+    double lo = INFINITY, hi = 0.0;
+    for (size_t k = i - senders.size(); k < i; ++k) {
+      all_active = all_active && samples[k].active;
+      lo = std::min(lo, samples[k].st.rate_mbps);
+      hi = std::max(hi, samples[k].st.rate_mbps);
+    }
+    if (all_active) {
+      j["rate_spread_at_end"] = hi > 0 ? (hi - lo) / hi : 0.0;
+      break;
+    }
+  }
   j["goodput_convergence_ns"] = convergence_ns(samples, senders, [](const qp_sample& q) { return q.goodput_mbps; });
 }
 
@@ -419,10 +435,9 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
            "delivered_bytes,goodput_mbps\n";
     for (const qp_sample& q : samples) {
       const sender_qp& sq = senders[q.sender];
-      csv << q.t.ns() << ',' << fab.hosts()[sq.src].name << ',' << fab.hosts()[sq.dst].name << ',' << sq.sq << ','
-          << int(q.active) << ',' << q.st.rate_mbps << ',' << q.st.target_mbps << ',' << q.st.alpha << ','
-          << q.dst_port_queue_bytes << ',' << q.max_queue_bytes << ',' << q.st.placed_bytes << ',' << q.goodput_mbps
-          << '\n';
+      csv << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", q.t.ns(), fab.hosts()[sq.src].name,
+                         fab.hosts()[sq.dst].name, sq.sq, int(q.active), q.st.rate_mbps, q.st.target_mbps, q.st.alpha,
+                         q.dst_port_queue_bytes, q.max_queue_bytes, q.st.placed_bytes, q.goodput_mbps);
     }
     if (!csv) throw core::config_error(s.source + ": run.timeseries_csv " + s.run.timeseries_csv + ": write failed");
   }
