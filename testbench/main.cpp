@@ -28,6 +28,7 @@ struct run_args {
   std::string seed;
   std::string json_out;
   std::string compare;  // --compare KEY=V1,V2,...
+  std::string timeseries;  // --timeseries FILE: run.timeseries_csv
   bool quiet = false;
 };
 
@@ -71,6 +72,7 @@ void write_json(const std::string& path, const nlohmann::json& j) {
 int run(const run_args& a) {
   std::vector<std::string> overrides = a.sets;
   if (!a.seed.empty()) overrides.push_back("seed=" + a.seed);
+  if (!a.timeseries.empty()) overrides.push_back("run.timeseries_csv=" + a.timeseries);
   auto load = [&](const std::vector<std::string>& extra) {
     std::vector<std::string> all = overrides;
     all.insert(all.end(), extra.begin(), extra.end());
@@ -99,6 +101,14 @@ int run(const run_args& a) {
     const std::string assignment = compare.key + "=" + value;
     try {
       runs.push_back(load({assignment}));
+      // Each value writes its own time series: FILE.csv -> FILE.<value>.csv.
+      std::string& csv = runs.back().run.timeseries_csv;
+      if (!csv.empty()) {
+        const size_t dot = csv.rfind('.');
+        const size_t slash = csv.rfind('/');
+        const bool has_ext = dot != std::string::npos && (slash == std::string::npos || dot > slash);
+        csv = has_ext ? csv.substr(0, dot) + "." + value + csv.substr(dot) : csv + "." + value;
+      }
     } catch (const core::config_error& e) {
       // The loader quotes the assignment as a --set; say where it came from instead.
       std::string what = e.what();
@@ -156,6 +166,9 @@ int sc_main(int argc, char* argv[]) {
   run_cmd->add_option("--compare", args.compare,
                       "Run once per value of one key and compare, e.g. --compare nic.path_entropy=fixed,per_packet "
                       "(replaces the file's `compare` section; each value runs in its own process)");
+  run_cmd->add_option("--timeseries", args.timeseries,
+                      "Write per-QP samples (every run.sample_us) as CSV here (sets run.timeseries_csv; a "
+                      "comparison writes FILE.<value>.csv per value; columns: docs/report.md)");
   run_cmd->add_flag("--quiet", args.quiet, "Do not print the result table");
 
   CLI::App* keys_cmd = app.add_subcommand("keys", "Print every scenario key with its unit, default and range "

@@ -48,6 +48,17 @@ std::string format_table(const nlohmann::json& r, size_t max_rows) {
                      fab.at("incomplete_flows").get<uint64_t>(), fab.at("drops").get<uint64_t>(),
                      fab.at("ecn_marked").get<uint64_t>(), fab.at("pfc_pause_frames").get<uint64_t>(),
                      fab.at("max_queue_bytes").get<uint64_t>());
+  if (fab.contains("bottleneck") && fab.at("bottleneck").is_object() && fab.at("bottleneck").contains("port")) {
+    const auto& b = fab.at("bottleneck");
+    out += fmt::format("bottleneck {} ({}): utilization {:.1f}%, queue max {} mean {:.0f} bytes; Jain's index {}; "
+                       "CNPs sent {}\n\n",
+                       b.at("host").get<std::string>(), b.at("port").get<std::string>(),
+                       100.0 * b.at("utilization").get<double>(), b.at("queue_max_bytes").get<uint64_t>(),
+                       b.at("queue_mean_bytes").get<double>(),
+                       fab.at("jain_fairness").is_null() ? std::string("-")
+                                                         : fmt::format("{:.3f}", fab.at("jain_fairness").get<double>()),
+                       fab.at("cnps_sent").get<uint64_t>());
+  }
 
   const auto& flows = r.at("flows");
   out += fmt::format("{:>5} {:>6} {:>6} {:>12} {:>12} {:>12} {:>10} {:>8}\n", "flow", "src", "dst", "bytes",

@@ -32,6 +32,16 @@ void run_params::visit(core::param_visitor& v) {
            "start of the measurement window of the `fabric` report: payload delivered before it is not counted",
            0.0, k_max_time_ns / 1e3},
           warmup_us);
+  v.field({"sample_us", "us",
+           "time-series sampling period: every period, one sample per sending queue pair (DCQCN rate, alpha, "
+           "queues, delivered bytes; docs/report.md); 0: off. The simulation is stopped and resumed at each "
+           "sample, no model event is added, so results do not change",
+           0.0, k_max_time_ns / 1e3},
+          sample_us);
+  v.field({"timeseries_csv", "",
+           "write the samples as CSV to this file (relative paths: to the current directory; --timeseries "
+           "sets it); needs sample_us"},
+          timeseries_csv);
 }
 
 void write_op::visit(core::param_visitor& v) {

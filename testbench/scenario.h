@@ -19,6 +19,8 @@ struct run_params {
   double duration_us = 0.0;  // 0: until every operation of the workload has completed
   double limit_us = 100000.0;
   double warmup_us = 0.0;  // start of the measurement window (fabric report)
+  double sample_us = 0.0;  // time-series sampling period (0: off); sampling never adds model events
+  std::string timeseries_csv;  // per-QP samples written here (relative: to the current directory)
   void visit(core::param_visitor& v);
 };
 

@@ -5,10 +5,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
+#include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 
+#include <fmt/format.h>
 #include <systemc>
 
 #include "sc_models/core/rng.h"
@@ -32,6 +36,67 @@ std::string format_number(double v) {
   std::ostringstream o;
   o << v;
   return o.str();
+}
+
+// One sending queue pair: the (src, dst) pair of hosts its WRITEs go between.
+struct sender_qp {
+  size_t src = 0, dst = 0;
+  uint32_t sq = 0, rq = 0;        // requester QPN at src, responder QPN at dst
+  picoseconds first_post{UINT64_MAX};  // its first work request becomes visible
+  uint64_t placed_at_window_start = 0;
+};
+
+// One sample of one sending QP (a row of the time-series CSV, docs/report.md).
+struct qp_sample {
+  picoseconds t;
+  size_t sender;  // index into the sender_qp list
+  bool active;    // posted and not yet complete
+  nic::qp_status st;
+  uint64_t dst_port_queue_bytes, max_queue_bytes;
+  double goodput_mbps;  // payload placed since the previous sample, over the sample period
+};
+
+// Jain's fairness index (sum x)^2 / (n sum x^2): 1 when every x is equal, 1/n when one takes everything.
+// Null for no values, 1 when every value is zero (all equally starved).
+nlohmann::json jain_index(const std::vector<double>& x) {
+  if (x.empty()) return nullptr;
+  double sum = 0.0, sq = 0.0;
+  for (double v : x) {
+    sum += v;
+    sq += v * v;
+  }
+  return sq > 0 ? sum * sum / (double(x.size()) * sq) : 1.0;
+}
+
+// The first sample time from which, while every sender is active, the largest value stays within 10 % of
+// the smallest ((max - min) <= 0.1 max), less the time the last sender started; null when it never settles
+// or no sample has every sender active. `value(sample)` picks what is compared.
+template <class F>
+nlohmann::json convergence_ns(const std::vector<qp_sample>& samples, const std::vector<sender_qp>& senders, F value) {
+  if (senders.size() < 2 || samples.empty()) return nullptr;
+  picoseconds last_start{0};
+  for (const sender_qp& q : senders) last_start = std::max(last_start, q.first_post);
+  std::optional<picoseconds> settled;
+  for (size_t i = 0; i + senders.size() <= samples.size(); i += senders.size()) {
+    bool all_active = true;
+    double lo = INFINITY, hi = 0.0;
+    for (size_t k = i; k < i + senders.size(); ++k) {
+      all_active = all_active && samples[k].active;
+      lo = std::min(lo, value(samples[k]));
+      hi = std::max(hi, value(samples[k]));
+    }
+    if (!all_active) {
+      if (samples[i].t >= last_start && settled) break;  // a sender finished: judge up to here
+      continue;
+    }
+    if (hi - lo <= 0.1 * hi) {
+      if (!settled) settled = samples[i].t;
+    } else {
+      settled.reset();
+    }
+  }
+  if (!settled) return nullptr;
+  return (*settled - std::min(*settled, last_start)).ns();
 }
 
 // The `fabric` object of the report (docs/report.md): what the fabric delivered in the measurement window,
@@ -80,6 +145,90 @@ nlohmann::json fabric_summary(core::sim_context& ctx, topology::fabric& fab, con
   return j;
 }
 
+// The figures that show congestion control at work (docs/report.md, `fabric`): per-sender goodput in the
+// window and Jain's index over it, the bottleneck port of a run whose WRITEs all go to one host, PFC pauses
+// per switch port and CNPs.
+void congestion_figures(nlohmann::json& j, core::sim_context& ctx, topology::fabric& fab,
+                        const std::vector<sender_qp>& senders, const std::vector<qp_sample>& samples,
+                        picoseconds window_start, picoseconds window_end, double queue_byte_ps_at_window_start) {
+  const double window_s = double((window_end - window_start).value) * 1e-12;
+  std::map<size_t, uint64_t> per_host;  // sending host -> payload placed for it in the window
+  std::map<size_t, uint64_t> per_target;
+  for (const sender_qp& q : senders) {
+    const uint64_t b = fab.hosts()[q.dst].nic->qp_state(q.rq).placed_bytes - q.placed_at_window_start;
+    per_host[q.src] += b;
+    per_target[q.dst] += b;
+  }
+  nlohmann::json goodput = nlohmann::json::object();
+  std::vector<double> x;
+  for (const auto& [h, b] : per_host) {
+    const double gbps = window_s > 0 ? double(b) * 8.0 / window_s / 1e9 : 0.0;
+    goodput[fab.hosts()[h].name] = gbps;
+    x.push_back(gbps);
+  }
+  j["sender_goodput_gbps"] = goodput;
+  j["jain_fairness"] = jain_index(x);
+
+  // The bottleneck: the last hop to the one host every WRITE goes to (incast, two flows into one host).
+  if (per_target.size() == 1) {
+    const size_t target = per_target.begin()->first;
+    auto* leaf = dynamic_cast<sw::spectrum_switch*>(fab.switches()[fab.hosts()[target].leaf].get());
+    nlohmann::json b;
+    b["host"] = fab.hosts()[target].name;
+    const double line_bps = double(fab.hosts()[target].nic->out_link()->rate().value);
+    b["delivered_payload_bytes"] = per_target.begin()->second;
+    b["utilization"] = window_s > 0 ? double(per_target.begin()->second) * 8.0 / (line_bps * window_s) : 0.0;
+    if (leaf) {
+      sw::scheduled_port& port = leaf->port(fab.host_port(target));
+      b["port"] = port.name();
+      b["queue_max_bytes"] = ctx.stats.counter_value(port.name(), "max_queue_bytes");
+      const double integral = port.queue_byte_ps(window_end) - queue_byte_ps_at_window_start;
+      b["queue_mean_bytes"] = window_end > window_start ? integral / double((window_end - window_start).value) : 0.0;
+    }
+    j["bottleneck"] = std::move(b);
+  } else {
+    j["bottleneck"] = nullptr;
+  }
+
+  // PFC pauses per switch port: where they are sent shows how far back-pressure spread.
+  nlohmann::json by_port = nlohmann::json::array();
+  nlohmann::json by_switch = nlohmann::json::object();
+  for (auto& d : fab.switches()) {
+    auto* sw = dynamic_cast<sw::spectrum_switch*>(d.get());
+    if (!sw) continue;
+    uint64_t total = 0;
+    for (unsigned i = 0; i < sw->ports(); ++i) {
+      sw::scheduled_port& p = sw->port(i);
+      const uint64_t n = ctx.stats.counter_value(p.name(), "pause_frames_sent");
+      total += n;
+      if (n > 0) by_port.push_back({{"port", p.name()}, {"link", p.out().name()}, {"pause_frames_sent", n}});
+    }
+    by_switch[sw->name()] = total;
+  }
+  j["pfc_pauses_by_port"] = std::move(by_port);
+  j["pfc_pauses_by_switch"] = std::move(by_switch);
+  j["cnps_sent"] = ctx.stats.counter_total("tx_cnps");
+  j["cnps_received"] = ctx.stats.counter_total("rx_cnps");
+  j["samples"] = senders.empty() ? 0 : samples.size() / senders.size();
+  j["rate_convergence_ns"] = convergence_ns(samples, senders, [](const qp_sample& q) { return q.st.rate_mbps; });
+  // How far apart the DCQCN rates ended: (max - min) / max over the last sample with every sender active.
+  j["rate_spread_at_end"] = nullptr;
+  for (size_t i = samples.size(); senders.size() >= 2 && i >= senders.size(); i -= senders.size()) {
+    bool all_active = true;
+    double lo = INFINITY, hi = 0.0;
+    for (size_t k = i - senders.size(); k < i; ++k) {
+      all_active = all_active && samples[k].active;
+      lo = std::min(lo, samples[k].st.rate_mbps);
+      hi = std::max(hi, samples[k].st.rate_mbps);
+    }
+    if (all_active) {
+      j["rate_spread_at_end"] = hi > 0 ? (hi - lo) / hi : 0.0;
+      break;
+    }
+  }
+  j["goodput_convergence_ns"] = convergence_ns(samples, senders, [](const qp_sample& q) { return q.goodput_mbps; });
+}
+
 constexpr uint64_t page = 4096;
 uint64_t round_up(uint64_t v) { return (v + page - 1) / page * page; }
 
@@ -102,6 +251,9 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
     throw core::config_error(s.source + ": run.warmup_us " + format_number(s.run.warmup_us) + " leaves no measurement "
                              "window: it must be below run." + (s.run.duration_us > 0 ? "duration_us " : "limit_us ") +
                              format_number(run_end_us));
+  if (!s.run.timeseries_csv.empty() && s.run.sample_us <= 0)
+    throw core::config_error(s.source + ": run.timeseries_csv " + s.run.timeseries_csv +
+                             " needs a sampling period: set run.sample_us above 0");
   for (const auto& override_entry : s.nic_overrides)
     if (!topology::host_index(override_entry.first, hosts))
       throw core::config_error(s.source + ": nic_overrides." + override_entry.first + ": no host '" +
@@ -175,6 +327,17 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
     }
     src.nic->post_write(it->second.first, i, w.src_addr, w.dst_addr, rkey, w.bytes, w.post_at);
   }
+  std::vector<sender_qp> senders;
+  for (const auto& [pair, qpns] : qps) {
+    sender_qp q;
+    q.src = pair.first;
+    q.dst = pair.second;
+    q.sq = qpns.first;
+    q.rq = qpns.second;
+    for (const planned_write& w : writes)
+      if (w.src == q.src && w.dst == q.dst) q.first_post = std::min(q.first_post, w.post_at);
+    senders.push_back(q);
+  }
 
   // With a duration, run to it; without, until the fabric is idle (every operation done, or nothing left that
   // could finish one). A warm-up splits the run in two sc_start calls, to read the delivered payload at the
@@ -184,16 +347,100 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
   const auto wall0 = std::chrono::steady_clock::now();
   const sc_core::sc_starvation_policy policy =
       s.run.duration_us > 0 ? sc_core::SC_RUN_TO_TIME : sc_core::SC_EXIT_ON_STARVATION;
-  const sc_core::sc_time run_end(run_end_us, sc_core::SC_US);
   uint64_t placed_at_window_start = 0;
-  if (s.run.warmup_us > 0) {
-    sc_core::sc_start(sc_core::sc_time(s.run.warmup_us, sc_core::SC_US), policy);
-    placed_at_window_start = ctx.stats.counter_total("placed_bytes");
+  const picoseconds warmup_end = picoseconds::from_ns(s.run.warmup_us * 1e3);
+  const picoseconds sample_period = picoseconds::from_ns(s.run.sample_us * 1e3);
+  // The port the report calls the bottleneck (the last hop to the one destination), for its queue integral.
+  sw::scheduled_port* bottleneck = nullptr;
+  {
+    std::vector<bool> is_dst(hosts, false);
+    size_t dsts = 0, target = 0;
+    for (const sender_qp& q : senders)
+      if (!is_dst[q.dst]) {
+        is_dst[q.dst] = true;
+        ++dsts;
+        target = q.dst;
+      }
+    if (dsts == 1)
+      if (auto* leaf = dynamic_cast<sw::spectrum_switch*>(fab.switches()[fab.hosts()[target].leaf].get()))
+        bottleneck = &leaf->port(fab.host_port(target));
   }
-  // Without a duration the first call may stop at the last event before the warm-up (the kernel does not
-  // advance an idle clock); continue only if anything is left to happen.
-  if (s.run.warmup_us == 0 || s.run.duration_us > 0 || sc_core::sc_pending_activity())
-    sc_core::sc_start(run_end - sc_core::sc_time_stamp(), policy);
+  double queue_byte_ps_at_window_start = 0.0;
+  auto open_window = [&] {
+    placed_at_window_start = ctx.stats.counter_total("placed_bytes");
+    for (sender_qp& q : senders) q.placed_at_window_start = fab.hosts()[q.dst].nic->qp_state(q.rq).placed_bytes;
+    if (bottleneck) queue_byte_ps_at_window_start = bottleneck->queue_byte_ps(core::now());
+  };
+  // Sampling reads state between sc_start calls: read-only accessors, no model event.
+  std::vector<sw::spectrum_switch*> spectrum_switches;
+  for (auto& d : fab.switches())
+    if (auto* sw = dynamic_cast<sw::spectrum_switch*>(d.get())) spectrum_switches.push_back(sw);
+  std::vector<qp_sample> samples;
+  std::vector<uint64_t> last_placed(senders.size(), 0);
+  auto take_sample = [&] {
+    const picoseconds t = core::now();
+    uint64_t max_queue = 0;
+    for (auto* sw : spectrum_switches)
+      for (unsigned i = 0; i < sw->ports(); ++i) max_queue = std::max(max_queue, sw->port(i).queued_bytes());
+    for (size_t k = 0; k < senders.size(); ++k) {
+      const sender_qp& q = senders[k];
+      qp_sample smp{};
+      smp.t = t;
+      smp.sender = k;
+      smp.st = fab.hosts()[q.src].nic->qp_state(q.sq);
+      smp.st.placed_bytes = fab.hosts()[q.dst].nic->qp_state(q.rq).placed_bytes;  // delivered at the responder
+      smp.active = t >= q.first_post && smp.st.outstanding > 0;
+      auto* leaf = dynamic_cast<sw::spectrum_switch*>(fab.switches()[fab.hosts()[q.dst].leaf].get());
+      smp.dst_port_queue_bytes = leaf ? leaf->port(fab.host_port(q.dst)).queued_bytes() : 0;
+      smp.max_queue_bytes = max_queue;
+      smp.goodput_mbps = double(smp.st.placed_bytes - last_placed[k]) * 8.0 / double(sample_period.value) * 1e6;
+      last_placed[k] = smp.st.placed_bytes;
+      samples.push_back(smp);
+    }
+  };
+  // Stops: every sample time, the end of the warm-up and the end of the run. Without a duration a call may
+  // stop at the last event before its end (the kernel does not advance an idle clock): continue only if
+  // anything is left to happen.
+  bool window_open = s.run.warmup_us == 0;
+  picoseconds next_sample = sample_period.value > 0 ? sample_period : picoseconds{UINT64_MAX};
+  const picoseconds end = picoseconds::from_ns(run_end_us * 1e3);
+  for (bool first = true;; first = false) {
+    const picoseconds now = core::now();
+    if (now >= end) break;
+    if (!first && s.run.duration_us == 0 && !sc_core::sc_pending_activity()) break;
+    picoseconds stop = std::min(end, next_sample);
+    if (!window_open) stop = std::min(stop, warmup_end);
+    if (stop > now) sc_core::sc_start(sc_core::sc_time(double((stop - now).value), sc_core::SC_PS), policy);
+    const bool reached = core::now() >= stop;
+    if (!window_open && reached && stop == warmup_end) {
+      open_window();
+      window_open = true;
+    }
+    if (reached && stop == next_sample) {
+      take_sample();
+      next_sample = next_sample + sample_period;
+    }
+    if (!reached) {
+      if (!window_open) {  // went idle before the warm-up ended
+        open_window();
+        window_open = true;
+      }
+      if (!sc_core::sc_pending_activity()) break;
+    }
+  }
+  if (!s.run.timeseries_csv.empty()) {
+    std::ofstream csv(s.run.timeseries_csv);
+    if (!csv) throw core::config_error(s.source + ": run.timeseries_csv " + s.run.timeseries_csv + ": cannot open for writing");
+    csv << "time_ns,src,dst,qpn,active,rate_mbps,target_mbps,alpha,dst_port_queue_bytes,max_queue_bytes,"
+           "delivered_bytes,goodput_mbps\n";
+    for (const qp_sample& q : samples) {
+      const sender_qp& sq = senders[q.sender];
+      csv << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", q.t.ns(), fab.hosts()[sq.src].name,
+                         fab.hosts()[sq.dst].name, sq.sq, int(q.active), q.st.rate_mbps, q.st.target_mbps, q.st.alpha,
+                         q.dst_port_queue_bytes, q.max_queue_bytes, q.st.placed_bytes, q.goodput_mbps);
+    }
+    if (!csv) throw core::config_error(s.source + ": run.timeseries_csv " + s.run.timeseries_csv + ": write failed");
+  }
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   const picoseconds sim_end = core::now();
   const picoseconds window_start = std::min(picoseconds::from_ns(s.run.warmup_us * 1e3), sim_end);
@@ -294,6 +541,7 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
   r["mismatched_bytes"] = mismatched_bytes_total;
   r["dropped_packets"] = ctx.stats.counter_total("dropped");
   r["fabric"] = fabric_summary(ctx, fab, writes, window_start, sim_end, placed_at_window_start, flow_throughputs);
+  congestion_figures(r["fabric"], ctx, fab, senders, samples, window_start, sim_end, queue_byte_ps_at_window_start);
   r["flows"] = std::move(flows);
   r["ports"] = std::move(ports);
   r["stats"] = ctx.stats.to_json();

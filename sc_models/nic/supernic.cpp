@@ -117,6 +117,7 @@ struct supernic::queue_pair {
   std::vector<packet*> stash;           // packets whose FIRST has not come yet, slot = PSN mod window
   uint32_t window_mask = 0;
   uint32_t msn = 0;
+  uint64_t placed_bytes = 0;  // payload placed for this QP (report only)
   uint64_t since_ack = 0;
   bool ack_queued = false;
   uint32_t rx_max = 0;      // one past the highest PSN seen (any verdict but duplicate)
@@ -302,6 +303,22 @@ void supernic::post_write(uint32_t qpn, uint64_t wr_id, uint64_t local_addr, uin
   qp.post_psn = core::psn_add(qp.post_psn, wr.packets);
   qp.wqes.push_back(wr);
   if (m_started) wake_transmitter(max(post_at + m_wqe_latency, core::now()));
+}
+
+qp_status supernic::qp_state(uint32_t qpn) const {
+  const queue_pair& qp = *m_qps.at(qpn - first_qpn);
+  qp_status st;
+  st.outstanding = qp.wqes.size();
+  st.placed_bytes = qp.placed_bytes;
+  if (qp.rate) {
+    st.paced = true;
+    st.rate_mbps = qp.rate->rate_mbps();
+    st.target_mbps = qp.rate->target_mbps();
+    st.alpha = double(qp.rate->alpha()) / 65536.0;
+  } else {
+    st.rate_mbps = st.target_mbps = m_out ? double(m_out->rate().value) / 1e6 : 0.0;
+  }
+  return st;
 }
 
 uint64_t supernic::outstanding_work() const {
@@ -774,7 +791,7 @@ void supernic::note_arrival(queue_pair& qp, uint32_t psn) {
   queue_ack(qp);
 }
 
-void supernic::place(known_message& m, const packet* p) {
+void supernic::place(queue_pair& qp, known_message& m, const packet* p) {
   const uint64_t offset = uint64_t((p->bth.psn - m.first_psn) & core::psn_mask) * m_params.mtu_bytes;
   if (!m.valid || offset + p->payload_bytes > m.length) {
     ++m_rx_access_errors;
@@ -783,13 +800,14 @@ void supernic::place(known_message& m, const packet* p) {
   if (m_params.place_data)
     std::memcpy(m_mem_ptr + m.va + offset, p->payload, p->payload_bytes);  // direct data placement
   m.placed_bytes += p->payload_bytes;
+  qp.placed_bytes += p->payload_bytes;
   m_placed_bytes += p->payload_bytes;
 }
 
 bool supernic::try_place(queue_pair& qp, packet* p) {
   for (auto it = qp.messages.rbegin(); it != qp.messages.rend(); ++it) {
     if (((p->bth.psn - it->first_psn) & core::psn_mask) < it->packets) {
-      place(*it, p);
+      place(qp, *it, p);
       m_ctx.pool.release(p);
       return true;
     }
@@ -816,14 +834,14 @@ void supernic::learn_message(queue_pair& qp, packet* p) {
     return ((k.first_psn - head) & core::psn_mask) > ((m.first_psn - head) & core::psn_mask);
   });
   known_message& placed = *qp.messages.insert(pos, m);
-  place(placed, p);
+  place(qp, placed, p);
   m_ctx.pool.release(p);
   // Packets of this message that overtook its FIRST wait in the stash: place them now.
   for (uint32_t k = 1; k < placed.packets; ++k) {
     const uint32_t psn = core::psn_add(placed.first_psn, k);
     packet*& slot = qp.stash[psn & qp.window_mask];
     if (slot != nullptr && slot->bth.psn == psn) {
-      place(placed, slot);
+      place(qp, placed, slot);
       m_ctx.pool.release(slot);
       slot = nullptr;
     }

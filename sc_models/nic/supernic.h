@@ -84,6 +84,16 @@ struct placed_message {
   core::picoseconds placed_at;  // all bytes in memory and the PSN head past its last packet
 };
 
+// A queue pair as the report sees it at one instant (read-only; testbench sampling and figures).
+struct qp_status {
+  bool paced = false;          // a DCQCN reaction point paces it (nic.cc dcqcn)
+  double rate_mbps = 0.0;      // DCQCN current rate; the line rate without congestion control
+  double target_mbps = 0.0;    // DCQCN target rate; the line rate without congestion control
+  double alpha = 0.0;          // DCQCN congestion estimate, 0..1 (0 without congestion control)
+  uint64_t outstanding = 0;    // requester: work requests posted and not yet completed
+  uint64_t placed_bytes = 0;   // responder: payload bytes placed for this QP so far
+};
+
 class supernic : public sc_core::sc_module, public core::packet_sink {
  public:
   // DMA into host memory: DMI for placement and source reads, taken once at the end of elaboration.
@@ -118,6 +128,7 @@ class supernic : public sc_core::sc_module, public core::packet_sink {
   uint64_t outstanding_work() const;  // posted WRs not yet completed (successfully or in error)
   const supernic_params& params() const { return m_params; }
   const core::link* out_link() const { return m_out; }  // the NIC's transmit link (line rate)
+  qp_status qp_state(uint32_t qpn) const;  // `qpn` as create_qp() returned it
 
  private:
   struct work_request {
@@ -159,7 +170,7 @@ class supernic : public sc_core::sc_module, public core::packet_sink {
   // Receive paths.
   void on_ack(core::packet* p);
   void on_write(core::packet* p);
-  void place(known_message& m, const core::packet* p);
+  void place(queue_pair& qp, known_message& m, const core::packet* p);
   bool try_place(queue_pair& qp, core::packet* p);  // false: message not known yet (FIRST still to come)
   void learn_message(queue_pair& qp, core::packet* p);
   bool retire_messages(queue_pair& qp);  // true when a message completed

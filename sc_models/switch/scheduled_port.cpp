@@ -139,6 +139,7 @@ void scheduled_port::enqueue(packet* p, unsigned tc, picoseconds ready) {
   m_queue[tc].push_back({p, ready, size});
   m_nonempty |= 1u << tc;
   m_queue_bytes[tc] += size;
+  account_queue(now);
   m_queued_total += size;
   if (m_in_refill) return;  // the running refill picks it up
   if (paused(tc, now)) {
@@ -252,6 +253,7 @@ void scheduled_port::refill(picoseconds t) {
     m_queue[unsigned(tc)].pop_front();
     const uint64_t size = q.bytes;
     m_queue_bytes[unsigned(tc)] -= size;
+    account_queue(std::max(t, m_queue_changed_at));
     m_queued_total -= size;
     if (m_queue[unsigned(tc)].empty()) {
       m_deficit[unsigned(tc)] = 0;

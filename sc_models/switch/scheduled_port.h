@@ -61,6 +61,12 @@ class scheduled_port : public core::calendar_client {
   core::picoseconds paused_until(unsigned tc) const { return m_pause_until[tc]; }
   // Bytes waiting in class `tc` (in the shared buffer, not yet in the MAC FIFO).
   uint64_t queued_bytes(unsigned tc) const { return m_queue_bytes[tc]; }
+  uint64_t queued_bytes() const { return m_queued_total; }  // every class (read-only: the MAC FIFO is left out)
+  // The integral of queued_bytes() over time up to `t` (at or after the last change), in byte-picoseconds:
+  // the difference over a window divided by its length is the time-weighted mean queue of the window.
+  double queue_byte_ps(core::picoseconds t) const {
+    return m_queue_byte_ps + double(m_queued_total) * double(t.value - m_queue_changed_at.value);
+  }
   // What a packet joining now would wait behind: every class queue plus what the MAC FIFO has not yet sent.
   // `t` is now; the hot paths pass it rather than ask the kernel again.
   uint64_t depth(core::picoseconds t);
@@ -143,6 +149,13 @@ class scheduled_port : public core::calendar_client {
 
   uint64_t m_tx_packets = 0, m_tx_bytes = 0, m_max_queue_bytes = 0, m_dropped_total = 0, m_ecn_total = 0;
   uint64_t m_pause_frames_sent = 0, m_pause_frames_received = 0;
+  // Time-weighted queue accounting (report only): closed at every change of m_queued_total.
+  double m_queue_byte_ps = 0.0;
+  core::picoseconds m_queue_changed_at{};
+  void account_queue(core::picoseconds t) {
+    m_queue_byte_ps += double(m_queued_total) * double(t.value - m_queue_changed_at.value);
+    m_queue_changed_at = t;
+  }
   std::array<tc_counters, traffic_classes> m_tc{};
   core::histogram m_depth_at_enqueue;
 };

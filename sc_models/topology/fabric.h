@@ -110,6 +110,8 @@ class fabric {
   // by pod), then cores.
   std::vector<std::unique_ptr<sw::switch_device>>& switches() { return m_switches; }
   std::vector<std::unique_ptr<core::link>>& links() { return m_links; }
+  // Host `h`'s port on its leaf switch (switches()[hosts()[h].leaf]): the last hop towards it.
+  unsigned host_port(size_t h) const { return m_host_port.at(h); }
 
  private:
   static constexpr size_t k_host_end = SIZE_MAX;  // m_peer entry of a port facing a host
