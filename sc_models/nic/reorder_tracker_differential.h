@@ -24,8 +24,10 @@ struct reorder_tracker_differential_result {
 // Runs `cycles` clock cycles (or up to the first mismatch) of one seed's stimulus on a tracker with the given
 // Window (one of reorder_tracker_rtl::compiled_windows()). Beyond step() outputs it checks peek() after every
 // edge, RTL against reference, and that peek() shows what the next idle cycle shows. `wave`: an FST file of
-// the RTL, ending at the mismatch, when not empty.
+// the RTL, ending at the mismatch, when not empty. `mutant`: run a mutated RTL (reorder_tracker_rtl::
+// compiled_mutants()) instead of the real one, to show the bench catches its bug.
 reorder_tracker_differential_result run_reorder_tracker_differential(uint32_t window, uint64_t cycles, uint64_t seed,
-                                                                     const std::string& wave = "");
+                                                                     const std::string& wave = "",
+                                                                     uint32_t mutant = 0);
 
 }  // namespace fabricsim::nic
