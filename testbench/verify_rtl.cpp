@@ -109,13 +109,27 @@ std::string format_verify_rtl(const verify_rtl_options& options, const verify_rt
     if (!options.wave.empty()) s << "waveform up to the mismatch: " << options.wave << '\n';
     return s.str();
   }
-  s << "  cycles                 " << r.cycles << '\n';
+  const uint64_t transactions = r.verdicts[0] + r.verdicts[1] + r.verdicts[2] + r.verdicts[3];
+  s << "  cycles                 " << r.cycles << '\n'
+    << "  transactions checked   " << transactions << " (accepted PSNs)\n"
+    << "  transactions per s     "
+    << static_cast<uint64_t>(result.wall_seconds > 0 ? transactions / result.wall_seconds : 0) << '\n'
+    << "  cycles per s           "
+    << static_cast<uint64_t>(result.wall_seconds > 0 ? r.cycles / result.wall_seconds : 0) << '\n';
   for (uint8_t v = 0; v < 4; ++v)
     s << "  " << std::left << std::setw(23) << to_string(static_cast<psn_verdict>(v)) << r.verdicts[v] << '\n';
   s << "  stalled presentations  " << r.stalled_presentations << '\n'
     << "  head wraps             " << r.head_wraps << '\n'
     << "  inits                  " << r.inits << '\n'
-    << "  longest busy run       " << r.longest_busy_cycles << " cycles\n";
+    << "  longest busy run       " << r.longest_busy_cycles << " cycles\n"
+    << "coverage bins (hits)\n";
+  size_t missed = 0;
+  for (size_t b = 0; b < reorder_tracker_bin_count; ++b) {
+    s << "  " << std::left << std::setw(32) << to_string(static_cast<reorder_tracker_bin>(b)) << r.coverage[b]
+      << (r.coverage[b] == 0 ? "  NOT HIT" : "") << '\n';
+    if (r.coverage[b] == 0) ++missed;
+  }
+  if (missed != 0) s << missed << " of " << reorder_tracker_bin_count << " coverage bins not hit: run more cycles\n";
   if (!options.wave.empty()) s << "  waveform               " << options.wave << '\n';
   s << "RTL matches the reference model on every cycle\n";
   return s.str();
