@@ -179,6 +179,9 @@ int sc_main(int argc, char* argv[]) {
   verify_cmd->add_option("--cycles", verify.cycles, "RTL clock cycles to run")->capture_default_str();
   verify_cmd->add_option("--seed", verify.seed, "Seed of the stimulus generator")->capture_default_str();
   verify_cmd->add_option("--wave", verify.wave, "Write the RTL's FST waveform here (up to a mismatch)");
+  verify_cmd->add_option("--mutant", verify.mutant,
+                         "Run mutant N of the block (a planted bug, rtl/<block>.sv MUTANT_<N>; built for --window 64 "
+                         "and --flows 64 only) to see the bench catch it: exits 1 with the mismatch");
   verify_cmd->add_option("--preset", verify.preset,
                          "dcqcn_rp parameter set: paper or nvidia (default: both presets and random sets)");
 

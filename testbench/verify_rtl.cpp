@@ -20,6 +20,13 @@ namespace {
 
 using namespace fabricsim::nic;
 
+// For the header line: a mutant run says which bug it carries, so a mismatch is read as the expected catch.
+std::string mutant_note(const verify_rtl_options& options) {
+  if (options.mutant == 0) return "";
+  return " MUTANT " + std::to_string(options.mutant) + " (a planted bug, rtl/" + options.block + ".sv MUTANT_" +
+         std::to_string(options.mutant) + ": a mismatch is the expected outcome)";
+}
+
 std::string window_list() {
   std::string list;
   for (uint32_t w : reorder_tracker_rtl::compiled_windows()) list += (list.empty() ? "" : ", ") + std::to_string(w);
@@ -50,7 +57,8 @@ verify_rtl_result verify_rtl(const verify_rtl_options& options) {
   verify_rtl_result r;
   const auto start = std::chrono::steady_clock::now();
   if (options.block == "reorder_tracker") {
-    r.reorder_tracker = run_reorder_tracker_differential(options.window, options.cycles, options.seed, options.wave);
+    r.reorder_tracker =
+        run_reorder_tracker_differential(options.window, options.cycles, options.seed, options.wave, options.mutant);
     r.matched = r.reorder_tracker.matched;
   } else {
     dcqcn_rp_differential_options o;
@@ -58,6 +66,7 @@ verify_rtl_result verify_rtl(const verify_rtl_options& options) {
     o.seed = options.seed;
     o.preset = options.preset.empty() ? "mixed" : options.preset;
     o.wave = options.wave;
+    o.mutant = options.mutant;
     r.dcqcn_rp = run_dcqcn_rp_differential(o);
     r.matched = r.dcqcn_rp.matched;
   }
@@ -71,7 +80,7 @@ std::string format_dcqcn_rp(const verify_rtl_options& options, const dcqcn_rp_di
                             double wall_seconds) {
   std::ostringstream s;
   s << "verify-rtl " << options.block << " preset " << (options.preset.empty() ? "paper+nvidia+random" : options.preset)
-    << " seed " << options.seed << '\n';
+    << " seed " << options.seed << mutant_note(options) << '\n';
   if (!r.matched) {
     s << "MISMATCH at cycle " << r.mismatch_cycle << " (transaction " << r.transactions << ", seed " << options.seed
       << "): " << r.mismatch_signal << " expected " << r.expected << " got " << r.got << '\n'
@@ -103,7 +112,8 @@ std::string format_verify_rtl(const verify_rtl_options& options, const verify_rt
   if (options.block == "dcqcn_rp") return format_dcqcn_rp(options, result.dcqcn_rp, result.wall_seconds);
   const reorder_tracker_differential_result& r = result.reorder_tracker;
   std::ostringstream s;
-  s << "verify-rtl " << options.block << " window " << options.window << " seed " << options.seed << '\n';
+  s << "verify-rtl " << options.block << " window " << options.window << " seed " << options.seed
+    << mutant_note(options) << '\n';
   if (!r.matched) {
     s << "MISMATCH at cycle " << r.mismatch_cycle << ": " << r.mismatch << '\n';
     if (!options.wave.empty()) s << "waveform up to the mismatch: " << options.wave << '\n';
@@ -147,7 +157,7 @@ verify_rtl_cnp_gen_result verify_rtl_cnp_gen(const verify_rtl_options& options) 
     throw core::config_error("verify-rtl --wave " + options.wave + ": cannot open for writing");
   verify_rtl_cnp_gen_result result;
   const auto start = std::chrono::steady_clock::now();
-  result.bench = run_cnp_gen_differential(options.flows, options.cycles, options.seed, options.wave);
+  result.bench = run_cnp_gen_differential(options.flows, options.cycles, options.seed, options.wave, options.mutant);
   result.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }
@@ -155,7 +165,8 @@ verify_rtl_cnp_gen_result verify_rtl_cnp_gen(const verify_rtl_options& options) 
 std::string format_verify_rtl_cnp_gen(const verify_rtl_options& options, const verify_rtl_cnp_gen_result& result) {
   const cnp_gen_differential_result& r = result.bench;
   std::ostringstream s;
-  s << "verify-rtl " << options.block << " flows " << options.flows << " seed " << options.seed << '\n';
+  s << "verify-rtl " << options.block << " flows " << options.flows << " seed " << options.seed
+    << mutant_note(options) << '\n';
   if (!r.matched) {
     s << "MISMATCH at cycle " << r.mismatch_cycle << ": " << r.mismatch << '\n';
     if (!options.wave.empty()) s << "waveform up to the mismatch: " << options.wave << '\n';
