@@ -90,7 +90,13 @@ module reorder_tracker #(
   // d = (p - head) mod 2^24: the 24-bit subtraction wraps exactly as PSN space does.
   assign psn_offset       = in_psn_i - head_q;
   assign offset_behind    = psn_offset[23];
+`ifdef MUTANT_1
+  // MUTANT_1 (bench-sensitivity test, never in production): off-by-one window compare, d == Window counts
+  // as in window and marks the head's own slot, so the head later skips its hole.
+  assign offset_in_window = (psn_offset <= 24'(Window));
+`else
   assign offset_in_window = (psn_offset[23:IdxW] == '0);
+`endif
 
   always_comb begin
     head_d        = head_q;
@@ -103,10 +109,14 @@ module reorder_tracker #(
 
     if (init_valid_i) begin
       head_d   = init_psn_i;
-      marked_d = '0;
+`ifndef MUTANT_3
+      marked_d = '0;  // MUTANT_3 drops this: init keeps the old context's marks
+`endif
     end else if (head_marked) begin
       // Retire one stored PSN per clock; its slot becomes the slot of head + Window, so clear it.
-      marked_d[head_idx] = 1'b0;
+`ifndef MUTANT_2
+      marked_d[head_idx] = 1'b0;  // MUTANT_2 drops this: a stuck flag that retires head + Window unseen
+`endif
       head_d             = head_q + 24'd1;
       adv_valid_d        = 1'b1;
       adv_psn_d          = head_q;

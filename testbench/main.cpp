@@ -148,7 +148,8 @@ int sc_main(int argc, char* argv[]) {
       "  fabricsim keys > scenario-keys.md\n"
       "  fabricsim verify-rtl --block reorder_tracker --window 256 --seed 3\n"
       "  fabricsim verify-rtl --block cnp_gen --flows 1024 --cycles 200000\n"
-      "  fabricsim verify-rtl --block dcqcn_rp --preset nvidia --cycles 200000\n",
+      "  fabricsim verify-rtl --block dcqcn_rp --preset nvidia --cycles 200000\n"
+      "  fabricsim verify-rtl --block reorder_tracker --window 64 --mutant 2   (a planted bug: exits 1)\n",
       "fabricsim"};
   app.require_subcommand(0, 1);
   run_args args;
@@ -178,9 +179,10 @@ int sc_main(int argc, char* argv[]) {
   CLI::App* verify_cmd = app.add_subcommand(
       "verify-rtl",
       "Drive a Verilated RTL block and its C++ reference model with the same seeded constrained-random\n"
-      "stimulus and compare every output port on every cycle (reorder_tracker) or after every transaction\n"
-      "(dcqcn_rp, with its coverage bins). Exit 0 if they agree, 1 on the first mismatch (printed with the\n"
-      "cycle, inputs and both output sets).\n"
+      "stimulus and compare every output port on every cycle (reorder_tracker, cnp_gen) or after every\n"
+      "transaction (dcqcn_rp), with named coverage bins. Exit 0 if they agree, 1 on the first mismatch (printed\n"
+      "with the cycle, inputs and both output sets). --mutant N runs a deliberately buggy variant instead\n"
+      "(docs/verification.md), to show the bench catches it.\n"
       "Example: fabricsim verify-rtl --block reorder_tracker --window 64 --cycles 20000 --seed 3 --wave rt.fst");
   verify_cmd->add_option("--block", verify.block, "RTL block to verify (known: " + testbench::verify_rtl_blocks() +
                                                       ")")
@@ -192,6 +194,9 @@ int sc_main(int argc, char* argv[]) {
   verify_cmd->add_option("--cycles", verify.cycles, "RTL clock cycles to run")->capture_default_str();
   verify_cmd->add_option("--seed", verify.seed, "Seed of the stimulus generator")->capture_default_str();
   verify_cmd->add_option("--wave", verify.wave, "Write the RTL's FST waveform here (up to a mismatch)");
+  verify_cmd->add_option("--mutant", verify.mutant,
+                         "Run mutant N of the block (a planted bug, rtl/<block>.sv MUTANT_<N>; built for --window 64 "
+                         "and --flows 64 only) to see the bench catch it: exits 1 with the mismatch");
   verify_cmd->add_option("--preset", verify.preset,
                          "dcqcn_rp parameter set: paper or nvidia (default: both presets and random sets)");
 

@@ -20,6 +20,13 @@ namespace {
 
 using namespace fabricsim::nic;
 
+// For the header line: a mutant run says which bug it carries, so a mismatch is read as the expected catch.
+std::string mutant_note(const verify_rtl_options& options) {
+  if (options.mutant == 0) return "";
+  return " MUTANT " + std::to_string(options.mutant) + " (a planted bug, rtl/" + options.block + ".sv MUTANT_" +
+         std::to_string(options.mutant) + ": a mismatch is the expected outcome)";
+}
+
 std::string window_list() {
   std::string list;
   for (uint32_t w : reorder_tracker_rtl::compiled_windows()) list += (list.empty() ? "" : ", ") + std::to_string(w);
@@ -50,7 +57,8 @@ verify_rtl_result verify_rtl(const verify_rtl_options& options) {
   verify_rtl_result r;
   const auto start = std::chrono::steady_clock::now();
   if (options.block == "reorder_tracker") {
-    r.reorder_tracker = run_reorder_tracker_differential(options.window, options.cycles, options.seed, options.wave);
+    r.reorder_tracker =
+        run_reorder_tracker_differential(options.window, options.cycles, options.seed, options.wave, options.mutant);
     r.matched = r.reorder_tracker.matched;
   } else {
     dcqcn_rp_differential_options o;
@@ -58,6 +66,7 @@ verify_rtl_result verify_rtl(const verify_rtl_options& options) {
     o.seed = options.seed;
     o.preset = options.preset.empty() ? "mixed" : options.preset;
     o.wave = options.wave;
+    o.mutant = options.mutant;
     r.dcqcn_rp = run_dcqcn_rp_differential(o);
     r.matched = r.dcqcn_rp.matched;
   }
@@ -71,7 +80,7 @@ std::string format_dcqcn_rp(const verify_rtl_options& options, const dcqcn_rp_di
                             double wall_seconds) {
   std::ostringstream s;
   s << "verify-rtl " << options.block << " preset " << (options.preset.empty() ? "paper+nvidia+random" : options.preset)
-    << " seed " << options.seed << '\n';
+    << " seed " << options.seed << mutant_note(options) << '\n';
   if (!r.matched) {
     s << "MISMATCH at cycle " << r.mismatch_cycle << " (transaction " << r.transactions << ", seed " << options.seed
       << "): " << r.mismatch_signal << " expected " << r.expected << " got " << r.got << '\n'
@@ -103,19 +112,34 @@ std::string format_verify_rtl(const verify_rtl_options& options, const verify_rt
   if (options.block == "dcqcn_rp") return format_dcqcn_rp(options, result.dcqcn_rp, result.wall_seconds);
   const reorder_tracker_differential_result& r = result.reorder_tracker;
   std::ostringstream s;
-  s << "verify-rtl " << options.block << " window " << options.window << " seed " << options.seed << '\n';
+  s << "verify-rtl " << options.block << " window " << options.window << " seed " << options.seed
+    << mutant_note(options) << '\n';
   if (!r.matched) {
     s << "MISMATCH at cycle " << r.mismatch_cycle << ": " << r.mismatch << '\n';
     if (!options.wave.empty()) s << "waveform up to the mismatch: " << options.wave << '\n';
     return s.str();
   }
-  s << "  cycles                 " << r.cycles << '\n';
+  const uint64_t transactions = r.verdicts[0] + r.verdicts[1] + r.verdicts[2] + r.verdicts[3];
+  s << "  cycles                 " << r.cycles << '\n'
+    << "  transactions checked   " << transactions << " (accepted PSNs)\n"
+    << "  transactions per s     "
+    << static_cast<uint64_t>(result.wall_seconds > 0 ? transactions / result.wall_seconds : 0) << '\n'
+    << "  cycles per s           "
+    << static_cast<uint64_t>(result.wall_seconds > 0 ? r.cycles / result.wall_seconds : 0) << '\n';
   for (uint8_t v = 0; v < 4; ++v)
     s << "  " << std::left << std::setw(23) << to_string(static_cast<psn_verdict>(v)) << r.verdicts[v] << '\n';
   s << "  stalled presentations  " << r.stalled_presentations << '\n'
     << "  head wraps             " << r.head_wraps << '\n'
     << "  inits                  " << r.inits << '\n'
-    << "  longest busy run       " << r.longest_busy_cycles << " cycles\n";
+    << "  longest busy run       " << r.longest_busy_cycles << " cycles\n"
+    << "coverage bins (hits)\n";
+  size_t missed = 0;
+  for (size_t b = 0; b < reorder_tracker_bin_count; ++b) {
+    s << "  " << std::left << std::setw(32) << to_string(static_cast<reorder_tracker_bin>(b)) << r.coverage[b]
+      << (r.coverage[b] == 0 ? "  NOT HIT" : "") << '\n';
+    if (r.coverage[b] == 0) ++missed;
+  }
+  if (missed != 0) s << missed << " of " << reorder_tracker_bin_count << " coverage bins not hit: run more cycles\n";
   if (!options.wave.empty()) s << "  waveform               " << options.wave << '\n';
   s << "RTL matches the reference model on every cycle\n";
   return s.str();
@@ -133,7 +157,7 @@ verify_rtl_cnp_gen_result verify_rtl_cnp_gen(const verify_rtl_options& options) 
     throw core::config_error("verify-rtl --wave " + options.wave + ": cannot open for writing");
   verify_rtl_cnp_gen_result result;
   const auto start = std::chrono::steady_clock::now();
-  result.bench = run_cnp_gen_differential(options.flows, options.cycles, options.seed, options.wave);
+  result.bench = run_cnp_gen_differential(options.flows, options.cycles, options.seed, options.wave, options.mutant);
   result.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }
@@ -141,7 +165,8 @@ verify_rtl_cnp_gen_result verify_rtl_cnp_gen(const verify_rtl_options& options) 
 std::string format_verify_rtl_cnp_gen(const verify_rtl_options& options, const verify_rtl_cnp_gen_result& result) {
   const cnp_gen_differential_result& r = result.bench;
   std::ostringstream s;
-  s << "verify-rtl " << options.block << " flows " << options.flows << " seed " << options.seed << '\n';
+  s << "verify-rtl " << options.block << " flows " << options.flows << " seed " << options.seed
+    << mutant_note(options) << '\n';
   if (!r.matched) {
     s << "MISMATCH at cycle " << r.mismatch_cycle << ": " << r.mismatch << '\n';
     if (!options.wave.empty()) s << "waveform up to the mismatch: " << options.wave << '\n';

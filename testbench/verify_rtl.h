@@ -20,6 +20,7 @@ struct verify_rtl_options {
   uint64_t seed = 1;                       // seed of the stimulus generator
   std::string wave;                        // FST waveform of the RTL, if not empty
   std::string preset;                      // dcqcn_rp parameter sets: paper, nvidia (empty: both and random)
+  uint32_t mutant = 0;                     // run mutant N of the RTL (rtl/<block>.sv MUTANT_<N>) instead; 0: real
 };
 
 struct verify_rtl_result {
@@ -33,7 +34,8 @@ struct verify_rtl_result {
 std::string verify_rtl_blocks();
 
 // Runs until `cycles` or the first mismatch. Throws core::config_error for an unknown block, a window the RTL
-// was not compiled for (naming the compiled ones), an unknown preset or a wave file that cannot be written.
+// was not compiled for (naming the compiled ones), an unknown preset, a wave file that cannot be written or a
+// mutant that is not built (mutants exist for window 64 and flows 64 only, without waveforms).
 verify_rtl_result verify_rtl(const verify_rtl_options& options);
 
 // The success summary or the mismatch report, for the terminal.

@@ -272,10 +272,10 @@ std::string describe(const char* what, uint64_t seed, const cnp_gen_inputs& in, 
 }  // namespace
 
 cnp_gen_differential_result run_cnp_gen_differential(uint32_t flows, uint64_t cycles, uint64_t seed,
-                                                     const std::string& wave) {
+                                                     const std::string& wave, uint32_t mutant) {
   cnp_gen_differential_result r;
   r.seed = seed;
-  cnp_gen_rtl rtl(flows, wave);  // closes the waveform when destroyed: it ends at a mismatch
+  cnp_gen_rtl rtl(flows, wave, mutant);  // closes the waveform when destroyed: it ends at a mismatch
   cnp_gen_ref ref(flows);
   bench b(flows, seed);
   bool last_busy = true;

@@ -49,7 +49,8 @@ struct cnp_gen_differential_result {
 // Runs `cycles` clock cycles (or up to the first mismatch) of one seed's stimulus on a generator with `flows`
 // contexts (one of cnp_gen_rtl::compiled_flows()). Beyond step() outputs it checks peek() after every edge,
 // RTL against reference. `wave`: an FST file of the RTL, ending at the mismatch, when not empty.
+// `mutant`: run a mutated RTL (cnp_gen_rtl::compiled_mutants()) instead of the real one.
 cnp_gen_differential_result run_cnp_gen_differential(uint32_t flows, uint64_t cycles, uint64_t seed,
-                                                     const std::string& wave = "");
+                                                     const std::string& wave = "", uint32_t mutant = 0);
 
 }  // namespace fabricsim::nic

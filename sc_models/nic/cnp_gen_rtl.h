@@ -14,8 +14,10 @@ namespace fabricsim::nic {
 class cnp_gen_rtl final : public cnp_gen_cycle_model {
  public:
   // flows: one of compiled_flows() (throws core::config_error otherwise). fst_path: if not empty, every half
-  // cycle is dumped to this FST waveform file until the model is destroyed.
-  explicit cnp_gen_rtl(uint32_t flows, const std::string& fst_path = "");
+  // cycle is dumped to this FST waveform file until the model is destroyed. mutant: 0 for the real block,
+  // else one of compiled_mutants(), a deliberately buggy variant for bench-sensitivity tests (flows
+  // mutant_flows() only, no waveform; throws core::config_error otherwise).
+  explicit cnp_gen_rtl(uint32_t flows, const std::string& fst_path = "", uint32_t mutant = 0);
   ~cnp_gen_rtl() override;
   cnp_gen_rtl(const cnp_gen_rtl&) = delete;
   cnp_gen_rtl& operator=(const cnp_gen_rtl&) = delete;
@@ -23,16 +25,21 @@ class cnp_gen_rtl final : public cnp_gen_cycle_model {
   cnp_gen_outputs step(const cnp_gen_inputs& in) override;
   cnp_gen_outputs peek() const override;
   uint32_t flows() const override { return m_flows; }
-  const char* kind() const override { return "rtl"; }
+  const char* kind() const override { return m_kind.c_str(); }  // "rtl" or "rtl_mutant_<N>"
 
   // The Flows values Verilated into this build (rtl/CMakeLists.txt), ascending.
   static const std::vector<uint32_t>& compiled_flows();
+  // The mutants (MUTANT_<N> of rtl/cnp_gen.sv) in this build, ascending; empty when FABRICSIM_RTL_MUTANTS
+  // is off. They are Verilated for one flow count only.
+  static const std::vector<uint32_t>& compiled_mutants();
+  static uint32_t mutant_flows();
 
   // One Verilated instance of a given Flows; defined in the .cpp so Verilator headers stay out of users.
   class binding;
 
  private:
   uint32_t m_flows;
+  std::string m_kind;
   std::unique_ptr<binding> m_binding;
 };
 

@@ -296,7 +296,7 @@ dcqcn_rp_differential_result run_dcqcn_rp_differential(const dcqcn_rp_differenti
   dcqcn_stimulus stimulus(options.seed, preset);
   // The first transaction is always a reset with the segment's parameters; build both engines from it.
   const transaction first = stimulus.next(dcqcn_outputs{});
-  dcqcn_rp_rtl rtl(first.params, first.now, options.wave);  // closes the waveform when destroyed
+  dcqcn_rp_rtl rtl(first.params, first.now, options.wave, options.mutant);  // closes the waveform when destroyed
   dcqcn_rp_ref ref(first.params, first.now);
   r.parameter_sets = 1;
   r.transactions = 1;

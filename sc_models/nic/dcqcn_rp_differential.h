@@ -17,6 +17,7 @@ struct dcqcn_rp_differential_options {
   uint64_t seed = 1;
   std::string preset = "mixed";   // parameter sets: "paper", "nvidia", "random" or "mixed" (all three)
   std::string wave;               // FST waveform of the RTL, ending at the mismatch, when not empty
+  uint32_t mutant = 0;            // a mutated RTL (dcqcn_rp_rtl::compiled_mutants()) instead of the real one
 };
 
 struct dcqcn_rp_differential_result {

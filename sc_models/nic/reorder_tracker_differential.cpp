@@ -10,6 +10,36 @@
 #include "sc_models/nic/reorder_tracker_rtl.h"
 
 namespace fabricsim::nic {
+
+const char* to_string(reorder_tracker_bin bin) {
+  switch (bin) {
+    case reorder_tracker_bin::in_order: return "in_order";
+    case reorder_tracker_bin::out_of_order: return "out_of_order";
+    case reorder_tracker_bin::duplicate_of_marked: return "duplicate_of_marked";
+    case reorder_tracker_bin::duplicate_behind_head: return "duplicate_behind_head";
+    case reorder_tracker_bin::out_of_window: return "out_of_window";
+    case reorder_tracker_bin::last_slot_of_window: return "last_slot_of_window";
+    case reorder_tracker_bin::first_psn_beyond_window: return "first_psn_beyond_window";
+    case reorder_tracker_bin::half_space_boundary: return "half_space_boundary";
+    case reorder_tracker_bin::verdict_across_wrap: return "verdict_across_wrap";
+    case reorder_tracker_bin::head_wrap_crossed: return "head_wrap_crossed";
+    case reorder_tracker_bin::head_jump_over_one: return "head_jump_over_one";
+    case reorder_tracker_bin::window_full: return "window_full";
+    case reorder_tracker_bin::back_pressure_stall: return "back_pressure_stall";
+    case reorder_tracker_bin::idle_gap: return "idle_gap";
+    case reorder_tracker_bin::init_with_marks_pending: return "init_with_marks_pending";
+    case reorder_tracker_bin::reset_mid_stream: return "reset_mid_stream";
+    case reorder_tracker_bin::count_: break;
+  }
+  return "invalid";
+}
+
+bool reorder_tracker_differential_result::all_bins_hit() const {
+  for (uint64_t h : coverage)
+    if (h == 0) return false;
+  return true;
+}
+
 namespace {
 
 constexpr uint32_t half_space = 1u << 23;
@@ -24,7 +54,7 @@ struct stimulus_profile {
 
 constexpr std::array<stimulus_profile, 4> profiles{{
     {0.0, 0.0, 0.0},           // back to back, no disturbance: maximal back-pressure
-    {0.3, 1.0 / 3000, 0.0},    // some idle cycles, occasional init
+    {0.3, 1.0 / 3000, 1.0 / 20000},  // some idle cycles, occasional init, rare reset
     {0.7, 1.0 / 1500, 0.0},    // mostly idle, frequent init
     {0.1, 1.0 / 4000, 1.0 / 8000},
 }};
@@ -82,6 +112,7 @@ class psn_source {
   // Fresh PSNs come in blocks of up to three windows, shuffled within the block: a permutation of a range
   // larger than the window, so some land out of window and are dropped until retransmitted.
   void restart_fresh(uint32_t from) {
+    m_fill.clear();
     m_fresh.clear();
     m_fresh_pos = 0;
     m_next_fresh = from;
@@ -101,6 +132,16 @@ class psn_source {
   }
 
   uint32_t pick_psn(uint32_t head) {
+    // Now and then fill the whole window behind a hole, then plug the hole: the longest release there is.
+    if (m_fill.empty() && chance(fill_probability)) {
+      m_fill.push_back(head);
+      for (uint32_t d = 1; d < m_window; ++d) m_fill.push_back(wrap(uint64_t{head} + d));
+    }
+    if (!m_fill.empty()) {
+      const uint32_t psn = m_fill.back();
+      m_fill.pop_back();
+      return psn;
+    }
     const uint32_t roll = uniform(0, 99);
     if (roll < 45) return next_fresh(head);
     if (roll < 57) return head;                                          // retransmission of the hole
@@ -117,6 +158,8 @@ class psn_source {
     return uniform(0, psn_mask);
   }
 
+  static constexpr double fill_probability = 1.0 / 5000;  // per fresh pick
+
   uint32_t m_window;
   std::mt19937_64 m_rng;
   stimulus_profile m_profile;
@@ -127,9 +170,64 @@ class psn_source {
   std::vector<uint32_t> m_fresh;
   size_t m_fresh_pos = 0;
   uint32_t m_next_fresh = 0;
+  std::vector<uint32_t> m_fill;  // a window fill in progress, popped from the back
   std::array<uint32_t, 16> m_recent{};
   size_t m_recent_next = 0;
 };
+
+// Counts the coverage bins one cycle hits. The result of a PSN accepted in cycle N shows in cycle N + 1, so
+// its offset (taken against the head of cycle N) waits in `offset_pending` for the verdict.
+template <class Bin>
+void cover(uint32_t window, const reorder_tracker_inputs& in, const reorder_tracker_outputs& out, uint32_t busy_run,
+           Bin bin, bool& offset_pending, uint32_t& pending_offset, bool& pending_across_wrap, uint64_t& marks,
+           bool& presented, bool& gap, uint64_t cycle) {
+  if (out.res_valid && offset_pending) {
+    const auto verdict = static_cast<psn_verdict>(out.res_verdict & 3);
+    const uint32_t d = pending_offset;
+    switch (verdict) {
+      case psn_verdict::in_order: bin(reorder_tracker_bin::in_order); break;
+      case psn_verdict::out_of_order:
+        bin(reorder_tracker_bin::out_of_order);
+        ++marks;
+        break;
+      case psn_verdict::duplicate:
+        bin(d < window ? reorder_tracker_bin::duplicate_of_marked : reorder_tracker_bin::duplicate_behind_head);
+        break;
+      case psn_verdict::out_of_window: bin(reorder_tracker_bin::out_of_window); break;
+    }
+    if (d == window - 1) bin(reorder_tracker_bin::last_slot_of_window);
+    if (d == window) bin(reorder_tracker_bin::first_psn_beyond_window);
+    if (d == half_space - 1 || d == half_space) bin(reorder_tracker_bin::half_space_boundary);
+    if (pending_across_wrap) bin(reorder_tracker_bin::verdict_across_wrap);
+  }
+  offset_pending = false;
+  // A retirement pulse without a result is a stored PSN leaving the bitmap.
+  if (out.adv_valid && !out.res_valid && marks > 0) --marks;
+  if (out.adv_valid && out.adv_psn == psn_mask) bin(reorder_tracker_bin::head_wrap_crossed);
+  if (busy_run == 1) bin(reorder_tracker_bin::head_jump_over_one);
+  if (busy_run == window - 1) bin(reorder_tracker_bin::window_full);
+  if (in.in_valid && !out.in_ready) bin(reorder_tracker_bin::back_pressure_stall);
+  if (!in.rst_n) {
+    if (cycle > 0) bin(reorder_tracker_bin::reset_mid_stream);
+    marks = 0;
+    return;
+  }
+  if (in.init_valid) {
+    if (marks > 0) bin(reorder_tracker_bin::init_with_marks_pending);
+    marks = 0;
+    return;
+  }
+  if (in.in_valid && out.in_ready) {
+    if (gap) bin(reorder_tracker_bin::idle_gap);
+    presented = true;
+    gap = false;
+    offset_pending = true;
+    pending_offset = wrap(uint64_t{in.in_psn} + (uint64_t{1} << 24) - out.head_psn);
+    pending_across_wrap = pending_offset != 0 && pending_offset < window && in.in_psn < out.head_psn;
+  } else if (!in.in_valid && presented) {
+    gap = true;
+  }
+}
 
 std::string describe(const char* what, const reorder_tracker_inputs& in, const reorder_tracker_outputs& rtl,
                      const reorder_tracker_outputs& ref) {
@@ -140,14 +238,22 @@ std::string describe(const char* what, const reorder_tracker_inputs& in, const r
 }  // namespace
 
 reorder_tracker_differential_result run_reorder_tracker_differential(uint32_t window, uint64_t cycles, uint64_t seed,
-                                                                     const std::string& wave) {
+                                                                     const std::string& wave, uint32_t mutant) {
   reorder_tracker_differential_result r;
-  reorder_tracker_rtl rtl(window, wave);  // closes the waveform when destroyed: it ends at a mismatch
+  reorder_tracker_rtl rtl(window, wave, mutant);  // closes the waveform when destroyed: it ends at a mismatch
   reorder_tracker_ref ref(window);
   psn_source source(window, seed);
   reorder_tracker_outputs last, last_peek;
   bool last_in_reset = true;
   uint32_t busy_run = 0;
+  // Coverage state: the offset of the PSN accepted last cycle, the marks the bitmap holds, whether a PSN
+  // was ever presented and whether the last cycle presented none.
+  auto bin = [&](reorder_tracker_bin b) { ++r.coverage[static_cast<size_t>(b)]; };
+  bool offset_pending = false;
+  uint32_t pending_offset = 0;
+  bool pending_across_wrap = false;
+  uint64_t marks = 0;
+  bool presented = false, gap = false;
   auto fail = [&](uint64_t cycle, std::string what) {
     r.matched = false;
     r.mismatch_cycle = cycle;
@@ -178,6 +284,8 @@ reorder_tracker_differential_result run_reorder_tracker_differential(uint32_t wi
     if (in.init_valid) ++r.inits;
     busy_run = rtl_out.busy ? busy_run + 1 : 0;
     r.longest_busy_cycles = std::max(r.longest_busy_cycles, busy_run);
+    cover(window, in, rtl_out, busy_run, bin, offset_pending, pending_offset, pending_across_wrap, marks, presented,
+          gap, cycle);
   }
   return r;
 }

@@ -14,8 +14,10 @@ namespace fabricsim::nic {
 class reorder_tracker_rtl final : public reorder_tracker_cycle_model {
  public:
   // window: one of compiled_windows() (throws core::config_error otherwise). fst_path: if not empty, every
-  // half cycle is dumped to this FST waveform file until the model is destroyed.
-  explicit reorder_tracker_rtl(uint32_t window, const std::string& fst_path = "");
+  // half cycle is dumped to this FST waveform file until the model is destroyed. mutant: 0 for the real
+  // block, else one of compiled_mutants(), a deliberately buggy variant for bench-sensitivity tests (window
+  // mutant_window() only, no waveform; throws core::config_error otherwise).
+  explicit reorder_tracker_rtl(uint32_t window, const std::string& fst_path = "", uint32_t mutant = 0);
   ~reorder_tracker_rtl() override;
   reorder_tracker_rtl(const reorder_tracker_rtl&) = delete;
   reorder_tracker_rtl& operator=(const reorder_tracker_rtl&) = delete;
@@ -23,16 +25,21 @@ class reorder_tracker_rtl final : public reorder_tracker_cycle_model {
   reorder_tracker_outputs step(const reorder_tracker_inputs& in) override;
   reorder_tracker_outputs peek() const override;
   uint32_t window() const override { return m_window; }
-  const char* kind() const override { return "rtl"; }
+  const char* kind() const override { return m_kind.c_str(); }  // "rtl" or "rtl_mutant_<N>"
 
   // The Window values Verilated into this build (rtl/CMakeLists.txt), ascending.
   static const std::vector<uint32_t>& compiled_windows();
+  // The mutants (MUTANT_<N> of rtl/reorder_tracker.sv) in this build, ascending; empty when
+  // FABRICSIM_RTL_MUTANTS is off. They are Verilated for one window only.
+  static const std::vector<uint32_t>& compiled_mutants();
+  static uint32_t mutant_window();
 
   // One Verilated instance of a given Window; defined in the .cpp so Verilator headers stay out of users.
   class binding;
 
  private:
   uint32_t m_window;
+  std::string m_kind;
   std::unique_ptr<binding> m_binding;
 };
 

@@ -294,6 +294,28 @@ TEST(cli, verify_rtl_cnp_gen_matches_and_hits_every_coverage_bin) {
   }
 }
 
+// --mutant runs a planted bug: the bench reports a mismatch and exits 1; the same run on the real RTL passes.
+TEST(cli, verify_rtl_mutant_is_caught_and_the_real_rtl_is_not) {
+  for (const std::string args : {"--block reorder_tracker --window 64", "--block cnp_gen", "--block dcqcn_rp"}) {
+    const run_result m = fabricsim("verify-rtl " + args + " --mutant 1");
+    if (m.exit_code == 2 && m.output.find("configure with -DFABRICSIM_RTL_MUTANTS=ON") != std::string::npos)
+      GTEST_SKIP() << "mutants not built";
+    EXPECT_EQ(m.exit_code, 1) << args << "\n" << m.output;
+    EXPECT_NE(m.output.find("MISMATCH"), std::string::npos) << args << "\n" << m.output;
+    EXPECT_NE(m.output.find("MUTANT 1"), std::string::npos) << args << "\n" << m.output;
+    const run_result real = fabricsim("verify-rtl " + args);
+    EXPECT_EQ(real.exit_code, 0) << args << "\n" << real.output;
+  }
+}
+
+TEST(cli, verify_rtl_rejects_a_mutant_that_is_not_built) {
+  run_result r = fabricsim("verify-rtl --block reorder_tracker --window 64 --mutant 99");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("mutant 99 is not built"), std::string::npos) << r.output;
+  r = fabricsim("verify-rtl --block reorder_tracker --window 256 --mutant 1");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+}
+
 TEST(cli, verify_rtl_cnp_gen_waveform_and_bad_flows) {
   const std::string wave = testing::TempDir() + "cnp_gen_f1024.fst";
   std::remove(wave.c_str());
