@@ -45,6 +45,7 @@ picoseconds link::transmit(packet* p, picoseconds start) {
   ++m_packets;
   m_wire_bytes += size.value;
   m_busy_ps += ser.value;
+  if (m_observer != nullptr) m_observer->on_transmit(*this, *p, start);
   // A probability of 1 gives a threshold of 2^53, above every 53-bit draw: every RoCE frame is lost.
   const bool lost = m_drop_threshold != 0 && p->kind == frame_kind::roce && (m_drop_rng() >> 11) < m_drop_threshold;
   const bool was_empty = m_in_flight.empty();

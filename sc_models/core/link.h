@@ -25,6 +25,17 @@ class packet_sink {
   virtual void receive(packet* p, unsigned port) = 0;
 };
 
+class link;
+
+// Watches the frames a link puts on the wire (packet captures). Called once per frame from transmit(),
+// before loss injection: a frame lost on the wire still left the transmitter. The observer must not keep `p`.
+class link_observer {
+ public:
+  virtual ~link_observer() = default;
+  // `start`: when the frame's first bit (preamble) is put on the wire.
+  virtual void on_transmit(const link& l, const packet& p, picoseconds start) = 0;
+};
+
 // One link's parameters. Scenarios do not set these directly: the fabric derives them per tier from
 // `topology` (rates, cable lengths) and `link` (ns per metre, FEC), see topology::tier_link().
 struct link_params {
@@ -56,6 +67,10 @@ class link : public sc_core::sc_module, public calendar_client {
   packet_sink* sink() const { return m_sink; }
   unsigned sink_port() const { return m_sink_port; }
 
+  // At most one observer; nullptr detaches. Unobserved links pay one null check per frame.
+  void set_observer(link_observer* o) { m_observer = o; }
+  link_observer* observer() const { return m_observer; }
+
   uint64_t packets() const { return m_packets; }
   uint64_t wire_bytes() const { return m_wire_bytes; }
   uint64_t dropped_injected() const { return m_dropped_injected; }
@@ -75,6 +90,7 @@ class link : public sc_core::sc_module, public calendar_client {
   bits_per_second m_rate;
   picoseconds m_latency;
   packet_sink* m_sink = nullptr;
+  link_observer* m_observer = nullptr;
   unsigned m_sink_port = 0;
   ring<in_flight> m_in_flight;
   picoseconds m_wire_free{};
