@@ -71,9 +71,24 @@ std::string hex_byte(uint8_t v) {
   return text;
 }
 
+// 802.1Qbb PFC, a MAC control frame: DA 01:80:c2:00:00:01, EtherType 0x8808, opcode 0x0101, class-enable
+// vector (16 bit, priorities in the low byte), eight pause times in quanta, zero padding to the minimum.
+// Untagged, as PFC frames are sent.
+void serialize_pfc(const core::packet& pkt, std::vector<uint8_t>& out) {
+  out.assign(min_frame_without_fcs, 0);
+  uint8_t* f = out.data();
+  put48(f, pkt.eth.dst_mac);
+  put48(f + 6, pkt.eth.src_mac);
+  put16(f + 12, 0x8808);  // MAC control
+  put16(f + 14, 0x0101);  // priority-based flow control
+  put16(f + 16, pkt.pfc.class_enable);
+  for (size_t prio = 0; prio < pkt.pfc.quanta.size(); ++prio) put16(f + 18 + 2 * prio, pkt.pfc.quanta[prio]);
+}
+
 }  // namespace
 
 void serialize_frame(const core::packet& pkt, std::vector<uint8_t>& out) {
+  if (pkt.kind == core::frame_kind::pfc) return serialize_pfc(pkt, out);
   const uint8_t opcode = uint8_t(pkt.bth.opcode);
   const bool cnp = pkt.bth.opcode == core::bth_opcode::cnp;
   // A descriptor whose extended-header flags disagree with its opcode would be misread by every receiver.

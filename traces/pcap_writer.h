@@ -14,8 +14,11 @@ namespace fabricsim::traces {
 
 // Serializes a descriptor into `out` (resized to the frame) as sent by a NIC: Ethernet [802.1Q] IPv4|IPv6
 // UDP BTH [RETH] [AETH] [ImmDt] [CNP reserved] payload pad ICRC, padded with zeros to the 60-byte minimum,
-// without the FCS. The payload comes from pkt.payload, or zeros when it is null. Throws capture_error for
-// a descriptor that cannot be put on the wire (the message names the packet id and the field).
+// without the FCS; a frame_kind::pfc descriptor becomes an 802.1Qbb PFC MAC control frame. The telemetry
+// (INT) shim and records of an int_requested packet are not written: the frame is the RoCEv2 frame without
+// them (frame_size() minus the telemetry bytes). The payload comes from pkt.payload, or zeros when it is
+// null. Throws capture_error for a descriptor that cannot be put on the wire (the message names the packet
+// id and the field).
 void serialize_frame(const core::packet& pkt, std::vector<uint8_t>& out);
 
 class pcap_writer {
