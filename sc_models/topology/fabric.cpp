@@ -289,6 +289,7 @@ void fabric::add_switch(const sw::switch_factory& make_switch, const std::string
     throw std::logic_error(name + ": the switch factory did not build a switch with " + std::to_string(ports) +
                            " ports");
   m_peer.emplace_back(ports, k_unwired);
+  m_port_link.emplace_back(ports, nullptr);
 }
 
 std::pair<core::link*, core::link*> fabric::cable(const std::string& a, const std::string& b,
@@ -318,6 +319,7 @@ void fabric::connect_host(size_t h, size_t sw, unsigned port, const core::link_p
   hst.nic->connect(*up);
   up->bind(leaf, port);
   leaf.connect_port(port, *down);
+  m_port_link[sw][port] = down;
   down->bind(*hst.nic, 0);
   m_peer[sw][port] = k_host_end;
   m_host_port[h] = port;
@@ -331,12 +333,40 @@ void fabric::connect_switches(size_t a, unsigned a_port, size_t b, unsigned b_po
     // Parallel cables are told apart by a suffix: leaf0_to_spine1_0, leaf0_to_spine1_1, ...
     auto [ab, ba] = cable(sa.device_name(), sb.device_name(), lp, links > 1 ? "_" + std::to_string(k) : "");
     sa.connect_port(a_port + k, *ab);
+    m_port_link[a][a_port + k] = ab;
     ab->bind(sb, b_port + k);
     sb.connect_port(b_port + k, *ba);
+    m_port_link[b][b_port + k] = ba;
     ba->bind(sa, a_port + k);
     m_peer[a][a_port + k] = b;
     m_peer[b][b_port + k] = a;
   }
+}
+
+core::link& fabric::egress_link(const std::string& node, unsigned port) {
+  if (const auto h = host_index(node, m_hosts.size())) {
+    if (port != 0)
+      throw core::config_error("host " + node + " has one port, 0; port " + std::to_string(port) + " does not exist");
+    return *find_link(node + "_to_" + m_switches[m_hosts[*h].leaf]->device_name());
+  }
+  for (size_t s = 0; s < m_switches.size(); ++s) {
+    if (node != m_switches[s]->device_name()) continue;
+    const std::vector<core::link*>& ports = m_port_link[s];
+    if (port >= ports.size())
+      throw core::config_error("switch " + node + " has ports 0 .. " + std::to_string(ports.size() - 1) + "; port " +
+                               std::to_string(port) + " does not exist");
+    if (ports[port] == nullptr)
+      throw core::config_error("switch " + node + " port " + std::to_string(port) + " is not cabled");
+    return *ports[port];
+  }
+  throw core::config_error("no node named '" + node + "' (hosts " + host_names(m_hosts.size()) + ", switches " +
+                           m_switches.front()->device_name() + " .. " + m_switches.back()->device_name() + ")");
+}
+
+core::link* fabric::find_link(const std::string& name) {
+  for (const auto& l : m_links)
+    if (name == l->name()) return l.get();
+  return nullptr;
 }
 
 void fabric::route() {

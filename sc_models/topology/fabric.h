@@ -112,6 +112,11 @@ class fabric {
   std::vector<std::unique_ptr<core::link>>& links() { return m_links; }
   // Host `h`'s port on its leaf switch (switches()[hosts()[h].leaf]): the last hop towards it.
   unsigned host_port(size_t h) const { return m_host_port.at(h); }
+  // The link leaving device `node` through `port` (a switch's port number; 0, the only port, for a host), as
+  // packet captures name it. Throws core::config_error naming the node, or the port and the valid range.
+  core::link& egress_link(const std::string& node, unsigned port);
+  // The link named `name` (<from>_to_<to>[_k]), or nullptr.
+  core::link* find_link(const std::string& name);
 
  private:
   static constexpr size_t k_host_end = SIZE_MAX;  // m_peer entry of a port facing a host
@@ -135,6 +140,7 @@ class fabric {
   std::vector<bool> m_drop_link_found;       // [i]: a link named m_drop_links[i] was built
   std::vector<std::vector<size_t>> m_peer;   // [switch][port]: the switch at the far end, or k_host_end
   std::vector<unsigned> m_host_port;         // [host]: its port on its leaf
+  std::vector<std::vector<core::link*>> m_port_link;  // [switch][port]: the link leaving through that port
 };
 
 }  // namespace fabricsim::topology
