@@ -108,9 +108,15 @@ nlohmann::json run_comparison(const compare_params& compare, const std::vector<s
     throw std::logic_error("run_comparison: " + std::to_string(runs.size()) + " scenarios for " +
                            std::to_string(compare.values.size()) + " values");
   auto label = [&](size_t i) { return origin + " " + compare.key + "=" + compare.values[i]; };
+  // Each value captures into its own files: --tap h0:0=a.pcap -> a.<value>.pcap.
+  auto options_of = [&](size_t i) {
+    run_options o = opts;
+    for (std::string& t : o.taps) t = tap_for_value(t, compare.values[i]);
+    return o;
+  };
   // Every value is elaborated before any is run, so that a value a block rejects costs no run.
   for (size_t i = 0; i < runs.size(); ++i) {
-    run_options check = opts;
+    run_options check = options_of(i);
     check.elaborate_only = true;
     check_child(run_forked([&] { return run_scenario(runs[i], check).dump(); }), label(i), "elaboration check");
   }
@@ -118,7 +124,7 @@ nlohmann::json run_comparison(const compare_params& compare, const std::vector<s
   out["compare"] = compare.key;
   out["runs"] = nlohmann::json::array();
   for (size_t i = 0; i < runs.size(); ++i) {
-    const child_outcome c = run_forked([&] { return run_scenario(runs[i], opts).dump(); });
+    const child_outcome c = run_forked([&] { return run_scenario(runs[i], options_of(i)).dump(); });
     check_child(c, label(i), "run");
     nlohmann::json report;
     try {

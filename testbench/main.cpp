@@ -29,6 +29,7 @@ struct run_args {
   std::string json_out;
   std::string compare;  // --compare KEY=V1,V2,...
   std::string timeseries;  // --timeseries FILE: run.timeseries_csv
+  std::vector<std::string> taps;  // --tap NODE:PORT=FILE | LINK=FILE (testbench/taps.h)
   bool quiet = false;
 };
 
@@ -83,6 +84,7 @@ int run(const run_args& a) {
   const testbench::scenario s = load({});
   testbench::run_options opts;
   opts.scenario_file = a.scenario.empty() ? "<default scenario>" : a.scenario;
+  opts.taps = a.taps;
 
   const testbench::compare_params compare =
       a.compare.empty() ? s.compare : testbench::parse_compare_option(a.compare);
@@ -170,6 +172,12 @@ int sc_main(int argc, char* argv[]) {
   run_cmd->add_option("--timeseries", args.timeseries,
                       "Write per-QP samples (every run.sample_us) as CSV here (sets run.timeseries_csv; a "
                       "comparison writes FILE.<value>.csv per value; columns: docs/report.md)");
+  run_cmd->add_option("--tap", args.taps,
+                      "Capture every frame leaving NODE through PORT (a switch's port number; 0 for a host) in a "
+                      "nanosecond pcap: --tap h0:0=h0.pcap --tap sw0:1=p1.pcap, or name the link: "
+                      "--tap leaf0_to_spine1=up.pcap (repeatable; a comparison writes FILE.<value>.pcap per value; "
+                      "docs/report.md, `taps`)")
+      ->allow_extra_args(false);
   run_cmd->add_flag("--quiet", args.quiet, "Do not print the result table");
 
   CLI::App* keys_cmd = app.add_subcommand("keys", "Print every scenario key with its unit, default and range "

@@ -284,6 +284,7 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
     return std::make_unique<sw::spectrum_switch>(name.c_str(), s.switch_, ports, ctx);
   };
   topology::fabric fab(s.topology, s.link, make_switch, s.nic, s.nic_overrides, mem_bytes, ctx);
+  tap_set taps(opts.taps, fab, opts.tap_frames);  // files created now: a bad tap fails before the run
 
   // Bytes are compared only where every NIC placed them (nic.place_data); otherwise the run is timing only,
   // and neither the source fill nor the memory behind the buffers is needed.
@@ -546,6 +547,8 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
   r["ports"] = std::move(ports);
   r["stats"] = ctx.stats.to_json();
   r["packets_in_use_at_end"] = ctx.pool.in_use();
+  taps.close();
+  r["taps"] = taps.to_json();
   return r;
 }
 

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "testbench/scenario.h"
+#include "testbench/taps.h"
 
 namespace fabricsim::testbench {
 
@@ -13,6 +14,9 @@ struct run_options {
   // Build the fabric and post the workload, then return an empty object without simulating: every block's
   // parameter checks run, nothing else (a comparison checks all its values this way before running any).
   bool elaborate_only = false;
+  // Packet captures: --tap values (testbench/taps.h), and an optional record of every captured frame.
+  std::vector<std::string> taps;
+  tap_log tap_frames;
 };
 
 // Returns the JSON report (fields documented in docs/report.md). Throws core::config_error for a scenario
