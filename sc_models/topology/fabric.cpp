@@ -359,8 +359,10 @@ core::link& fabric::egress_link(const std::string& node, unsigned port) {
       throw core::config_error("switch " + node + " port " + std::to_string(port) + " is not cabled");
     return *ports[port];
   }
-  throw core::config_error("no node named '" + node + "' (hosts " + host_names(m_hosts.size()) + ", switches " +
-                           m_switches.front()->device_name() + " .. " + m_switches.back()->device_name() + ")");
+  const std::string switches = m_switches.size() == 1 ? std::string("switch ") + m_switches.front()->device_name()
+                                                      : std::string("switches ") + m_switches.front()->device_name() +
+                                                            " .. " + m_switches.back()->device_name();
+  throw core::config_error("no node named '" + node + "' (hosts " + host_names(m_hosts.size()) + ", " + switches + ")");
 }
 
 core::link* fabric::find_link(const std::string& name) {
