@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -435,6 +437,50 @@ TEST(cli, compare_status_names_the_value_that_did_not_verify) {
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("nic.retry_count=0: data placement NOT verified"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("nic.retry_count=7: data"), std::string::npos) << r.output;
+}
+
+// --tap: a capture per option, listed in the report with the link's frame count; a comparison writes one
+// file per value; bad taps exit 2 naming the option value.
+TEST(cli, tap_writes_captures_and_rejects_bad_taps) {
+  const std::string scenario = temp_file("tap.yaml", R"(run: {duration_us: 5}
+topology: {kind: single_switch, hosts: 3, link_gbps: 400}
+nic: {place_data: false}
+writes:
+  - {src: h1, dst: h0, bytes: 1048576}
+)");
+  const std::string dir = testing::TempDir(), out = dir + "tap.json";
+  const std::string up = dir + "cli_tap_up.pcap", down = dir + "cli_tap_down.pcap";
+  run_result r = fabricsim("run " + scenario + " --quiet --json " + out + " --tap h1:0=" + up + " --tap sw0_to_h0=" + down);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json j = load(out);
+  ASSERT_EQ(j["taps"].size(), 2u) << j.dump();
+  EXPECT_EQ(j["taps"][0]["link"], "h1_to_sw0");
+  EXPECT_EQ(j["taps"][1]["link"], "sw0_to_h0");
+  for (const json& t : j["taps"]) {
+    EXPECT_GT(t["frames"].get<uint64_t>(), 0u);
+    for (const json& p : j["ports"])
+      if (p["link"] == t["link"]) EXPECT_EQ(p["packets"], t["frames"]) << t.dump();
+  }
+  std::remove(up.c_str());
+  std::remove(down.c_str());
+
+  r = fabricsim("run " + scenario + " --quiet --compare nic.mtu_bytes=1024,4096 --tap h1:0=" + up);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* v : {"1024", "4096"}) {
+    const std::string file = dir + "cli_tap_up." + v + ".pcap";
+    EXPECT_TRUE(std::ifstream(file).good()) << file;
+    std::remove(file.c_str());
+  }
+
+  for (const auto& [tap, message] : std::vector<std::pair<std::string, std::string>>{
+           {"sw1:0=" + up, "--tap sw1:0=" + up + ": no node named 'sw1' (hosts h0 .. h2, switch sw0)"},
+           {"sw0:3=" + up, "--tap sw0:3=" + up + ": switch sw0 has ports 0 .. 2; port 3 does not exist"},
+           {"h0:0=/nonexistent/x.pcap", "--tap h0:0=/nonexistent/x.pcap: /nonexistent/x.pcap: cannot create"},
+           {"h0_to_h1=" + up, "--tap h0_to_h1=" + up + ": no link named 'h0_to_h1'"}}) {
+    r = fabricsim("run " + scenario + " --quiet --tap " + tap);
+    EXPECT_EQ(r.exit_code, 2) << tap << ": " << r.output;
+    EXPECT_NE(r.output.find("fabricsim: error: " + message), std::string::npos) << r.output;
+  }
 }
 
 }  // namespace

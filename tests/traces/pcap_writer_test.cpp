@@ -8,6 +8,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
@@ -382,6 +383,24 @@ TEST(pcap_writer, tshark_decodes_what_was_written) {
       run(std::string(tshark) + " -r " + file.string() + tshark_options + " -q -z expert,error 2>/dev/null");
   EXPECT_EQ(expert.find("Errors ("), std::string::npos) << expert;
   fs::remove(file);
+}
+
+// A PFC descriptor is an 802.1Qbb MAC control frame: DA 01:80:c2:00:00:01, EtherType 0x8808, opcode 0x0101,
+// class-enable vector, eight big-endian pause times, zero padding to 60 bytes (IEEE 802.1Q-2018 36.1.3).
+TEST(pcap_writer, pfc_descriptor_is_an_802_1qbb_frame) {
+  core::packet p;
+  p.kind = core::frame_kind::pfc;
+  p.eth.dst_mac = core::pfc_mac_control_da;
+  p.eth.src_mac = 0x02'00'00'00'00'07ull;
+  p.pfc.class_enable = 0x08;
+  p.pfc.quanta[3] = 0xfffe;
+  std::vector<uint8_t> f;
+  serialize_frame(p, f);
+  const std::vector<uint8_t> head = {0x01, 0x80, 0xc2, 0x00, 0x00, 0x01, 0x02, 0x00, 0x00, 0x00, 0x00, 0x07,
+                                     0x88, 0x08, 0x01, 0x01, 0x00, 0x08, 0, 0, 0, 0, 0, 0, 0xff, 0xfe};
+  ASSERT_EQ(f.size(), 60u);
+  EXPECT_TRUE(std::equal(head.begin(), head.end(), f.begin()));
+  for (size_t i = head.size(); i < f.size(); ++i) EXPECT_EQ(f[i], 0) << "byte " << i;
 }
 
 TEST(pcap_writer, errors_name_the_file) {
