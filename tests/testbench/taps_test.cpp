@@ -26,11 +26,12 @@ namespace fs = std::filesystem;
 const char* const tshark = "/usr/bin/tshark";
 
 // 4:1 incast on priority 3 (lossless) with a low XOFF threshold, so the switch pauses the senders within
-// a few microseconds; 30 us of simulated time, well under a second of wall time.
+// a few microseconds, and DCQCN with a low ECN Kmin, so h0 sends CNPs back; 30 us of simulated time, well under a second of wall time.
 const char* const k_incast = R"(run: {duration_us: 30}
 topology: {kind: single_switch, hosts: 5, link_gbps: 400}
-switch: {lossless_priorities: "3", pfc_xoff_bytes: 32768, pfc_xon_bytes: 16384}
-nic: {place_data: false}
+switch: {lossless_priorities: "3", pfc_xoff_bytes: 32768, pfc_xon_bytes: 16384,
+         ecn_kmin_bytes: 8192, ecn_kmax_bytes: 65536}
+nic: {place_data: false, cc: dcqcn}
 workload: {kind: incast, incast_senders: 4, incast_target: h0, message_bytes: 16777216}
 )";
 
@@ -139,7 +140,7 @@ TEST(taps, captures_match_the_links_and_tshark) {
   }
 
   if (!fs::exists(tshark)) GTEST_SKIP() << tshark << " not installed: no independent decoder to compare with";
-  uint64_t pfc_frames = 0;
+  uint64_t pfc_frames = 0, cnp_frames = 0;
   for (const auto& [link, file] : file_of) {
     SCOPED_TRACE(link);
     const std::vector<std::string> dump = lines(shell(
@@ -162,6 +163,7 @@ TEST(taps, captures_match_the_links_and_tshark) {
         EXPECT_EQ(c[6], "0x0101") << "802.1Qbb opcode";
       } else {
         EXPECT_EQ(c[10], "1") << "frame " << i + 1 << ": IPv4 header checksum status (1 = good)";
+        if (c[4] == "129") ++cnp_frames;  // BTH opcode 0x81
       }
       const std::string row = c[0] + "\t" + c[1] + "\t" + c[2] + "\t" + c[3] + "\t" + c[4] + "\t" + c[5] + "\t" +
                               (pfc ? "pfc" : "roce") + "\t" + c[7] + "\t" + c[8];
@@ -173,6 +175,7 @@ TEST(taps, captures_match_the_links_and_tshark) {
     EXPECT_EQ(expert.find("Warnings ("), std::string::npos) << expert;
   }
   EXPECT_GT(pfc_frames, 0u) << "the incast should make sw0 pause h1";
+  EXPECT_GT(cnp_frames, 0u) << "DCQCN: h0 should send h1 CNPs";
   for (const auto& [link, file] : file_of) fs::remove(file);
 }
 
