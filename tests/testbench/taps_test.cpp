@@ -16,6 +16,7 @@
 #include "testbench/simulation.h"
 #include "tests/support/sc_fork.h"
 #include "traces/pcap_reader.h"
+#include "traces/roce_decoder.h"
 
 namespace fabricsim::testbench {
 namespace {
@@ -26,7 +27,8 @@ namespace fs = std::filesystem;
 const char* const tshark = "/usr/bin/tshark";
 
 // 4:1 incast on priority 3 (lossless) with a low XOFF threshold, so the switch pauses the senders within
-// a few microseconds, and DCQCN with a low ECN Kmin, so h0 sends CNPs back; 30 us of simulated time, well under a second of wall time.
+// a few microseconds, and DCQCN with a low ECN Kmin, so h0 sends CNPs back; 30 us of simulated time, well
+// under a second of wall time.
 const char* const k_incast = R"(run: {duration_us: 30}
 topology: {kind: single_switch, hosts: 5, link_gbps: 400}
 switch: {lossless_priorities: "3", pfc_xoff_bytes: 32768, pfc_xon_bytes: 16384,
@@ -124,15 +126,26 @@ TEST(taps, captures_match_the_links_and_tshark) {
     EXPECT_EQ(t["frames"].get<uint64_t>(), packets);
     EXPECT_EQ(t["int_frames_without_telemetry"].get<uint64_t>(), 0u);
 
-    // The project's reader: every frame whole, as many as the link carried, timestamps in order.
+    // The project's reader: every frame whole, as many as the link carried, timestamps in order; every
+    // RoCE frame decodes with its ICRC checked, every other one is a PFC frame (EtherType 0x8808).
     traces::pcap_reader reader(file_of.at(link));
+    traces::roce_decoder_params checked;
+    checked.check_icrc = true;
+    traces::roce_decoder decoder(checked);
     traces::capture_frame f;
+    core::packet decoded;
     uint64_t frames = 0, last_ns = 0;
     while (reader.next(f)) {
       ++frames;
       EXPECT_EQ(f.captured_bytes, f.original_bytes);
       EXPECT_GE(f.timestamp_ns, last_ns);
       last_ns = f.timestamp_ns;
+      const traces::decode_verdict v = decoder.decode(f.data, f.captured_bytes, f.number, decoded);
+      if (v != traces::decode_verdict::roce) {
+        EXPECT_EQ(v, traces::decode_verdict::not_roce) << decoder.message();
+        ASSERT_GE(f.captured_bytes, 14u);
+        EXPECT_EQ(f.data[12] << 8 | f.data[13], 0x8808) << "frame " << f.number;
+      }
     }
     EXPECT_EQ(reader.warning(), "");
     EXPECT_EQ(frames, packets);
