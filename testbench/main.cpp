@@ -11,6 +11,7 @@
 #include "testbench/compare.h"
 #include "testbench/report.h"
 #include "testbench/scenario.h"
+#include "testbench/rtl_replay.h"
 #include "testbench/simulation.h"
 #include "testbench/verify_rtl.h"
 
@@ -30,6 +31,7 @@ struct run_args {
   std::string compare;  // --compare KEY=V1,V2,...
   std::string timeseries;  // --timeseries FILE: run.timeseries_csv
   std::vector<std::string> taps;  // --tap NODE:PORT=FILE | LINK=FILE (testbench/taps.h)
+  std::string record_rtl;  // --record-rtl DIR: run.record_rtl_dir
   bool quiet = false;
 };
 
@@ -74,6 +76,7 @@ int run(const run_args& a) {
   std::vector<std::string> overrides = a.sets;
   if (!a.seed.empty()) overrides.push_back("seed=" + a.seed);
   if (!a.timeseries.empty()) overrides.push_back("run.timeseries_csv=" + a.timeseries);
+  if (!a.record_rtl.empty()) overrides.push_back("run.record_rtl_dir=" + a.record_rtl);
   auto load = [&](const std::vector<std::string>& extra) {
     std::vector<std::string> all = overrides;
     all.insert(all.end(), extra.begin(), extra.end());
@@ -111,6 +114,9 @@ int run(const run_args& a) {
         const bool has_ext = dot != std::string::npos && (slash == std::string::npos || dot > slash);
         csv = has_ext ? csv.substr(0, dot) + "." + value + csv.substr(dot) : csv + "." + value;
       }
+      // ... and records its RTL transactions in its own directory: DIR/<value>/.
+      std::string& record_dir = runs.back().run.record_rtl_dir;
+      if (!record_dir.empty()) record_dir += "/" + value;
     } catch (const core::config_error& e) {
       // The loader quotes the assignment as a --set; say where it came from instead.
       std::string what = e.what();
@@ -151,7 +157,8 @@ int sc_main(int argc, char* argv[]) {
       "  fabricsim verify-rtl --block reorder_tracker --window 256 --seed 3\n"
       "  fabricsim verify-rtl --block cnp_gen --flows 1024 --cycles 200000\n"
       "  fabricsim verify-rtl --block dcqcn_rp --preset nvidia --cycles 200000\n"
-      "  fabricsim verify-rtl --block reorder_tracker --window 64 --mutant 2   (a planted bug: exits 1)\n",
+      "  fabricsim verify-rtl --block reorder_tracker --window 64 --mutant 2   (a planted bug: exits 1)\n"
+      "  fabricsim run testbench/scenarios/leaf_spine_small.yaml --record-rtl rec && fabricsim verify-rtl --block reorder_tracker --replay rec/reorder_tracker.txt\n",
       "fabricsim"};
   app.require_subcommand(0, 1);
   run_args args;
@@ -178,6 +185,10 @@ int sc_main(int argc, char* argv[]) {
                       "--tap leaf0_to_spine1=up.pcap (repeatable; a comparison writes FILE.<value>.pcap per value; "
                       "docs/report.md, `taps`)")
       ->allow_extra_args(false);
+  run_cmd->add_option("--record-rtl", args.record_rtl,
+                      "Record every transaction of every RTL block instance (RTL or reference model) into this "
+                      "directory, one file per block type, for verify-rtl --replay (sets run.record_rtl_dir; a "
+                      "comparison records into DIR/<value>/)");
   run_cmd->add_flag("--quiet", args.quiet, "Do not print the result table");
 
   CLI::App* keys_cmd = app.add_subcommand("keys", "Print every scenario key with its unit, default and range "
@@ -205,6 +216,10 @@ int sc_main(int argc, char* argv[]) {
   verify_cmd->add_option("--mutant", verify.mutant,
                          "Run mutant N of the block (a planted bug, rtl/<block>.sv MUTANT_<N>; built for --window 64 "
                          "and --flows 64 only) to see the bench catch it: exits 1 with the mismatch");
+  std::string replay;
+  verify_cmd->add_option("--replay", replay,
+                         "Replay a recording of --block (DIR/<block>.txt from fabricsim run --record-rtl DIR) through "
+                         "the RTL and the reference model, comparing every output after every transaction");
   verify_cmd->add_option("--preset", verify.preset,
                          "dcqcn_rp parameter set: paper or nvidia (default: both presets and random sets)");
 
@@ -217,6 +232,11 @@ int sc_main(int argc, char* argv[]) {
     if (*keys_cmd) {
       std::cout << testbench::scenario_keys_markdown();
       return 0;
+    }
+    if (*verify_cmd && !replay.empty()) {
+      const testbench::rtl_replay_result result = testbench::replay_rtl_recording(verify.block, replay, verify.mutant);
+      (result.matched ? std::cout : std::cerr) << testbench::format_rtl_replay(verify.block, replay, result);
+      return result.matched ? 0 : 1;
     }
     if (*verify_cmd && verify.block == "cnp_gen") {
       const testbench::verify_rtl_cnp_gen_result result = testbench::verify_rtl_cnp_gen(verify);

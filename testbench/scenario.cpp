@@ -42,6 +42,11 @@ void run_params::visit(core::param_visitor& v) {
            "write the samples as CSV to this file (relative paths: to the current directory; --timeseries "
            "sets it); needs sample_us"},
           timeseries_csv);
+  v.field({"record_rtl_dir", "",
+           "record every transaction each RTL block instance (reorder tracker, DCQCN reaction point, CNP "
+           "generator; RTL or reference model alike) saw, one file per block type in this directory, for "
+           "`fabricsim verify-rtl --block NAME --replay DIR/NAME.txt` (--record-rtl sets it; empty: off)"},
+          record_rtl_dir);
 }
 
 void write_op::visit(core::param_visitor& v) {

@@ -17,6 +17,7 @@
 
 #include "sc_models/core/rng.h"
 #include "sc_models/core/sim_context.h"
+#include "sc_models/core/transaction_log.h"
 #include "sc_models/switch/spectrum/spectrum_switch.h"
 #include "sc_models/topology/fabric.h"
 #include "testbench/workload.h"
@@ -283,6 +284,12 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
   const sw::switch_factory make_switch = [&](const std::string& name, unsigned ports) {
     return std::make_unique<sw::spectrum_switch>(name.c_str(), s.switch_, ports, ctx);
   };
+  // RTL transaction recording: the NICs wrap their blocks when the log is there (docs/verification.md).
+  std::unique_ptr<core::transaction_log> rtl_log;
+  if (!s.run.record_rtl_dir.empty() && !opts.elaborate_only) {
+    rtl_log = std::make_unique<core::transaction_log>(s.run.record_rtl_dir);
+    ctx.rtl_log = rtl_log.get();
+  }
   topology::fabric fab(s.topology, s.link, make_switch, s.nic, s.nic_overrides, mem_bytes, ctx);
   tap_set taps(opts.taps, fab, opts.tap_frames);  // files created now: a bad tap fails before the run
 
@@ -429,6 +436,7 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
       if (!sc_core::sc_pending_activity()) break;
     }
   }
+  if (rtl_log) rtl_log->flush();
   if (!s.run.timeseries_csv.empty()) {
     std::ofstream csv(s.run.timeseries_csv);
     if (!csv) throw core::config_error(s.source + ": run.timeseries_csv " + s.run.timeseries_csv + ": cannot open for writing");

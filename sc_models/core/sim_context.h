@@ -11,6 +11,8 @@
 
 namespace fabricsim::core {
 
+class transaction_log;
+
 struct sim_context {
   packet_pool pool;
   stats_registry stats;
@@ -18,6 +20,8 @@ struct sim_context {
   uint64_t packet_hops = 0;  // packets delivered across any link: the speed figure's numerator
   uint64_t events = 0;       // timed kernel wake-ups of the models (arrival calendar, NIC transmitters)
   arrival_calendar calendar{"arrival_calendar", events};
+  // RTL transaction recording (run.record_rtl_dir), owned by the run; null: off, and the blocks are not wrapped.
+  transaction_log* rtl_log = nullptr;
 };
 
 }  // namespace fabricsim::core

@@ -3,6 +3,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
+
+#include "sc_models/core/transaction_log.h"
+#include "sc_models/nic/block_recording.h"
 
 namespace fabricsim::nic {
 
@@ -167,6 +171,7 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
       np.min_interval_ns = params.cnp_interval_ns;
       np.mode = params.cnp_mode;
       m_cnp_gen = make_cnp_gen(params.cnp_model, np);
+      if (m_ctx.rtl_log) m_cnp_gen = record_cnp_gen(std::move(m_cnp_gen), np, *m_ctx.rtl_log, inst + ".cnp_gen");
       make_dcqcn_rate_engine(params.dcqcn_model, m_dcqcn_params);  // fail here, naming this NIC
     } catch (const core::config_error& e) {
       throw core::config_error(inst + ": nic.cc dcqcn: " + e.what());
@@ -249,6 +254,9 @@ uint32_t supernic::create_qp() {
   auto qp = std::make_unique<queue_pair>();
   qp->qpn = first_qpn + uint32_t(m_qps.size());
   qp->tracker = make_reorder_tracker(m_params.reorder, uint32_t(m_params.reorder_window));
+  const std::string qp_name = m_ctx.rtl_log ? std::string(name()) + ".qp" + std::to_string(qp->qpn) : std::string();
+  if (m_ctx.rtl_log)
+    qp->tracker = record_reorder_tracker(std::move(qp->tracker), *m_ctx.rtl_log, qp_name + ".reorder_tracker");
   qp->stash.assign(m_params.reorder_window, nullptr);
   qp->window_mask = uint32_t(m_params.reorder_window - 1);
   qp->messages.reserve(16);
@@ -257,6 +265,7 @@ uint32_t supernic::create_qp() {
     dcqcn_params rp = m_dcqcn_params;
     rp.line_rate_mbps = m_out->rate().value / 1'000'000;  // the port's rate, whatever the preset's testbed
     qp->rate = make_dcqcn_rate_engine(m_params.dcqcn_model, rp);
+    if (m_ctx.rtl_log) qp->rate = record_dcqcn_rate_engine(std::move(qp->rate), rp, *m_ctx.rtl_log, qp_name + ".dcqcn_rp");
     qp->rate->reset(rp, cc_cycles());
   }
   m_qps.push_back(std::move(qp));
