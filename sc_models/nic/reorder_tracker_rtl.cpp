@@ -40,7 +40,7 @@ class verilated_binding final : public reorder_tracker_rtl::binding {
   }
 
   // After the rising edge the registered outputs are settled; in_ready_o depends on init_valid_i and
-  // rst_ni only, which the adapter leaves low and high between transactions.
+  // rst_ni only, which step() leaves at rest (init_valid_i low) between steps.
   reorder_tracker_outputs peek() const override { return outputs(); }
 
   reorder_tracker_outputs step(const reorder_tracker_inputs& in) override {
@@ -58,6 +58,11 @@ class verilated_binding final : public reorder_tracker_rtl::binding {
     m_top->clk_i = 1;
     m_top->eval();
     dump();
+    // Between steps the pins rest at their idle values, as the reference model assumes: in_ready_o is
+    // combinational on init_valid_i, and an init left on the pins made peek() show it low.
+    m_top->init_valid_i = 0;
+    m_top->in_valid_i = 0;
+    m_top->eval();
     return out;
   }
 
