@@ -12,26 +12,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/support/run_cli.h"
+
 namespace {
 
 using nlohmann::json;
 
-struct run_result {
-  int exit_code;
-  std::string output;  // stdout and stderr together
-};
-
-run_result fabricsim(const std::string& args) {
-  const std::string cmd = std::string(FABRICSIM_BINARY) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return {-1, "popen failed"};
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+using fabricsim::test::fabricsim;
+using fabricsim::test::run_result;
 
 std::string temp_file(const std::string& name, const std::string& content) {
   const std::string path = testing::TempDir() + name;
