@@ -218,7 +218,7 @@ class cnp_gen_differential : public ::testing::TestWithParam<uint32_t> {};
 TEST_P(cnp_gen_differential, rtl_matches_reference_and_covers_every_bin) {
   const uint32_t flows = GetParam();
   for (uint64_t seed = 1; seed <= 4; ++seed) {
-    const cnp_gen_differential_result r = run_cnp_gen_differential(flows, 60000, seed * 7919 + flows);
+    const cnp_gen_differential_result r = run_cnp_gen_differential(flows, 150000, seed * 7919 + flows);
     ASSERT_TRUE(r.matched) << "flows " << flows << " cycle " << r.mismatch_cycle << ": " << r.mismatch;
     EXPECT_GT(r.transactions, 10000u);
     for (size_t b = 0; b < cnp_gen_bin_count; ++b)

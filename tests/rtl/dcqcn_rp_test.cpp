@@ -268,7 +268,7 @@ TEST_P(dcqcn_rp_differential, rtl_matches_reference_after_every_transaction) {
   dcqcn_rp_differential_options o;
   o.preset = GetParam();
   o.cycles = uint64_t{1} << 40;
-  o.transactions = 150000;
+  o.transactions = 400000;
   o.seed = 11 + GetParam().size();
   const auto start = std::chrono::steady_clock::now();
   const dcqcn_rp_differential_result r = run_dcqcn_rp_differential(o);
