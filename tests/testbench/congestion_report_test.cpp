@@ -12,22 +12,14 @@
 
 #include "sc_models/core/packet.h"
 #include "testbench/simulation.h"
-#include "tests/support/sc_fork.h"
+#include "tests/support/scenario_child.h"
 
 namespace fabricsim::testbench {
 namespace {
 
 using nlohmann::json;
 
-json run(const std::string& yaml) {
-  const test::child_result r =
-      test::run_in_child([&] { return run_scenario(load_scenario_text(yaml, "t.yaml")).dump(); });
-  if (!r.ok) {
-    ADD_FAILURE() << r.output;
-    return json::object();
-  }
-  return json::parse(r.output);
-}
+json run(const std::string& yaml) { return test::run_scenario_yaml(yaml); }
 
 std::vector<std::string> lines_of(const std::string& path) {
   std::ifstream f(path);

@@ -8,23 +8,14 @@
 #include <nlohmann/json.hpp>
 
 #include "sc_models/core/packet.h"
-#include "tests/support/sc_fork.h"
+#include "tests/support/scenario_child.h"
 
 namespace fabricsim::testbench {
 namespace {
 
 using nlohmann::json;
 
-// Runs the scenario text in a child; the report, or a test failure with what the child said.
-json run(const std::string& yaml) {
-  const test::child_result r =
-      test::run_in_child([&] { return run_scenario(load_scenario_text(yaml, "t.yaml")).dump(); });
-  if (!r.ok) {
-    ADD_FAILURE() << r.output;
-    return json::object();
-  }
-  return json::parse(r.output);
-}
+json run(const std::string& yaml) { return test::run_scenario_yaml(yaml); }
 
 // One long WRITE from h0 to h1 through one switch, stopped at 20 us, measured from 5 us: by then h0's link
 // carries back-to-back middle packets of a full MTU, so the payload delivered per line-rate byte is the

@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "testbench/simulation.h"
-#include "tests/support/sc_fork.h"
+#include "tests/support/scenario_child.h"
 
 namespace fabricsim::testbench {
 namespace {
@@ -36,13 +36,7 @@ json run(const fabric_size& f, const std::string& routing, uint64_t seed, bool p
                            routing + "}\nnic: {path_entropy: fixed, reorder: rtl, reorder_window: 1024, place_data: " +
                            (place ? "true" : "false") +
                            "}\nworkload: {kind: permutation, pattern: leaf_pairs, message_bytes: 4194304}\n";
-  const test::child_result r =
-      test::run_in_child([&] { return run_scenario(load_scenario_text(yaml, "t.yaml")).dump(); });
-  if (!r.ok) {
-    ADD_FAILURE() << r.output;
-    return json::object();
-  }
-  return json::parse(r.output);
+  return test::run_scenario_yaml(yaml);
 }
 
 class spectrum_x : public ::testing::TestWithParam<std::tuple<fabric_size, uint64_t>> {};
