@@ -20,6 +20,7 @@
 #include "sc_models/core/transaction_log.h"
 #include "sc_models/switch/spectrum/spectrum_switch.h"
 #include "sc_models/topology/fabric.h"
+#include "testbench/fct_report.h"
 #include "testbench/workload.h"
 
 namespace fabricsim::testbench {
@@ -552,6 +553,7 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
   r["fabric"] = fabric_summary(ctx, fab, writes, window_start, sim_end, placed_at_window_start, flow_throughputs);
   congestion_figures(r["fabric"], ctx, fab, senders, samples, window_start, sim_end, queue_byte_ps_at_window_start);
   r["flows"] = std::move(flows);
+  add_fct_report(s, r);  // flows[].ideal_fct_ns and slowdown, and the `fct` object (testbench/fct_report.h)
   r["ports"] = std::move(ports);
   r["stats"] = ctx.stats.to_json();
   r["packets_in_use_at_end"] = ctx.pool.in_use();

@@ -1,0 +1,33 @@
+// Flow completion time (FCT) slowdown: every completed flow's FCT over its ideal FCT (the same WRITE alone
+// on the idle fabric), summarised per flow-size bucket in the report's `fct` object (docs/report.md).
+// Pure C++ over the scenario's parameters and the report's `flows` array: the simulation is not touched.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "testbench/scenario.h"
+
+namespace fabricsim::testbench {
+
+// The links a packet crosses from host `src` to host `dst` (never equal), in order: the host link, then the
+// leaf-spine (and spine-core) links, then the destination's host link. Same leaf: two links.
+std::vector<topology::tier> path_tiers(const topology::topology_params& topo, size_t src, size_t dst);
+
+// The ideal FCT in ns of a `bytes` RDMA WRITE from `src` to `dst` alone on the idle fabric of `s`: the
+// requester's work-request latency, the message serialized at the path's slowest link with every packet's
+// headers, the last packet's store-and-forward through every switch (pipeline, serialization, cable), the
+// responder's receive latency and the ACK's way back. The formula, and when it is exact: docs/report.md.
+double ideal_fct_ns(const scenario& s, size_t src, size_t dst, uint64_t bytes);
+
+// The size buckets of the `fct` object: upper bounds in bytes (inclusive), the last open-ended.
+const std::vector<uint64_t>& fct_bucket_bounds();
+
+// Adds `ideal_fct_ns` and `slowdown` to every completed flow of report["flows"] and sets report["fct"]:
+// per size bucket and overall, the flows, completed flows, slowdown p50/p95/p99/mean/max and mean FCT.
+void add_fct_report(const scenario& s, nlohmann::json& report);
+
+}  // namespace fabricsim::testbench
