@@ -5,6 +5,8 @@
 #include <cmath>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "sc_models/core/packet.h"
 #include "sc_models/core/units.h"
 #include "sc_models/topology/fabric.h"
@@ -218,6 +220,23 @@ void add_fct_report(const scenario& s, nlohmann::json& report) {
   out["buckets"] = std::move(list);
   out["overall"] = summarise(all);
   report["fct"] = std::move(out);
+}
+
+std::string format_fct_table(const nlohmann::json& r, uint64_t min_completed) {
+  if (!r.contains("fct") || r["fct"]["overall"]["completed"].get<uint64_t>() < min_completed) return "";
+  auto num = [](const nlohmann::json& v) { return v.is_null() ? std::string("-") : fmt::format("{:.2f}", v.get<double>()); };
+  std::string out = fmt::format("{:<12} {:>7} {:>9} {:>8} {:>8} {:>8} {:>12}\n", "FCT slowdown", "flows", "completed",
+                                "p50", "p95", "p99", "mean fct us");
+  auto row = [&](const std::string& label, const nlohmann::json& b) {
+    out += fmt::format("{:<12} {:>7} {:>9} {:>8} {:>8} {:>8} {:>12}\n", label, b["flows"].get<uint64_t>(),
+                       b["completed"].get<uint64_t>(), num(b["p50_slowdown"]),
+                       num(b["p95_slowdown"]), num(b["p99_slowdown"]),
+                       b["mean_fct_ns"].is_null() ? std::string("-")
+                                                  : fmt::format("{:.2f}", b["mean_fct_ns"].get<double>() / 1e3));
+  };
+  for (const nlohmann::json& b : r["fct"]["buckets"]) row(b["bucket"].get<std::string>(), b);
+  row("overall", r["fct"]["overall"]);
+  return out + "(slowdown: FCT over the same WRITE alone on the idle fabric; docs/report.md, `fct`)\n\n";
 }
 
 }  // namespace fabricsim::testbench

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -29,5 +30,9 @@ const std::vector<uint64_t>& fct_bucket_bounds();
 // Adds `ideal_fct_ns` and `slowdown` to every completed flow of report["flows"] and sets report["fct"]:
 // per size bucket and overall, the flows, completed flows, slowdown p50/p95/p99/mean/max and mean FCT.
 void add_fct_report(const scenario& s, nlohmann::json& report);
+
+// The `fct` object as a plain-text table (one row per bucket, then overall); empty when the report has no
+// `fct` or fewer than `min_completed` completed flows (a handful of flows says little per bucket).
+std::string format_fct_table(const nlohmann::json& report, uint64_t min_completed = 20);
 
 }  // namespace fabricsim::testbench

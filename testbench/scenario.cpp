@@ -114,6 +114,12 @@ void workload_params::visit(core::param_visitor& v) {
            "any kind: write the planned WRITEs as a flow list (src,dst,bytes,start_ns) to this file, relative to "
            "the current directory, so that `kind: flows` or another tool can replay them; empty: off"},
           write_flow_file);
+  v.field({"queue_pairs", "",
+           "any kind: per_pair, one RC queue pair per (requester, responder) pair of hosts, its WRITEs served in "
+           "post order (a WRITE waits behind the one before it); per_flow, a queue pair per WRITE, as a "
+           "flow-level workload (generated, flows) assumes: the NIC round-robins between them",
+           0.0, 0.0, {"per_pair", "per_flow"}},
+          queue_pairs);
 }
 
 namespace {

@@ -52,6 +52,7 @@ struct workload_params {
   uint64_t max_flow_bytes = 0;             // cap on a flow's size; 0: none
   std::string destinations = "uniform";    // "uniform" (any other host) or "off_leaf"
   std::string write_flow_file;             // any kind: write the planned flows here as a flow list
+  std::string queue_pairs = "per_pair";    // any kind: one RC queue pair per (src, dst) pair, or "per_flow"
   void visit(core::param_visitor& v);
 };
 

@@ -232,6 +232,8 @@ std::vector<planned_flow> plan_workload(const scenario& s) {
   else if (kind == "generated") out = plan_generated(s, hosts);
   else throw std::logic_error("plan_workload: workload.kind " + kind + " passed the loader but has no planner");
   if (out.empty()) throw config_error(s.source + ": the workload posts no RDMA operation");
+  if (s.workload.queue_pairs == "per_flow")
+    for (size_t i = 0; i < out.size(); ++i) out[i].qp_group = i;
   if (!s.workload.write_flow_file.empty()) {
     // The start times written are the planned ones, cut to the picosecond as the run posts them.
     std::vector<traces::flow_entry> rows;

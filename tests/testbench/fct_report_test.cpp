@@ -2,7 +2,10 @@
 // single WRITEs run alone on idle fabrics of several shapes, and the `fct` object of a generated workload.
 #include "testbench/fct_report.h"
 
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -125,11 +128,22 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<alone_case>& i) { return std::string(i.param.label); });
 
 TEST(fct_report, generated_workload_has_a_consistent_fct_object) {
-  const json r = test::run_scenario_yaml(
-      "seed: 3\n"
-      "topology: {kind: leaf_spine, leaves: 2, hosts_per_leaf: 4, spines: 2}\n"
-      "nic: {place_data: false}\n"
-      "workload: {kind: generated, distribution: hadoop, load: 0.6, flow_count: 400}\n");
+  const std::string csv =
+      (std::filesystem::temp_directory_path() / ("fabricsim_fct_" + std::to_string(getpid()) + ".csv")).string();
+  const std::string fabric = "topology: {kind: leaf_spine, leaves: 2, hosts_per_leaf: 4, spines: 2}\n"
+                             "nic: {place_data: false}\n";
+  const json r = test::run_scenario_yaml("seed: 3\n" + fabric +
+                                         "workload: {kind: generated, distribution: hadoop, load: 0.6, "
+                                         "flow_count: 400, write_flow_file: " + csv + "}\n");
+  // The same seed gives the same run; the flow list it wrote replays it exactly.
+  EXPECT_EQ(test::run_scenario_yaml("seed: 3\n" + fabric +
+                                    "workload: {kind: generated, distribution: hadoop, load: 0.6, flow_count: 400}\n")
+                .value("fct", json()),
+            r["fct"]);
+  EXPECT_EQ(test::run_scenario_yaml("seed: 3\n" + fabric + "workload: {kind: flows, flow_file: " + csv + "}\n")
+                .value("fct", json()),
+            r["fct"]);
+  std::filesystem::remove(csv);
   ASSERT_TRUE(r.contains("fct"));
   const json& fct = r["fct"];
   ASSERT_EQ(fct["buckets"].size(), 5u);
@@ -181,6 +195,23 @@ TEST(fct_report, generated_workload_has_a_consistent_fct_object) {
   EXPECT_NEAR(fct["overall"]["mean_fct_ns"].get<double>(), fct_sum / double(all.size()), 1e-6);
   // A loaded fabric: some flow waited behind another.
   EXPECT_GT(fct["overall"]["max_slowdown"].get<double>(), 1.05);
+}
+
+TEST(fct_report, queue_pairs_per_flow_lets_a_short_write_pass_a_long_one) {
+  // h0 posts 1 MiB to h1, then 1000 bytes 100 ns later. On one queue pair the short WRITE waits for the
+  // long one: the 1 MiB alone takes about 21 us on the wire (1,069,584 wire bytes at 400 Gb/s). On its own
+  // queue pair it is sent between the long one's packets (the NIC round-robins), behind at most the frames
+  // already in the NIC's MAC FIFO (nic.tx_fifo_frames, 4) and one at the switch egress: about five packets
+  // of the long WRITE (84 ns each), plus the cut-through it no longer gets, below six packets' time.
+  const std::string yaml = "topology: {hosts: 2}\n"
+                           "writes: [{src: h0, dst: h1, bytes: 1048576}, {src: h0, dst: h1, bytes: 1000, start_ns: 100}]\n";
+  const json shared = test::run_scenario_yaml(yaml);
+  const json own = test::run_scenario_yaml(yaml + "workload: {queue_pairs: per_flow}\n");
+  ASSERT_TRUE(shared.contains("flows") && own.contains("flows"));
+  const double ideal = own["flows"][1]["ideal_fct_ns"];
+  EXPECT_GT(shared["flows"][1]["fct_ns"].get<double>(), 20000.0);
+  EXPECT_LT(own["flows"][1]["fct_ns"].get<double>(), ideal + 6 * 84.0);
+  EXPECT_GE(own["flows"][1]["fct_ns"].get<double>(), ideal - 0.01);
 }
 
 }  // namespace
