@@ -19,9 +19,10 @@ namespace fabricsim::testbench {
 std::vector<topology::tier> path_tiers(const topology::topology_params& topo, size_t src, size_t dst);
 
 // The ideal FCT in ns of a `bytes` RDMA WRITE from `src` to `dst` alone on the idle fabric of `s`: the
-// requester's work-request latency, the message serialized at the path's slowest link with every packet's
-// headers, the last packet's store-and-forward through every switch (pipeline, serialization, cable), the
-// responder's receive latency and the ACK's way back. The formula, and when it is exact: docs/report.md.
+// requester's work-request latency, every packet (headers included) through every link and switch by the
+// switch's rules (pipeline, cut-through when the egress is idle, store-and-forward behind a busy one), the
+// responder's ACK coalescing and receive latency, and the ACK's way back. The formula: docs/report.md; the
+// model matches it to the picosecond for a flow alone (tests/testbench/fct_report_test.cpp).
 double ideal_fct_ns(const scenario& s, size_t src, size_t dst, uint64_t bytes);
 
 // The size buckets of the `fct` object: upper bounds in bytes (inclusive), the last open-ended.
