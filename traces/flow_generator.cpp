@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <queue>
 #include <sstream>
 
@@ -184,15 +185,24 @@ std::vector<flow_entry> generate_flows(const flow_size_cdf& cdf, const flow_gene
   const bool off_leaf = p.destinations == "off_leaf";
   if (off_leaf && leaf_of_host.size() != hosts) throw std::logic_error("generate_flows: leaf_of_host not given");
 
-  // Each host's allowed destinations.
-  std::vector<std::vector<size_t>> allowed(hosts);
-  for (size_t h = 0; h < hosts; ++h) {
-    for (size_t d = 0; d < hosts; ++d)
-      if (d != h && (!off_leaf || leaf_of_host[d] != leaf_of_host[h])) allowed[h].push_back(d);
-    if (allowed[h].empty())
-      throw config_error(where + ".destinations: off_leaf: host h" + std::to_string(h) +
-                         " has no host on another leaf to send to");
+  // off_leaf: every host needs a host on another leaf. Destinations are drawn without a list per host
+  // (hosts squared would not fit a large fabric): uniform over the other hosts, redrawn while on the
+  // source's leaf under off_leaf (on average hosts / (hosts - leaf size) draws).
+  std::map<size_t, size_t> leaf_size;
+  if (off_leaf) {
+    for (size_t h = 0; h < hosts; ++h) ++leaf_size[leaf_of_host[h]];
+    for (size_t h = 0; h < hosts; ++h)
+      if (leaf_size[leaf_of_host[h]] == hosts)
+        throw config_error(where + ".destinations: off_leaf: host h" + std::to_string(h) +
+                           " has no host on another leaf to send to");
   }
+  auto destination = [&](size_t h, core::rng_stream& r) {
+    for (;;) {
+      size_t d = size_t(r() % (hosts - 1));
+      if (d >= h) ++d;  // every host but h, each equally likely
+      if (!off_leaf || leaf_of_host[d] != leaf_of_host[h]) return d;
+    }
+  };
 
   const double mean_bytes = cdf.mean(double(p.max_flow_bytes));
   // Mean gap between a host's arrivals: its mean flow takes mean_bytes x 8 / rate at line rate; at load L
@@ -224,7 +234,7 @@ std::vector<flow_entry> generate_flows(const flow_size_cdf& cdf, const flow_gene
     flow_entry f;
     f.src = h;
     f.bytes = cdf.sample(rng[h], p.max_flow_bytes);
-    f.dst = allowed[h][size_t(rng[h]() % allowed[h].size())];
+    f.dst = destination(h, rng[h]);
     f.start_ns = t;
     out.push_back(f);
     next.push({t + gap(h), h});
