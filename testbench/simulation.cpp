@@ -346,7 +346,8 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
     q.sq = qpns.first;
     q.rq = qpns.second;
     for (const planned_write& w : writes)
-      if (w.src == q.src && w.dst == q.dst && w.qp_group == std::get<2>(key)) q.first_post = std::min(q.first_post, w.post_at);
+      if (w.src == q.src && w.dst == q.dst && w.qp_group == std::get<2>(key))
+        q.first_post = std::min(q.first_post, w.post_at);
     senders.push_back(q);
   }
 
