@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "testbench/fct_report.h"
+
 namespace fabricsim::testbench {
 
 namespace {
@@ -60,6 +62,7 @@ std::string format_table(const nlohmann::json& r, size_t max_rows) {
                        fab.at("cnps_sent").get<uint64_t>());
   }
 
+  out += format_fct_table(r);  // runs with enough completed flows: slowdown per size bucket
   const auto& flows = r.at("flows");
   out += fmt::format("{:>5} {:>6} {:>6} {:>12} {:>12} {:>12} {:>10} {:>8}\n", "flow", "src", "dst", "bytes",
                      "posted_ns", "fct_ns", "Gb/s", "verified");

@@ -60,8 +60,9 @@ void workload_params::visit(core::param_visitor& v) {
   v.field({"kind", "",
            "writes: the explicit `writes` list; permutation: every host writes to one other host, each host "
            "receiving once; all_to_all: every host writes to every other host; incast: incast_senders hosts "
-           "write to incast_target; flows: the CSV flow_file",
-           0.0, 0.0, {"writes", "permutation", "all_to_all", "incast", "flows"}},
+           "write to incast_target; flows: the CSV flow_file; generated: flow sizes drawn from `distribution`, "
+           "Poisson arrivals per host at `load` (docs/workloads.md)",
+           0.0, 0.0, {"writes", "permutation", "all_to_all", "incast", "flows", "generated"}},
           kind);
   v.field({"message_bytes", "bytes", "permutation, all_to_all, incast: size of every message", 0.0,
            k_max_message_bytes},
@@ -86,6 +87,39 @@ void workload_params::visit(core::param_visitor& v) {
   v.field({"flow_file", "",
            "flows: CSV file with header src,dst,bytes,start_ns (hosts by index), relative to the scenario file"},
           flow_file);
+  v.field({"distribution", "",
+           "generated: flow-size distribution: websearch (DCTCP web search), hadoop (Facebook Hadoop) or the name "
+           "of a CDF file (lines `bytes fraction`, fraction 0..1 or percent; relative to the scenario file)"},
+          distribution);
+  v.field({"load", "",
+           "generated: offered load of every host as a fraction of its link rate, above 0 and at most 1 (payload "
+           "bytes; sets the Poisson arrival rate from the distribution's mean size)",
+           0.0, 1.0},
+          load);
+  v.field({"flow_count", "flows", "generated: flows in all, over every host (0: arrival_window_us decides)", 0.0,
+           1e7},
+          flow_count);
+  v.field({"arrival_window_us", "us", "generated: the flows that arrive before this time (0: flow_count decides)",
+           0.0, k_max_time_ns / 1e3},
+          arrival_window_us);
+  v.field({"max_flow_bytes", "bytes", "generated: cap on a flow's size (larger draws are cut to it); 0: none", 0.0,
+           k_max_message_bytes},
+          max_flow_bytes);
+  v.field({"destinations", "",
+           "generated: a flow's destination: uniform over every other host, or off_leaf (uniform over the hosts "
+           "of other leaves)",
+           0.0, 0.0, {"uniform", "off_leaf"}},
+          destinations);
+  v.field({"write_flow_file", "",
+           "any kind: write the planned WRITEs as a flow list (src,dst,bytes,start_ns) to this file, relative to "
+           "the current directory, so that `kind: flows` or another tool can replay them; empty: off"},
+          write_flow_file);
+  v.field({"queue_pairs", "",
+           "any kind: per_pair, one RC queue pair per (requester, responder) pair of hosts, its WRITEs served in "
+           "post order (a WRITE waits behind the one before it); per_flow, a queue pair per WRITE, as a "
+           "flow-level workload (generated, flows) assumes: the NIC round-robins between them",
+           0.0, 0.0, {"per_pair", "per_flow"}},
+          queue_pairs);
 }
 
 namespace {

@@ -36,7 +36,7 @@ struct write_op {
 
 // What the hosts send: the explicit `writes` list or a generated pattern (testbench/workload.h plans it).
 struct workload_params {
-  std::string kind = "writes";       // "writes", "permutation", "all_to_all", "incast" or "flows"
+  std::string kind = "writes";       // "writes", "permutation", "all_to_all", "incast", "flows" or "generated"
   uint64_t message_bytes = 1048576;  // permutation, all_to_all, incast: size of every message
   std::string pattern = "random";    // permutation: "random" (seeded, off-leaf) or "shift" (i -> i + offset)
   uint64_t offset = 1;               // permutation with pattern shift: destination offset
@@ -44,6 +44,15 @@ struct workload_params {
   uint64_t incast_senders = 1;       // incast: hosts writing to the target
   std::string incast_target = "h0";  // incast: the host every sender writes to
   std::string flow_file;             // flows: CSV src,dst,bytes,start_ns, relative to the scenario file
+  // generated (traces/flow_generator.h, docs/workloads.md): flow sizes from a distribution, Poisson arrivals.
+  std::string distribution = "websearch";  // "websearch", "hadoop" or a CDF file (relative to the scenario)
+  double load = 0.5;                       // offered load per host, fraction of its link rate, (0, 1]
+  uint64_t flow_count = 0;                 // flows in all (or arrival_window_us)
+  double arrival_window_us = 0.0;          // flows arriving before this time (or flow_count)
+  uint64_t max_flow_bytes = 0;             // cap on a flow's size; 0: none
+  std::string destinations = "uniform";    // "uniform" (any other host) or "off_leaf"
+  std::string write_flow_file;             // any kind: write the planned flows here as a flow list
+  std::string queue_pairs = "per_pair";    // any kind: one RC queue pair per (src, dst) pair, or "per_flow"
   void visit(core::param_visitor& v);
 };
 

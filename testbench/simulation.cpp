@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <sstream>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <systemc>
@@ -20,6 +21,7 @@
 #include "sc_models/core/transaction_log.h"
 #include "sc_models/switch/spectrum/spectrum_switch.h"
 #include "sc_models/topology/fabric.h"
+#include "testbench/fct_report.h"
 #include "testbench/workload.h"
 
 namespace fabricsim::testbench {
@@ -306,7 +308,8 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
 
   // Buffers: sources filled from the workload's seeded stream, destinations zero, each destination a region.
   uint64_t fill_state = core::stream_seed(s.seed, "workload", "payload");  // splitmix64 counter: fast to fill
-  std::map<std::pair<size_t, size_t>, std::pair<uint32_t, uint32_t>> qps;  // (src, dst) -> (src QPN, dst QPN)
+  // (src, dst, qp_group) -> (src QPN, dst QPN): one queue pair per pair of hosts, or per flow (workload.queue_pairs)
+  std::map<std::tuple<size_t, size_t, uint64_t>, std::pair<uint32_t, uint32_t>> qps;
   // Posted in time order (ties in plan order): a queue pair takes its work requests in order of post time,
   // and a flow list need not be sorted.
   std::vector<size_t> post_order(writes.size());
@@ -325,25 +328,26 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
       std::memcpy(p + b, &r, std::min<uint64_t>(8, w.bytes - b));
     }
     const uint32_t rkey = dst.nic->register_region(w.dst_addr, w.bytes);
-    auto it = qps.find({w.src, w.dst});
+    auto it = qps.find({w.src, w.dst, w.qp_group});
     if (it == qps.end()) {
       const uint32_t sq = src.nic->create_qp(), rq = dst.nic->create_qp();
       const uint32_t psn_a = src.nic->draw_initial_psn(), psn_b = dst.nic->draw_initial_psn();
       src.nic->connect_qp(sq, dst.ip, rq, psn_a, psn_b);
       dst.nic->connect_qp(rq, src.ip, sq, psn_b, psn_a);
-      it = qps.emplace(std::make_pair(w.src, w.dst), std::make_pair(sq, rq)).first;
+      it = qps.emplace(std::make_tuple(w.src, w.dst, w.qp_group), std::make_pair(sq, rq)).first;
     }
     src.nic->post_write(it->second.first, i, w.src_addr, w.dst_addr, rkey, w.bytes, w.post_at);
   }
   std::vector<sender_qp> senders;
-  for (const auto& [pair, qpns] : qps) {
+  for (const auto& [key, qpns] : qps) {
     sender_qp q;
-    q.src = pair.first;
-    q.dst = pair.second;
+    q.src = std::get<0>(key);
+    q.dst = std::get<1>(key);
     q.sq = qpns.first;
     q.rq = qpns.second;
     for (const planned_write& w : writes)
-      if (w.src == q.src && w.dst == q.dst) q.first_post = std::min(q.first_post, w.post_at);
+      if (w.src == q.src && w.dst == q.dst && w.qp_group == std::get<2>(key))
+        q.first_post = std::min(q.first_post, w.post_at);
     senders.push_back(q);
   }
 
@@ -552,6 +556,7 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
   r["fabric"] = fabric_summary(ctx, fab, writes, window_start, sim_end, placed_at_window_start, flow_throughputs);
   congestion_figures(r["fabric"], ctx, fab, senders, samples, window_start, sim_end, queue_byte_ps_at_window_start);
   r["flows"] = std::move(flows);
+  add_fct_report(s, r);  // flows[].ideal_fct_ns and slowdown, and the `fct` object (testbench/fct_report.h)
   r["ports"] = std::move(ports);
   r["stats"] = ctx.stats.to_json();
   r["packets_in_use_at_end"] = ctx.pool.in_use();

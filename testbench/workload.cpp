@@ -6,6 +6,7 @@
 
 #include "sc_models/core/rng.h"
 #include "sc_models/topology/fabric.h"
+#include "traces/flow_generator.h"
 #include "traces/flow_list.h"
 
 namespace fabricsim::testbench {
@@ -184,6 +185,39 @@ std::vector<planned_flow> plan_flow_file(const scenario& s, size_t hosts) {
   return out;
 }
 
+// workload.kind generated: sizes from the distribution, Poisson arrivals per host at workload.load of the
+// host's link rate (traces/flow_generator.h).
+std::vector<planned_flow> plan_generated(const scenario& s, size_t hosts) {
+  const workload_params& w = s.workload;
+  const std::string where = s.source + ": workload";
+  std::optional<traces::flow_size_cdf> cdf;
+  if (w.distribution == "websearch") cdf = traces::websearch_cdf();
+  else if (w.distribution == "hadoop") cdf = traces::hadoop_cdf();
+  else if (w.distribution.empty())
+    throw config_error(where + ".distribution: expected websearch, hadoop or a CDF file name");
+  else {
+    const std::string path = resolve_scenario_path(s.source, w.distribution);
+    if (!std::filesystem::exists(path))
+      throw config_error(where + ".distribution: '" + w.distribution + "' is neither websearch, hadoop nor a CDF file (" +
+                         path + " does not exist)");
+    cdf = traces::load_cdf(path);
+  }
+  traces::flow_generator_params g;
+  g.load = w.load;
+  g.flow_count = w.flow_count;
+  g.window_ns = w.arrival_window_us * 1e3;
+  g.max_flow_bytes = w.max_flow_bytes;
+  g.destinations = w.destinations;
+  // Every host's link runs at topology.link_gbps (the host tier).
+  const std::vector<double> rate(hosts, s.topology.link_gbps * 1e9);
+  std::vector<size_t> leaf(hosts);
+  for (size_t h = 0; h < hosts; ++h) leaf[h] = topology::leaf_of(s.topology, h);
+  std::vector<planned_flow> out;
+  for (const traces::flow_entry& f : traces::generate_flows(*cdf, g, rate, leaf, s.seed, where))
+    out.push_back({f.src, f.dst, f.bytes, picoseconds::from_ns(f.start_ns)});
+  return out;
+}
+
 }  // namespace
 
 std::vector<planned_flow> plan_workload(const scenario& s) {
@@ -195,8 +229,17 @@ std::vector<planned_flow> plan_workload(const scenario& s) {
   else if (kind == "all_to_all") out = plan_all_to_all(s, hosts);
   else if (kind == "incast") out = plan_incast(s, hosts);
   else if (kind == "flows") out = plan_flow_file(s, hosts);
+  else if (kind == "generated") out = plan_generated(s, hosts);
   else throw std::logic_error("plan_workload: workload.kind " + kind + " passed the loader but has no planner");
   if (out.empty()) throw config_error(s.source + ": the workload posts no RDMA operation");
+  if (s.workload.queue_pairs == "per_flow")
+    for (size_t i = 0; i < out.size(); ++i) out[i].qp_group = i;
+  if (!s.workload.write_flow_file.empty()) {
+    // The start times written are the planned ones, cut to the picosecond as the run posts them.
+    std::vector<traces::flow_entry> rows;
+    for (const planned_flow& f : out) rows.push_back({f.src, f.dst, f.bytes, f.post_at.ns()});
+    traces::write_flow_list(s.workload.write_flow_file, rows);
+  }
   return out;
 }
 

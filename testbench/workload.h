@@ -17,6 +17,9 @@ struct planned_flow {
   size_t src = 0, dst = 0;
   uint64_t bytes = 0;
   core::picoseconds post_at{};
+  // Flows of one (src, dst) pair share a queue pair when their groups are equal (all 0 by default); with
+  // workload.queue_pairs per_flow every flow has its own group, so none waits behind another on its QP.
+  uint64_t qp_group = 0;
 };
 
 // The WRITEs of `s` in id order (a flow's index is its work-request id). Throws core::config_error naming

@@ -183,8 +183,8 @@ TEST(scenario, wrong_type_and_choices) {
   EXPECT_EQ(error_of([] { load("nic:\n  reorder: fast\n"); }),
             "t.yaml:2: nic.reorder: \"fast\" is not one of: rtl, ref");
   EXPECT_EQ(error_of([] { load("workload:\n  kind: permutaton\n"); }),
-            "t.yaml:2: workload.kind: \"permutaton\" is not one of: writes, permutation, all_to_all, incast, flows (did you mean "
-            "permutation?)");
+            "t.yaml:2: workload.kind: \"permutaton\" is not one of: writes, permutation, all_to_all, incast, flows, "
+            "generated (did you mean permutation?)");
   EXPECT_EQ(error_of([] { load("topology:\n  kind: fat_tree\n"); }),
             "t.yaml:2: topology.kind: \"fat_tree\" is not one of: single_switch, leaf_spine, three_tier, "
             "rail_optimized");
@@ -393,7 +393,7 @@ TEST(scenario, markdown_lists_every_section_and_key) {
   EXPECT_TRUE(contains(md, "| `ns_per_metre` | number | ns/m | `5` | [0, 100] |"));
   EXPECT_FALSE(contains(md, "rate_gbps"));
   EXPECT_FALSE(contains(md, "propagation_ns"));
-  EXPECT_TRUE(contains(md, "| `kind` | string |  | `writes` | one of `writes`, `permutation`, `all_to_all`, `incast`, `flows` |"));
+  EXPECT_TRUE(contains(md, "| `kind` | string |  | `writes` | one of `writes`, `permutation`, `all_to_all`, `incast`, `flows`, `generated` |"));
   EXPECT_TRUE(contains(md, "| `dst` | string |  | required |"));
 }
 

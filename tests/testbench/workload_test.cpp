@@ -9,6 +9,7 @@
 #include <functional>
 #include <set>
 #include <string>
+#include <tuple>
 
 #include <gtest/gtest.h>
 
@@ -246,6 +247,102 @@ TEST(workload, resolve_scenario_path) {
   EXPECT_EQ(resolve_scenario_path("s.yaml", "f.csv"), "f.csv");
   EXPECT_EQ(resolve_scenario_path("<default scenario>", "f.csv"), "f.csv");
   EXPECT_EQ(resolve_scenario_path("a/s.yaml", "/abs/f.csv"), "/abs/f.csv");
+}
+
+// ---- workload.kind generated (traces/flow_generator.h; the sampler's statistics are tested there) ------
+
+TEST(workload_generated, plans_the_flow_count_from_the_seeded_generator) {
+  const std::string yaml = "topology: {kind: leaf_spine, leaves: 2, hosts_per_leaf: 3}\n"
+                           "workload: {kind: generated, distribution: hadoop, load: 0.3, flow_count: 200}\n";
+  const auto a = plan_workload(load(yaml));
+  ASSERT_EQ(a.size(), 200u);
+  for (size_t i = 1; i < a.size(); ++i) EXPECT_LE(a[i - 1].post_at, a[i].post_at);
+  for (const planned_flow& f : a) {
+    EXPECT_NE(f.src, f.dst);
+    EXPECT_LT(f.dst, 6u);
+    EXPECT_GE(f.bytes, 1u);
+    EXPECT_LE(f.bytes, 10000000u);
+  }
+  const auto b = plan_workload(load(yaml));
+  const auto c = plan_workload(load("seed: 2\n" + yaml));
+  auto key = [](const std::vector<planned_flow>& v) {
+    std::vector<std::tuple<size_t, size_t, uint64_t, uint64_t>> k;
+    for (const auto& f : v) k.emplace_back(f.src, f.dst, f.bytes, f.post_at.value);
+    return k;
+  };
+  EXPECT_EQ(key(a), key(b));
+  EXPECT_NE(key(a), key(c));
+  // off_leaf: every destination behind the other leaf.
+  for (const planned_flow& f : plan_workload(load("topology: {kind: leaf_spine, leaves: 2, hosts_per_leaf: 3}\n"
+                                                  "workload: {kind: generated, load: 0.3, flow_count: 50, "
+                                                  "destinations: off_leaf}\n")))
+    EXPECT_NE(f.src / 3, f.dst / 3);
+}
+
+TEST(workload_generated, arrival_window_and_cap) {
+  const auto flows = plan_workload(load("topology: {hosts: 4}\nworkload: {kind: generated, distribution: websearch, "
+                                        "load: 0.5, arrival_window_us: 2000, max_flow_bytes: 100000}\n"));
+  // 4 hosts at 400 Gb/s, load 0.5, web search capped at 100 KB. Mean by hand: the 53 % up to 80 KB as in
+  // the table, the 7 % uniform on 80-200 KB cut at 100 KB (a sixth below it, mean 90 KB; the rest at
+  // 100 KB), and the 40 % above 200 KB at 100 KB:
+  const double below = 0.15 * 5000 + 0.05 * 15000 + 0.10 * 25000 + 0.10 * 40000 + 0.13 * 65000;
+  const double seg = 0.07 * (20000.0 / 120000 * 90000 + 100000.0 / 120000 * 100000);
+  const double mean = below + seg + 0.40 * 100000;
+  const double expected = 4 * 0.5 * 50e9 / mean * 2e-3;  // flows in 2 ms, about 4,900
+  EXPECT_NEAR(double(flows.size()) / expected, 1.0, 0.06);  // Poisson: 1.4 % standard error
+  for (const planned_flow& f : flows) {
+    EXPECT_LE(f.bytes, 100000u);
+    EXPECT_LT(f.post_at.ns(), 2000e3);
+  }
+}
+
+TEST(workload_generated, cdf_file_resolves_against_the_scenario_and_bad_keys_are_named) {
+  const fs::path dir = fs::temp_directory_path() / ("fabricsim_gen_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "my.cdf") << "# bytes percent\n1000 0\n3000 100\n";
+  std::ofstream(dir / "bad.cdf") << "1000 0\n2000 x\n";
+  const auto flows = plan_workload(load("topology: {hosts: 3}\nworkload: {kind: generated, distribution: my.cdf, "
+                                        "load: 0.2, flow_count: 100}\n",
+                                        (dir / "s.yaml").string()));
+  ASSERT_EQ(flows.size(), 100u);
+  for (const planned_flow& f : flows) {
+    EXPECT_GE(f.bytes, 1000u);
+    EXPECT_LE(f.bytes, 3000u);
+  }
+  EXPECT_EQ(error_of([&] {
+              plan_workload(load("topology: {hosts: 3}\nworkload: {kind: generated, distribution: bad.cdf, "
+                                 "flow_count: 5}\n",
+                                 (dir / "s.yaml").string()));
+            }),
+            (dir / "bad.cdf").string() + ":2: fraction: expected a number >= 0 (0..1 or a percentage 0..100), got 'x'");
+  EXPECT_EQ(error_of([] { plan_workload(load("workload: {kind: generated, distribution: pareto, flow_count: 5}\n")); }),
+            "w.yaml: workload.distribution: 'pareto' is neither websearch, hadoop nor a CDF file (pareto does not "
+            "exist)");
+  EXPECT_EQ(error_of([] { plan_workload(load("workload: {kind: generated, load: 0, flow_count: 5}\n")); }),
+            "w.yaml: workload.load: 0 must be above 0 and at most 1 (a fraction of each host's link rate)");
+  EXPECT_NE(error_of([] { load("workload: {kind: generated, load: 1.5, flow_count: 5}\n"); }).find("workload.load"),
+            std::string::npos);
+  EXPECT_EQ(error_of([] { plan_workload(load("workload: {kind: generated}\n")); }),
+            "w.yaml: workload: set exactly one of flow_count and arrival_window_us (how many flows, or for how long "
+            "they arrive)");
+  fs::remove_all(dir);
+}
+
+TEST(workload_generated, write_flow_file_replays_as_kind_flows) {
+  const fs::path dir = fs::temp_directory_path() / ("fabricsim_wf_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const std::string csv = (dir / "gen.csv").string();
+  const auto generated = plan_workload(load("topology: {hosts: 5}\nworkload: {kind: generated, load: 0.4, "
+                                            "flow_count: 150, write_flow_file: " + csv + "}\n"));
+  const auto replayed = plan_workload(load("topology: {hosts: 5}\nworkload: {kind: flows, flow_file: " + csv + "}\n"));
+  ASSERT_EQ(replayed.size(), generated.size());
+  for (size_t i = 0; i < generated.size(); ++i) {
+    EXPECT_EQ(replayed[i].src, generated[i].src);
+    EXPECT_EQ(replayed[i].dst, generated[i].dst);
+    EXPECT_EQ(replayed[i].bytes, generated[i].bytes);
+    EXPECT_EQ(replayed[i].post_at, generated[i].post_at);  // to the picosecond
+  }
+  fs::remove_all(dir);
 }
 
 }  // namespace

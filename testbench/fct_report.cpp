@@ -1,0 +1,244 @@
+// FCT slowdown: ideal FCT from the scenario's parameters, per-bucket percentiles of FCT / ideal.
+#include "testbench/fct_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "sc_models/core/packet.h"
+#include "sc_models/core/units.h"
+#include "sc_models/topology/fabric.h"
+
+namespace fabricsim::testbench {
+
+namespace {
+
+using core::picoseconds;
+
+// One link of the path as the model builds it (topology::tier_link, core::link).
+struct path_link {
+  core::bits_per_second rate;
+  picoseconds latency;  // propagation + FEC
+  uint64_t ser_ps(uint64_t wire_bytes) const {
+    return core::serialization_time(core::bytes(wire_bytes), rate).value;
+  }
+};
+
+// Bytes a RoCEv2 RDMA WRITE packet with `payload` bytes takes on the wire, as the SuperNIC frames it
+// (core::packet::wire_size): Ethernet, IPv4, UDP, BTH, the RETH on the first packet, the payload padded to
+// 4 bytes, ICRC, FCS, at least the minimum frame, then preamble/SFD and the inter-frame gap.
+uint64_t write_wire_bytes(uint64_t payload, bool first) {
+  namespace h = core::header_bytes;
+  const uint64_t pad = (4 - payload % 4) % 4;
+  const uint64_t frame = h::ethernet + h::ipv4 + h::udp + h::bth + (first ? h::reth : 0) + payload + pad + h::icrc + h::fcs;
+  return std::max(frame, h::min_frame) + h::preamble_sfd + h::inter_frame_gap;
+}
+
+uint64_t ack_wire_bytes() {
+  namespace h = core::header_bytes;
+  const uint64_t frame = h::ethernet + h::ipv4 + h::udp + h::bth + h::aeth + h::icrc + h::fcs;
+  return std::max(frame, h::min_frame) + h::preamble_sfd + h::inter_frame_gap;
+}
+
+// When the last bit of the last of `packets` frames reaches the far end of `path`, the first frame put on
+// the first link at 0 and the others behind it back to back (a NIC's transmitter), `wire(j)` the wire size
+// of frame j. Every switch does what sw::spectrum_switch::receive and its egress port do with an idle
+// fabric: the pipeline delays the frame's departure; a frame that finds the egress idle (nothing queued,
+// nothing on the wire) leaves cut-through when the egress is no faster than the ingress and the frame is
+// longer than the bytes the parser needs; otherwise it waits for the frame before it. One pass per frame
+// over the switches, keeping when each egress last ends: a second implementation of those rules, without
+// queues, for one flow alone.
+// `arrived(j, t)` is called with the time frame j's last bit reaches the far end.
+template <class Wire, class Arrived>
+uint64_t train_ps(const std::vector<path_link>& path, uint64_t packets, Wire wire, const sw::spectrum_params& sp,
+                  uint64_t pipeline_ps, Arrived arrived) {
+  const bool cut_through = sp.forwarding == "cut_through";
+  std::vector<uint64_t> busy_until(path.size(), 0);  // [k]: when link k's transmitter finishes its last frame
+  uint64_t at = 0;
+  for (uint64_t j = 0; j < packets; ++j) {
+    const uint64_t w = wire(j);
+    uint64_t end = busy_until[0] + path[0].ser_ps(w);  // back to back from 0
+    busy_until[0] = end;
+    at = end + path[0].latency.value;  // last bit in at the next device
+    for (size_t k = 1; k < path.size(); ++k) {
+      const bool idle = busy_until[k] <= at;
+      uint64_t ready = at + pipeline_ps;
+      if (cut_through && idle && path[k].rate.value <= path[k - 1].rate.value && w > sp.cut_through_bytes)
+        ready -= path[k - 1].ser_ps(w - sp.cut_through_bytes);
+      end = std::max(ready, busy_until[k]) + path[k].ser_ps(w);
+      busy_until[k] = end;
+      at = end + path[k].latency.value;
+    }
+    arrived(j, at);
+  }
+  return at;
+}
+
+const nic::supernic_params& nic_of(const scenario& s, size_t host) {
+  const auto it = s.nic_overrides.find(topology::host_name(host));
+  return it != s.nic_overrides.end() ? it->second : s.nic;
+}
+
+// Nearest-rank percentile of sorted values: the smallest value with at least q of them at or below it.
+double percentile(const std::vector<double>& sorted, double q) {
+  const size_t rank = size_t(std::ceil(q * double(sorted.size())));
+  return sorted[std::min(sorted.size(), std::max<size_t>(rank, 1)) - 1];
+}
+
+std::string size_label(uint64_t b) {
+  if (b >= 1000000 && b % 1000000 == 0) return std::to_string(b / 1000000) + "MB";
+  if (b >= 1000 && b % 1000 == 0) return std::to_string(b / 1000) + "KB";
+  return std::to_string(b) + "B";
+}
+
+struct bucket {
+  uint64_t flows = 0;
+  std::vector<double> slowdowns;
+  double fct_sum_ns = 0.0;
+};
+
+nlohmann::json summarise(bucket& b) {
+  nlohmann::json j;
+  j["flows"] = b.flows;
+  j["completed"] = b.slowdowns.size();
+  if (b.slowdowns.empty()) {
+    for (const char* k : {"p50_slowdown", "p95_slowdown", "p99_slowdown", "mean_slowdown", "min_slowdown",
+                          "max_slowdown", "mean_fct_ns"})
+      j[k] = nullptr;
+    return j;
+  }
+  std::sort(b.slowdowns.begin(), b.slowdowns.end());
+  double sum = 0.0;
+  for (double x : b.slowdowns) sum += x;
+  const double n = double(b.slowdowns.size());
+  j["p50_slowdown"] = percentile(b.slowdowns, 0.50);
+  j["p95_slowdown"] = percentile(b.slowdowns, 0.95);
+  j["p99_slowdown"] = percentile(b.slowdowns, 0.99);
+  j["mean_slowdown"] = sum / n;
+  j["min_slowdown"] = b.slowdowns.front();
+  j["max_slowdown"] = b.slowdowns.back();
+  j["mean_fct_ns"] = b.fct_sum_ns / n;
+  return j;
+}
+
+}  // namespace
+
+std::vector<topology::tier> path_tiers(const topology::topology_params& topo, size_t src, size_t dst) {
+  using topology::tier;
+  const size_t a = topology::leaf_of(topo, src), b = topology::leaf_of(topo, dst);
+  if (a == b) return {tier::host, tier::host};
+  if (topo.kind == "three_tier" && a / topo.leaves != b / topo.leaves)  // leaves are numbered pod by pod
+    return {tier::host, tier::leaf_spine, tier::spine_core, tier::spine_core, tier::leaf_spine, tier::host};
+  return {tier::host, tier::leaf_spine, tier::leaf_spine, tier::host};
+}
+
+double ideal_fct_ns(const scenario& s, size_t src, size_t dst, uint64_t bytes) {
+  std::vector<path_link> path;
+  for (topology::tier t : path_tiers(s.topology, src, dst)) {
+    const core::link_params lp = topology::tier_link(s.topology, s.link, t);
+    path.push_back({core::bits_per_second::from_gbps(lp.rate_gbps),
+                    picoseconds::from_ns(lp.propagation_ns + lp.fec_latency_ns)});
+  }
+  const sw::spectrum_params& sp = s.switch_;
+  const uint64_t pipeline_ps =
+      picoseconds::from_ns(sp.parse_ns + sp.classify_ns + sp.lookup_ns + sp.admit_ns + sp.schedule_ns).value;
+  const nic::supernic_params& tx = nic_of(s, src);
+  const nic::supernic_params& rx = nic_of(s, dst);
+
+  // The message's packets: path-MTU payloads, the remainder last; a zero-byte WRITE is one empty packet.
+  const uint64_t mtu = tx.mtu_bytes;
+  const uint64_t packets = std::max<uint64_t>(1, (bytes + mtu - 1) / mtu);
+  const uint64_t last_payload = bytes - (packets - 1) * mtu;
+
+  // The responder queues an ACK at every nic.ack_every_packets-th in-order packet and at the message's last,
+  // to leave rx_latency after the packet that queued it, unless one is queued already; an ACK is built as it
+  // leaves and so covers every packet in by then (supernic::queue_ack, next_ack). The one that covers the
+  // last packet is the one queued when it arrived.
+  const uint64_t rx_ps = picoseconds::from_ns(rx.rx_latency_ns).value;
+  const uint64_t ack_every = std::max<uint64_t>(1, rx.ack_every_packets);
+  constexpr uint64_t none = UINT64_MAX;
+  uint64_t ack_leaves = none;
+  train_ps(
+      path, packets, [&](uint64_t j) { return write_wire_bytes(j + 1 < packets ? mtu : last_payload, j == 0); }, sp,
+      pipeline_ps, [&](uint64_t j, uint64_t at) {
+        if ((j + 1) % ack_every != 0 && j + 1 != packets) return;
+        if (ack_leaves != none && ack_leaves <= at) ack_leaves = none;  // that one left before this packet came
+        if (ack_leaves == none) ack_leaves = at + rx_ps;
+      });
+  const std::vector<path_link> back(path.rbegin(), path.rend());
+  const uint64_t ack_ps =
+      train_ps(back, 1, [](uint64_t) { return ack_wire_bytes(); }, sp, pipeline_ps, [](uint64_t, uint64_t) {});
+  const uint64_t total = picoseconds::from_ns(tx.wqe_latency_ns).value + ack_leaves + ack_ps;
+  return double(total) / 1000.0;
+}
+
+const std::vector<uint64_t>& fct_bucket_bounds() {
+  static const std::vector<uint64_t> bounds = {10000, 100000, 1000000, 10000000, UINT64_MAX};
+  return bounds;
+}
+
+void add_fct_report(const scenario& s, nlohmann::json& report) {
+  const std::vector<uint64_t>& bounds = fct_bucket_bounds();
+  std::vector<bucket> buckets(bounds.size());
+  bucket all;
+  const size_t hosts = s.topology.host_count();
+  for (nlohmann::json& f : report["flows"]) {
+    // The ideal is a WRITE's: an entry that names another operation is left out.
+    if (f.contains("op") && f["op"].is_string() && f["op"].get<std::string>() != "write") continue;
+    const uint64_t bytes = f["bytes"].get<uint64_t>();
+    const size_t bi = size_t(std::lower_bound(bounds.begin(), bounds.end(), bytes) - bounds.begin());
+    bucket& b = buckets[std::min(bi, bounds.size() - 1)];
+    ++b.flows;
+    ++all.flows;
+    if (!f.value("completed", false) || !f.contains("fct_ns")) continue;
+    const auto src = topology::host_index(f["src"].get<std::string>(), hosts);
+    const auto dst = topology::host_index(f["dst"].get<std::string>(), hosts);
+    if (!src || !dst) continue;
+    const double ideal = ideal_fct_ns(s, *src, *dst, bytes);
+    const double fct = f["fct_ns"].get<double>();
+    const double slowdown = fct / ideal;
+    f["ideal_fct_ns"] = ideal;
+    f["slowdown"] = slowdown;
+    b.slowdowns.push_back(slowdown);
+    b.fct_sum_ns += fct;
+    all.slowdowns.push_back(slowdown);
+    all.fct_sum_ns += fct;
+  }
+  nlohmann::json out;
+  nlohmann::json list = nlohmann::json::array();
+  uint64_t lower = 0;
+  for (size_t i = 0; i < bounds.size(); ++i) {
+    nlohmann::json j = summarise(buckets[i]);
+    const bool open = bounds[i] == UINT64_MAX;
+    j["bucket"] = open ? ">" + size_label(lower) : i == 0 ? "<=" + size_label(bounds[i])
+                                                         : size_label(lower) + "-" + size_label(bounds[i]);
+    j["min_bytes"] = lower + (i > 0 ? 1 : 0);
+    j["max_bytes"] = open ? nlohmann::json(nullptr) : nlohmann::json(bounds[i]);
+    list.push_back(std::move(j));
+    lower = bounds[i];
+  }
+  out["buckets"] = std::move(list);
+  out["overall"] = summarise(all);
+  report["fct"] = std::move(out);
+}
+
+std::string format_fct_table(const nlohmann::json& r, uint64_t min_completed) {
+  if (!r.contains("fct") || r["fct"]["overall"]["completed"].get<uint64_t>() < min_completed) return "";
+  auto num = [](const nlohmann::json& v) { return v.is_null() ? std::string("-") : fmt::format("{:.2f}", v.get<double>()); };
+  std::string out = fmt::format("{:<12} {:>7} {:>9} {:>8} {:>8} {:>8} {:>12}\n", "FCT slowdown", "flows", "completed",
+                                "p50", "p95", "p99", "mean fct us");
+  auto row = [&](const std::string& label, const nlohmann::json& b) {
+    out += fmt::format("{:<12} {:>7} {:>9} {:>8} {:>8} {:>8} {:>12}\n", label, b["flows"].get<uint64_t>(),
+                       b["completed"].get<uint64_t>(), num(b["p50_slowdown"]),
+                       num(b["p95_slowdown"]), num(b["p99_slowdown"]),
+                       b["mean_fct_ns"].is_null() ? std::string("-")
+                                                  : fmt::format("{:.2f}", b["mean_fct_ns"].get<double>() / 1e3));
+  };
+  for (const nlohmann::json& b : r["fct"]["buckets"]) row(b["bucket"].get<std::string>(), b);
+  row("overall", r["fct"]["overall"]);
+  return out + "(slowdown: FCT over the same WRITE alone on the idle fabric; docs/report.md, `fct`)\n\n";
+}
+
+}  // namespace fabricsim::testbench
