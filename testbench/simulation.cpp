@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <sstream>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <systemc>
@@ -260,7 +261,7 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
       throw core::config_error(s.source + ": nic_overrides." + override_entry.first + ": no host '" +
                                override_entry.first + "' (hosts are " + topology::host_names(hosts) + ")");
   std::vector<planned_write> writes;
-  for (const planned_flow& f : plan_workload(s)) writes.push_back({f});
+  for (const planned_flow& f : opts.workload ? *opts.workload : plan_workload(s)) writes.push_back({f});
   std::vector<uint64_t> mem_bytes(hosts, 0);
   for (const planned_write& w : writes) {
     mem_bytes[w.src] += round_up(w.bytes);
@@ -306,7 +307,8 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
 
   // Buffers: sources filled from the workload's seeded stream, destinations zero, each destination a region.
   uint64_t fill_state = core::stream_seed(s.seed, "workload", "payload");  // splitmix64 counter: fast to fill
-  std::map<std::pair<size_t, size_t>, std::pair<uint32_t, uint32_t>> qps;  // (src, dst) -> (src QPN, dst QPN)
+  // (src, dst, qp_group) -> (src QPN, dst QPN)
+  std::map<std::tuple<size_t, size_t, uint32_t>, std::pair<uint32_t, uint32_t>> qps;
   // Posted in time order (ties in plan order): a queue pair takes its work requests in order of post time,
   // and a flow list need not be sorted.
   std::vector<size_t> post_order(writes.size());
@@ -325,25 +327,26 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
       std::memcpy(p + b, &r, std::min<uint64_t>(8, w.bytes - b));
     }
     const uint32_t rkey = dst.nic->register_region(w.dst_addr, w.bytes);
-    auto it = qps.find({w.src, w.dst});
+    auto it = qps.find({w.src, w.dst, w.qp_group});
     if (it == qps.end()) {
       const uint32_t sq = src.nic->create_qp(), rq = dst.nic->create_qp();
       const uint32_t psn_a = src.nic->draw_initial_psn(), psn_b = dst.nic->draw_initial_psn();
       src.nic->connect_qp(sq, dst.ip, rq, psn_a, psn_b);
       dst.nic->connect_qp(rq, src.ip, sq, psn_b, psn_a);
-      it = qps.emplace(std::make_pair(w.src, w.dst), std::make_pair(sq, rq)).first;
+      it = qps.emplace(std::make_tuple(w.src, w.dst, w.qp_group), std::make_pair(sq, rq)).first;
     }
     src.nic->post_write(it->second.first, i, w.src_addr, w.dst_addr, rkey, w.bytes, w.post_at);
   }
   std::vector<sender_qp> senders;
-  for (const auto& [pair, qpns] : qps) {
+  for (const auto& [key, qpns] : qps) {
     sender_qp q;
-    q.src = pair.first;
-    q.dst = pair.second;
+    q.src = std::get<0>(key);
+    q.dst = std::get<1>(key);
     q.sq = qpns.first;
     q.rq = qpns.second;
     for (const planned_write& w : writes)
-      if (w.src == q.src && w.dst == q.dst) q.first_post = std::min(q.first_post, w.post_at);
+      if (w.src == q.src && w.dst == q.dst && w.qp_group == std::get<2>(key))
+        q.first_post = std::min(q.first_post, w.post_at);
     senders.push_back(q);
   }
 

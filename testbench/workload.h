@@ -17,6 +17,9 @@ struct planned_flow {
   size_t src = 0, dst = 0;
   uint64_t bytes = 0;
   core::picoseconds post_at{};
+  // WRITEs between the same two hosts share one queue pair per group: 0 for planned workloads; a replayed
+  // capture gives each captured queue pair its own group (testbench/replay.h).
+  uint32_t qp_group = 0;
 };
 
 // The WRITEs of `s` in id order (a flow's index is its work-request id). Throws core::config_error naming
