@@ -8,12 +8,12 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
-#include <set>
 
 #include <fmt/format.h>
 
 #include "sc_models/core/params.h"
 #include "sc_models/core/units.h"
+#include "sc_models/topology/fabric.h"
 #include "testbench/scenario.h"
 #include "testbench/simulation.h"
 #include "testbench/workload.h"
@@ -55,6 +55,18 @@ size_t endpoint_index(const std::vector<core::ip_address>& eps, const core::ip_a
   return size_t(std::lower_bound(eps.begin(), eps.end(), a, ip_less) - eps.begin());
 }
 
+// The fabric host whose own address each endpoint is, when every endpoint is one (a capture of a fabricsim
+// run, --tap): host k has topology::host_ip(k). Empty when any endpoint is another address.
+std::vector<size_t> hosts_by_address(const std::vector<core::ip_address>& eps) {
+  std::vector<size_t> host;
+  const uint32_t first = topology::host_ip(0).v4_value();
+  for (const core::ip_address& a : eps) {
+    if (!a.is_v4_mapped() || a.v4_value() < first || a.v4_value() - first >= topology::k_max_hosts) return {};
+    host.push_back(a.v4_value() - first);
+  }
+  return host;
+}
+
 nlohmann::json flow_id(const flow_key& k) {
   return {{"src", ip_string(k.src)}, {"dst", ip_string(k.dst)}, {"dest_qp", k.dest_qp}};
 }
@@ -79,10 +91,10 @@ std::string plan_read(const captured_message&, size_t, size_t, uint32_t, core::p
   return k_not_supported;
 }
 
-// The fabric used without --scenario: one Spectrum switch with a port per endpoint (at least two), at the
+// The fabric used without --scenario: one Spectrum switch with `hosts` ports (at least two), at the
 // capture's path MTU when it is one the NIC supports.
-std::string default_scenario_yaml(const std::string& trace, size_t endpoints, uint64_t mtu) {
-  const size_t hosts = std::max<size_t>(2, endpoints);
+std::string default_scenario_yaml(const std::string& trace, size_t hosts, uint64_t mtu) {
+  hosts = std::max<size_t>(2, hosts);
   const bool breakout = hosts > 128;  // 128 x 400G, else 256 x 200G (the same 51.2 Tb/s ASIC)
   return fmt::format(
       "name: replay\n"
@@ -196,26 +208,38 @@ replay_result run_replay(const replay_options& opts) {
       if (t.path_mtu_bytes == m) return m;
     return 4096;
   }();
-  if (opts.scenario_file.empty() && eps.size() > 256)
+  constexpr size_t k_one_switch_ports = 256;  // the most ports the default fabric's one switch has
+  // Endpoints that are all fabric addresses keep their hosts; otherwise endpoint i (address order) is host i.
+  std::vector<size_t> by_address = hosts_by_address(eps);
+  const size_t by_address_hosts =
+      by_address.empty() ? 0 : *std::max_element(by_address.begin(), by_address.end()) + 1;
+  if (opts.scenario_file.empty() && by_address_hosts > k_one_switch_ports) by_address.clear();
+  if (opts.scenario_file.empty() && by_address.empty() && eps.size() > k_one_switch_ports)
     throw core::config_error(opts.trace + ": the capture has " + std::to_string(eps.size()) +
                              " endpoints, more than one switch holds (256); give a fabric with --scenario");
 
   std::vector<std::string> overrides = opts.sets;
   if (!opts.seed.empty()) overrides.push_back("seed=" + opts.seed);
   scenario s = opts.scenario_file.empty()
-                   ? load_scenario_text(default_scenario_yaml(opts.trace, eps.size(), mtu), "<replay default fabric>",
-                                        overrides)
+                   ? load_scenario_text(default_scenario_yaml(opts.trace, by_address.empty() ? eps.size() : by_address_hosts,
+                                                              mtu),
+                                        "<replay default fabric>", overrides)
                    : load_scenario_file(opts.scenario_file, overrides);
   const size_t hosts = s.topology.host_count();
-  if (eps.size() > hosts) {
+  if (by_address_hosts > hosts) by_address.clear();
+  if (by_address.empty() && eps.size() > hosts) {
     std::string list;
     for (const core::ip_address& a : eps) list += (list.empty() ? "" : ", ") + ip_string(a);
     throw core::config_error(s.source + ": the capture " + opts.trace + " has " + std::to_string(eps.size()) +
                              " endpoints (" + list + ") but the fabric has " + std::to_string(hosts) +
                              " hosts; endpoint i (in address order) is mapped onto host hi");
   }
+  std::vector<size_t> host_index(eps.size());
   std::vector<std::string> host_of(eps.size());
-  for (size_t i = 0; i < eps.size(); ++i) host_of[i] = topology::host_name(i);
+  for (size_t i = 0; i < eps.size(); ++i) {
+    host_index[i] = by_address.empty() ? i : by_address[i];
+    host_of[i] = topology::host_name(host_index[i]);
+  }
 
   // Messages -> work requests. Each captured requester QP (source, destination, destination QP) gets its own
   // queue pair in the model.
@@ -240,7 +264,7 @@ replay_result run_replay(const replay_options& opts) {
     if (opts.timing.kind == replay_timing::mode::captured) post_at = core::picoseconds::from_ns(double(gap_ns));
     if (opts.timing.kind == replay_timing::mode::scale)
       post_at = core::picoseconds::from_ns(double(gap_ns) * opts.timing.factor);
-    const size_t src = endpoint_index(eps, m.flow.src), dst = endpoint_index(eps, m.flow.dst);
+    const size_t src = host_index[endpoint_index(eps, m.flow.src)], dst = host_index[endpoint_index(eps, m.flow.dst)];
     const uint32_t group = qp_group.emplace(m.flow, uint32_t(qp_group.size())).first->second;
     planned_flow f;
     std::string why;
@@ -270,6 +294,7 @@ replay_result run_replay(const replay_options& opts) {
   replay["timing"] = opts.timing.text;
   replay["scale"] = opts.timing.kind == replay_timing::mode::scale ? opts.timing.factor : 1.0;
   replay["fabric"] = opts.scenario_file.empty() ? "<replay default fabric>" : opts.scenario_file;
+  replay["mapping"] = by_address.empty() ? "address_order" : "by_address";
   replay["messages_posted"] = planned.size();
   replay["unreplayable"] = std::move(unreplayable);
   replay["not_replayed"] = std::move(not_replayed);

@@ -131,6 +131,13 @@ TEST(replay, shared_captures_trace_objects_match_the_readme_and_every_write_comp
   EXPECT_EQ(m["skipped_frames"]["by_reason"]["udp_port_not_4791"], 1);  // plain UDP
   EXPECT_EQ(m["path_mtu_bytes"], 1024);
   EXPECT_EQ(flow(m["flows"], "fd00::7", "fd00::8")["packets"], 4);
+  // 10.0.0.5, 10.0.0.6 and two IPv6 addresses: not all the fabric's own, so mapped in address order.
+  const json mj = load(out);
+  EXPECT_EQ(mj["replay"]["mapping"], "address_order");
+  EXPECT_EQ(m["endpoints"][0]["ip"], "10.0.0.5");
+  EXPECT_EQ(m["endpoints"][0]["host"], "h0");
+  EXPECT_EQ(m["endpoints"][3]["ip"], "fd00::8");
+  EXPECT_EQ(m["endpoints"][3]["host"], "h3");
   fs::remove(out);
 }
 
@@ -166,18 +173,18 @@ TEST(replay, timing_captured_asap_and_scaled) {
 }
 
 TEST(replay, round_trip_through_our_own_tap) {
-  // Three WRITEs h0 -> h1 at MTU 1024, first PSN 2^24 - 2 so the capture wraps: 5000 bytes are 5 packets
+  // Three WRITEs h2 -> h1 at MTU 1024, first PSN 2^24 - 2 so the capture wraps: 5000 bytes are 5 packets
   // (FIRST, 3 MIDDLE, LAST), 1024 and 300 bytes one WRITE ONLY each: 7 packets, PSNs 0xfffffe .. 4.
   const std::string scenario = scratch("rt.yaml");
-  std::ofstream(scenario) << R"(topology: {kind: single_switch, hosts: 2, link_gbps: 400}
+  std::ofstream(scenario) << R"(topology: {kind: single_switch, hosts: 3, link_gbps: 400}
 nic: {mtu_bytes: 1024, random_initial_psn: false, initial_psn: 16777214}
 writes:
-  - {src: h0, dst: h1, bytes: 5000, start_ns: 0}
-  - {src: h0, dst: h1, bytes: 1024, start_ns: 2000}
-  - {src: h0, dst: h1, bytes: 300, start_ns: 4000}
+  - {src: h2, dst: h1, bytes: 5000, start_ns: 0}
+  - {src: h2, dst: h1, bytes: 1024, start_ns: 2000}
+  - {src: h2, dst: h1, bytes: 300, start_ns: 4000}
 )";
   const std::string tap = scratch("rt.pcap"), out = scratch("rt.json"), out2 = scratch("rt2.json");
-  run_result r = fabricsim("run " + scenario + " --quiet --json " + out + " --tap h0:0=" + tap);
+  run_result r = fabricsim("run " + scenario + " --quiet --json " + out + " --tap h2:0=" + tap);
   ASSERT_EQ(r.exit_code, 0) << r.output;
 
   for (const std::string& fabric : {std::string(" --scenario ") + scenario, std::string()}) {
@@ -189,7 +196,7 @@ writes:
     EXPECT_EQ(t["frames"], 7);
     EXPECT_EQ(t["roce_packets"], 7);
     EXPECT_EQ(t["skipped_frames"]["total"], 0);
-    ASSERT_EQ(t["flows"].size(), 1u);  // only h0's transmissions are on its uplink
+    ASSERT_EQ(t["flows"].size(), 1u);  // only h2's transmissions are on its uplink
     const json& f = t["flows"][0];
     EXPECT_EQ(f["payload_bytes"], 5000 + 1024 + 300);
     EXPECT_EQ(f["opcodes"]["RC RDMA_WRITE_FIRST"], 1);
@@ -202,14 +209,23 @@ writes:
     EXPECT_EQ(f["psn"]["out_of_order"], 0);
     EXPECT_EQ(t["path_mtu_bytes"], 1024);
     EXPECT_EQ(t["messages"]["WRITE"], 3);
-    // Replayed, the same three messages complete and make the same 7 packets on h0's uplink.
+    // The endpoints are the fabric's own addresses (host k is 10.0.0.k+1): they keep their hosts, h2 and h1
+    // (mapped in address order they would be h1 and h0).
+    EXPECT_EQ(j["replay"]["mapping"], "by_address");
+    ASSERT_EQ(t["endpoints"].size(), 2u);
+    EXPECT_EQ(t["endpoints"][0]["ip"], "10.0.0.2");
+    EXPECT_EQ(t["endpoints"][0]["host"], "h1");
+    EXPECT_EQ(t["endpoints"][1]["host"], "h2");
+    // Replayed, the same three messages complete and make the same 7 packets on h2's uplink.
     EXPECT_EQ(j["completed"], 3);
     EXPECT_TRUE(j["verified"].get<bool>());
     ASSERT_EQ(j["replay"]["flows"].size(), 1u);
+    EXPECT_EQ(j["replay"]["flows"][0]["src_host"], "h2");
+    EXPECT_EQ(j["replay"]["flows"][0]["dst_host"], "h1");
     EXPECT_EQ(j["replay"]["flows"][0]["completed_bytes"], 5000 + 1024 + 300);
     int uplinks = 0;
     for (const json& p : j["ports"]) {
-      if (p["link"] != "h0_to_sw0") continue;
+      if (p["link"] != "h2_to_sw0") continue;
       ++uplinks;
       EXPECT_EQ(p["packets"], 7);
     }
