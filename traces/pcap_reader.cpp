@@ -3,6 +3,7 @@
 
 #include <pcap/pcap.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace fabricsim::traces {
@@ -92,8 +93,10 @@ capture_summary summarize_capture(const std::string& path, const roce_decoder_pa
   capture_frame frame;
   core::packet pkt;
   while (reader.next(frame)) {
-    if (s.frames++ == 0) s.first_frame_ns = frame.timestamp_ns;
-    s.last_frame_ns = frame.timestamp_ns;
+    // Earliest and latest, not first and last: captures merged from several queues need not be in time order.
+    if (s.frames++ == 0) s.first_frame_ns = s.last_frame_ns = frame.timestamp_ns;
+    s.first_frame_ns = std::min(s.first_frame_ns, frame.timestamp_ns);
+    s.last_frame_ns = std::max(s.last_frame_ns, frame.timestamp_ns);
     switch (decoder.decode(frame.data, frame.captured_bytes, frame.number, pkt)) {
       case decode_verdict::roce:
         ++s.roce_packets;

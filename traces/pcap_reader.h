@@ -92,7 +92,8 @@ struct capture_summary {
   uint64_t malformed_frames = 0;
   // Skipped and malformed frames by roce_decoder::reason() ("not_ip", "not_udp", ..., "malformed").
   std::map<std::string, uint64_t> skipped_by_reason;
-  uint64_t first_frame_ns = 0;  // timestamp of frame 1 (any kind); 0 for an empty capture
+  // Earliest and latest timestamps of any frame (any kind); 0 for an empty capture.
+  uint64_t first_frame_ns = 0;
   uint64_t last_frame_ns = 0;
   std::vector<std::string> malformed_messages;  // one per malformed frame, naming the frame
   std::string warning;                          // pcap_reader::warning() at the end of the file

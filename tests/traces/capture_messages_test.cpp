@@ -214,5 +214,28 @@ TEST(capture_messages, send_length_is_its_payload_and_read_length_its_reth) {
   fs::remove(file);
 }
 
+TEST(capture_messages, capture_out_of_time_order_starts_at_its_earliest_frame) {
+  const fs::path file = scratch("merged.pcap");
+  {
+    capture_builder c(file);
+    c.t_ns = 5000;
+    c.add(bth_opcode::rc_rdma_write_only, 1, 100, 100, 0x21);  // at 5000 ns
+    c.t_ns = 2000;
+    c.add(bth_opcode::rc_rdma_write_only, 9, 100, 100, 0x22);  // frame 2, at 2000 ns: the earliest
+    c.t_ns = 9000;
+    c.add(bth_opcode::rc_rdma_write_only, 2, 100, 100, 0x21);  // at 9000 ns: the latest
+    c.w.close();
+  }
+  const capture_trace t = analyze_capture(file.string());
+  EXPECT_EQ(t.summary.first_frame_ns, 2000u);
+  EXPECT_EQ(t.summary.last_frame_ns, 9000u);
+  ASSERT_EQ(t.messages.size(), 3u);
+  // Messages in time order, whatever the file order.
+  EXPECT_EQ(t.messages[0].first_frame, 2u);
+  EXPECT_EQ(t.messages[1].first_frame, 1u);
+  EXPECT_EQ(t.messages[2].first_frame, 3u);
+  fs::remove(file);
+}
+
 }  // namespace
 }  // namespace fabricsim::traces
