@@ -247,6 +247,7 @@ replay_result run_replay(const replay_options& opts) {
   std::vector<planned_flow> planned;
   std::vector<size_t> message_of;  // planned[i] replays t.messages[message_of[i]]
   nlohmann::json unreplayable = nlohmann::json::array(), not_replayed = nlohmann::json::array();
+  nlohmann::json notes = nlohmann::json::array();  // posted messages the capture holds only in part
   std::map<std::string, uint64_t> not_replayed_ops;
   for (size_t i = 0; i < t.messages.size(); ++i) {
     const captured_message& m = t.messages[i];
@@ -281,6 +282,10 @@ replay_result run_replay(const replay_options& opts) {
     }
     planned.push_back(f);
     message_of.push_back(i);
+    if (!m.note.empty()) {
+      id["note"] = m.note;
+      notes.push_back(std::move(id));
+    }
   }
   for (const auto& [op, n] : not_replayed_ops)
     result.warnings.push_back(fmt::format("{}: {} {} message(s) not replayed: {}", opts.trace, n, op,
@@ -298,6 +303,7 @@ replay_result run_replay(const replay_options& opts) {
   replay["messages_posted"] = planned.size();
   replay["unreplayable"] = std::move(unreplayable);
   replay["not_replayed"] = std::move(not_replayed);
+  replay["partial_in_capture"] = std::move(notes);
 
   if (planned.empty()) {
     result.warnings.push_back(opts.trace + ": no message of the capture can be posted; nothing was simulated");

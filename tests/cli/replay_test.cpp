@@ -338,6 +338,9 @@ TEST(replay, bad_captures_name_the_file_and_frame_and_never_crash) {
   EXPECT_EQ(j["trace"]["frames"], 9);
   EXPECT_NE(j["trace"]["warning"].get<std::string>().find("frame 10"), std::string::npos);
   EXPECT_EQ(j["completed"], 2);
+  ASSERT_EQ(j["replay"]["partial_in_capture"].size(), 2u);
+  for (const json& p : j["replay"]["partial_in_capture"])
+    EXPECT_EQ(p["note"], "its LAST packet is not in the capture") << p.dump();
 
   // Frame 3 (QP 0x11's first MIDDLE) claims an IPv4 total length of 9000 bytes, more than it holds: skipped
   // as malformed, named in a warning; its message is still posted.
@@ -357,6 +360,9 @@ TEST(replay, bad_captures_name_the_file_and_frame_and_never_crash) {
   EXPECT_EQ(j["trace"]["skipped_frames"]["by_reason"]["malformed"], 1);
   EXPECT_EQ(flow(j["trace"]["flows"], "10.0.0.1", "10.0.0.2")["packets"], 15);
   EXPECT_EQ(j["completed"], 2);
+  ASSERT_EQ(j["replay"]["partial_in_capture"].size(), 1u);
+  EXPECT_EQ(j["replay"]["partial_in_capture"][0]["dest_qp"], 0x11);
+  EXPECT_EQ(j["replay"]["partial_in_capture"][0]["note"], "1 of its packets are not in the capture");
 
   // A fabric too small for the capture's four endpoints.
   const std::string two = scratch("two.yaml");
