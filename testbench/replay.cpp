@@ -220,9 +220,9 @@ replay_result run_replay(const replay_options& opts) {
 
   std::vector<std::string> overrides = opts.sets;
   if (!opts.seed.empty()) overrides.push_back("seed=" + opts.seed);
+  const size_t default_hosts = by_address.empty() ? eps.size() : by_address_hosts;
   scenario s = opts.scenario_file.empty()
-                   ? load_scenario_text(default_scenario_yaml(opts.trace, by_address.empty() ? eps.size() : by_address_hosts,
-                                                              mtu),
+                   ? load_scenario_text(default_scenario_yaml(opts.trace, default_hosts, mtu),
                                         "<replay default fabric>", overrides)
                    : load_scenario_file(opts.scenario_file, overrides);
   const size_t hosts = s.topology.host_count();

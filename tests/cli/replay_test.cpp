@@ -106,7 +106,8 @@ TEST(replay, shared_captures_trace_objects_match_the_readme_and_every_write_comp
 
   // Details: PSN ranges, the reordering and the marks of the sprayed capture, the skip reasons.
   const std::string out = scratch("sprayed.json");
-  ASSERT_EQ(fabricsim("replay " + (shared / "rdma_write_sprayed.pcap").string() + " --quiet --json " + out).exit_code, 0);
+  ASSERT_EQ(fabricsim("replay " + (shared / "rdma_write_sprayed.pcap").string() + " --quiet --json " + out).exit_code,
+            0);
   const json s = load(out)["trace"];
   const json& data = flow(s["flows"], "10.0.0.1", "10.0.0.2");
   EXPECT_EQ(data["dest_qp"], 0x33);
@@ -125,7 +126,8 @@ TEST(replay, shared_captures_trace_objects_match_the_readme_and_every_write_comp
   EXPECT_EQ(back["opcodes"]["RC ACKNOWLEDGE"], 1);
   fs::remove(out);
 
-  ASSERT_EQ(fabricsim("replay " + (shared / "mixed_vlan_ipv6.pcapng").string() + " --quiet --json " + out).exit_code, 0);
+  ASSERT_EQ(fabricsim("replay " + (shared / "mixed_vlan_ipv6.pcapng").string() + " --quiet --json " + out).exit_code,
+            0);
   const json m = load(out)["trace"];
   EXPECT_EQ(m["skipped_frames"]["by_reason"]["not_ip"], 1);             // ARP
   EXPECT_EQ(m["skipped_frames"]["by_reason"]["udp_port_not_4791"], 1);  // plain UDP
@@ -408,7 +410,8 @@ TEST(replay, help_lists_replay_and_its_example_works) {
   ASSERT_NE(json_flag, std::string::npos) << example;
   example = example.substr(0, json_flag) + "--json " + out;
   if (!fs::is_directory(shared)) GTEST_SKIP() << "reference captures not found at " << shared;
-  const std::string cmd = std::string("cd ") + FABRICSIM_SOURCE_DIR + " && " + FABRICSIM_BINARY + " " + example + " 2>&1";
+  const std::string cmd =
+      std::string("cd ") + FABRICSIM_SOURCE_DIR + " && " + FABRICSIM_BINARY + " " + example + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   ASSERT_NE(p, nullptr);
   char buf[4096];
