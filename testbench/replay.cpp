@@ -26,6 +26,8 @@ using traces::flow_key;
 using traces::message_op;
 
 constexpr const char* k_not_supported = "op not yet supported by the NIC model";
+// The latest post time: the scenario's own time limit (run.duration_us, run.limit_us: 1000 s).
+constexpr double k_max_post_ns = 1e12;
 
 std::string ip_string(const core::ip_address& a) {
   char buf[INET6_ADDRSTRLEN] = {};
@@ -248,7 +250,7 @@ replay_result run_replay(const replay_options& opts) {
   std::vector<size_t> message_of;  // planned[i] replays t.messages[message_of[i]]
   nlohmann::json unreplayable = nlohmann::json::array(), not_replayed = nlohmann::json::array();
   nlohmann::json notes = nlohmann::json::array();  // posted messages the capture holds only in part
-  std::map<std::string, uint64_t> not_replayed_ops;
+  std::map<std::pair<std::string, std::string>, uint64_t> not_replayed_ops;  // (op, reason) -> messages
   for (size_t i = 0; i < t.messages.size(); ++i) {
     const captured_message& m = t.messages[i];
     nlohmann::json id = flow_id(m.flow);
@@ -260,23 +262,32 @@ replay_result run_replay(const replay_options& opts) {
       unreplayable.push_back(std::move(id));
       continue;
     }
-    const uint64_t gap_ns = m.first_seen_ns - t.summary.first_frame_ns;
-    core::picoseconds post_at{0};
-    if (opts.timing.kind == replay_timing::mode::captured) post_at = core::picoseconds::from_ns(double(gap_ns));
-    if (opts.timing.kind == replay_timing::mode::scale)
-      post_at = core::picoseconds::from_ns(double(gap_ns) * opts.timing.factor);
+    const double gap_ns = double(m.first_seen_ns - t.summary.first_frame_ns);
+    const double post_ns = opts.timing.kind == replay_timing::mode::asap    ? 0.0
+                           : opts.timing.kind == replay_timing::mode::scale ? gap_ns * opts.timing.factor
+                                                                             : gap_ns;
+    if (post_ns > k_max_post_ns)
+      throw core::config_error(fmt::format("--timing {}: frame {} of {} would be posted at {:.3f} s, beyond the {:.0f} s "
+                                           "a run can simulate; use asap or a smaller scale",
+                                           opts.timing.text, m.first_frame, opts.trace, post_ns * 1e-9,
+                                           k_max_post_ns * 1e-9));
+    const core::picoseconds post_at = core::picoseconds::from_ns(post_ns);
     const size_t src = host_index[endpoint_index(eps, m.flow.src)], dst = host_index[endpoint_index(eps, m.flow.dst)];
     const uint32_t group = qp_group.emplace(m.flow, uint32_t(qp_group.size())).first->second;
     planned_flow f;
     std::string why;
-    switch (m.op) {
-      case message_op::write: why = plan_write(m, src, dst, group, post_at, f); break;
-      case message_op::send: why = plan_send(m, src, dst, group, post_at, f); break;
-      case message_op::read: why = plan_read(m, src, dst, group, post_at, f); break;
+    if (src == dst) {
+      why = "source and destination are the same endpoint";
+    } else {
+      switch (m.op) {
+        case message_op::write: why = plan_write(m, src, dst, group, post_at, f); break;
+        case message_op::send: why = plan_send(m, src, dst, group, post_at, f); break;
+        case message_op::read: why = plan_read(m, src, dst, group, post_at, f); break;
+      }
     }
     if (!why.empty()) {
       id["reason"] = why;
-      ++not_replayed_ops[traces::to_string(m.op)];
+      ++not_replayed_ops[{traces::to_string(m.op), why}];
       not_replayed.push_back(std::move(id));
       continue;
     }
@@ -287,9 +298,9 @@ replay_result run_replay(const replay_options& opts) {
       notes.push_back(std::move(id));
     }
   }
-  for (const auto& [op, n] : not_replayed_ops)
-    result.warnings.push_back(fmt::format("{}: {} {} message(s) not replayed: {}", opts.trace, n, op,
-                                          op == "WRITE" ? "see replay.not_replayed" : k_not_supported));
+  for (const auto& [op_reason, n] : not_replayed_ops)
+    result.warnings.push_back(
+        fmt::format("{}: {} {} message(s) not replayed: {}", opts.trace, n, op_reason.first, op_reason.second));
   if (!unreplayable.empty())
     result.warnings.push_back(fmt::format("{}: {} message(s) cannot be replayed, their FIRST packet is not in the "
                                           "capture (replay.unreplayable)",

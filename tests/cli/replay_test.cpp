@@ -303,6 +303,48 @@ TEST(replay, send_and_read_are_counted_not_replayed_and_a_missing_first_is_unrep
   fs::remove(out);
 }
 
+TEST(replay, messages_beyond_the_time_limit_and_a_self_addressed_write) {
+  using fabricsim::core::bth_opcode;
+  const std::string trace = scratch("far.pcap"), out = scratch("far.json");
+  {
+    fabricsim::traces::pcap_writer w(trace);
+    uint32_t psn = 0;
+    auto add = [&](uint8_t src, uint8_t dst, uint64_t t_ns) {
+      fabricsim::core::packet p;
+      p.bth.psn = psn++;  // one PSN each: the same PSN twice would be a retransmission of one message
+      p.ip.src = fabricsim::test::v4(10, 2, 0, src);
+      p.ip.dst = fabricsim::test::v4(10, 2, 0, dst);
+      p.bth.opcode = bth_opcode::rc_rdma_write_only;
+      p.bth.dest_qp = 3;
+      p.payload_bytes = 64;
+      p.has_reth = true;
+      p.reth.dma_length = 64;
+      w.write(p, t_ns);
+    };
+    add(1, 2, 1000);
+    add(1, 2, 1000 + 2000000000000ull);  // 2000 s later: beyond the 1000 s a run may last
+    add(3, 3, 1500);                     // to itself
+    w.close();
+  }
+  run_result r = fabricsim("replay " + trace + " --quiet");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("fabricsim: error: --timing captured: frame 2 of " + trace +
+                          " would be posted at 2000.000 s, beyond the 1000 s a run can simulate"),
+            std::string::npos)
+      << r.output;
+  r = fabricsim("replay " + trace + " --quiet --timing asap --json " + out);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("1 WRITE message(s) not replayed: source and destination are the same endpoint"),
+            std::string::npos)
+      << r.output;
+  const json j = load(out);
+  EXPECT_EQ(j["replay"]["messages_posted"], 2);
+  EXPECT_EQ(j["completed"], 2);
+  EXPECT_EQ(j["trace"]["duration_ns"], 2000000000000ull);
+  fs::remove(trace);
+  fs::remove(out);
+}
+
 TEST(replay, bad_captures_name_the_file_and_frame_and_never_crash) {
   REQUIRE_SHARED_TRACES();
   const std::vector<char> good = slurp(shared / "rdma_write_inorder.pcap");
