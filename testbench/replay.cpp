@@ -192,6 +192,11 @@ nlohmann::json trace_json(const traces::capture_trace& t, const std::vector<std:
     }
     auto it = messages_per_flow.find(key);
     o["messages"] = it == messages_per_flow.end() ? 0 : it->second;
+    auto a = t.acks.find(key);
+    const traces::ack_counts acks = a == t.acks.end() ? traces::ack_counts{} : a->second;
+    o["acks"] = acks.acks;
+    o["naks"] = acks.naks;
+    o["rnr_naks"] = acks.rnr_naks;
     flows.push_back(std::move(o));
   }
   j["flows"] = std::move(flows);

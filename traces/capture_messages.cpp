@@ -145,6 +145,15 @@ capture_trace analyze_capture(const std::string& path, const roce_decoder_params
   std::map<flow_key, std::vector<request_packet>> requests;
   t.summary = summarize_capture(path, params, [&](const capture_frame& frame, const core::packet& pkt) {
     const uint8_t opcode = uint8_t(pkt.bth.opcode);
+    if (pkt.bth.opcode == core::bth_opcode::rc_acknowledge && pkt.has_aeth) {
+      ack_counts& a = t.acks[flow_key{pkt.ip.src, pkt.ip.dst, pkt.bth.dest_qp}];
+      switch (pkt.aeth.syndrome >> 5) {
+        case 0: ++a.acks; break;
+        case 1: ++a.rnr_naks; break;
+        case 3: ++a.naks; break;
+        default: break;  // reserved
+      }
+    }
     // FIRST and MIDDLE packets of any multi-packet message carry exactly one path MTU of payload.
     switch (opcode & 0x1f) {
       case 0x00: case 0x01: case 0x06: case 0x07:

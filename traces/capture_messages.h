@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -32,8 +33,16 @@ struct captured_message {
   std::string note;
 };
 
+// Acknowledge packets of a flow by AETH syndrome (IBTA vol. 1 section 9.7.5.1, bits 7:5).
+struct ack_counts {
+  uint64_t acks = 0;      // 000: ACK
+  uint64_t rnr_naks = 0;  // 001: receiver not ready
+  uint64_t naks = 0;      // 011: NAK (PSN sequence error, invalid request, access or operational error)
+};
+
 struct capture_trace {
   capture_summary summary;
+  std::map<flow_key, ack_counts> acks;  // flows with ACKNOWLEDGE packets
   std::vector<captured_message> messages;  // by first_seen_ns, then flow, then PSN
   // The path MTU the capture shows: the largest payload of a FIRST or MIDDLE packet (those are full-MTU
   // packets by IBTA rule); 0 when it has none.

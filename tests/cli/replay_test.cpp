@@ -124,6 +124,8 @@ TEST(replay, shared_captures_trace_objects_match_the_readme_and_every_write_comp
   const json& back = flow(s["flows"], "10.0.0.2", "10.0.0.1");
   EXPECT_EQ(back["opcodes"]["CNP"], 1);
   EXPECT_EQ(back["opcodes"]["RC ACKNOWLEDGE"], 1);
+  EXPECT_EQ(back["acks"], 1);  // the final ACK
+  EXPECT_EQ(back["naks"], 0);
   fs::remove(out);
 
   ASSERT_EQ(fabricsim("replay " + (shared / "mixed_vlan_ipv6.pcapng").string() + " --quiet --json " + out).exit_code,

@@ -214,6 +214,34 @@ TEST(capture_messages, send_length_is_its_payload_and_read_length_its_reth) {
   fs::remove(file);
 }
 
+TEST(capture_messages, acknowledges_are_counted_by_syndrome) {
+  const fs::path file = scratch("acks.pcap");
+  {
+    pcap_writer w(file.string());
+    uint64_t t = 0;
+    for (uint8_t syndrome : {0x1f, 0x1f, 0x60, 0x20, 0x61}) {  // ACK, ACK, NAK PSN error, RNR NAK, NAK
+      core::packet p;
+      p.ip.src = v4(10, 0, 0, 2);
+      p.ip.dst = v4(10, 0, 0, 1);
+      p.bth.opcode = bth_opcode::rc_acknowledge;
+      p.bth.dest_qp = 0x21;
+      p.bth.psn = 5;
+      p.has_aeth = true;
+      p.aeth.syndrome = syndrome;
+      w.write(p, t += 100);
+    }
+    w.close();
+  }
+  const capture_trace t = analyze_capture(file.string());
+  ASSERT_EQ(t.acks.size(), 1u);
+  const ack_counts& a = t.acks.begin()->second;
+  EXPECT_EQ(a.acks, 2u);
+  EXPECT_EQ(a.naks, 2u);
+  EXPECT_EQ(a.rnr_naks, 1u);
+  EXPECT_TRUE(t.messages.empty());  // acknowledges are no requests
+  fs::remove(file);
+}
+
 TEST(capture_messages, capture_out_of_time_order_starts_at_its_earliest_frame) {
   const fs::path file = scratch("merged.pcap");
   {
