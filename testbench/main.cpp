@@ -9,6 +9,7 @@
 
 #include "sc_models/core/params.h"
 #include "testbench/compare.h"
+#include "testbench/replay.h"
 #include "testbench/report.h"
 #include "testbench/scenario.h"
 #include "testbench/rtl_replay.h"
@@ -153,6 +154,7 @@ int sc_main(int argc, char* argv[]) {
       "  fabricsim\n"
       "  fabricsim run testbench/scenarios/leaf_spine_permutation.yaml --set topology.link_gbps=800 --set switch.port_config=64x800 --json out.json\n"
       "  fabricsim run testbench/scenarios/leaf_spine_small.yaml --compare switch.routing=ecmp,adaptive\n"
+      "  fabricsim replay ../shared/traces/rdma_write_sprayed.pcap --timing asap --json replay.json\n"
       "  fabricsim keys > scenario-keys.md\n"
       "  fabricsim verify-rtl --block reorder_tracker --window 256 --seed 3\n"
       "  fabricsim verify-rtl --block cnp_gen --flows 1024 --cycles 200000\n"
@@ -190,6 +192,31 @@ int sc_main(int argc, char* argv[]) {
                       "directory, one file per block type, for verify-rtl --replay (sets run.record_rtl_dir; a "
                       "comparison records into DIR/<value>/)");
   run_cmd->add_flag("--quiet", args.quiet, "Do not print the result table");
+
+  testbench::replay_options replay_opts;
+  std::string replay_timing = "captured", replay_json;
+  bool replay_quiet = false;
+  CLI::App* replay_cmd = app.add_subcommand(
+      "replay",
+      "Re-inject the RDMA messages of a RoCEv2 capture (pcap or pcapng) into a modelled fabric and report what\n"
+      "the capture holds (`trace`) and what the fabric did with it (`replay`, flows, switch counters).\n"
+      "Endpoint i of the capture (in address order) becomes host hi; each WRITE is posted at the time of its\n"
+      "first captured packet; READ and SEND are counted, not yet replayed (docs/replay.md).\n"
+      "Example: fabricsim replay ../shared/traces/rdma_write_inorder.pcap --timing scale=10 --json replay.json");
+  replay_cmd->add_option("trace", replay_opts.trace, "Capture file (pcap or pcapng, Ethernet)")->required();
+  replay_cmd->add_option("--scenario", replay_opts.scenario_file,
+                         "Fabric to replay on (its workload is ignored); default: one Spectrum switch with a port "
+                         "per endpoint, at the capture's path MTU");
+  replay_cmd->add_option("--timing", replay_timing,
+                         "captured (the captured gaps, from the first frame), asap (every message at 0, in "
+                         "capture order) or scale=X (the gaps times X)")
+      ->capture_default_str();
+  replay_cmd->add_option("--set", replay_opts.sets, "Override one key of the scenario or default fabric (repeatable)")
+      ->allow_extra_args(false);
+  replay_cmd->add_option("--seed", replay_opts.seed, "Seed of every random stream");
+  replay_cmd->add_option("--tap", replay_opts.taps, "Capture the replay as for `run --tap`")->allow_extra_args(false);
+  replay_cmd->add_option("--json", replay_json, "Write the full JSON report here (docs/report.md, `trace`, `replay`)");
+  replay_cmd->add_flag("--quiet", replay_quiet, "Do not print the result table");
 
   CLI::App* keys_cmd = app.add_subcommand("keys", "Print every scenario key with its unit, default and range "
                                                   "(Markdown).\nExample: fabricsim keys");
@@ -229,6 +256,17 @@ int sc_main(int argc, char* argv[]) {
     return app.exit(e);
   }
   try {
+    if (*replay_cmd) {
+      replay_opts.timing = testbench::parse_replay_timing(replay_timing);
+      const testbench::replay_result result = testbench::run_replay(replay_opts);
+      for (const std::string& w : result.warnings) std::cerr << "fabricsim: warning: " << w << '\n';
+      if (!replay_json.empty()) write_json(replay_json, result.report);
+      if (!replay_quiet) {
+        if (result.simulated) std::cout << testbench::format_table(result.report) << '\n';
+        std::cout << testbench::format_replay_table(result.report);
+      }
+      return result.simulated ? run_status(result.report, "fabricsim: ") : 0;
+    }
     if (*keys_cmd) {
       std::cout << testbench::scenario_keys_markdown();
       return 0;

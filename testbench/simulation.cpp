@@ -262,7 +262,7 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
       throw core::config_error(s.source + ": nic_overrides." + override_entry.first + ": no host '" +
                                override_entry.first + "' (hosts are " + topology::host_names(hosts) + ")");
   std::vector<planned_write> writes;
-  for (const planned_flow& f : plan_workload(s)) writes.push_back({f});
+  for (const planned_flow& f : opts.workload ? *opts.workload : plan_workload(s)) writes.push_back({f});
   std::vector<uint64_t> mem_bytes(hosts, 0);
   for (const planned_write& w : writes) {
     mem_bytes[w.src] += round_up(w.bytes);

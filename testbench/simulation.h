@@ -6,6 +6,7 @@
 
 #include "testbench/scenario.h"
 #include "testbench/taps.h"
+#include "testbench/workload.h"
 
 namespace fabricsim::testbench {
 
@@ -17,6 +18,8 @@ struct run_options {
   // Packet captures: --tap values (testbench/taps.h), and an optional record of every captured frame.
   std::vector<std::string> taps;
   tap_log tap_frames;
+  // When set, these WRITEs replace the scenario's workload (a replayed capture, testbench/replay.h).
+  const std::vector<planned_flow>* workload = nullptr;
 };
 
 // Returns the JSON report (fields documented in docs/report.md). Throws core::config_error for a scenario

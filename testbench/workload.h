@@ -18,7 +18,8 @@ struct planned_flow {
   uint64_t bytes = 0;
   core::picoseconds post_at{};
   // Flows of one (src, dst) pair share a queue pair when their groups are equal (all 0 by default); with
-  // workload.queue_pairs per_flow every flow has its own group, so none waits behind another on its QP.
+  // workload.queue_pairs per_flow every flow has its own group, so none waits behind another on its QP, and a
+  // replayed capture gives each captured queue pair its own group (testbench/replay.h).
   uint64_t qp_group = 0;
 };
 

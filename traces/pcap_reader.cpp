@@ -3,6 +3,7 @@
 
 #include <pcap/pcap.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace fabricsim::traces {
@@ -83,7 +84,8 @@ void add_to_flows(std::map<flow_key, flow_stats>& flows, const core::packet& pkt
   }
 }
 
-capture_summary summarize_capture(const std::string& path, const roce_decoder_params& params) {
+capture_summary summarize_capture(const std::string& path, const roce_decoder_params& params,
+                                  const roce_packet_visitor& visit) {
   capture_summary s;
   s.path = path;
   pcap_reader reader(path);
@@ -91,17 +93,23 @@ capture_summary summarize_capture(const std::string& path, const roce_decoder_pa
   capture_frame frame;
   core::packet pkt;
   while (reader.next(frame)) {
-    ++s.frames;
+    // Earliest and latest, not first and last: captures merged from several queues need not be in time order.
+    if (s.frames++ == 0) s.first_frame_ns = s.last_frame_ns = frame.timestamp_ns;
+    s.first_frame_ns = std::min(s.first_frame_ns, frame.timestamp_ns);
+    s.last_frame_ns = std::max(s.last_frame_ns, frame.timestamp_ns);
     switch (decoder.decode(frame.data, frame.captured_bytes, frame.number, pkt)) {
       case decode_verdict::roce:
         ++s.roce_packets;
         add_to_flows(s.flows, pkt);
+        if (visit) visit(frame, pkt);
         break;
       case decode_verdict::not_roce:
         ++s.skipped_frames;
+        ++s.skipped_by_reason[decoder.reason()];
         break;
       case decode_verdict::malformed:
         ++s.malformed_frames;
+        ++s.skipped_by_reason[decoder.reason()];
         s.malformed_messages.emplace_back(path + ": " + decoder.message());
         break;
     }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <unordered_set>
@@ -89,13 +90,24 @@ struct capture_summary {
   uint64_t roce_packets = 0;
   uint64_t skipped_frames = 0;    // well-formed but not RoCEv2 (ARP, other UDP, other EtherTypes)
   uint64_t malformed_frames = 0;
+  // Skipped and malformed frames by roce_decoder::reason() ("not_ip", "not_udp", ..., "malformed").
+  std::map<std::string, uint64_t> skipped_by_reason;
+  // Earliest and latest timestamps of any frame (any kind); 0 for an empty capture.
+  uint64_t first_frame_ns = 0;
+  uint64_t last_frame_ns = 0;
   std::vector<std::string> malformed_messages;  // one per malformed frame, naming the frame
   std::string warning;                          // pcap_reader::warning() at the end of the file
   std::map<flow_key, flow_stats> flows;
 };
 
-// Reads a whole capture and summarizes it; throws capture_error like pcap_reader.
-capture_summary summarize_capture(const std::string& path, const roce_decoder_params& params = {});
+// Called for every RoCEv2 packet of a capture, in file order, with its frame and decoded descriptor (whose
+// payload pointer is valid only during the call).
+using roce_packet_visitor = std::function<void(const capture_frame&, const core::packet&)>;
+
+// Reads a whole capture and summarizes it, handing every RoCEv2 packet to `visit` too when it is set;
+// throws capture_error like pcap_reader.
+capture_summary summarize_capture(const std::string& path, const roce_decoder_params& params = {},
+                                  const roce_packet_visitor& visit = {});
 
 // Adds one decoded RoCEv2 packet to a summary's flow table (exposed for tests and for live models).
 void add_to_flows(std::map<flow_key, flow_stats>& flows, const core::packet& pkt);

@@ -109,6 +109,7 @@ decode_verdict roce_decoder::decode(const uint8_t* frame, size_t captured_bytes,
                                     core::packet& out) {
   using v = decode_verdict;
   m_message[0] = '\0';
+  m_reason = "malformed";  // every failure below is malformed unless it says otherwise
   m_layout = frame_layout{};
 
   // Ethernet II, optionally one 802.1Q tag.
@@ -128,8 +129,10 @@ decode_verdict roce_decoder::decode(const uint8_t* frame, size_t captured_bytes,
     ethertype = be16(frame + 16);
     offset += hb::vlan_tag;
   }
-  if (ethertype != ethertype_ipv4 && ethertype != ethertype_ipv6)
+  if (ethertype != ethertype_ipv4 && ethertype != ethertype_ipv6) {
+    m_reason = "not_ip";
     return fail(v::not_roce, frame_number, "EtherType 0x%04x is neither IPv4 nor IPv6", ethertype);
+  }
 
   // IP. The IP length fields, not the capture length, say where the datagram ends: anything after it is
   // the FCS (when the capture kept it) or padding up to the 60-byte minimum frame.
@@ -154,10 +157,14 @@ decode_verdict roce_decoder::decode(const uint8_t* frame, size_t captured_bytes,
     if (datagram > after_ethernet)
       return fail(v::malformed, frame_number, "IPv4 total length %zu exceeds the %zu bytes captured after the Ethernet header",
                   datagram, after_ethernet);
-    if (be16(ip + 6) & 0x3fff)  // MF flag or a fragment offset: only the reassembled datagram is RoCEv2
+    if (be16(ip + 6) & 0x3fff) {  // MF flag or a fragment offset: only the reassembled datagram is RoCEv2
+      m_reason = "ip_fragment";
       return fail(v::not_roce, frame_number, "IPv4 fragment (RoCEv2 sets don't-fragment)");
-    if (ip[9] != ip_protocol_udp)
+    }
+    if (ip[9] != ip_protocol_udp) {
+      m_reason = "not_udp";
       return fail(v::not_roce, frame_number, "IPv4 protocol %u is not UDP", unsigned(ip[9]));
+    }
   } else {
     if (after_ethernet < hb::ipv6)
       return fail(v::malformed, frame_number, "IPv6 header needs %u bytes, only %zu captured after the Ethernet header",
@@ -170,8 +177,10 @@ decode_verdict roce_decoder::decode(const uint8_t* frame, size_t captured_bytes,
       return fail(v::malformed, frame_number, "IPv6 payload length %zu exceeds the %zu bytes captured after the IPv6 header",
                   datagram - hb::ipv6, after_ethernet - hb::ipv6);
     // RoCEv2 NICs send UDP directly after the fixed header; extension headers mean some other traffic.
-    if (ip[6] != ip_protocol_udp)
+    if (ip[6] != ip_protocol_udp) {
+      m_reason = "not_udp";
       return fail(v::not_roce, frame_number, "IPv6 next header %u is not UDP", unsigned(ip[6]));
+    }
   }
   const char* ip_name = is_v6 ? "IPv6" : "IPv4";
 
@@ -182,9 +191,11 @@ decode_verdict roce_decoder::decode(const uint8_t* frame, size_t captured_bytes,
     return fail(v::malformed, frame_number, "UDP header needs %u bytes, the %s datagram holds %zu after its header",
                 unsigned(hb::udp), ip_name, ip_payload);
   const uint16_t dst_port = be16(udp + 2);
-  if (dst_port != core::roce_v2_udp_port)
+  if (dst_port != core::roce_v2_udp_port) {
+    m_reason = "udp_port_not_4791";
     return fail(v::not_roce, frame_number, "UDP destination port %u is not RoCEv2 (%u)", unsigned(dst_port),
                 unsigned(core::roce_v2_udp_port));
+  }
   const size_t udp_length = be16(udp + 4);
   if (udp_length < hb::udp)
     return fail(v::malformed, frame_number, "UDP length %zu is shorter than the 8-byte UDP header", udp_length);
@@ -292,6 +303,7 @@ decode_verdict roce_decoder::decode(const uint8_t* frame, size_t captured_bytes,
   m_layout.frame_bytes = uint32_t(offset + datagram);
   m_layout.icrc_on_wire = load_icrc(frame + icrc_offset);
   m_layout.has_trailer = captured_bytes > offset + datagram;
+  m_reason = "";
   return v::roce;
 }
 

@@ -48,6 +48,9 @@ class roce_decoder {
   // Why the last frame was malformed (or skipped), e.g. "frame 12: UDP length 2000 exceeds the 60 bytes
   // captured after the IPv4 header"; empty after a roce verdict.
   const char* message() const { return m_message.data(); }
+  // Why the last frame was skipped, as a fixed key for counting: "not_ip" (another EtherType, e.g. ARP),
+  // "ip_fragment", "not_udp", "udp_port_not_4791", or "malformed"; empty after a roce verdict.
+  const char* reason() const { return m_reason; }
   const frame_layout& layout() const { return m_layout; }
   const roce_decoder_params& params() const { return m_params; }
 
@@ -57,6 +60,7 @@ class roce_decoder {
 
   roce_decoder_params m_params;
   frame_layout m_layout;
+  const char* m_reason = "";
   std::array<char, 256> m_message{};
 };
 

@@ -76,6 +76,7 @@ constexpr uint64_t k_max_switches = 4096;
 std::optional<size_t> host_index(const std::string& name, size_t hosts);
 std::string host_name(size_t index);
 std::string host_names(size_t hosts);  // "h0 .. h7"
+core::ip_address host_ip(size_t index);  // host `index`'s address: 10.0.0.1 + index
 
 // Where host `index` sits, known from the parameters alone (workloads are planned before the fabric is
 // built): the global index of the leaf (top-of-rack or rail) switch it hangs off, so that

@@ -242,17 +242,28 @@ TEST(roce_decoder, skips_frames_that_are_not_roce) {
   arp.u16(0xffff).u32(0xffffffff).u16(0x0200).u32(1).u16(0x0806).fill(28, 0);
   EXPECT_EQ(d.decode(arp.b.data(), arp.size(), 4, p), decode_verdict::not_roce);
   EXPECT_NE(std::string(d.message()).find("frame 4: EtherType 0x0806"), std::string::npos) << d.message();
+  EXPECT_STREQ(d.reason(), "not_ip");
 
   v4_frame mdns(false, 0, 0, 5353);
   mdns.f.fill(40, 0);
   auto udp = mdns.finish();
   EXPECT_EQ(d.decode(udp.data(), udp.size(), 7, p), decode_verdict::not_roce);
   EXPECT_NE(std::string(d.message()).find("UDP destination port 5353"), std::string::npos) << d.message();
+  EXPECT_STREQ(d.reason(), "udp_port_not_4791");
 
   v4_frame tcp(false, 0, 0, 4791, 6);
   tcp.f.fill(40, 0);
   auto t = tcp.finish();
   EXPECT_EQ(d.decode(t.data(), t.size(), 8, p), decode_verdict::not_roce);
+  EXPECT_STREQ(d.reason(), "not_udp");  // IP protocol 6, TCP
+
+  // A fragment (more-fragments flag set) is not RoCEv2 either, whatever it carries.
+  v4_frame frag(false, 0, 0, 4791);
+  frag.f.fill(40, 0);
+  auto fr = frag.finish();
+  fr[14 + 6] = 0x20;
+  EXPECT_EQ(d.decode(fr.data(), fr.size(), 9, p), decode_verdict::not_roce);
+  EXPECT_STREQ(d.reason(), "ip_fragment");
 }
 
 TEST(roce_decoder, malformed_frames_name_the_frame_header_and_field) {
@@ -260,6 +271,7 @@ TEST(roce_decoder, malformed_frames_name_the_frame_header_and_field) {
   core::packet p;
   auto expect_malformed = [&](std::vector<uint8_t> frame, size_t captured, uint64_t number, const std::string& text) {
     EXPECT_EQ(d.decode(frame.data(), captured, number, p), decode_verdict::malformed) << text;
+    EXPECT_STREQ(d.reason(), "malformed");
     EXPECT_NE(std::string(d.message()).find(text), std::string::npos) << "got: " << d.message();
   };
   auto write_middle = [](size_t payload) {
