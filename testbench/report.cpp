@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "testbench/collective.h"
+
 namespace fabricsim::testbench {
 
 namespace {
@@ -15,6 +17,7 @@ std::string percent_or_dash(const nlohmann::json& v) {
 }  // namespace
 
 std::string format_table(const nlohmann::json& r, size_t max_rows) {
+  if (r.contains("collective")) return format_collective_table(r);  // the nccl-tests layout
   std::string out;
   out += fmt::format("scenario {} (seed {})\n", r.at("scenario").get<std::string>(), r.at("seed").get<uint64_t>());
   if (!r.at("description").get<std::string>().empty())
