@@ -485,15 +485,22 @@ class engine {
   // A WRITE of ours has been placed: check it, reduce it, free its slot, release what waited for it.
   void on_placed(size_t host, const nic::placed_message& m) {
     auto it = m_conn_by_rq.find({host, m.qpn});
-    if (it == m_conn_by_rq.end() || m_conns[it->second].flight.empty()) {
+    if (it == m_conn_by_rq.end()) {
       ++m_unexpected;
       return;
     }
+    // Find the WRITE by its address: the NIC retires messages in the order it learnt them (their FIRST
+    // packets' arrival), which sprayed packets can make differ from the post order.
     connection& k = m_conns[it->second];
-    const connection::in_flight f = k.flight.front();
-    k.flight.pop_front();
+    auto fit = std::find_if(k.flight.begin(), k.flight.end(),
+                            [&](const connection::in_flight& x) { return x.dst_addr == m.va; });
+    if (fit == k.flight.end() || m.bytes != m_x[fit->xfer].bytes) {
+      ++m_unexpected;
+      return;
+    }
+    const connection::in_flight f = *fit;
+    k.flight.erase(fit);
     const transfer& t = m_x[f.xfer];
-    if (m.va != f.dst_addr || m.bytes != t.bytes) ++m_unexpected;
     uint8_t* dst_mem = fab().hosts()[host].mem->data();
     const uint8_t* src_mem = fab().hosts()[m_ranks[t.src].host].mem->data();
     if (m_check && std::memcmp(dst_mem + f.dst_addr, src_mem + t.src_addr, t.bytes) != 0)
