@@ -72,9 +72,9 @@ std::vector<size_t> place_ranks(const scenario& s) {
   if (p.algo == "sharp")
     throw config_error(src + ": collective.algo sharp: the fabric has no SHARP-capable switch (in-network "
                              "reduction needs the Quantum-X800 model, not built yet); use ring or tree");
-  if (p.algo == "tree" && p.op != "allreduce" && p.op != "broadcast")
-    throw config_error(src + ": collective.algo tree: NCCL runs " + p.op +
-                       " on rings only; tree is for allreduce and broadcast");
+  if ((p.algo == "tree" || p.algo == "binary_tree") && p.op != "allreduce" && p.op != "broadcast")
+    throw config_error(src + ": collective.algo " + p.algo + ": NCCL runs " + p.op + " on rings only; " + p.algo +
+                       " is for allreduce and broadcast");
   const uint64_t n = p.ranks == 0 ? hosts : p.ranks;
   if (n > hosts)
     throw config_error(src + ": collective.ranks " + std::to_string(p.ranks) + " is more than the topology's " +
@@ -277,12 +277,13 @@ class engine {
     if (m_p.op == "alltoall") {
       for (uint32_t r = 0; r < m_n; ++r)
         for (uint32_t k = 1; k < m_n; ++k) conn(r, (r + k) % m_n, false);
-    } else if (m_p.algo == "tree") {
-      for (uint32_t pos = 1; pos < m_n; ++pos) {
-        const uint32_t parent = (pos - 1) / 2;
-        if (red) conn(tree_rank(pos), tree_rank(parent), true);
-        conn(tree_rank(parent), tree_rank(pos), false);
-      }
+    } else if (m_p.algo != "ring") {
+      for (const tree& t : trees())
+        for (uint32_t r = 0; r < m_n; ++r)
+          if (r != t.root) {
+            if (red) conn(r, t.parent[r], true);
+            conn(t.parent[r], r, false);
+          }
     } else if (m_p.op == "broadcast") {
       for (uint32_t p = 0; p + 1 < m_n; ++p) conn(tree_rank(p), tree_rank(p + 1), false);
     } else {
@@ -331,6 +332,77 @@ class engine {
     return t;
   }
 
+  struct tree {
+    uint32_t root = 0;
+    std::vector<uint32_t> parent;                 // by rank; the root's is UINT32_MAX
+    std::vector<std::vector<uint32_t>> children;  // by rank
+    std::vector<uint32_t> order;                  // ranks, every parent before its children
+  };
+  tree make_tree(uint32_t root, const std::vector<uint32_t>& parent) const {
+    tree t;
+    t.root = root;
+    t.parent = parent;
+    t.children.resize(m_n);
+    for (uint32_t r = 0; r < m_n; ++r)
+      if (r != root) t.children[parent[r]].push_back(r);
+    t.order.push_back(root);
+    for (size_t i = 0; i < t.order.size(); ++i)
+      for (uint32_t c : t.children[t.order[i]]) t.order.push_back(c);
+    return t;
+  }
+  // NCCL's binary tree over ranks 0 .. n-1 rooted at 0, in which ranks alternate between leaves and inner
+  // nodes: the parent of r is r with its lowest set bit cleared and the next bit set, or only cleared when
+  // that is past the last rank (nccl src/graph/trees.cc describes it).
+  std::vector<uint32_t> nccl_btree_parents(uint32_t n) const {
+    std::vector<uint32_t> parent(n, UINT32_MAX);
+    for (uint32_t r = 1; r < n; ++r) {
+      const uint32_t low = r & (~r + 1);
+      const uint32_t up = (r ^ low) | (low << 1);
+      parent[r] = up < n ? up : (r ^ low);
+    }
+    return parent;
+  }
+  // The trees the algorithm runs on. tree, allreduce: NCCL's double binary tree, the second tree the first
+  // mirrored (r -> n-1-r) for an even rank count or shifted by one rank for an odd one, so that a leaf of
+  // one tree is an inner node of the other. Otherwise one binary heap (parent of position i at (i-1)/2)
+  // rooted at the root rank.
+  std::vector<tree> trees() const {
+    if (m_p.algo == "tree" && m_p.op == "allreduce") {
+      const std::vector<uint32_t> a = nccl_btree_parents(m_n);
+      std::vector<uint32_t> b(m_n, UINT32_MAX);
+      const bool mirror = m_n % 2 == 0;
+      auto map = [&](uint32_t r) { return mirror ? m_n - 1 - r : (r + 1) % m_n; };
+      for (uint32_t r = 0; r < m_n; ++r)
+        if (a[r] != UINT32_MAX) b[map(r)] = map(a[r]);
+      return {make_tree(0, a), make_tree(map(0), b)};
+    }
+    std::vector<uint32_t> heap(m_n, UINT32_MAX);
+    for (uint32_t pos = 1; pos < m_n; ++pos) heap[tree_rank(pos)] = tree_rank((pos - 1) / 2);
+    return {make_tree(m_root, heap)};
+  }
+  // One slice through one tree. Reduction (allreduce): a rank sends the slice up once every child's has
+  // arrived and been reduced (a leaf at once); the root then sends it down, and every rank forwards it to
+  // its children as soon as it has it. Broadcast: the down half, from the root's send buffer.
+  void build_tree(const tree& t, const slice& sl) {
+    const bool red = m_p.op == "allreduce";
+    std::vector<uint32_t> up(m_n, UINT32_MAX), down(m_n, UINT32_MAX);  // by rank: the WRITE out of it / into it
+    if (red)
+      for (size_t i = t.order.size(); i-- > 1;) {
+        const uint32_t r = t.order[i];
+        const uint64_t src = (t.children[r].empty() ? m_ranks[r].send : m_ranks[r].recv) + sl.off;
+        up[r] = add(reduced(r, src, t.parent[r], sl.off, sl.len, sl.id));
+        for (uint32_t c : t.children[r]) depend(up[c], up[r]);
+      }
+    for (uint32_t r : t.order)
+      for (uint32_t c : t.children[r]) {
+        const uint64_t src = (r == t.root && !red ? m_ranks[r].send : m_ranks[r].recv) + sl.off;
+        down[c] = add(direct(r, src, c, m_ranks[c].recv + sl.off, sl.len));
+        if (r != t.root) depend(down[r], down[c]);
+        else if (red)
+          for (uint32_t k : t.children[r]) depend(up[k], down[c]);
+      }
+  }
+
   // The dependency graph of one iteration of `bytes`.
   void build(uint64_t bytes) {
     m_x.clear();
@@ -350,29 +422,12 @@ class engine {
         }
       return;
     }
-    if (m_p.algo == "tree") {
-      const std::vector<slice> sls = slices(0, bytes);
-      const bool red = op == "allreduce";
-      for (const slice& sl : sls) {
-        std::vector<uint32_t> up(n, UINT32_MAX), down(n, UINT32_MAX);  // by tree position: the WRITE out of it / into it
-        auto has_children = [&](uint32_t pos) { return 2 * pos + 1 < n; };
-        if (red)
-          for (uint32_t pos = n - 1; pos >= 1; --pos) {
-            const uint32_t parent = (pos - 1) / 2, me = tree_rank(pos);
-            const uint64_t src = (has_children(pos) ? R(me) : S(me)) + sl.off;
-            up[pos] = add(reduced(me, src, tree_rank(parent), sl.off, sl.len, sl.id));
-            for (uint32_t c = 2 * pos + 1; c <= 2 * pos + 2 && c < n; ++c) depend(up[c], up[pos]);
-          }
-        for (uint32_t pos = 0; pos < n; ++pos)
-          for (uint32_t c = 2 * pos + 1; c <= 2 * pos + 2 && c < n; ++c) {
-            const uint32_t me = tree_rank(pos);
-            const uint64_t src = (pos == 0 && !red ? S(me) : R(me)) + sl.off;
-            down[c] = add(direct(me, src, tree_rank(c), R(tree_rank(c)) + sl.off, sl.len));
-            if (pos > 0) depend(down[pos], down[c]);
-            else if (red)
-              for (uint32_t k = 1; k <= 2 && k < n; ++k) depend(up[k], down[c]);
-          }
-      }
+    if (m_p.algo != "ring") {
+      // NCCL's double binary tree carries half the buffer on each tree; one tree carries it all otherwise.
+      const std::vector<tree> ts = trees();
+      const uint64_t half = ts.size() == 2 ? bytes / m_elt / 2 * m_elt : bytes;
+      for (size_t k = 0; k < ts.size(); ++k)
+        for (const slice& sl : slices(k == 0 ? 0 : half, k == 0 ? half : bytes - half)) build_tree(ts[k], sl);
       return;
     }
     if (op == "broadcast") {  // ring: a chain from the root, pipelined per slice

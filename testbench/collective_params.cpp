@@ -10,9 +10,11 @@ void collective_params::visit(core::param_visitor& v) {
            0.0, 0.0, {"allreduce", "allgather", "reducescatter", "alltoall", "broadcast"}},
           op);
   v.field({"algo", "",
-           "ring (every op); tree: binary tree, pipelined (allreduce: reduce then broadcast; broadcast); "
-           "sharp: in-network reduction, refused until a SHARP-capable switch model exists",
-           0.0, 0.0, {"ring", "tree", "sharp"}},
+           "ring (every op); tree: allreduce on NCCL's double binary tree (half the buffer on each tree, reduce "
+           "then broadcast, pipelined), broadcast on a binary tree from root; binary_tree: one plain binary "
+           "tree (allreduce, broadcast); sharp: in-network reduction, refused until a SHARP-capable switch "
+           "model exists",
+           0.0, 0.0, {"ring", "tree", "binary_tree", "sharp"}},
           algo);
   v.field({"min_bytes", "bytes", "first message size, as nccl-tests -b (allgather, reducescatter: the total "
            "over all ranks; alltoall: what each rank sends in all)", 1.0, 1099511627776.0},

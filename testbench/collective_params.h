@@ -12,7 +12,7 @@ namespace fabricsim::testbench {
 
 struct collective_params {
   std::string op = "allreduce";     // allreduce, allgather, reducescatter, alltoall, broadcast
-  std::string algo = "ring";        // ring, tree (allreduce, broadcast), sharp (needs a SHARP switch)
+  std::string algo = "ring";        // ring, tree (NCCL double binary), binary_tree, sharp (needs a SHARP switch)
   uint64_t min_bytes = 1048576;     // nccl-tests -b: first size
   uint64_t max_bytes = 67108864;    // nccl-tests -e: last size
   uint64_t step_factor = 2;         // nccl-tests -f: each size is the previous one times this

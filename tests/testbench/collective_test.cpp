@@ -99,12 +99,21 @@ uint64_t tx_payload(const json& r, size_t host) {
 //   ring allreduce: reduce-scatter 3 parts + all-gather 3 parts = 6 x 262144 = 1572864 per rank;
 //   ring allgather, reducescatter, alltoall: 3 parts = 786432 per rank;
 //   ring broadcast from rank 1: the chain 1 -> 2 -> 3 -> 0, so ranks 1, 2, 3 send S and rank 0 nothing;
-//   tree allreduce (positions = ranks, parent (i-1)/2: 1 and 2 under 0, 3 under 1): up 1->0, 2->0, 3->1,
-//   down 0->1, 0->2, 1->3: rank 0 sends 2S, rank 1 2S, ranks 2 and 3 S;
-//   tree broadcast from rank 0: 0 sends to 1 and 2, 1 to 3: 2S, S, 0, 0.
+//   binary_tree allreduce (positions = ranks, parent (i-1)/2: 1 and 2 under 0, 3 under 1): up 1->0, 2->0,
+//   3->1, down 0->1, 0->2, 1->3: rank 0 sends 2S, rank 1 2S, ranks 2 and 3 S;
+//   tree allreduce, NCCL's double binary tree, S/2 = H on each tree. Tree A (parent of r: lowest set bit
+//   cleared and the next one set, or only cleared past the last rank): 1 -> 2, 3 -> 2, 2 -> 0, root 0.
+//   Tree B, A mirrored (r -> 3-r): 2 -> 1, 0 -> 1, 1 -> 3, root 3. Up and down each tree:
+//   A: rank 0 sends H (down to 2), 1 H, 2 3H (up, two down), 3 H; B: 0 H, 1 3H, 2 H, 3 H (down to 1).
+//   Totals: S, 2S, 2S, S;
+//   tree broadcast from rank 0: 0 sends to 1 and 2, 1 to 3: 2S, S, 0, 0;
+//   binary_tree broadcast from rank 2: positions 0 1 2 3 are ranks 2 3 0 1, so 2 sends to 3 and 0, 3 to 1;
+//   tree allreduce over 5 ranks (odd: tree B is tree A shifted by one rank, r -> r+1 mod 5):
+//   A: 1 -> 2, 3 -> 2, 2 -> 4, 4 -> 0; B: 2 -> 3, 4 -> 3, 3 -> 0, 0 -> 1. Sends up and down:
+//   A: 0 H, 1 H, 2 3H, 3 H, 4 2H; B: 0 2H, 1 H, 2 H, 3 3H, 4 H. Totals 3H, 2H, 4H, 4H, 3H.
 struct byte_case {
   const char* settings;
-  uint64_t per_rank[4];
+  uint64_t per_rank[5];  // h4 is a rank only where the settings say ranks: 5
 };
 
 TEST(collective, every_op_moves_the_hand_counted_bytes_and_the_right_result) {
@@ -115,15 +124,19 @@ TEST(collective, every_op_moves_the_hand_counted_bytes_and_the_right_result) {
       {"op: reducescatter", {786432, 786432, 786432, 786432}},
       {"op: alltoall", {786432, 786432, 786432, 786432}},
       {"op: broadcast, root: 1", {0, S, S, S}},
-      {"op: allreduce, algo: tree", {2 * S, 2 * S, S, S}},
+      {"op: allreduce, algo: binary_tree", {2 * S, 2 * S, S, S}},
+      {"op: allreduce, algo: tree", {S, 2 * S, 2 * S, S}},
+      {"op: broadcast, algo: binary_tree, root: 2", {0, 0, 2 * S, S}},
+      {"op: allreduce, algo: tree, ranks: 5", {3 * S / 2, S, 2 * S, 2 * S, 3 * S / 2}},
       {"op: broadcast, algo: tree", {2 * S, S, 0, 0}},
   };
   for (const byte_case& c : cases) {
     SCOPED_TRACE(c.settings);
     const json r = run(std::string("topology: {kind: single_switch, hosts: 5}\nworkload: {kind: collective}\n"
-                                   "collective: {ranks: 4, min_bytes: 1048576, max_bytes: 1048576, iterations: 1, "
+                                   "collective: {min_bytes: 1048576, max_bytes: 1048576, iterations: 1, "
                                    "warmup_iterations: 0, chunk_bytes: 65536, ") +
-                       c.settings + "}\n");
+                       c.settings + (std::string(c.settings).find("ranks") == std::string::npos ? ", ranks: 4" : "") +
+                       "}\n");
     ASSERT_TRUE(r.contains("collective")) << r.dump().substr(0, 400);
     const json& col = r["collective"];
     EXPECT_TRUE(col["completed"].get<bool>());
@@ -132,8 +145,7 @@ TEST(collective, every_op_moves_the_hand_counted_bytes_and_the_right_result) {
     EXPECT_EQ(col["rows"][0]["wrong"].get<uint64_t>(), 0u);
     EXPECT_EQ(col["rows"][0]["size"].get<uint64_t>(), S);
     EXPECT_EQ(col["rows"][0]["count"].get<uint64_t>(), S / 4);
-    for (size_t h = 0; h < 4; ++h) EXPECT_EQ(tx_payload(r, h), c.per_rank[h]) << "h" << h;
-    EXPECT_EQ(tx_payload(r, 4), 0u);  // h4 is not a rank
+    for (size_t h = 0; h < 5; ++h) EXPECT_EQ(tx_payload(r, h), c.per_rank[h]) << "h" << h;
   }
 }
 
@@ -175,6 +187,29 @@ TEST(collective, ring_allreduce_busbw_approaches_the_link_rate_less_headers) {
   EXPECT_NEAR(row["algbw_gbps"].get<double>(), 33554432.0 / (row["time_us"].get<double>() * 1e-6) / 1e9, 1e-9);
   EXPECT_NEAR(busbw, row["algbw_gbps"].get<double>() * 14.0 / 8.0, 1e-9);
   EXPECT_EQ(r["fabric"]["drops"].get<uint64_t>(), 0u);
+}
+
+TEST(collective, trees_stay_below_their_link_load_bounds) {
+  // Per rank, the bytes into its downlink bound the time. Ring allreduce: 2(n-1)/n S = 1.75 S at 8 ranks.
+  // binary_tree: an inner rank receives S from each of two children and S from its parent: 3 S, so
+  // busbw <= 49.02 x 1.75 / 3 = 28.6 GB/s. tree (double binary): each rank is inner in one tree (3 x S/2
+  // in) and a leaf in the other (S/2 in): 2 S, busbw <= 49.02 x 1.75 / 2 = 42.9 GB/s. So the ring beats
+  // the double tree, which beats the plain one.
+  const double bound = 400e9 / 8 * 4096 / 4178 / 1e9;
+  auto busbw = [](const char* algo) {
+    const json r = run(std::string("topology: {kind: single_switch, hosts: 8}\nnic: {place_data: false}\n"
+                                   "workload: {kind: collective}\ncollective: {min_bytes: 16777216, max_bytes: "
+                                   "16777216, iterations: 1, algo: ") +
+                       algo + "}\n");
+    return r.contains("collective") ? r["collective"]["rows"][0]["busbw_gbps"].get<double>() : -1.0;
+  };
+  const double ring = busbw("ring"), dtree = busbw("tree"), btree = busbw("binary_tree");
+  EXPECT_LT(btree, bound * 1.75 / 3);
+  EXPECT_LT(dtree, bound * 1.75 / 2);
+  EXPECT_GT(btree, 0.5 * bound * 1.75 / 3);  // the pipeline works: within a factor of two of its bound
+  EXPECT_GT(dtree, 0.5 * bound * 1.75 / 2);
+  EXPECT_GT(ring, dtree);
+  EXPECT_GT(dtree, btree);
 }
 
 TEST(collective, sprayed_ring_across_leaves_is_verified_and_repeatable) {
