@@ -75,6 +75,15 @@ std::vector<size_t> place_ranks(const scenario& s) {
   if ((p.algo == "tree" || p.algo == "binary_tree") && p.op != "allreduce" && p.op != "broadcast")
     throw config_error(src + ": collective.algo " + p.algo + ": NCCL runs " + p.op + " on rings only; " + p.algo +
                        " is for allreduce and broadcast");
+  // The run's window and sampling follow queue pairs of a planned workload; a collective has its own timing.
+  const std::pair<const char*, bool> unsupported[] = {{"run.warmup_us", s.run.warmup_us > 0},
+                                                      {"run.sample_us", s.run.sample_us > 0},
+                                                      {"run.timeseries_csv", !s.run.timeseries_csv.empty()}};
+  for (const auto& [key, set] : unsupported)
+    if (set)
+      throw config_error(src + ": " + key + " is not supported with workload.kind collective (its rows time "
+                         "every iteration; leave it at its default)");
+
   const uint64_t n = p.ranks == 0 ? hosts : p.ranks;
   if (n > hosts)
     throw config_error(src + ": collective.ranks " + std::to_string(p.ranks) + " is more than the topology's " +
@@ -704,7 +713,6 @@ nlohmann::json run_collective(const scenario& s, const run_options& opts) {
       throw config_error(s.source + ": nic_overrides." + o.first + ": no host '" + o.first + "' (hosts are " +
                          topology::host_names(hosts) + ")");
   const std::vector<size_t> rank_host = place_ranks(s);
-
   // Bytes are checked only where every NIC places them; otherwise the run is timing only.
   bool checked = s.nic.place_data, placing = s.nic.place_data;
   for (const auto& [name, params] : s.nic_overrides) {
@@ -929,6 +937,37 @@ std::string format_collective_table(const nlohmann::json& r) {
                                                           "equal to the reference"
                                                         : "NOT VERIFIED",
                      c.at("completed").get<bool>() ? "" : " (the sweep did not finish: see collective.stopped_at)");
+  return out;
+}
+
+std::string format_collective_compare(const nlohmann::json& comparison) {
+  const auto& runs = comparison.at("runs");
+  std::string out = "busbw (GB/s) by size and " + comparison.at("compare").get<std::string>() + "\n";
+  out += fmt::format("{:>12}", "size (B)");
+  for (const auto& run : runs) out += fmt::format(" {:>12}", run.at("value").get<std::string>());
+  out += "\n";
+  const auto& first = runs.at(0).at("report").at("collective").at("rows");
+  for (size_t i = 0; i < first.size(); ++i) {
+    out += fmt::format("{:>12}", first[i].at("size").get<uint64_t>());
+    for (const auto& run : runs) {
+      const auto& rows = run.at("report").at("collective").at("rows");
+      const bool has = i < rows.size() && !rows[i].at("busbw_gbps").is_null();
+      out += fmt::format(" {:>12}", has ? fmt::format("{:.2f}", rows[i].at("busbw_gbps").get<double>()) : "-");
+    }
+    out += "\n";
+  }
+  out += fmt::format("{:>12}", "avg");
+  for (const auto& run : runs) {
+    const auto& avg = run.at("report").at("collective").at("avg_busbw_gbps");
+    out += fmt::format(" {:>12}", avg.is_null() ? std::string("-") : fmt::format("{:.2f}", avg.get<double>()));
+  }
+  out += "\n";
+  out += fmt::format("{:>12}", "verified");
+  for (const auto& run : runs)
+    out += fmt::format(" {:>12}", !run.at("report").at("data_checked").get<bool>() ? "unchecked"
+                                  : run.at("report").at("verified").get<bool>()    ? "yes"
+                                                                                   : "NO");
+  out += "\n";
   return out;
 }
 

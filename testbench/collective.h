@@ -28,7 +28,7 @@ uint64_t dtype_bytes(const std::string& dtype);
 std::vector<uint64_t> collective_sizes(const collective_params& p);
 // Rank i -> host index, from collective.ranks and collective.placement. Throws core::config_error naming
 // the key for a configuration that cannot run (too many ranks, sizes out of order, an algorithm the op does
-// not have, SHARP without a SHARP switch).
+// not have, SHARP without a SHARP switch, run keys a collective does not use).
 std::vector<size_t> place_ranks(const scenario& s);
 
 // One run of a `workload.kind: collective` scenario: builds the fabric, runs the sweep, verifies every
@@ -38,5 +38,8 @@ nlohmann::json run_collective(const scenario& s, const run_options& opts);
 
 // The nccl-tests table of a report that has a `collective` object.
 std::string format_collective_table(const nlohmann::json& report);
+// The rows of a comparison ({"compare": key, "runs": [{"value", "report"}, ...]}) of collective runs: busbw per
+// size, one column per value.
+std::string format_collective_compare(const nlohmann::json& comparison);
 
 }  // namespace fabricsim::testbench

@@ -98,6 +98,7 @@ std::string format_compare_table(const nlohmann::json& c) {
   std::string out = fmt::format("comparison of {} over {} values", c.at("compare").get<std::string>(), runs.size());
   if (!runs.empty()) out += fmt::format(" (scenario {})", runs[0].at("report").at("scenario").get<std::string>());
   out += "\n";
+  if (!runs.empty() && runs[0].at("report").contains("collective")) return out + format_collective_compare(c);
   out += fmt::format("{:<{}} {:>9} {:>9} {:>9} {:>8} {:>10} {:>10} {:>12} {:>11} {:>13}\n", c.at("compare").get<std::string>(),
                      width, "eff.thru", "mean flow", "min flow", "drops", "ECN marked", "PFC pauses", "max queue B",
                      "completed", "packet-hops/s");

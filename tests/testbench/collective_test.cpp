@@ -77,6 +77,8 @@ TEST(collective, bad_configurations_name_the_key) {
   EXPECT_NE(error_of(base + "collective: {op: allgather, min_bytes: 12, max_bytes: 64}\n").find("collective.min_bytes 12"),
             std::string::npos);
   EXPECT_NE(error_of(base + "collective: {step_factor: 1}\n").find("collective.step_factor"), std::string::npos);
+  EXPECT_NE(error_of(base + "run: {sample_us: 5}\n").find("run.sample_us is not supported"), std::string::npos);
+  EXPECT_NE(error_of(base + "run: {warmup_us: 5}\n").find("run.warmup_us is not supported"), std::string::npos);
   EXPECT_EQ(error_of(base), "no error");
 }
 
@@ -86,6 +88,26 @@ TEST(collective, spread_placement_goes_round_robin_over_leaves) {
                                         "workload: {kind: collective}\ncollective: {placement: spread, ranks: 5}\n",
                                         "c.yaml");
   EXPECT_EQ(place_ranks(s), (std::vector<size_t>{0, 2, 4, 1, 3}));
+}
+
+TEST(collective, a_comparison_prints_busbw_by_size_and_value) {
+  auto report = [](double b1, const nlohmann::json& b2, bool verified) {
+    return json{{"data_checked", true},
+                {"verified", verified},
+                {"collective",
+                 {{"avg_busbw_gbps", b1},
+                  {"rows", json::array({{{"size", 1024}, {"busbw_gbps", b1}}, {{"size", 2048}, {"busbw_gbps", b2}}})}}}};
+  };
+  const json c = {{"compare", "collective.algo"},
+                  {"runs", json::array({{{"value", "ring"}, {"report", report(1.5, 2.25, true)}},
+                                        {{"value", "tree"}, {"report", report(1.0, nullptr, false)}}})}};
+  EXPECT_EQ(format_collective_compare(c),
+            "busbw (GB/s) by size and collective.algo\n"
+            "    size (B)         ring         tree\n"
+            "        1024         1.50         1.00\n"
+            "        2048         2.25            -\n"
+            "         avg         1.50         1.00\n"
+            "    verified          yes           NO\n");
 }
 
 json run(const std::string& yaml) { return test::run_scenario_yaml(yaml); }
