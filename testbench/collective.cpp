@@ -205,7 +205,7 @@ class engine {
       rank_memory& m = m_ranks[r];
       topology::host& h = fab().hosts()[m.host];
       m.send = h.mem->allocate(std::max<uint64_t>(m_max_bytes, 1));
-      m.recv = h.mem->allocate(std::max<uint64_t>(m_max_bytes, 1) + staged_in(r) * slots_bytes());
+      m.recv = h.mem->allocate(round_up(std::max<uint64_t>(m_max_bytes, 1)) + staged_in(r) * slots_bytes());
       m.staging = m.recv + round_up(m_max_bytes);
       m.rkey = h.nic->register_region(m.recv, round_up(m_max_bytes) + staged_in(r) * slots_bytes());
       uint64_t state = core::stream_seed(seed, "collective", "rank" + std::to_string(r));
