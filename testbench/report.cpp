@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "testbench/collective.h"
 #include "testbench/fct_report.h"
 
 namespace fabricsim::testbench {
@@ -17,6 +18,7 @@ std::string percent_or_dash(const nlohmann::json& v) {
 }  // namespace
 
 std::string format_table(const nlohmann::json& r, size_t max_rows) {
+  if (r.contains("collective")) return format_collective_table(r);  // the nccl-tests layout
   std::string out;
   out += fmt::format("scenario {} (seed {})\n", r.at("scenario").get<std::string>(), r.at("seed").get<uint64_t>());
   if (!r.at("description").get<std::string>().empty())
@@ -98,6 +100,7 @@ std::string format_compare_table(const nlohmann::json& c) {
   std::string out = fmt::format("comparison of {} over {} values", c.at("compare").get<std::string>(), runs.size());
   if (!runs.empty()) out += fmt::format(" (scenario {})", runs[0].at("report").at("scenario").get<std::string>());
   out += "\n";
+  if (!runs.empty() && runs[0].at("report").contains("collective")) return out + format_collective_compare(c);
   out += fmt::format("{:<{}} {:>9} {:>9} {:>9} {:>8} {:>10} {:>10} {:>12} {:>11} {:>13}\n", c.at("compare").get<std::string>(),
                      width, "eff.thru", "mean flow", "min flow", "drops", "ECN marked", "PFC pauses", "max queue B",
                      "completed", "packet-hops/s");

@@ -61,8 +61,9 @@ void workload_params::visit(core::param_visitor& v) {
            "writes: the explicit `writes` list; permutation: every host writes to one other host, each host "
            "receiving once; all_to_all: every host writes to every other host; incast: incast_senders hosts "
            "write to incast_target; flows: the CSV flow_file; generated: flow sizes drawn from `distribution`, "
-           "Poisson arrivals per host at `load` (docs/workloads.md)",
-           0.0, 0.0, {"writes", "permutation", "all_to_all", "incast", "flows", "generated"}},
+           "Poisson arrivals per host at `load` (docs/workloads.md); collective: the `collective` section (an "
+           "nccl-tests style sweep, docs/collectives.md)",
+           0.0, 0.0, {"writes", "permutation", "all_to_all", "incast", "flows", "generated", "collective"}},
           kind);
   v.field({"message_bytes", "bytes", "permutation, all_to_all, incast: size of every message", 0.0,
            k_max_message_bytes},
@@ -154,13 +155,17 @@ std::vector<section> plain_sections(scenario& s) {
       {"switch", "Every switch.", visitor_of(s.switch_)},
       {"nic", "Every host's SuperNIC; `nic_overrides` changes single hosts.", visitor_of(s.nic)},
       {"workload", "What the hosts send.", visitor_of(s.workload)},
+      {"collective",
+       "A collective benchmark, run when `workload.kind` is `collective`: nccl-tests sizes, op, algorithm, "
+       "ranks and their placement ([collectives.md](collectives.md)).",
+       visitor_of(s.collective)},
   };
 }
 
 // Every top-level key that names a section, in the order the documentation lists them.
 const std::vector<std::string>& top_level_sections() {
   static const std::vector<std::string> keys = {"run", "topology", "link", "switch", "nic",
-                                                "nic_overrides", "workload", "writes", "compare"};
+                                                "nic_overrides", "workload", "collective", "writes", "compare"};
   return keys;
 }
 

@@ -11,6 +11,7 @@
 #include "sc_models/nic/supernic.h"
 #include "sc_models/switch/spectrum/spectrum_switch.h"
 #include "sc_models/topology/fabric.h"
+#include "testbench/collective_params.h"
 
 namespace fabricsim::testbench {
 
@@ -36,7 +37,7 @@ struct write_op {
 
 // What the hosts send: the explicit `writes` list or a generated pattern (testbench/workload.h plans it).
 struct workload_params {
-  std::string kind = "writes";       // "writes", "permutation", "all_to_all", "incast", "flows" or "generated"
+  std::string kind = "writes";  // "writes", "permutation", "all_to_all", "incast", "flows", "generated" or "collective"
   uint64_t message_bytes = 1048576;  // permutation, all_to_all, incast: size of every message
   std::string pattern = "random";    // permutation: "random" (seeded, off-leaf) or "shift" (i -> i + offset)
   uint64_t offset = 1;               // permutation with pattern shift: destination offset
@@ -75,6 +76,7 @@ struct scenario {
   nic::supernic_params nic;
   std::map<std::string, nic::supernic_params> nic_overrides;  // YAML "nic_overrides: {h1: {reorder: ref}}"
   workload_params workload;
+  collective_params collective;  // YAML "collective": workload.kind collective (testbench/collective.h)
   std::vector<write_op> writes;  // YAML "writes: [{src: h0, dst: h1, bytes: 4096}]"
   compare_params compare;        // YAML "compare: {key: nic.path_entropy, values: [fixed, per_packet]}"
 };

@@ -21,6 +21,7 @@
 #include "sc_models/core/transaction_log.h"
 #include "sc_models/switch/spectrum/spectrum_switch.h"
 #include "sc_models/topology/fabric.h"
+#include "testbench/collective.h"
 #include "testbench/fct_report.h"
 #include "testbench/workload.h"
 
@@ -238,6 +239,7 @@ uint64_t round_up(uint64_t v) { return (v + page - 1) / page * page; }
 }  // namespace
 
 nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
+  if (s.workload.kind == "collective") return run_collective(s, opts);  // its WRITEs are posted as the run goes
   if (sc_core::sc_get_time_resolution() != sc_core::sc_time(1, sc_core::SC_PS))
     throw std::logic_error("fabricsim needs the SystemC time resolution at 1 ps");
   core::sim_context ctx;

@@ -230,6 +230,9 @@ std::vector<planned_flow> plan_workload(const scenario& s) {
   else if (kind == "incast") out = plan_incast(s, hosts);
   else if (kind == "flows") out = plan_flow_file(s, hosts);
   else if (kind == "generated") out = plan_generated(s, hosts);
+  else if (kind == "collective")
+    throw config_error(s.source + ": workload.kind collective posts its WRITEs as the run goes (testbench/collective.h), "
+                       "it has no static plan");
   else throw std::logic_error("plan_workload: workload.kind " + kind + " passed the loader but has no planner");
   if (out.empty()) throw config_error(s.source + ": the workload posts no RDMA operation");
   if (s.workload.queue_pairs == "per_flow")

@@ -863,8 +863,11 @@ bool supernic::retire_messages(queue_pair& qp) {
     const known_message& m = qp.messages.front();
     const uint32_t last = core::psn_add(m.first_psn, m.packets - 1);
     if (!core::psn_before(last, qp.head)) break;  // the head has not passed its last packet yet
-    if (m.valid && m.placed_bytes == m.length)
-      m_placed.push_back({qp.qpn, m.va, m.length, m.first_arrival, core::now()});
+    if (m.valid && m.placed_bytes == m.length) {
+      const placed_message done{qp.qpn, m.va, m.length, m.first_arrival, core::now()};
+      m_placed.push_back(done);
+      if (m_on_placed) m_on_placed(done);  // a copy: the callback may post, and the vector may grow
+    }
     qp.msn = (qp.msn + 1) & core::psn_mask;
     qp.messages.erase(qp.messages.begin());
     any = true;

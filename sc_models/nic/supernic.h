@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -125,6 +126,8 @@ class supernic : public sc_core::sc_module, public core::packet_sink {
 
   const std::vector<completion>& completions() const { return m_completions; }
   const std::vector<placed_message>& placed() const { return m_placed; }
+  // Called at the instant a message is recorded in placed() (a collective engine posts what depended on it).
+  void set_placed_callback(std::function<void(const placed_message&)> cb) { m_on_placed = std::move(cb); }
   uint64_t outstanding_work() const;  // posted WRs not yet completed (successfully or in error)
   const supernic_params& params() const { return m_params; }
   const core::link* out_link() const { return m_out; }  // the NIC's transmit link (line rate)
@@ -232,6 +235,7 @@ class supernic : public sc_core::sc_module, public core::packet_sink {
   size_t m_rr = 0;  // round-robin position over QPs
   std::vector<completion> m_completions;
   std::vector<placed_message> m_placed;
+  std::function<void(const placed_message&)> m_on_placed;
 
   // Counters.
   uint64_t m_tx_packets = 0, m_tx_data_packets = 0, m_tx_acks = 0, m_tx_payload_bytes = 0;

@@ -1,0 +1,974 @@
+// The collective engine: an nccl-tests sweep run as a dependency graph of RDMA WRITEs between SuperNICs.
+#include "testbench/collective.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <memory>
+
+#include <fmt/format.h>
+#include <systemc>
+
+#include "sc_models/core/rng.h"
+#include "sc_models/core/sim_context.h"
+#include "sc_models/core/transaction_log.h"
+#include "sc_models/switch/spectrum/spectrum_switch.h"
+#include "sc_models/topology/fabric.h"
+#include "testbench/scenario.h"
+#include "testbench/simulation.h"
+#include "testbench/taps.h"
+
+namespace fabricsim::testbench {
+
+using core::config_error;
+using core::picoseconds;
+
+double bus_factor(const std::string& op, uint64_t ranks) {
+  const double n = double(ranks);
+  if (op == "allreduce") return 2.0 * (n - 1.0) / n;
+  if (op == "allgather" || op == "reducescatter" || op == "alltoall") return (n - 1.0) / n;
+  if (op == "broadcast") return 1.0;
+  throw std::logic_error("bus_factor: unknown op " + op);
+}
+
+uint64_t dtype_bytes(const std::string& dtype) {
+  if (dtype == "float" || dtype == "int32") return 4;
+  if (dtype == "half" || dtype == "bfloat16") return 2;
+  throw std::logic_error("dtype_bytes: unknown dtype " + dtype);
+}
+
+std::vector<uint64_t> collective_sizes(const collective_params& p) {
+  std::vector<uint64_t> out;
+  for (uint64_t b = p.min_bytes; b <= p.max_bytes; b *= p.step_factor) {
+    out.push_back(b);
+    if (b > p.max_bytes / p.step_factor) break;  // the next step would pass max_bytes (or overflow)
+  }
+  return out;
+}
+
+namespace {
+
+// Ops whose buffer is cut in one equal part per rank (nccl-tests rounds their count to a multiple of n).
+bool per_rank_parts(const std::string& op) { return op == "allgather" || op == "reducescatter" || op == "alltoall"; }
+bool reduces(const std::string& op) { return op == "allreduce" || op == "reducescatter"; }
+
+// The size nccl-tests runs for a requested one: whole elements, and for the per-rank ops whole elements per rank.
+uint64_t effective_bytes(const collective_params& p, uint64_t requested, uint64_t ranks) {
+  const uint64_t elt = dtype_bytes(p.dtype);
+  const uint64_t unit = per_rank_parts(p.op) ? elt * ranks : elt;
+  return requested / unit * unit;
+}
+
+}  // namespace
+
+std::vector<size_t> place_ranks(const scenario& s) {
+  const collective_params& p = s.collective;
+  const std::string& src = s.source;
+  const size_t hosts = s.topology.host_count();
+  if (p.algo == "sharp")
+    throw config_error(src + ": collective.algo sharp: the fabric has no SHARP-capable switch (in-network "
+                             "reduction needs the Quantum-X800 model, not built yet); use ring or tree");
+  if ((p.algo == "tree" || p.algo == "binary_tree") && p.op != "allreduce" && p.op != "broadcast")
+    throw config_error(src + ": collective.algo " + p.algo + ": NCCL runs " + p.op + " on rings only; " + p.algo +
+                       " is for allreduce and broadcast");
+  // The run's window and sampling follow queue pairs of a planned workload; a collective has its own timing.
+  const std::pair<const char*, bool> unsupported[] = {{"run.warmup_us", s.run.warmup_us > 0},
+                                                      {"run.sample_us", s.run.sample_us > 0},
+                                                      {"run.timeseries_csv", !s.run.timeseries_csv.empty()}};
+  for (const auto& [key, set] : unsupported)
+    if (set)
+      throw config_error(src + ": " + key + " is not supported with workload.kind collective (its rows time "
+                         "every iteration; leave it at its default)");
+
+  const uint64_t n = p.ranks == 0 ? hosts : p.ranks;
+  if (n > hosts)
+    throw config_error(src + ": collective.ranks " + std::to_string(p.ranks) + " is more than the topology's " +
+                       std::to_string(hosts) + " hosts");
+  if (n < 2) throw config_error(src + ": collective.ranks: a collective needs at least 2 ranks, got " + std::to_string(n));
+  if (p.min_bytes > p.max_bytes)
+    throw config_error(src + ": collective.min_bytes " + std::to_string(p.min_bytes) + " is above collective.max_bytes " +
+                       std::to_string(p.max_bytes));
+  if (p.op == "broadcast" && p.root >= n)
+    throw config_error(src + ": collective.root " + std::to_string(p.root) + " is not a rank (ranks are 0 .. " +
+                       std::to_string(n - 1) + ")");
+  if (effective_bytes(p, p.min_bytes, n) == 0)
+    throw config_error(src + ": collective.min_bytes " + std::to_string(p.min_bytes) + " holds no whole " + p.dtype +
+                       (per_rank_parts(p.op) ? " element per rank" : " element") + " (" + std::to_string(n) +
+                       " ranks of " + std::to_string(dtype_bytes(p.dtype)) + "-byte elements)");
+  std::vector<size_t> rank_host;
+  if (p.placement == "linear") {
+    for (size_t i = 0; i < n; ++i) rank_host.push_back(i);
+  } else {  // spread: the first host of every leaf, then the second of every leaf, ...
+    std::vector<std::vector<size_t>> by_leaf;
+    for (size_t h = 0; h < hosts; ++h) {
+      const size_t leaf = topology::leaf_of(s.topology, h);
+      if (leaf >= by_leaf.size()) by_leaf.resize(leaf + 1);
+      by_leaf[leaf].push_back(h);
+    }
+    for (size_t k = 0; rank_host.size() < n; ++k)
+      for (const auto& leaf : by_leaf)
+        if (k < leaf.size() && rank_host.size() < n) rank_host.push_back(leaf[k]);
+  }
+  return rank_host;
+}
+
+namespace {
+
+// One RDMA WRITE of the schedule.
+struct transfer {
+  uint32_t src = 0, dst = 0;  // ranks
+  uint32_t conn = 0;          // index of the (src, dst) connection
+  uint64_t src_addr = 0;      // in the source rank's memory
+  uint64_t bytes = 0;
+  uint64_t dst_addr = 0;      // direct transfers: in the destination's receive buffer
+  bool staged = false;        // lands in a staging slot and is reduced into reduce_addr on arrival
+  uint64_t reduce_addr = 0;   // staged: receive-buffer address of the slice at the destination
+  uint64_t base_addr = 0;     // staged: send-buffer address of the slice (the first contribution's partner)
+  uint32_t group = 0;         // staged: contributions to one (rank, slice) are counted together
+  uint32_t deps = 0;          // transfers whose arrival it waits for
+  std::vector<uint32_t> next;  // transfers waiting for it
+};
+
+// One queue pair of the schedule, requester at src, responder at dst.
+struct connection {
+  uint32_t src = 0, dst = 0;
+  uint32_t sq = 0, rq = 0;        // QPNs at the source and destination NICs
+  uint64_t staging = 0;           // staging slots' base address at dst (connections with staged transfers)
+  bool has_staging = false;
+  std::deque<std::pair<uint32_t, picoseconds>> free_slots;  // slot, free from
+  std::deque<uint32_t> ready;     // transfers ready to post, in order
+  struct in_flight {
+    uint32_t xfer;
+    uint64_t dst_addr;
+    uint32_t slot;
+  };
+  std::deque<in_flight> flight;   // posted, in PSN order: placement retires them in this order
+  picoseconds last_post{};
+};
+
+struct rank_memory {
+  size_t host = 0;
+  uint64_t send = 0, recv = 0, staging = 0;  // addresses in the host's memory
+  uint32_t rkey = 0;                         // region: receive buffer and staging slots
+  uint32_t staging_used = 0;                 // connections with slots here so far
+  picoseconds reduce_free{};                 // the rank's reduction unit is busy until then
+};
+
+// One size's outcome.
+struct size_result {
+  uint64_t requested = 0, bytes = 0, count = 0;
+  std::vector<picoseconds> times;  // one per timed iteration
+  uint64_t wrong = 0;              // elements of the result that differ from the reference
+  uint64_t writes = 0;             // WRITEs per iteration
+  std::vector<uint64_t> sent_per_rank;  // payload bytes each rank sends per iteration
+  bool done = false;
+};
+
+class engine {
+ public:
+  engine(const scenario& s, std::vector<size_t> rank_host, bool check_data)
+      : m_p(s.collective), m_n(uint32_t(rank_host.size())), m_check(check_data) {
+    m_elt = dtype_bytes(m_p.dtype);
+    m_slice = std::max<uint64_t>(m_elt, m_p.chunk_bytes / m_elt * m_elt);
+    m_reduce_ps_per_byte = m_p.reduce_gbps > 0 ? 1000.0 / m_p.reduce_gbps : 0.0;  // 1 GB/s = 1 byte/ns
+    for (uint64_t req : collective_sizes(m_p)) {
+      size_result r;
+      r.requested = req;
+      r.bytes = effective_bytes(m_p, req, m_n);
+      r.count = r.bytes / m_elt;
+      m_results.push_back(r);
+    }
+    m_max_bytes = 0;
+    for (const size_result& r : m_results) m_max_bytes = std::max(m_max_bytes, r.bytes);
+    m_ranks.resize(m_n);
+    for (uint32_t r = 0; r < m_n; ++r) m_ranks[r].host = rank_host[r];
+    m_group_count.assign(size_t(m_n) * (m_max_bytes / m_slice + m_n + 1), 0);
+  }
+
+  // Memory each host needs: send and receive buffers of the largest size, and staging slots per incoming
+  // connection that is reduced on arrival.
+  std::vector<uint64_t> memory_bytes(size_t hosts) {
+    plan_connections();
+    std::vector<uint64_t> out(hosts, 4096);
+    for (uint32_t r = 0; r < m_n; ++r) out[m_ranks[r].host] = 3 * page + 2 * round_up(m_max_bytes) + staged_in(r) * slots_bytes();
+    return out;
+  }
+
+  // After the fabric exists: buffers, regions, queue pairs, source data, then iteration 0 of the first size.
+  void elaborate(topology::fabric& fabric_, uint64_t seed, bool fill) {
+    m_fab_ptr = &fabric_;
+    for (uint32_t r = 0; r < m_n; ++r) {
+      rank_memory& m = m_ranks[r];
+      topology::host& h = fab().hosts()[m.host];
+      m.send = h.mem->allocate(std::max<uint64_t>(m_max_bytes, 1));
+      m.recv = h.mem->allocate(round_up(std::max<uint64_t>(m_max_bytes, 1)) + staged_in(r) * slots_bytes());
+      m.staging = m.recv + round_up(m_max_bytes);
+      m.rkey = h.nic->register_region(m.recv, round_up(m_max_bytes) + staged_in(r) * slots_bytes());
+      uint64_t state = core::stream_seed(seed, "collective", "rank" + std::to_string(r));
+      uint8_t* p = h.mem->data() + m.send;
+      for (uint64_t b = 0; fill && b < m_max_bytes; b += 8) {
+        const uint64_t v = core::splitmix64(state++);
+        std::memcpy(p + b, &v, std::min<uint64_t>(8, m_max_bytes - b));
+      }
+    }
+    std::map<std::pair<size_t, uint32_t>, uint32_t> by_rq;
+    for (uint32_t c = 0; c < m_conns.size(); ++c) {
+      connection& k = m_conns[c];
+      topology::host& a = fab().hosts()[m_ranks[k.src].host];
+      topology::host& b = fab().hosts()[m_ranks[k.dst].host];
+      k.sq = a.nic->create_qp();
+      k.rq = b.nic->create_qp();
+      const uint32_t psn_a = a.nic->draw_initial_psn(), psn_b = b.nic->draw_initial_psn();
+      a.nic->connect_qp(k.sq, b.ip, k.rq, psn_a, psn_b);
+      b.nic->connect_qp(k.rq, a.ip, k.sq, psn_b, psn_a);
+      if (k.has_staging) {
+        rank_memory& d = m_ranks[k.dst];
+        k.staging = d.staging + uint64_t(d.staging_used++) * slots_bytes();
+        for (uint32_t s = 0; s < m_p.buffer_slots; ++s) k.free_slots.push_back({s, picoseconds{}});
+      }
+      m_conn_by_rq[{m_ranks[k.dst].host, k.rq}] = c;
+    }
+    for (uint32_t r = 0; r < m_n; ++r) {
+      const size_t host = m_ranks[r].host;
+      fab().hosts()[host].nic->set_placed_callback([this, host](const nic::placed_message& m) { on_placed(host, m); });
+    }
+    start_size(0, picoseconds{});
+  }
+
+  bool finished() const { return m_size >= m_results.size(); }
+  uint64_t writes_posted() const { return m_wr_id; }
+  uint64_t mismatched_bytes() const { return m_mismatched; }
+  uint64_t unexpected() const { return m_unexpected; }
+  const std::vector<size_result>& results() const { return m_results; }
+  uint32_t ranks() const { return m_n; }
+  const std::vector<rank_memory>& rank_memories() const { return m_ranks; }
+  size_t current_size() const { return m_size; }
+  uint64_t current_iteration() const { return m_iter; }
+  uint64_t placed_in_iteration() const { return m_placed; }
+  size_t transfers_in_iteration() const { return m_x.size(); }
+
+ private:
+  static constexpr uint64_t page = 4096;
+  static uint64_t round_up(uint64_t v) { return (v + page - 1) / page * page; }
+  uint64_t slots_bytes() const { return m_p.buffer_slots * round_up(m_slice); }
+
+  // ---- the schedule --------------------------------------------------------------------------------------
+
+  uint32_t conn(uint32_t src, uint32_t dst, bool staged) {
+    auto it = m_conn_index.find({src, dst});
+    if (it == m_conn_index.end()) {
+      connection k;
+      k.src = src;
+      k.dst = dst;
+      it = m_conn_index.emplace(std::make_pair(src, dst), uint32_t(m_conns.size())).first;
+      m_conns.push_back(std::move(k));
+    }
+    m_conns[it->second].has_staging = m_conns[it->second].has_staging || staged;
+    return it->second;
+  }
+  uint32_t staged_in(uint32_t r) const {
+    uint32_t n = 0;
+    for (const connection& k : m_conns) n += k.dst == r && k.has_staging;
+    return n;
+  }
+  uint32_t ring_next(uint32_t r) const { return (r + 1) % m_n; }
+  uint32_t chunk_of(int64_t c) const { return uint32_t(((c % m_n) + m_n) % m_n); }
+  uint32_t tree_rank(uint32_t pos) const { return (pos + m_root) % m_n; }
+
+  // The queue pairs the algorithm uses (the same for every size).
+  void plan_connections() {
+    m_root = m_p.op == "broadcast" ? uint32_t(m_p.root) : 0;
+    const bool red = reduces(m_p.op);
+    if (m_p.op == "alltoall") {
+      for (uint32_t r = 0; r < m_n; ++r)
+        for (uint32_t k = 1; k < m_n; ++k) conn(r, (r + k) % m_n, false);
+    } else if (m_p.algo != "ring") {
+      for (const tree& t : trees())
+        for (uint32_t r = 0; r < m_n; ++r)
+          if (r != t.root) {
+            if (red) conn(r, t.parent[r], true);
+            conn(t.parent[r], r, false);
+          }
+    } else if (m_p.op == "broadcast") {
+      for (uint32_t p = 0; p + 1 < m_n; ++p) conn(tree_rank(p), tree_rank(p + 1), false);
+    } else {
+      for (uint32_t r = 0; r < m_n; ++r) conn(r, ring_next(r), red);
+    }
+  }
+
+  // Part c of n of the buffer (whole elements; the per-rank ops divide evenly).
+  uint64_t part_off(uint32_t c, uint64_t bytes) const { return (bytes / m_elt) * c / m_n * m_elt; }
+  uint64_t part_len(uint32_t c, uint64_t bytes) const { return part_off(c + 1, bytes) - part_off(c, bytes); }
+
+  struct slice {
+    uint64_t off, len;
+    uint32_t id;  // global index, for reduction groups
+  };
+  std::vector<slice> slices(uint64_t off, uint64_t len) {
+    std::vector<slice> out;
+    for (uint64_t o = 0; o < len; o += m_slice) out.push_back({off + o, std::min(m_slice, len - o), m_slice_ids++});
+    return out;
+  }
+
+  uint32_t add(transfer t) {
+    t.conn = m_conn_index.at({t.src, t.dst});
+    m_x.push_back(std::move(t));
+    return uint32_t(m_x.size() - 1);
+  }
+  void depend(uint32_t before, uint32_t after) {
+    m_x[before].next.push_back(after);
+    ++m_x[after].deps;
+  }
+  transfer direct(uint32_t src, uint64_t src_addr, uint32_t dst, uint64_t dst_addr, uint64_t bytes) const {
+    transfer t;
+    t.src = src;
+    t.dst = dst;
+    t.src_addr = src_addr;
+    t.dst_addr = dst_addr;
+    t.bytes = bytes;
+    return t;
+  }
+  transfer reduced(uint32_t src, uint64_t src_addr, uint32_t dst, uint64_t off, uint64_t bytes, uint32_t slice_id) const {
+    transfer t = direct(src, src_addr, dst, 0, bytes);
+    t.staged = true;
+    t.reduce_addr = m_ranks[dst].recv + off;
+    t.base_addr = m_ranks[dst].send + off;
+    t.group = dst * m_slices_per_rank + slice_id;
+    return t;
+  }
+
+  struct tree {
+    uint32_t root = 0;
+    std::vector<uint32_t> parent;                 // by rank; the root's is UINT32_MAX
+    std::vector<std::vector<uint32_t>> children;  // by rank
+    std::vector<uint32_t> order;                  // ranks, every parent before its children
+  };
+  tree make_tree(uint32_t root, const std::vector<uint32_t>& parent) const {
+    tree t;
+    t.root = root;
+    t.parent = parent;
+    t.children.resize(m_n);
+    for (uint32_t r = 0; r < m_n; ++r)
+      if (r != root) t.children[parent[r]].push_back(r);
+    t.order.push_back(root);
+    for (size_t i = 0; i < t.order.size(); ++i)
+      for (uint32_t c : t.children[t.order[i]]) t.order.push_back(c);
+    return t;
+  }
+  // NCCL's binary tree over ranks 0 .. n-1 rooted at 0, in which ranks alternate between leaves and inner
+  // nodes: the parent of r is r with its lowest set bit cleared and the next bit set, or only cleared when
+  // that is past the last rank (nccl src/graph/trees.cc describes it).
+  std::vector<uint32_t> nccl_btree_parents(uint32_t n) const {
+    std::vector<uint32_t> parent(n, UINT32_MAX);
+    for (uint32_t r = 1; r < n; ++r) {
+      const uint32_t low = r & (~r + 1);
+      const uint32_t up = (r ^ low) | (low << 1);
+      parent[r] = up < n ? up : (r ^ low);
+    }
+    return parent;
+  }
+  // The trees the algorithm runs on. tree, allreduce: NCCL's double binary tree, the second tree the first
+  // mirrored (r -> n-1-r) for an even rank count or shifted by one rank for an odd one, so that a leaf of
+  // one tree is an inner node of the other. Otherwise one binary heap (parent of position i at (i-1)/2)
+  // rooted at the root rank.
+  std::vector<tree> trees() const {
+    if (m_p.algo == "tree" && m_p.op == "allreduce") {
+      const std::vector<uint32_t> a = nccl_btree_parents(m_n);
+      std::vector<uint32_t> b(m_n, UINT32_MAX);
+      const bool mirror = m_n % 2 == 0;
+      auto map = [&](uint32_t r) { return mirror ? m_n - 1 - r : (r + 1) % m_n; };
+      for (uint32_t r = 0; r < m_n; ++r)
+        if (a[r] != UINT32_MAX) b[map(r)] = map(a[r]);
+      return {make_tree(0, a), make_tree(map(0), b)};
+    }
+    std::vector<uint32_t> heap(m_n, UINT32_MAX);
+    for (uint32_t pos = 1; pos < m_n; ++pos) heap[tree_rank(pos)] = tree_rank((pos - 1) / 2);
+    return {make_tree(m_root, heap)};
+  }
+  // One slice through one tree. Reduction (allreduce): a rank sends the slice up once every child's has
+  // arrived and been reduced (a leaf at once); the root then sends it down, and every rank forwards it to
+  // its children as soon as it has it. Broadcast: the down half, from the root's send buffer.
+  void build_tree(const tree& t, const slice& sl) {
+    const bool red = m_p.op == "allreduce";
+    std::vector<uint32_t> up(m_n, UINT32_MAX), down(m_n, UINT32_MAX);  // by rank: the WRITE out of it / into it
+    if (red)
+      for (size_t i = t.order.size(); i-- > 1;) {
+        const uint32_t r = t.order[i];
+        const uint64_t src = (t.children[r].empty() ? m_ranks[r].send : m_ranks[r].recv) + sl.off;
+        up[r] = add(reduced(r, src, t.parent[r], sl.off, sl.len, sl.id));
+        for (uint32_t c : t.children[r]) depend(up[c], up[r]);
+      }
+    for (uint32_t r : t.order)
+      for (uint32_t c : t.children[r]) {
+        const uint64_t src = (r == t.root && !red ? m_ranks[r].send : m_ranks[r].recv) + sl.off;
+        down[c] = add(direct(r, src, c, m_ranks[c].recv + sl.off, sl.len));
+        if (r != t.root) depend(down[r], down[c]);
+        else if (red)
+          for (uint32_t k : t.children[r]) depend(up[k], down[c]);
+      }
+  }
+
+  // The dependency graph of one iteration of `bytes`.
+  void build(uint64_t bytes) {
+    m_x.clear();
+    m_slice_ids = 0;
+    m_slices_per_rank = uint32_t(bytes / m_slice + m_n + 1);
+    const std::string& op = m_p.op;
+    const uint32_t n = m_n;
+    auto S = [&](uint32_t r) { return m_ranks[r].send; };
+    auto R = [&](uint32_t r) { return m_ranks[r].recv; };
+    if (op == "alltoall") {
+      for (uint32_t r = 0; r < n; ++r)
+        for (uint32_t k = 1; k < n; ++k) {
+          const uint32_t p = (r + k) % n;
+          const uint64_t base_src = part_off(p, bytes), base_dst = part_off(r, bytes);
+          for (const slice& sl : slices(0, part_len(p, bytes)))
+            add(direct(r, S(r) + base_src + sl.off, p, R(p) + base_dst + sl.off, sl.len));
+        }
+      return;
+    }
+    if (m_p.algo != "ring") {
+      // NCCL's double binary tree carries half the buffer on each tree; one tree carries it all otherwise.
+      const std::vector<tree> ts = trees();
+      const uint64_t half = ts.size() == 2 ? bytes / m_elt / 2 * m_elt : bytes;
+      for (size_t k = 0; k < ts.size(); ++k)
+        for (const slice& sl : slices(k == 0 ? 0 : half, k == 0 ? half : bytes - half)) build_tree(ts[k], sl);
+      return;
+    }
+    if (op == "broadcast") {  // ring: a chain from the root, pipelined per slice
+      for (const slice& sl : slices(0, bytes)) {
+        uint32_t prev = UINT32_MAX;
+        for (uint32_t p = 0; p + 1 < n; ++p) {
+          const uint32_t me = tree_rank(p), to = tree_rank(p + 1);
+          const uint32_t x = add(direct(me, (p == 0 ? S(me) : R(me)) + sl.off, to, R(to) + sl.off, sl.len));
+          if (prev != UINT32_MAX) depend(prev, x);
+          prev = x;
+        }
+      }
+      return;
+    }
+    // Rings. Reduce-scatter: at step s rank r sends part r-1-s (its own data at s = 0, else what it reduced
+    // at step s-1) to r+1, which reduces it into its receive buffer; after n-1 steps rank r holds part r
+    // reduced. All-gather: at step t rank r sends part r-t to r+1, straight into its receive buffer.
+    std::vector<std::vector<slice>> part_slices(n);
+    for (uint32_t c = 0; c < n; ++c) part_slices[c] = slices(part_off(c, bytes), part_len(c, bytes));
+    // into[r][k]: the WRITE that brought slice k of its current part into rank r at the previous step.
+    std::vector<std::vector<uint32_t>> into(n), next_into(n);
+    if (reduces(op)) {
+      for (uint32_t s = 0; s + 1 < n; ++s) {
+        for (uint32_t r = 0; r < n; ++r) {
+          const uint32_t c = chunk_of(int64_t(r) - 1 - s), to = ring_next(r);
+          next_into[to].clear();
+          for (size_t k = 0; k < part_slices[c].size(); ++k) {
+            const slice& sl = part_slices[c][k];
+            const uint32_t x = add(reduced(r, (s == 0 ? S(r) : R(r)) + sl.off, to, sl.off, sl.len, sl.id));
+            if (s > 0) depend(into[r][k], x);
+            next_into[to].push_back(x);
+          }
+        }
+        std::swap(into, next_into);
+      }
+      if (op == "reducescatter") return;
+    }
+    for (uint32_t t = 0; t + 1 < n; ++t) {
+      for (uint32_t r = 0; r < n; ++r) {
+        const uint32_t c = chunk_of(int64_t(r) - t), to = ring_next(r);
+        next_into[to].clear();
+        for (size_t k = 0; k < part_slices[c].size(); ++k) {
+          const slice& sl = part_slices[c][k];
+          // allgather's own part comes from the front of its send buffer (its input is one part).
+          const uint64_t src = op == "allgather" && t == 0 ? S(r) + (sl.off - part_off(c, bytes)) : R(r) + sl.off;
+          const uint32_t x = add(direct(r, src, to, R(to) + sl.off, sl.len));
+          if (t > 0 || op == "allreduce") depend(into[r][k], x);
+          next_into[to].push_back(x);
+        }
+      }
+      std::swap(into, next_into);
+    }
+  }
+
+  // ---- running -------------------------------------------------------------------------------------------
+
+  void start_size(size_t index, picoseconds at) {
+    m_size = index;
+    if (finished()) return;
+    size_result& res = m_results[m_size];
+    build(res.bytes);
+    res.writes = m_x.size();
+    res.sent_per_rank.assign(m_n, 0);
+    for (const transfer& t : m_x) res.sent_per_rank[t.src] += t.bytes;
+    m_deps.resize(m_x.size());
+    m_ready_at.resize(m_x.size());
+    m_iter = 0;
+    start_iteration(at);
+  }
+
+  uint64_t total_iterations() const { return m_p.warmup_iterations + m_p.iterations; }
+
+  void start_iteration(picoseconds at) {
+    if (m_iter + 1 == total_iterations()) prepare_check();
+    m_iter_start = at;
+    m_iter_end = at;
+    m_placed = 0;
+    std::fill(m_group_count.begin(), m_group_count.end(), 0);
+    for (size_t i = 0; i < m_x.size(); ++i) {
+      m_deps[i] = m_x[i].deps;
+      m_ready_at[i] = at;
+    }
+    for (uint32_t i = 0; i < m_x.size(); ++i)
+      if (m_deps[i] == 0) m_conns[m_x[i].conn].ready.push_back(i);
+    for (connection& k : m_conns) try_post(k);
+  }
+
+  void try_post(connection& k) {
+    while (!k.ready.empty()) {
+      const uint32_t i = k.ready.front();
+      const transfer& t = m_x[i];
+      picoseconds at = core::max(core::max(m_ready_at[i], k.last_post), core::now());
+      uint64_t dst = t.dst_addr;
+      uint32_t slot = UINT32_MAX;
+      if (t.staged) {
+        if (k.free_slots.empty()) return;  // credit: wait for the receiver to consume a slot
+        slot = k.free_slots.front().first;
+        at = core::max(at, k.free_slots.front().second);
+        k.free_slots.pop_front();
+        dst = k.staging + uint64_t(slot) * round_up(m_slice);
+      }
+      k.ready.pop_front();
+      topology::host& h = fab().hosts()[m_ranks[t.src].host];
+      h.nic->post_write(k.sq, m_wr_id++, t.src_addr, dst, m_ranks[t.dst].rkey, t.bytes, at);
+      k.last_post = at;
+      k.flight.push_back({i, dst, slot});
+    }
+  }
+
+  // A WRITE of ours has been placed: check it, reduce it, free its slot, release what waited for it.
+  void on_placed(size_t host, const nic::placed_message& m) {
+    auto it = m_conn_by_rq.find({host, m.qpn});
+    if (it == m_conn_by_rq.end()) {
+      ++m_unexpected;
+      return;
+    }
+    // Find the WRITE by its address: the NIC retires messages in the order it learnt them (their FIRST
+    // packets' arrival), which sprayed packets can make differ from the post order.
+    connection& k = m_conns[it->second];
+    auto fit = std::find_if(k.flight.begin(), k.flight.end(),
+                            [&](const connection::in_flight& x) { return x.dst_addr == m.va; });
+    if (fit == k.flight.end() || m.bytes != m_x[fit->xfer].bytes) {
+      ++m_unexpected;
+      return;
+    }
+    const connection::in_flight f = *fit;
+    k.flight.erase(fit);
+    const transfer& t = m_x[f.xfer];
+    uint8_t* dst_mem = fab().hosts()[host].mem->data();
+    const uint8_t* src_mem = fab().hosts()[m_ranks[t.src].host].mem->data();
+    if (m_check && std::memcmp(dst_mem + f.dst_addr, src_mem + t.src_addr, t.bytes) != 0)
+      for (uint64_t b = 0; b < t.bytes; ++b) m_mismatched += dst_mem[f.dst_addr + b] != src_mem[t.src_addr + b];
+    picoseconds ready = core::now();
+    if (t.staged) {
+      rank_memory& me = m_ranks[t.dst];
+      const bool first = m_group_count[t.group]++ == 0;
+      if (m_check) reduce(dst_mem + t.reduce_addr, dst_mem + (first ? t.base_addr : t.reduce_addr), dst_mem + f.dst_addr, t.bytes);
+      const picoseconds start = core::max(ready, me.reduce_free);
+      me.reduce_free = start + picoseconds(uint64_t(double(t.bytes) * m_reduce_ps_per_byte + 0.5));
+      ready = me.reduce_free;
+      k.free_slots.push_back({f.slot, ready});
+      try_post(k);
+    }
+    m_iter_end = core::max(m_iter_end, ready);
+    for (uint32_t nx : t.next) {
+      m_ready_at[nx] = core::max(m_ready_at[nx], ready);
+      if (--m_deps[nx] == 0) {
+        connection& c = m_conns[m_x[nx].conn];
+        c.ready.push_back(nx);
+        try_post(c);
+      }
+    }
+    if (++m_placed == m_x.size()) end_iteration();
+  }
+
+  // out = a + b, element by element, as unsigned integers of the element's width (exact, order-free).
+  void reduce(uint8_t* out, const uint8_t* a, const uint8_t* b, uint64_t bytes) const {
+    if (m_elt == 4) {
+      for (uint64_t i = 0; i + 4 <= bytes; i += 4) {
+        uint32_t x, y;
+        std::memcpy(&x, a + i, 4);
+        std::memcpy(&y, b + i, 4);
+        x += y;
+        std::memcpy(out + i, &x, 4);
+      }
+    } else {
+      for (uint64_t i = 0; i + 2 <= bytes; i += 2) {
+        uint16_t x, y;
+        std::memcpy(&x, a + i, 2);
+        std::memcpy(&y, b + i, 2);
+        x = uint16_t(x + y);
+        std::memcpy(out + i, &x, 2);
+      }
+    }
+  }
+
+  void end_iteration() {
+    size_result& res = m_results[m_size];
+    if (m_iter >= m_p.warmup_iterations) res.times.push_back(m_iter_end - m_iter_start);
+    ++m_iter;
+    if (m_iter < total_iterations()) {
+      start_iteration(m_iter_end);
+      return;
+    }
+    if (m_check) res.wrong = check_result(res.bytes);
+    res.done = true;
+    start_size(m_size + 1, m_iter_end);
+  }
+
+  uint8_t* mem(uint32_t r) { return fab().hosts()[m_ranks[r].host].mem->data(); }
+
+  // Before the last iteration of a size: clear the receive buffers, so that the result check sees only what
+  // this iteration wrote, and put each rank's own part where the op leaves it locally (no WRITE carries it).
+  void prepare_check() {
+    if (!m_check) return;
+    const uint64_t bytes = m_results[m_size].bytes;
+    for (uint32_t r = 0; r < m_n; ++r) std::memset(mem(r) + m_ranks[r].recv, 0, bytes);
+    for (uint32_t r = 0; r < m_n; ++r) {
+      if (m_p.op == "allgather") std::memcpy(mem(r) + m_ranks[r].recv + part_off(r, bytes), mem(r) + m_ranks[r].send, part_len(r, bytes));
+      if (m_p.op == "alltoall")
+        std::memcpy(mem(r) + m_ranks[r].recv + part_off(r, bytes), mem(r) + m_ranks[r].send + part_off(r, bytes), part_len(r, bytes));
+    }
+    if (m_p.op == "broadcast") std::memcpy(mem(m_root) + m_ranks[m_root].recv, mem(m_root) + m_ranks[m_root].send, bytes);
+  }
+
+  // Elements of the ranks' results that differ from a reference built here from the send buffers alone.
+  uint64_t check_result(uint64_t bytes) {
+    std::vector<uint8_t> ref(bytes);
+    uint64_t wrong = 0;
+    auto compare = [&](uint32_t r, uint64_t off, const uint8_t* expect, uint64_t len) {
+      const uint8_t* got = mem(r) + m_ranks[r].recv + off;
+      if (std::memcmp(got, expect, len) == 0) return;
+      for (uint64_t i = 0; i < len; i += m_elt) wrong += std::memcmp(got + i, expect + i, m_elt) != 0;
+    };
+    const std::string& op = m_p.op;
+    if (reduces(op)) {
+      std::memcpy(ref.data(), mem(0) + m_ranks[0].send, bytes);
+      for (uint32_t r = 1; r < m_n; ++r) reduce(ref.data(), ref.data(), mem(r) + m_ranks[r].send, bytes);
+      for (uint32_t r = 0; r < m_n; ++r) {
+        if (op == "allreduce") compare(r, 0, ref.data(), bytes);
+        else compare(r, part_off(r, bytes), ref.data() + part_off(r, bytes), part_len(r, bytes));
+      }
+    } else if (op == "allgather") {
+      for (uint32_t r = 0; r < m_n; ++r)
+        for (uint32_t c = 0; c < m_n; ++c) compare(r, part_off(c, bytes), mem(c) + m_ranks[c].send, part_len(c, bytes));
+    } else if (op == "alltoall") {
+      for (uint32_t r = 0; r < m_n; ++r)
+        for (uint32_t c = 0; c < m_n; ++c)
+          compare(r, part_off(c, bytes), mem(c) + m_ranks[c].send + part_off(r, bytes), part_len(r, bytes));
+    } else {  // broadcast
+      for (uint32_t r = 0; r < m_n; ++r) compare(r, 0, mem(m_root) + m_ranks[m_root].send, bytes);
+    }
+    return wrong;
+  }
+
+  collective_params m_p;
+  topology::fabric* m_fab_ptr = nullptr;
+  topology::fabric& fab() { return *m_fab_ptr; }
+  uint32_t m_n;
+  bool m_check;
+  uint64_t m_elt = 4, m_slice = 0, m_max_bytes = 0;
+  double m_reduce_ps_per_byte = 0.0;
+  uint32_t m_root = 0;
+  std::vector<rank_memory> m_ranks;
+  std::vector<connection> m_conns;
+  std::map<std::pair<uint32_t, uint32_t>, uint32_t> m_conn_index;          // (src rank, dst rank) -> connection
+  std::map<std::pair<size_t, uint32_t>, uint32_t> m_conn_by_rq;            // (dst host, responder QPN) -> connection
+  std::vector<transfer> m_x;          // the current size's graph
+  std::vector<uint32_t> m_deps;       // per transfer: arrivals still awaited this iteration
+  std::vector<picoseconds> m_ready_at;
+  std::vector<uint32_t> m_group_count;
+  uint32_t m_slice_ids = 0, m_slices_per_rank = 1;
+  std::vector<size_result> m_results;
+  size_t m_size = 0;
+  uint64_t m_iter = 0, m_placed = 0, m_wr_id = 0, m_mismatched = 0, m_unexpected = 0;
+  picoseconds m_iter_start{}, m_iter_end{};
+};
+
+}  // namespace
+
+nlohmann::json run_collective(const scenario& s, const run_options& opts) {
+  if (sc_core::sc_get_time_resolution() != sc_core::sc_time(1, sc_core::SC_PS))
+    throw std::logic_error("fabricsim needs the SystemC time resolution at 1 ps");
+  core::sim_context ctx;
+  ctx.seed = s.seed;
+  try {  // before anything is sized by the host count
+    s.topology.validate();
+  } catch (const config_error& e) {
+    throw config_error(s.source + ": " + e.what());
+  }
+  const size_t hosts = s.topology.host_count();
+  for (const auto& o : s.nic_overrides)
+    if (!topology::host_index(o.first, hosts))
+      throw config_error(s.source + ": nic_overrides." + o.first + ": no host '" + o.first + "' (hosts are " +
+                         topology::host_names(hosts) + ")");
+  const std::vector<size_t> rank_host = place_ranks(s);
+  // Bytes are checked only where every NIC places them; otherwise the run is timing only.
+  bool checked = s.nic.place_data, placing = s.nic.place_data;
+  for (const auto& [name, params] : s.nic_overrides) {
+    checked = checked && params.place_data;
+    placing = placing || params.place_data;
+  }
+  if (opts.elaborate_only) placing = false;
+  engine eng(s, rank_host, checked && !opts.elaborate_only);
+  const std::vector<uint64_t> mem_bytes = eng.memory_bytes(hosts);
+  uint64_t total_mem = 0;
+  for (uint64_t b : mem_bytes) total_mem += b;
+  const uint64_t physical = uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE));
+  if (placing && total_mem > physical / 4 * 3)
+    throw config_error(s.source + ": collective: the ranks' buffers need " + std::to_string(total_mem >> 20) +
+                       " MiB of memory, more than 3/4 of this machine's " + std::to_string(physical >> 20) +
+                       " MiB; lower collective.max_bytes or the ranks, or set nic.place_data: false");
+
+  const sw::switch_factory make_switch = [&](const std::string& name, unsigned ports) {
+    return std::make_unique<sw::spectrum_switch>(name.c_str(), s.switch_, ports, ctx);
+  };
+  std::unique_ptr<core::transaction_log> rtl_log;
+  if (!s.run.record_rtl_dir.empty() && !opts.elaborate_only) {
+    rtl_log = std::make_unique<core::transaction_log>(s.run.record_rtl_dir);
+    ctx.rtl_log = rtl_log.get();
+  }
+  topology::fabric fab(s.topology, s.link, make_switch, s.nic, s.nic_overrides, mem_bytes, ctx);
+  tap_set taps(opts.taps, fab, opts.tap_frames);
+  if (placing)
+    for (topology::host& h : fab.hosts()) h.mem->prefault();
+  eng.elaborate(fab, s.seed, placing);
+  if (opts.elaborate_only) return nlohmann::json::object();
+
+  // Until the sweep is over and the fabric idle (the last ACKs), or the time limit.
+  const auto wall0 = std::chrono::steady_clock::now();
+  const double end_us = s.run.duration_us > 0 ? s.run.duration_us : s.run.limit_us;
+  sc_core::sc_start(sc_core::sc_time(end_us * 1e6, sc_core::SC_PS), sc_core::SC_EXIT_ON_STARVATION);
+  if (rtl_log) rtl_log->flush();
+  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  const picoseconds sim_end = core::now();
+
+  uint64_t completed = 0, failed = 0;
+  for (topology::host& h : fab.hosts())
+    for (const nic::completion& c : h.nic->completions()) {
+      completed += c.status == nic::completion_status::success;
+      failed += c.status != nic::completion_status::success;
+    }
+  const bool finished = eng.finished();
+  uint64_t wrong_total = 0;
+  nlohmann::json rows = nlohmann::json::array();
+  const collective_params& p = s.collective;
+  const bool rooted = p.op == "broadcast";
+  double busbw_sum = 0.0;
+  size_t busbw_rows = 0;
+  for (const size_result& res : eng.results()) {
+    nlohmann::json row;
+    row["size"] = res.bytes;
+    row["requested_bytes"] = res.requested;
+    row["count"] = res.count;
+    row["type"] = p.dtype;
+    row["redop"] = reduces(p.op) ? "sum" : "none";
+    row["root"] = rooted ? int64_t(p.root) : int64_t(-1);
+    row["completed"] = res.done;
+    row["writes_per_iteration"] = res.writes;
+    nlohmann::json sent = nlohmann::json::array();
+    for (uint64_t b : res.sent_per_rank) sent.push_back(b);
+    row["bytes_sent_per_rank"] = std::move(sent);
+    if (res.done && !res.times.empty()) {
+      double sum = 0.0;
+      nlohmann::json iters = nlohmann::json::array();
+      for (picoseconds t : res.times) {
+        sum += t.us();
+        iters.push_back(t.us());
+      }
+      const double time_us = sum / double(res.times.size());
+      const double algbw = time_us > 0 ? double(res.bytes) / (time_us * 1e-6) / 1e9 : 0.0;  // GB/s
+      row["time_us"] = time_us;
+      row["iteration_times_us"] = std::move(iters);
+      row["algbw_gbps"] = algbw;
+      row["busbw_gbps"] = algbw * bus_factor(p.op, eng.ranks());
+      busbw_sum += algbw * bus_factor(p.op, eng.ranks());
+      ++busbw_rows;
+    } else {
+      row["time_us"] = nullptr;
+      row["iteration_times_us"] = nlohmann::json::array();
+      row["algbw_gbps"] = nullptr;
+      row["busbw_gbps"] = nullptr;
+    }
+    row["wrong"] = checked ? nlohmann::json(res.wrong) : nlohmann::json(nullptr);
+    wrong_total += res.wrong;
+    rows.push_back(std::move(row));
+  }
+  nlohmann::json c;
+  c["op"] = p.op;
+  c["algo"] = p.algo;
+  c["dtype"] = p.dtype;
+  c["ranks"] = eng.ranks();
+  c["placement"] = p.placement;
+  nlohmann::json placed_on = nlohmann::json::array();
+  for (size_t h : rank_host) placed_on.push_back(fab.hosts()[h].name);
+  c["rank_hosts"] = std::move(placed_on);
+  c["iterations"] = p.iterations;
+  c["warmup_iterations"] = p.warmup_iterations;
+  c["chunk_bytes"] = p.chunk_bytes;
+  c["buffer_slots"] = p.buffer_slots;
+  c["reduce_gbps"] = p.reduce_gbps;
+  c["bus_factor"] = bus_factor(p.op, eng.ranks());
+  c["link_gbps"] = double(fab.hosts()[rank_host[0]].nic->out_link()->rate().value) / 1e9;
+  c["completed"] = finished;
+  c["unexpected_placements"] = eng.unexpected();
+  c["avg_busbw_gbps"] = busbw_rows ? nlohmann::json(busbw_sum / double(busbw_rows)) : nlohmann::json(nullptr);
+  c["rows"] = std::move(rows);
+  if (!finished)
+    c["stopped_at"] = {{"size_index", eng.current_size()},
+                       {"iteration", eng.current_iteration()},
+                       {"placed", eng.placed_in_iteration()},
+                       {"writes", eng.transfers_in_iteration()}};
+
+  const bool verified = checked && finished && failed == 0 && eng.mismatched_bytes() == 0 && wrong_total == 0 &&
+                        eng.unexpected() == 0;
+  nlohmann::json fabric_j;
+  const uint64_t delivered = ctx.stats.counter_total("placed_bytes");
+  double rate_bps = 0.0;
+  for (size_t h : rank_host) rate_bps += double(fab.hosts()[h].nic->out_link()->rate().value);
+  const double window_s = double(sim_end.value) * 1e-12;
+  uint64_t max_queue = ctx.stats.counter_max("max_queue_bytes");
+  fabric_j["window_start_ns"] = 0.0;
+  fabric_j["window_end_ns"] = sim_end.ns();
+  fabric_j["delivered_payload_bytes"] = delivered;
+  fabric_j["senders"] = rank_host.size();
+  fabric_j["effective_throughput"] = window_s > 0 ? double(delivered) * 8.0 / (rate_bps * window_s) : 0.0;
+  fabric_j["drops"] = ctx.stats.counter_total("dropped");
+  fabric_j["ecn_marked"] = ctx.stats.counter_total("ecn_marked");
+  fabric_j["pfc_pause_frames"] = ctx.stats.counter_total("pause_frames_sent");
+  fabric_j["injected_drops"] = ctx.stats.counter_total("dropped_injected");
+  fabric_j["retransmissions"] = ctx.stats.counter_total("tx_retransmitted");
+  fabric_j["max_queue_bytes"] = max_queue;
+  fabric_j["completed_flows"] = 0;
+  fabric_j["incomplete_flows"] = 0;
+  fabric_j["mean_flow_throughput"] = nullptr;
+  fabric_j["min_flow_throughput"] = nullptr;
+  fabric_j["cnps_sent"] = ctx.stats.counter_total("tx_cnps");
+
+  nlohmann::json ports = nlohmann::json::array();
+  for (auto& l : fab.links())
+    ports.push_back({{"link", l->name()},
+                     {"packets", l->packets()},
+                     {"wire_bytes", l->wire_bytes()},
+                     {"dropped_injected", l->dropped_injected()},
+                     {"utilization", sim_end.value ? double(ctx.stats.counter_value(l->name(), "busy_ps")) /
+                                                         double(sim_end.value)
+                                                   : 0.0}});
+  nlohmann::json r;
+  r["scenario"] = s.name;
+  r["description"] = s.description;
+  r["scenario_file"] = opts.scenario_file;
+  r["seed"] = s.seed;
+  r["simulated_time_ns"] = sim_end.ns();
+  r["wall_time_s"] = wall_s;
+  r["events"] = ctx.events;
+  r["packet_hops"] = ctx.packet_hops;
+  r["packet_hops_per_s"] = wall_s > 0 ? double(ctx.packet_hops) / wall_s : 0.0;
+  r["events_per_packet_hop"] = ctx.packet_hops ? double(ctx.events) / double(ctx.packet_hops) : 0.0;
+  r["operations"] = eng.writes_posted();
+  r["completed"] = completed;
+  r["failed"] = failed;
+  r["verified"] = verified;
+  r["time_limited"] = false;
+  r["data_checked"] = checked;
+  r["mismatched_bytes"] = eng.mismatched_bytes();
+  r["dropped_packets"] = ctx.stats.counter_total("dropped");
+  r["fabric"] = std::move(fabric_j);
+  r["collective"] = std::move(c);
+  r["flows"] = nlohmann::json::array();
+  r["ports"] = std::move(ports);
+  r["stats"] = ctx.stats.to_json();
+  r["packets_in_use_at_end"] = ctx.pool.in_use();
+  taps.close();
+  r["taps"] = taps.to_json();
+  return r;
+}
+
+std::string format_collective_table(const nlohmann::json& r) {
+  const auto& c = r.at("collective");
+  std::string out = fmt::format("scenario {} (seed {})\n", r.at("scenario").get<std::string>(), r.at("seed").get<uint64_t>());
+  if (!r.at("description").get<std::string>().empty()) out += fmt::format("  {}\n", r.at("description").get<std::string>());
+  std::string hosts;
+  for (const auto& h : c.at("rank_hosts")) hosts += (hosts.empty() ? "" : " ") + h.get<std::string>();
+  out += fmt::format("# collective {} algo {}: {} ranks ({} placement: {}), {} Gb/s links, chunk {} bytes, "
+                     "warmup iters {} iters {}\n",
+                     c.at("op").get<std::string>(), c.at("algo").get<std::string>(), c.at("ranks").get<uint64_t>(),
+                     c.at("placement").get<std::string>(), hosts, c.at("link_gbps").get<double>(),
+                     c.at("chunk_bytes").get<uint64_t>(), c.at("warmup_iterations").get<uint64_t>(),
+                     c.at("iterations").get<uint64_t>());
+  out += fmt::format("#\n# {:>10} {:>12} {:>8} {:>6} {:>6} {:>10} {:>7} {:>7} {:>6}\n", "size", "count", "type", "redop",
+                     "root", "time", "algbw", "busbw", "#wrong");
+  out += fmt::format("# {:>10} {:>12} {:>8} {:>6} {:>6} {:>10} {:>7} {:>7} {:>6}\n", "(B)", "(elements)", "", "", "",
+                     "(us)", "(GB/s)", "(GB/s)", "");
+  for (const auto& row : c.at("rows")) {
+    const bool timed = !row.at("time_us").is_null();
+    out += fmt::format("  {:>10} {:>12} {:>8} {:>6} {:>6} {:>10} {:>7} {:>7} {:>6}\n", row.at("size").get<uint64_t>(),
+                       row.at("count").get<uint64_t>(), row.at("type").get<std::string>(),
+                       row.at("redop").get<std::string>(), row.at("root").get<int64_t>(),
+                       timed ? fmt::format("{:.2f}", row.at("time_us").get<double>()) : "-",
+                       timed ? fmt::format("{:.2f}", row.at("algbw_gbps").get<double>()) : "-",
+                       timed ? fmt::format("{:.2f}", row.at("busbw_gbps").get<double>()) : "-",
+                       row.at("wrong").is_null() ? std::string("N/A") : std::to_string(row.at("wrong").get<uint64_t>()));
+  }
+  out += fmt::format("# Avg bus bandwidth    : {}\n",
+                     c.at("avg_busbw_gbps").is_null() ? std::string("-")
+                                                      : fmt::format("{:.3f}", c.at("avg_busbw_gbps").get<double>()));
+  out += fmt::format("#\nsimulated {:.3f} us in {:.3f} s wall: {} packet-hops, {:.2f} M packet-hops/s; {} WRITEs, {} "
+                     "completed, {} failed; drops {}, ECN marked {}, PFC pauses {}, max queue {} bytes\n",
+                     r.at("simulated_time_ns").get<double>() / 1000.0, r.at("wall_time_s").get<double>(),
+                     r.at("packet_hops").get<uint64_t>(), r.at("packet_hops_per_s").get<double>() / 1e6,
+                     r.at("operations").get<uint64_t>(), r.at("completed").get<uint64_t>(),
+                     r.at("failed").get<uint64_t>(), r.at("fabric").at("drops").get<uint64_t>(),
+                     r.at("fabric").at("ecn_marked").get<uint64_t>(), r.at("fabric").at("pfc_pause_frames").get<uint64_t>(),
+                     r.at("fabric").at("max_queue_bytes").get<uint64_t>());
+  out += fmt::format("data: {}{}\n",
+                     !r.at("data_checked").get<bool>() ? "not checked (nic.place_data is false)"
+                     : r.at("verified").get<bool>()     ? "every WRITE VERIFIED byte for byte at placement, every result "
+                                                          "equal to the reference"
+                                                        : "NOT VERIFIED",
+                     c.at("completed").get<bool>() ? "" : " (the sweep did not finish: see collective.stopped_at)");
+  return out;
+}
+
+std::string format_collective_compare(const nlohmann::json& comparison) {
+  const auto& runs = comparison.at("runs");
+  std::string out = "busbw (GB/s) by size and " + comparison.at("compare").get<std::string>() + "\n";
+  out += fmt::format("{:>12}", "size (B)");
+  for (const auto& run : runs) out += fmt::format(" {:>12}", run.at("value").get<std::string>());
+  out += "\n";
+  const auto& first = runs.at(0).at("report").at("collective").at("rows");
+  for (size_t i = 0; i < first.size(); ++i) {
+    out += fmt::format("{:>12}", first[i].at("size").get<uint64_t>());
+    for (const auto& run : runs) {
+      const auto& rows = run.at("report").at("collective").at("rows");
+      const bool has = i < rows.size() && !rows[i].at("busbw_gbps").is_null();
+      out += fmt::format(" {:>12}", has ? fmt::format("{:.2f}", rows[i].at("busbw_gbps").get<double>()) : "-");
+    }
+    out += "\n";
+  }
+  out += fmt::format("{:>12}", "avg");
+  for (const auto& run : runs) {
+    const auto& avg = run.at("report").at("collective").at("avg_busbw_gbps");
+    out += fmt::format(" {:>12}", avg.is_null() ? std::string("-") : fmt::format("{:.2f}", avg.get<double>()));
+  }
+  out += "\n";
+  out += fmt::format("{:>12}", "verified");
+  for (const auto& run : runs)
+    out += fmt::format(" {:>12}", !run.at("report").at("data_checked").get<bool>() ? "unchecked"
+                                  : run.at("report").at("verified").get<bool>()    ? "yes"
+                                                                                   : "NO");
+  out += "\n";
+  return out;
+}
+
+}  // namespace fabricsim::testbench
