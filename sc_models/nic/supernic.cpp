@@ -610,7 +610,7 @@ uint16_t supernic::data_port(queue_pair& qp) {
   if (m_flowlet) {
     // A new flowlet after an idle gap: packets of the old one have drained, so a new path cannot reorder.
     const picoseconds t = core::now();
-    if (qp.last_tx != picoseconds{} && t - qp.last_tx > m_flowlet_gap) {
+    if (qp.last_tx != picoseconds{} && t > qp.last_tx && t - qp.last_tx > m_flowlet_gap) {
       qp.flowlet_port = uint16_t(roce_entropy_base | (m_rng() & 0x3fff));
       ++m_flowlets;
     }
@@ -1034,13 +1034,13 @@ void supernic::on_read_response(packet* p) {
   m_ctx.pool.release(p);
   const uint32_t next = core::psn_add(psn, 1);
   if (core::psn_before(qp.rd_max, next)) qp.rd_max = next;
-  // A READ response acknowledges every request before the READ (IBTA 9.7.5.1.2: responses are implicit ACKs).
-  acknowledge(qp, (wr.first_psn - 1) & core::psn_mask);
+  // Not an implicit ACK of the requests before the READ (as it is with IBTA's in-order responder): this
+  // responder answers a READ as soon as it arrives, possibly ahead of a gap, so only ACKs acknowledge.
   advance(qp);
   // A response far beyond the first missing one: that one is lost (the responder sends in order; only the
   // fabric reorders), so re-issue the READ from there at once, once per gap, rather than wait for the timer.
   if (qp.error || qp.wqes.empty() || qp.wqes.front().op != rdma_op::read) return;
-  if (((qp.rd_max - 1 - qp.una) & core::psn_mask) < m_nak_threshold) return;
+  if (!core::psn_before(qp.una, qp.rd_max) || ((qp.rd_max - 1 - qp.una) & core::psn_mask) < m_nak_threshold) return;
   if (qp.reissued && qp.reissued_psn == qp.una) return;
   qp.reissued = true;
   qp.reissued_psn = qp.una;
@@ -1140,7 +1140,7 @@ void supernic::on_write(packet* p) {
   if (advanced > 0) {
     bool message_done = false;
     if (!walk_head(qp, head_before, qp.head, &message_done)) return;  // RNR: the head went back
-    qp.since_ack += advanced;
+    if (!read) qp.since_ack += advanced;
     if (message_done || qp.since_ack >= m_params.ack_every_packets) {
       qp.since_ack = 0;
       queue_ack(qp);
@@ -1166,9 +1166,9 @@ void supernic::on_read_request(queue_pair& qp, packet* p, bool duplicate) {
     m.valid = valid;
     m.read = true;
     m.first_arrival = core::now();
-    const uint32_t head = qp.head;
+    const uint32_t base = (qp.head - core::psn_modulus / 2) & core::psn_mask;  // see learn_message
     auto pos = std::find_if(qp.messages.begin(), qp.messages.end(), [&](const known_message& k) {
-      return ((k.first_psn - head) & core::psn_mask) > ((m.first_psn - head) & core::psn_mask);
+      return ((k.first_psn - base) & core::psn_mask) > ((m.first_psn - base) & core::psn_mask);
     });
     qp.messages.insert(pos, m);
   }
@@ -1231,7 +1231,7 @@ bool supernic::walk_head(queue_pair& qp, uint32_t from, uint32_t to, bool* messa
   for (uint32_t q = from; q != to; q = core::psn_add(q, 1)) {
     // A SEND packet: its receive buffer is bound at its FIRST, in PSN order with the other receivers.
     packet*& slot = qp.stash[q & qp.window_mask];
-    if (slot != nullptr && slot->bth.psn == q && is_send(slot->bth.opcode)) {
+      if (slot != nullptr && slot->bth.psn == q && is_send(slot->bth.opcode)) {
       if (starts_message(slot->bth.opcode) && !bind_recv(qp, &qp.send_buf)) {
         rnr_reset(qp, q);
         return false;
@@ -1263,8 +1263,8 @@ bool supernic::walk_head(queue_pair& qp, uint32_t from, uint32_t to, bool* messa
       if (!m.read && m.valid && m.placed_bytes == m.length)
         m_placed.push_back({qp.qpn, m.va, m.length, m.first_arrival, core::now()});
       qp.msn = (qp.msn + 1) & core::psn_mask;
+      *message_done = *message_done || !m.read;  // a READ is answered by its responses, not an ACK
       qp.messages.erase(qp.messages.begin());
-      *message_done = true;
     }
   }
   return true;
@@ -1358,10 +1358,11 @@ void supernic::learn_message(queue_pair& qp, packet* p) {
   m.valid = key >= 1 && key <= m_regions.size() && m.va >= m_regions[key - 1].addr &&
             m.va - m_regions[key - 1].addr <= m_regions[key - 1].length &&
             length <= m_regions[key - 1].length - (m.va - m_regions[key - 1].addr) && m.va + length <= m_mem_size;
-  // Keep messages ordered by their distance from the in-order head (FIRSTs may arrive out of order).
-  const uint32_t head = qp.head;
+  // Keep messages in PSN order (FIRSTs may arrive out of order). The key is the distance from half the PSN
+  // space behind the head: every known message lies after that, including one the head is inside of.
+  const uint32_t base = (qp.head - core::psn_modulus / 2) & core::psn_mask;
   auto pos = std::find_if(qp.messages.begin(), qp.messages.end(), [&](const known_message& k) {
-    return ((k.first_psn - head) & core::psn_mask) > ((m.first_psn - head) & core::psn_mask);
+    return ((k.first_psn - base) & core::psn_mask) > ((m.first_psn - base) & core::psn_mask);
   });
   known_message& placed = *qp.messages.insert(pos, m);
   place(qp, placed, p);
