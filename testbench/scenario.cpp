@@ -54,6 +54,11 @@ void write_op::visit(core::param_visitor& v) {
   v.field({"dst", "", "responder host whose memory is written (required)"}, dst);
   v.field({"bytes", "bytes", "message size (required)", 0.0, k_max_message_bytes}, bytes);
   v.field({"start_ns", "ns", "simulated time at which the work request is posted", 0.0, k_max_time_ns}, start_ns);
+  v.field({"op", "",
+           "operation: write (src -> dst), write_imm (also consumes a receive at dst), read (dst's memory -> src's), "
+           "send or send_imm (into a receive buffer the testbench posts at dst)",
+           0.0, 0.0, {"write", "write_imm", "read", "send", "send_imm"}},
+          op);
 }
 
 void workload_params::visit(core::param_visitor& v) {

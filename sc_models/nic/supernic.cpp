@@ -108,6 +108,11 @@ void supernic_params::visit(core::param_visitor& v) {
           sq_depth);
   v.field({"max_rd_atomic", "READs", "READ requests per QP outstanding at once (ibv_qp_attr.max_rd_atomic)", 1, 255},
           max_rd_atomic);
+  v.field({"send_window_packets", "PSNs",
+           "requester: PSNs in flight per QP (sent and not acknowledged) at most; set it to the responder's "
+           "reorder_window so that a loss does not push later packets out of its window (0: no limit)",
+           0, 16777215},
+          send_window_packets);
   v.field({"rnr_timer_us", "us",
            "receiver not ready: the requester waits this long after an RNR NAK, then resends from its PSN "
            "(IBTA encodes 0.01 .. 655.36 ms)",
@@ -586,13 +591,20 @@ packet* supernic::next_data(picoseconds* next_ready) {
       continue;
     }
     const uint32_t psn = qp.next_psn;
-    if (psn == qp.snd_max && psn == next.first_psn) {  // new work: the send queue and READ limits apply
-      if (qp.tx_index >= m_params.sq_depth ||
-          (next.op == rdma_op::read && qp.reads_in_flight >= m_params.max_rd_atomic)) {
-        qp.stalled = true;  // a completion wakes the transmitter
+    if (psn == qp.snd_max) {  // new PSNs: the send window, and for new work the send queue and READ limits
+      // PSNs the responder has not acknowledged (its ACKs cover a READ once its request is in: the READ's
+      // responses are not what the responder's window holds).
+      const uint32_t base = core::psn_before(qp.acked, qp.una) ? qp.una : qp.acked;
+      const uint64_t in_flight = (qp.snd_max - base) & core::psn_mask;
+      const uint64_t span = next.op == rdma_op::read ? next.packets : 1;  // a READ takes all its PSNs at once
+      const bool first = psn == next.first_psn;
+      if ((m_params.send_window_packets > 0 && in_flight > 0 && in_flight + span > m_params.send_window_packets) ||
+          (first && qp.tx_index >= m_params.sq_depth) ||
+          (first && next.op == rdma_op::read && qp.reads_in_flight >= m_params.max_rd_atomic)) {
+        qp.stalled = true;  // progress (una moving, a completion) wakes the transmitter
         continue;
       }
-      if (next.op == rdma_op::read) ++qp.reads_in_flight;
+      if (first && next.op == rdma_op::read) ++qp.reads_in_flight;
     }
     m_rr = (m_rr + i + 1) % n;
     packet* p = build_data_packet(qp, qp.tx_index, psn);
@@ -788,10 +800,6 @@ void supernic::advance(queue_pair& qp) {
     if (qp.tx_index > 0) --qp.tx_index;
     completed = true;
   }
-  if (completed && qp.stalled) {  // a send queue slot or a READ slot came free
-    qp.stalled = false;
-    if (m_started) wake_transmitter(core::now());
-  }
   uint32_t una = qp.snd_max;
   if (!qp.wqes.empty()) {
     const work_request& wr = qp.wqes.front();
@@ -802,6 +810,10 @@ void supernic::advance(queue_pair& qp) {
     else
       una = wr.first_psn;
     if (core::psn_before(qp.snd_max, una)) una = qp.snd_max;  // nothing of it sent yet
+  }
+  if (qp.stalled && (completed || core::psn_before(qp.una, una))) {  // a slot of a limit came free
+    qp.stalled = false;
+    if (m_started) wake_transmitter(core::now());
   }
   if (!core::psn_before(qp.una, una)) return;  // no progress
   qp.una = una;
@@ -1032,6 +1044,11 @@ void supernic::on_read_response(packet* p) {
   }
   wr.got[k] = 1;
   m_ctx.pool.release(p);
+  // A new response is progress even when una cannot move (an earlier one is missing): the responder is
+  // answering, and a re-issued request waits behind the responses already queued there. The retry count and
+  // the timer restart, as for an ACK.
+  qp.retries = 0;
+  if (qp.deadline != never) set_deadline(qp, core::now() + m_rto);
   const uint32_t next = core::psn_add(psn, 1);
   if (core::psn_before(qp.rd_max, next)) qp.rd_max = next;
   // Not an implicit ACK of the requests before the READ (as it is with IBTA's in-order responder): this
@@ -1140,7 +1157,7 @@ void supernic::on_write(packet* p) {
   if (advanced > 0) {
     bool message_done = false;
     if (!walk_head(qp, head_before, qp.head, &message_done)) return;  // RNR: the head went back
-    if (!read) qp.since_ack += advanced;
+    qp.since_ack += advanced;
     if (message_done || qp.since_ack >= m_params.ack_every_packets) {
       qp.since_ack = 0;
       queue_ack(qp);
@@ -1263,7 +1280,7 @@ bool supernic::walk_head(queue_pair& qp, uint32_t from, uint32_t to, bool* messa
       if (!m.read && m.valid && m.placed_bytes == m.length)
         m_placed.push_back({qp.qpn, m.va, m.length, m.first_arrival, core::now()});
       qp.msn = (qp.msn + 1) & core::psn_mask;
-      *message_done = *message_done || !m.read;  // a READ is answered by its responses, not an ACK
+      *message_done = true;  // a READ's PSNs too: the requester's send window moves on
       qp.messages.erase(qp.messages.begin());
     }
   }

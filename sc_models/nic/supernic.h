@@ -67,6 +67,7 @@ struct supernic_params {
   // Work request limits and receiver not ready (IBTA RC).
   uint64_t sq_depth = 32768;           // send queue depth: work requests in flight per QP (later ones wait)
   uint64_t max_rd_atomic = 16;         // READ requests outstanding per QP (ibv_qp_attr.max_rd_atomic)
+  uint64_t send_window_packets = 0;    // PSNs in flight per QP (sent, not acknowledged); 0: no limit
   double rnr_timer_us = 10.24;         // requester wait after an RNR NAK before resending (responder's timer)
   uint64_t rnr_retry_count = 7;        // RNR NAKs without progress before the QP errors; 7 = retry for ever
   void visit(core::param_visitor& v);
