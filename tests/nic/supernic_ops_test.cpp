@@ -356,7 +356,8 @@ TEST(supernic_ops, a_send_longer_than_its_receive_is_a_length_error) {
 TEST(supernic_ops, max_rd_atomic_serialises_reads_and_sq_depth_serialises_writes) {
   // Four 1-packet READs. With max_rd_atomic 1 each request waits for the previous READ's response: requests
   // are at least a round trip apart (4 hops of 110 ns plus the 200 ns rx latency = 640 ns). With 16 they go
-  // back to back (a request is 86 bytes on the wire: about 2 ns at 400 Gb/s).
+  // back to back (a request is 8 + 14 + 20 + 8 + 12 + 16 RETH + 4 + 4 + 12 = 98 bytes on the wire: 2 ns at
+  // 400 Gb/s).
   for (uint64_t limit : {1u, 16u}) {
     SCOPED_TRACE(limit);
     ops_bench_config cfg;

@@ -85,8 +85,9 @@ writes:
   EXPECT_EQ(r["mismatched_bytes"], 0u);
   EXPECT_EQ(r["op_counts"]["write"], 2u);
   EXPECT_EQ(r["op_counts"]["read"], 2u);
-  // About 2 x 4 x 65 data packets cross two lossy links each at 1 %: some are lost (seed 3 loses some),
-  // and each loss must have been made good by a resend or a re-issued READ.
+  // About 4 x 65 data packets (WRITE packets and READ responses) plus their ACKs cross two lossy links each
+  // at 1 %: some are lost (seed 3 loses some), and each loss must have been made good by a resend or a
+  // re-issued READ.
   ASSERT_GT(r["fabric"]["injected_drops"].get<uint64_t>(), 0u);
   EXPECT_GT(r["fabric"]["retransmissions"].get<uint64_t>(), 0u);
 }
