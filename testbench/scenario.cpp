@@ -54,6 +54,11 @@ void write_op::visit(core::param_visitor& v) {
   v.field({"dst", "", "responder host whose memory is written (required)"}, dst);
   v.field({"bytes", "bytes", "message size (required)", 0.0, k_max_message_bytes}, bytes);
   v.field({"start_ns", "ns", "simulated time at which the work request is posted", 0.0, k_max_time_ns}, start_ns);
+  v.field({"op", "",
+           "operation: write (src -> dst), write_imm (also consumes a receive at dst), read (dst's memory -> src's), "
+           "send or send_imm (into a receive buffer the testbench posts at dst)",
+           0.0, 0.0, {"write", "write_imm", "read", "send", "send_imm"}},
+          op);
 }
 
 void workload_params::visit(core::param_visitor& v) {
@@ -86,7 +91,8 @@ void workload_params::visit(core::param_visitor& v) {
           incast_senders);
   v.field({"incast_target", "", "incast: the host every sender writes to"}, incast_target);
   v.field({"flow_file", "",
-           "flows: CSV file with header src,dst,bytes,start_ns (hosts by index), relative to the scenario file"},
+           "flows: CSV file with header src,dst,bytes,start_ns (hosts by index), or src,dst,bytes,start_ns,op "
+           "with an operation per row (write, write_imm, read, send, send_imm), relative to the scenario file"},
           flow_file);
   v.field({"distribution", "",
            "generated: flow-size distribution: websearch (DCTCP web search), hadoop (Facebook Hadoop) or the name "
@@ -374,9 +380,10 @@ std::string scenario_keys_markdown() {
   }
   out +=
       "\n### `writes`\n\n"
-      "A sequence of RDMA WRITEs, posted when `workload.kind` is `writes`, e.g. "
-      "`writes: [{src: h0, dst: h1, bytes: 4096}]`. Entries are numbered from 0 in messages and in `--set` "
-      "paths (`writes.0.bytes`).\n\n";
+      "A sequence of RDMA operations (WRITEs unless `op` says otherwise), posted when `workload.kind` is "
+      "`writes`, e.g. `writes: [{src: h0, dst: h1, bytes: 4096}, {src: h0, dst: h1, bytes: 4096, op: read}]`. "
+      "The testbench posts a receive buffer at `dst` for every `send`, `send_imm` and `write_imm`. Entries are "
+      "numbered from 0 in messages and in `--set` paths (`writes.0.bytes`).\n\n";
   out += md_table(describe<write_op>(), {"src", "dst", "bytes"});
   out +=
       "\n### `compare`\n\n"

@@ -26,12 +26,13 @@ struct run_params {
   void visit(core::param_visitor& v);
 };
 
-// One RDMA WRITE of the workload.
+// One operation of the workload (an RDMA WRITE unless `op` says otherwise).
 struct write_op {
   std::string src;       // host name, e.g. "h0"
   std::string dst;       // host name
   uint64_t bytes = 0;    // message size
   double start_ns = 0.0; // when the work request is posted
+  std::string op = "write";  // write, write_imm, read (dst's memory -> src's), send or send_imm
   void visit(core::param_visitor& v);
 };
 

@@ -134,6 +134,10 @@ nlohmann::json fabric_summary(core::sim_context& ctx, topology::fabric& fab, con
   j["pfc_pause_frames"] = ctx.stats.counter_total("pause_frames_sent");
   j["injected_drops"] = ctx.stats.counter_total("dropped_injected");
   j["retransmissions"] = ctx.stats.counter_total("tx_retransmitted");
+  j["read_reissues"] = ctx.stats.counter_total("read_reissues");
+  j["rnr_naks"] = ctx.stats.counter_total("tx_rnr_nak");
+  j["out_of_order_packets"] = ctx.stats.counter_total("rx_out_of_order");
+  j["reorder_peak_packets"] = ctx.stats.counter_max("reorder_peak_packets");
   j["max_queue_bytes"] = max_queue;
   j["completed_flows"] = flow_throughputs.size();
   j["incomplete_flows"] = writes.size() - flow_throughputs.size();
@@ -324,7 +328,8 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
     topology::host& dst = fab.hosts()[w.dst];
     w.src_addr = src.mem->allocate(w.bytes);
     w.dst_addr = dst.mem->allocate(w.bytes);
-    uint8_t* p = src.mem->data() + w.src_addr;
+    // The bytes move from the requester to the responder, or the other way for a READ.
+    uint8_t* p = w.op == nic::rdma_op::read ? dst.mem->data() + w.dst_addr : src.mem->data() + w.src_addr;
     for (uint64_t b = 0; any_placement && b < w.bytes; b += 8) {
       const uint64_t r = core::splitmix64(fill_state++);
       std::memcpy(p + b, &r, std::min<uint64_t>(8, w.bytes - b));
@@ -338,7 +343,11 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
       dst.nic->connect_qp(rq, src.ip, sq, psn_b, psn_a);
       it = qps.emplace(std::make_tuple(w.src, w.dst, w.qp_group), std::make_pair(sq, rq)).first;
     }
-    src.nic->post_write(it->second.first, i, w.src_addr, w.dst_addr, rkey, w.bytes, w.post_at);
+    // A SEND lands in a receive buffer at the responder's destination address; a WRITE with immediate
+    // consumes a receive (its bytes go where the RETH says). Receives are posted in the order they are used.
+    if (w.op == nic::rdma_op::send || w.op == nic::rdma_op::send_imm || w.op == nic::rdma_op::write_imm)
+      dst.nic->post_recv(it->second.second, i, w.dst_addr, w.op == nic::rdma_op::write_imm ? 0 : w.bytes);
+    src.nic->post(it->second.first, i, w.op, w.src_addr, w.dst_addr, rkey, w.bytes, w.post_at, uint32_t(i));
   }
   std::vector<sender_qp> senders;
   for (const auto& [key, qpns] : qps) {
@@ -460,7 +469,9 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
   const picoseconds sim_end = core::now();
   const picoseconds window_start = std::min(picoseconds::from_ns(s.run.warmup_us * 1e3), sim_end);
 
-  // Completions and byte-exact verification of every completed WRITE.
+  // Completions and byte-exact verification of every completed operation: after a WRITE or SEND the
+  // responder's buffer equals the requester's source, after a READ the requester's buffer equals the
+  // responder's source (the same two buffers compared).
   struct outcome {
     const nic::completion* requester = nullptr;
     const nic::placed_message* responder = nullptr;
@@ -482,6 +493,7 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
   nlohmann::json flows = nlohmann::json::array();
   bool verified = data_checked;
   uint64_t completed = 0, failed = 0, mismatched_bytes_total = 0;
+  std::map<std::string, uint64_t> op_counts;  // operations per kind (report: op_counts)
   // A run cut off at run.duration_us leaves long operations unfinished by design: those are neither
   // compared nor held against the verdict, which then covers the operations that completed.
   const bool time_limited = s.run.duration_us > 0;
@@ -499,13 +511,17 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
     const bool done = finished && c->status == nic::completion_status::success;
     completed += done;
     failed += finished && !done;
-    const bool ok = data_checked && done && results[i].responder != nullptr && mismatched == 0;
+    // A READ is placed at the requester: its completion is the proof of placement.
+    const bool placed_ok = results[i].responder != nullptr || w.op == nic::rdma_op::read;
+    const bool ok = data_checked && done && placed_ok && mismatched == 0;
+    ++op_counts[nic::to_string(w.op)];
     verified = verified && (ok || (time_limited && !finished));
     nlohmann::json f;
     f["id"] = i;
     f["src"] = fab.hosts()[w.src].name;
     f["dst"] = fab.hosts()[w.dst].name;
     f["bytes"] = w.bytes;
+    f["op"] = nic::to_string(w.op);
     f["posted_ns"] = w.post_at.ns();
     f["completed"] = done;
     f["status"] = finished ? nic::to_string(c->status) : "incomplete";
@@ -548,6 +564,7 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
   r["packet_hops_per_s"] = wall_s > 0 ? double(ctx.packet_hops) / wall_s : 0.0;
   r["events_per_packet_hop"] = ctx.packet_hops ? double(ctx.events) / double(ctx.packet_hops) : 0.0;
   r["operations"] = writes.size();
+  r["op_counts"] = op_counts;
   r["completed"] = completed;
   r["failed"] = failed;
   r["verified"] = verified;

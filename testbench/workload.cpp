@@ -87,7 +87,11 @@ std::vector<planned_flow> plan_writes(const scenario& s, size_t hosts) {
     const write_op& w = s.writes[i];
     const size_t src = host_index(w.src, i, "src"), dst = host_index(w.dst, i, "dst");
     if (src == dst) throw config_error(s.source + ": writes." + std::to_string(i) + ": src and dst are both " + w.src);
-    out.push_back({src, dst, w.bytes, picoseconds::from_ns(w.start_ns)});
+    const std::optional<nic::rdma_op> op = parse_rdma_op(w.op);
+    if (!op)  // the loader checks the choices; a --set that bypassed it still gets a clear error
+      throw config_error(s.source + ": writes." + std::to_string(i) + ".op: unknown operation '" + w.op +
+                         "' (expected write, write_imm, read, send or send_imm)");
+    out.push_back({src, dst, w.bytes, picoseconds::from_ns(w.start_ns), *op});
   }
   return out;
 }
@@ -181,7 +185,7 @@ std::vector<planned_flow> plan_flow_file(const scenario& s, size_t hosts) {
   const std::string path = resolve_scenario_path(s.source, s.workload.flow_file);
   std::vector<planned_flow> out;
   for (const traces::flow_entry& f : traces::load_flow_list(path, hosts))
-    out.push_back({f.src, f.dst, f.bytes, picoseconds::from_ns(f.start_ns)});
+    out.push_back({f.src, f.dst, f.bytes, picoseconds::from_ns(f.start_ns), *parse_rdma_op(f.op)});
   return out;
 }
 
@@ -219,6 +223,13 @@ std::vector<planned_flow> plan_generated(const scenario& s, size_t hosts) {
 }
 
 }  // namespace
+
+std::optional<nic::rdma_op> parse_rdma_op(const std::string& name) {
+  for (nic::rdma_op op : {nic::rdma_op::write, nic::rdma_op::write_imm, nic::rdma_op::read, nic::rdma_op::send,
+                          nic::rdma_op::send_imm})
+    if (name == nic::to_string(op)) return op;
+  return std::nullopt;
+}
 
 std::vector<planned_flow> plan_workload(const scenario& s) {
   const size_t hosts = s.topology.host_count();

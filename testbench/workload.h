@@ -4,24 +4,31 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "sc_models/core/units.h"
+#include "sc_models/nic/supernic.h"
 #include "testbench/scenario.h"
 
 namespace fabricsim::testbench {
 
-// One RDMA WRITE of the workload: requester, responder (host indices), size and post time.
+// One operation of the workload: requester, responder (host indices), size, post time and operation (a
+// READ moves the responder's bytes to the requester; a SEND needs a receive posted at the responder).
 struct planned_flow {
   size_t src = 0, dst = 0;
   uint64_t bytes = 0;
   core::picoseconds post_at{};
+  nic::rdma_op op = nic::rdma_op::write;
   // Flows of one (src, dst) pair share a queue pair when their groups are equal (all 0 by default); with
   // workload.queue_pairs per_flow every flow has its own group, so none waits behind another on its QP, and a
   // replayed capture gives each captured queue pair its own group (testbench/replay.h).
   uint64_t qp_group = 0;
 };
+
+// "write", "write_imm", "read", "send", "send_imm" -> the operation; std::nullopt for anything else.
+std::optional<nic::rdma_op> parse_rdma_op(const std::string& name);
 
 // The WRITEs of `s` in id order (a flow's index is its work-request id). Throws core::config_error naming
 // the scenario file and key for a workload that cannot be planned: an unknown host, src == dst, no valid

@@ -10,13 +10,15 @@
 
 namespace fabricsim::traces {
 
+const char* const k_flow_ops[5] = {"write", "write_imm", "read", "send", "send_imm"};
+
 namespace {
 
 using core::config_error;
 
-constexpr const char* k_columns[] = {"src", "dst", "bytes", "start_ns"};
-constexpr size_t k_column_count = 4;
+constexpr const char* k_columns[] = {"src", "dst", "bytes", "start_ns", "op"};
 const std::string k_header = "src,dst,bytes,start_ns";
+const std::string k_header_with_op = "src,dst,bytes,start_ns,op";
 
 std::string trim(const std::string& s) {
   const auto b = s.find_first_not_of(" \t\r");
@@ -97,6 +99,8 @@ std::vector<flow_entry> parse_flow_list(const std::string& text, const std::stri
   std::string raw;
   size_t line = 0;
   bool header_seen = false;
+  size_t columns = 4;
+  std::string header = k_header;
   while (std::getline(in, raw)) {
     ++line;
     const std::string content = trim(raw);
@@ -106,18 +110,23 @@ std::vector<flow_entry> parse_flow_list(const std::string& text, const std::stri
       std::vector<std::string> names = split(content);
       std::string normalized;
       for (size_t i = 0; i < names.size(); ++i) normalized += (i ? "," : "") + names[i];
-      if (normalized != k_header)
-        row.fail("header", "expected \"" + k_header + "\" as the first line, got \"" + content + "\"");
+      if (normalized == k_header_with_op) {
+        columns = 5;
+        header = k_header_with_op;
+      } else if (normalized != k_header) {
+        row.fail("header", "expected \"" + k_header + "\" (or \"" + k_header_with_op +
+                               "\") as the first line, got \"" + content + "\"");
+      }
       header_seen = true;
       continue;
     }
     const std::vector<std::string> fields = split(content);
-    if (fields.size() < k_column_count)
-      row.fail(k_columns[fields.size()], "missing (expected " + std::to_string(k_column_count) + " columns " +
-                                             k_header + ", got " + std::to_string(fields.size()) + ")");
-    if (fields.size() > k_column_count)
-      row.fail("column " + std::to_string(k_column_count + 1),
-               "unexpected extra column (expected " + std::to_string(k_column_count) + " columns " + k_header +
+    if (fields.size() < columns)
+      row.fail(k_columns[fields.size()], "missing (expected " + std::to_string(columns) + " columns " +
+                                             header + ", got " + std::to_string(fields.size()) + ")");
+    if (fields.size() > columns)
+      row.fail("column " + std::to_string(columns + 1),
+               "unexpected extra column (expected " + std::to_string(columns) + " columns " + header +
                    ", got " + std::to_string(fields.size()) + ")");
     flow_entry f;
     f.src = row.host("src", fields[0], hosts);
@@ -128,6 +137,13 @@ std::vector<flow_entry> parse_flow_list(const std::string& text, const std::stri
     if (f.bytes > k_max_flow_bytes)
       row.fail("bytes", fields[2] + " is out of range [1, " + std::to_string(k_max_flow_bytes) + "]");
     f.start_ns = row.time_ns("start_ns", fields[3]);
+    if (columns == 5) {
+      bool known = false;
+      for (const char* op : k_flow_ops) known = known || fields[4] == op;
+      if (!known)
+        row.fail("op", "unknown operation \"" + fields[4] + "\" (expected write, write_imm, read, send or send_imm)");
+      f.op = fields[4];
+    }
     flows.push_back(f);
   }
   if (!header_seen)

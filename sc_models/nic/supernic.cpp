@@ -1,4 +1,4 @@
-// The SuperNIC: RoCEv2 RC requester and responder for RDMA WRITE.
+// The SuperNIC: RoCEv2 RC requester and responder for RDMA WRITE (with immediate), SEND and RDMA READ.
 #include "sc_models/nic/supernic.h"
 
 #include <algorithm>
@@ -21,6 +21,22 @@ constexpr uint8_t ack_syndrome = 0x1f;  // ACK, credit count field "invalid" (no
 constexpr uint8_t nak_syndrome_mask = 0xe0;    // AETH syndrome bits 7:5: 000 ACK, 001 RNR NAK, 011 NAK
 constexpr uint8_t nak_syndrome = 0x60;         // NAK; bits 4:0 the NAK code
 constexpr uint8_t nak_psn_sequence_error = 0;  // NAK code 0: PSN sequence error
+constexpr uint8_t rnr_syndrome = 0x20;         // RNR NAK; bits 4:0 the responder's RNR timer code
+constexpr uint8_t rnr_timer_code_10us = 0x01;  // IBTA table 45: code 1 is 0.01 ms (informative here: the
+                                               // requester waits nic.rnr_timer_us)
+constexpr uint32_t infinite_rnr_retry = 7;     // rnr_retry 7: retry for ever
+
+bool is_read_response(bth_opcode op) {
+  return op >= bth_opcode::rc_rdma_read_response_first && op <= bth_opcode::rc_rdma_read_response_only;
+}
+bool is_send(bth_opcode op) { return uint8_t(op) <= uint8_t(bth_opcode::rc_send_only_imm); }
+bool starts_message(bth_opcode op) {
+  return op == bth_opcode::rc_send_first || op == bth_opcode::rc_send_only || op == bth_opcode::rc_send_only_imm;
+}
+bool ends_message(bth_opcode op) {
+  return op == bth_opcode::rc_send_last || op == bth_opcode::rc_send_last_imm || op == bth_opcode::rc_send_only ||
+         op == bth_opcode::rc_send_only_imm;
+}
 constexpr uint8_t ecn_ect0 = 2;
 constexpr uint16_t roce_entropy_base = 0xc000;  // UDP source ports 0xC000-0xFFFF carry path entropy
 }  // namespace
@@ -33,9 +49,14 @@ void supernic_params::visit(core::param_visitor& v) {
   v.field({"rx_latency_ns", "ns", "last bit received to placed and ACK ready", 0, 1e6}, rx_latency_ns);
   v.field({"ack_every_packets", "packets", "ACK coalescing: in-order packets per ACK (also on message end)", 1, 65536},
           ack_every_packets);
-  v.field({"path_entropy", "", "UDP source port: fixed per QP, or a new one per packet (spraying)", 0, 0,
-           {"fixed", "per_packet"}},
+  v.field({"path_entropy", "",
+           "UDP source port: fixed per QP, a new one per packet (spraying), or a new one per flowlet (after the QP "
+           "was idle for flowlet_gap_ns)",
+           0, 0, {"fixed", "per_packet", "per_flowlet"}},
           path_entropy);
+  v.field({"flowlet_gap_ns", "ns", "per_flowlet: idle gap since the QP's last packet that starts a new flowlet", 0,
+           1e9},
+          flowlet_gap_ns);
   v.field({"random_initial_psn", "", "draw each QP's first PSN from the NIC's seeded stream"}, random_initial_psn);
   v.field({"initial_psn", "", "first PSN of every QP when random_initial_psn is false", 0, double(core::psn_mask)},
           initial_psn);
@@ -83,6 +104,23 @@ void supernic_params::visit(core::param_visitor& v) {
            "this far beyond it (capped at half of reorder_window); 1 NAKs at the first out-of-order arrival",
            1, 16777215},
           nak_threshold_packets);
+  v.field({"sq_depth", "WRs", "send queue depth: work requests per QP in flight at once; later ones wait", 1, 1 << 20},
+          sq_depth);
+  v.field({"max_rd_atomic", "READs", "READ requests per QP outstanding at once (ibv_qp_attr.max_rd_atomic)", 1, 255},
+          max_rd_atomic);
+  v.field({"send_window_packets", "PSNs",
+           "requester: PSNs in flight per QP (sent and not acknowledged) at most; set it to the responder's "
+           "reorder_window so that a loss does not push later packets out of its window (0: no limit)",
+           0, 16777215},
+          send_window_packets);
+  v.field({"rnr_timer_us", "us",
+           "receiver not ready: the requester waits this long after an RNR NAK, then resends from its PSN "
+           "(IBTA encodes 0.01 .. 655.36 ms)",
+           0.01, 1e6},
+          rnr_timer_us);
+  v.field({"rnr_retry_count", "retries",
+           "RNR NAKs without progress before the QP errors (IBV_WC_RNR_RETRY_EXC_ERR); 7 retries for ever", 0, 7},
+          rnr_retry_count);
 }
 
 const char* to_string(completion_status s) {
@@ -90,6 +128,19 @@ const char* to_string(completion_status s) {
     case completion_status::success: return "success";
     case completion_status::retry_exceeded: return "retry_exceeded";
     case completion_status::flushed: return "flushed";
+    case completion_status::rnr_retry_exceeded: return "rnr_retry_exceeded";
+    case completion_status::length_error: return "length_error";
+  }
+  return "invalid";
+}
+
+const char* to_string(rdma_op op) {
+  switch (op) {
+    case rdma_op::write: return "write";
+    case rdma_op::write_imm: return "write_imm";
+    case rdma_op::send: return "send";
+    case rdma_op::send_imm: return "send_imm";
+    case rdma_op::read: return "read";
   }
   return "invalid";
 }
@@ -108,6 +159,16 @@ struct supernic::queue_pair {
   uint32_t snd_max = 0;                 // one past the highest PSN ever sent: PSNs before it are resends
   uint32_t una = 0;                     // the oldest unacknowledged PSN
   uint32_t post_psn = 0;                // first PSN of the next work request posted
+  uint32_t acked = 0;                   // one past the highest PSN an ACK (or NAK) acknowledged
+  uint64_t reads_in_flight = 0;         // READ requests sent whose responses are not all in (max_rd_atomic)
+  bool stalled = false;                 // new work waits for sq_depth or max_rd_atomic: wake on completion
+  core::picoseconds rnr_until{};        // after an RNR NAK: no request before this
+  uint64_t rnr_retries = 0;             // RNR NAKs since the last progress
+  uint32_t rd_max = 0;                  // one past the highest READ response PSN received
+  uint32_t reissued_psn = 0;            // the missing response a READ was last re-issued for (once per gap)
+  bool reissued = false;
+  core::picoseconds last_tx{};          // per_flowlet: when this QP last sent
+  uint16_t flowlet_port = 0;
   core::ring<uint32_t> resend{8};       // selective: PSNs to send again, in the order they were asked for
   core::picoseconds deadline{UINT64_MAX};  // local ACK timeout, while anything is unacknowledged
   uint64_t retries = 0;                 // since the last progress
@@ -115,6 +176,17 @@ struct supernic::queue_pair {
   std::unique_ptr<dcqcn_rate_engine> rate;  // DCQCN reaction point (nic.cc dcqcn)
   picoseconds next_send{};              // pacing: the earliest start of this QP's next data packet
   // Responder.
+  core::ring<recv_wqe> rq{8};           // posted receives, consumed in order
+  core::ring<read_job> responses{4};    // READ responses to send, oldest request first
+  bool in_send = false;                 // a SEND is being assembled as the head passes its packets
+  recv_wqe send_buf{};                  // its receive buffer
+  uint32_t send_first = 0;              // its first PSN
+  uint64_t send_bytes = 0;
+  bool send_error = false;              // longer than its buffer
+  core::picoseconds send_first_arrival{};
+  bool rnr_pending = false;             // the queued acknowledgement is an RNR NAK for rnr_psn
+  uint32_t rnr_psn = 0;
+  uint64_t held = 0;                    // PSNs the tracker holds beyond the head (reorder occupancy)
   std::unique_ptr<reorder_tracker> tracker;
   uint32_t head = 0;                    // the tracker's expected PSN after the last arrival
   std::vector<known_message> messages;  // learnt from FIRST/ONLY, ordered by PSN from the head
@@ -143,6 +215,9 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
       m_wqe_latency(picoseconds::from_ns(params.wqe_latency_ns)),
       m_rx_latency(picoseconds::from_ns(params.rx_latency_ns)),
       m_spray(params.path_entropy == "per_packet"),
+      m_flowlet(params.path_entropy == "per_flowlet"),
+      m_flowlet_gap(picoseconds::from_ns(params.flowlet_gap_ns)),
+      m_rnr_timer(picoseconds::from_ns(params.rnr_timer_us * 1e3)),
       m_go_back_n(params.retransmission == "go_back_n"),
       m_rto(picoseconds::from_ns(params.rto_us * 1e3)),
       m_nak_threshold(uint32_t(std::min(params.nak_threshold_packets, params.reorder_window / 2))),
@@ -183,7 +258,27 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
 
   auto& s = m_ctx.stats;
   s.counter(inst, "tx_packets", "packets", "frames transmitted", &m_tx_packets);
-  s.counter(inst, "tx_data_packets", "packets", "RDMA WRITE packets transmitted", &m_tx_data_packets);
+  s.counter(inst, "tx_data_packets", "packets", "request packets transmitted (WRITE, SEND, READ request)",
+            &m_tx_data_packets);
+  s.counter(inst, "tx_read_requests", "packets", "READ request packets transmitted (re-issues included)",
+            &m_tx_read_requests);
+  s.counter(inst, "tx_read_responses", "packets", "READ response packets transmitted (responder)",
+            &m_tx_read_responses);
+  s.counter(inst, "rx_read_responses", "packets", "READ response packets received (requester)", &m_rx_read_responses);
+  s.counter(inst, "rx_duplicate_responses", "packets", "READ responses received again or for no outstanding READ",
+            &m_rx_duplicate_responses);
+  s.counter(inst, "read_reissues", "requests",
+            "READ requests re-issued for the missing part (timeout, NAK or a response far beyond a gap)",
+            &m_read_reissues);
+  s.counter(inst, "tx_rnr_nak", "packets", "RNR NAKs sent: a SEND or WRITE with immediate found no receive posted",
+            &m_tx_rnr_nak);
+  s.counter(inst, "rx_rnr_nak", "packets", "RNR NAKs received", &m_rx_rnr_nak);
+  s.counter(inst, "recv_consumed", "WRs", "posted receives consumed by SENDs and WRITEs with immediate",
+            &m_recv_consumed);
+  s.counter(inst, "flowlets", "flowlets", "per_flowlet entropy: new UDP source ports picked after an idle gap",
+            &m_flowlets);
+  s.counter(inst, "reorder_peak_packets", "PSNs",
+            "peak reorder-window occupancy: most PSNs one QP's tracker held beyond its head at once", &m_reorder_peak);
   s.counter(inst, "tx_acks", "packets", "ACKs transmitted", &m_tx_acks);
   s.counter(inst, "tx_payload_bytes", "bytes", "payload bytes transmitted", &m_tx_payload_bytes);
   s.counter(inst, "rx_packets", "packets", "frames received", &m_rx_packets);
@@ -279,11 +374,12 @@ void supernic::connect_qp(uint32_t qpn, core::ip_address remote_ip, uint32_t rem
   qp.connected = true;
   qp.remote_ip = remote_ip;
   qp.remote_qpn = remote_qpn;
-  qp.next_psn = qp.snd_max = qp.una = qp.post_psn = sq_psn & core::psn_mask;
+  qp.next_psn = qp.snd_max = qp.una = qp.post_psn = qp.acked = qp.rd_max = sq_psn & core::psn_mask;
   qp.tracker->reset(rq_psn & core::psn_mask);
   qp.head = qp.rx_max = rq_psn & core::psn_mask;
   // Fixed entropy: a hash of the connection, as NICs derive the RoCEv2 source port from the QP.
   qp.src_port = uint16_t(roce_entropy_base | (core::splitmix64(uint64_t(qpn) << 24 ^ remote_qpn ^ m_mac) & 0x3fff));
+  qp.flowlet_port = qp.src_port;
 }
 
 void supernic::check_work_request(const work_request& wr) const {
@@ -296,19 +392,43 @@ void supernic::check_work_request(const work_request& wr) const {
 
 void supernic::post_write(uint32_t qpn, uint64_t wr_id, uint64_t local_addr, uint64_t remote_addr, uint32_t rkey,
                           uint64_t length, picoseconds post_at) {
+  post(qpn, wr_id, rdma_op::write, local_addr, remote_addr, rkey, length, post_at);
+}
+
+void supernic::post_recv(uint32_t qpn, uint64_t wr_id, uint64_t addr, uint64_t length) {
+  core::require(qpn >= first_qpn && qpn - first_qpn < m_qps.size(), name(),
+                "post_recv: no QP " + std::to_string(qpn));
+  core::require(m_mem_size == 0 || (addr <= m_mem_size && length <= m_mem_size - addr), name(),
+                "post_recv " + std::to_string(wr_id) + ": buffer outside host memory");
+  m_qps[qpn - first_qpn]->rq.push_back({wr_id, addr, length});
+}
+
+void supernic::post(uint32_t qpn, uint64_t wr_id, rdma_op op, uint64_t local_addr, uint64_t remote_addr,
+                    uint32_t rkey, uint64_t length, picoseconds post_at, uint32_t imm) {
   core::require(qpn >= first_qpn && qpn - first_qpn < m_qps.size() && m_qps[qpn - first_qpn]->connected, name(),
-                "post_write: QP " + std::to_string(qpn) + " is not connected");
+                "post: QP " + std::to_string(qpn) + " is not connected");
   queue_pair& qp = *m_qps[qpn - first_qpn];
   core::require(qp.wqes.empty() || qp.wqes.back().post_at <= post_at, name(),
-                "post_write: work requests on one QP must be posted in time order");
-  work_request wr{wr_id, local_addr, remote_addr, length, rkey, post_at};
+                "post: work requests on one QP must be posted in time order");
+  work_request wr;
+  wr.wr_id = wr_id;
+  wr.local_addr = local_addr;
+  wr.remote_addr = remote_addr;
+  wr.length = length;
+  wr.rkey = rkey;
+  wr.post_at = post_at;
+  wr.op = op;
+  wr.imm = imm;
   if (m_mem_ptr) check_work_request(wr);
   if (qp.error) {  // a QP in the error state flushes what is posted to it
-    m_completions.push_back({wr_id, qp.qpn, length, post_at, max(post_at, core::now()), completion_status::flushed});
+    m_completions.push_back(
+        {wr_id, qp.qpn, length, post_at, max(post_at, core::now()), completion_status::flushed, 0, op});
     return;
   }
   wr.first_psn = qp.post_psn;
+  // A READ reserves one PSN per response packet (a zero-length READ one, for its single response).
   wr.packets = uint32_t(std::max<uint64_t>(1, (length + m_params.mtu_bytes - 1) / m_params.mtu_bytes));
+  if (op == rdma_op::read) wr.got.assign(wr.packets, 0);
   qp.post_psn = core::psn_add(qp.post_psn, wr.packets);
   qp.wqes.push_back(wr);
   if (m_started) wake_transmitter(max(post_at + m_wqe_latency, core::now()));
@@ -404,7 +524,11 @@ packet* supernic::next_ack() {
   p->aeth.msn = qp.msn & core::psn_mask;
   // Built when it leaves, so it carries the newest state (coalescing for free). A NAK names the expected
   // PSN and acknowledges everything before it; if the gap closed meanwhile, a plain ACK goes instead.
-  if (qp.nak_pending && core::psn_before(qp.head, qp.rx_max)) {
+  if (qp.rnr_pending) {  // receiver not ready at rnr_psn: everything before it is acknowledged
+    p->bth.psn = qp.rnr_psn;
+    p->aeth.syndrome = rnr_syndrome | rnr_timer_code_10us;
+    ++m_tx_rnr_nak;
+  } else if (qp.nak_pending && core::psn_before(qp.head, qp.rx_max)) {
     p->bth.psn = qp.head;
     p->aeth.syndrome = nak_syndrome | nak_psn_sequence_error;
     qp.nak_psn = qp.head;
@@ -415,6 +539,7 @@ packet* supernic::next_ack() {
     ++m_tx_acks;
   }
   qp.nak_pending = false;
+  qp.rnr_pending = false;
   p->seal();
   return p;
 }
@@ -425,35 +550,86 @@ packet* supernic::next_data(picoseconds* next_ready) {
   for (size_t i = 0; i < n; ++i) {
     queue_pair& qp = *m_qps[(m_rr + i) % n];
     if (qp.error) continue;
+    if (t < qp.next_send) {  // DCQCN pacing: this QP's rate does not allow another packet yet
+      if ((qp.tx_index < qp.wqes.size() || !qp.resend.empty() || !qp.responses.empty()) && qp.next_send < *next_ready)
+        *next_ready = qp.next_send;
+      continue;
+    }
+    // READ responses (the responder's side of the QP) go first: the peer's READ waits on them.
+    if (!qp.responses.empty()) {
+      read_job& job = qp.responses.front();
+      if (t >= job.ready) {
+        m_rr = (m_rr + i + 1) % n;
+        packet* p = build_read_response(qp, job);
+        if (++job.k == job.packets) qp.responses.pop_front();
+        return p;
+      }
+      if (job.ready < *next_ready) *next_ready = job.ready;
+    }
+    if (t < qp.rnr_until) {  // after an RNR NAK the requester waits before it resends
+      if (qp.tx_index < qp.wqes.size() && qp.rnr_until < *next_ready) *next_ready = qp.rnr_until;
+      continue;
+    }
     // Selective resends go before new packets; a PSN acknowledged since it was asked for is skipped.
-    while (!qp.resend.empty() && core::psn_before(qp.resend.front(), qp.una)) qp.resend.pop_front();
-    if (!qp.resend.empty()) {
+    while (!qp.resend.empty()) {
       const uint32_t psn = qp.resend.front();
       qp.resend.pop_front();
+      if (core::psn_before(psn, qp.una)) continue;
       const size_t wr = find_wr(qp, psn);
       if (wr == qp.wqes.size()) continue;  // cannot happen: every unacknowledged PSN has its work request
+      // A READ response that has come since is not asked for again.
+      if (qp.wqes[wr].op == rdma_op::read && qp.wqes[wr].got[(psn - qp.wqes[wr].first_psn) & core::psn_mask])
+        continue;
       m_rr = (m_rr + i + 1) % n;
       return build_data_packet(qp, wr, psn);
     }
     if (qp.tx_index >= qp.wqes.size()) continue;
-    const picoseconds ready = qp.wqes[qp.tx_index].post_at + m_wqe_latency;
+    const work_request& next = qp.wqes[qp.tx_index];
+    const picoseconds ready = next.post_at + m_wqe_latency;
     if (t < ready) {
       if (ready < *next_ready) *next_ready = ready;
       continue;
     }
-    if (t < qp.next_send) {  // DCQCN pacing: this QP's rate does not allow another packet yet
-      if (qp.next_send < *next_ready) *next_ready = qp.next_send;
-      continue;
+    const uint32_t psn = qp.next_psn;
+    if (psn == qp.snd_max) {  // new PSNs: the send window, and for new work the send queue and READ limits
+      // PSNs the responder has not acknowledged (its ACKs cover a READ once its request is in: the READ's
+      // responses are not what the responder's window holds).
+      const uint32_t base = core::psn_before(qp.acked, qp.una) ? qp.una : qp.acked;
+      const uint64_t in_flight = (qp.snd_max - base) & core::psn_mask;
+      const uint64_t span = next.op == rdma_op::read ? next.packets : 1;  // a READ takes all its PSNs at once
+      const bool first = psn == next.first_psn;
+      if ((m_params.send_window_packets > 0 && in_flight > 0 && in_flight + span > m_params.send_window_packets) ||
+          (first && qp.tx_index >= m_params.sq_depth) ||
+          (first && next.op == rdma_op::read && qp.reads_in_flight >= m_params.max_rd_atomic)) {
+        qp.stalled = true;  // progress (una moving, a completion) wakes the transmitter
+        continue;
+      }
+      if (first && next.op == rdma_op::read) ++qp.reads_in_flight;
     }
     m_rr = (m_rr + i + 1) % n;
-    const uint32_t psn = qp.next_psn;
     packet* p = build_data_packet(qp, qp.tx_index, psn);
-    qp.next_psn = core::psn_add(psn, 1);
-    if (psn == qp.wqes[qp.tx_index].last_psn()) ++qp.tx_index;
-    if (psn == qp.snd_max) qp.snd_max = qp.next_psn;
+    // A READ request stands for all its PSNs from `psn` on: the next PSN sent is the next work request's.
+    qp.next_psn = next.op == rdma_op::read ? core::psn_add(next.last_psn(), 1) : core::psn_add(psn, 1);
+    if (next.op == rdma_op::read || psn == next.last_psn()) ++qp.tx_index;
+    if (!core::psn_before(qp.next_psn, qp.snd_max)) qp.snd_max = qp.next_psn;
     return p;
   }
   return nullptr;
+}
+
+uint16_t supernic::data_port(queue_pair& qp) {
+  if (m_spray) return uint16_t(roce_entropy_base | (m_rng() & 0x3fff));
+  if (m_flowlet) {
+    // A new flowlet after an idle gap: packets of the old one have drained, so a new path cannot reorder.
+    const picoseconds t = core::now();
+    if (qp.last_tx != picoseconds{} && t > qp.last_tx && t - qp.last_tx > m_flowlet_gap) {
+      qp.flowlet_port = uint16_t(roce_entropy_base | (m_rng() & 0x3fff));
+      ++m_flowlets;
+    }
+    qp.last_tx = max(t, m_out->wire_free_at());  // this packet's start: the gap runs from there
+    return qp.flowlet_port;
+  }
+  return qp.src_port;
 }
 
 packet* supernic::build_data_packet(queue_pair& qp, size_t index, uint32_t psn) {
@@ -461,28 +637,97 @@ packet* supernic::build_data_packet(queue_pair& qp, size_t index, uint32_t psn) 
   const uint64_t mtu = m_params.mtu_bytes;
   const uint32_t k = (psn - wr.first_psn) & core::psn_mask;  // packet k of the message
   const uint64_t offset = uint64_t(k) * mtu;
-  const uint64_t payload = std::min(mtu, wr.length - offset);
-  const bool first = k == 0;
-  const bool last = k + 1 == wr.packets;
-  const uint16_t port = m_spray ? uint16_t(roce_entropy_base | (m_rng() & 0x3fff)) : qp.src_port;
   packet* p = m_ctx.pool.acquire();
-  fill_headers(p, qp, port);
-  p->bth.opcode = first && last ? bth_opcode::rc_rdma_write_only
-                  : first       ? bth_opcode::rc_rdma_write_first
-                  : last        ? bth_opcode::rc_rdma_write_last
-                                : bth_opcode::rc_rdma_write_middle;
+  fill_headers(p, qp, data_port(qp));
   p->bth.psn = psn;
-  p->bth.ack_req = last;
-  p->bth.pad_count = uint8_t((4 - payload % 4) % 4);
-  if (first) {  // the RETH rides on the FIRST (or ONLY) packet, resent or not
+  if (wr.op == rdma_op::read) {
+    // A READ request for the responses from `psn` on: go-back-N asks for the rest of the message, selective
+    // only for the run of missing responses that starts at `psn`.
+    uint32_t end = wr.packets;
+    for (uint32_t j = k + 1; j < wr.packets && !m_go_back_n; ++j)
+      if (wr.got[j]) {
+        end = j;
+        break;
+      }
+    const uint64_t length = std::min(wr.length, uint64_t(end) * mtu) - std::min(wr.length, offset);
+    p->bth.opcode = bth_opcode::rc_rdma_read_request;
     p->has_reth = true;
-    p->reth = {wr.remote_addr, wr.rkey, uint32_t(wr.length)};
+    p->reth = {wr.remote_addr + offset, wr.rkey, uint32_t(length)};
+    p->payload_bytes = 0;
+    p->seal();
+    ++m_tx_data_packets;
+    ++m_tx_read_requests;
+    if (k > 0 || core::psn_before(psn, qp.snd_max)) ++m_read_reissues;
+  } else {
+    const uint64_t payload = std::min(mtu, wr.length - offset);
+    const bool first = k == 0;
+    const bool last = k + 1 == wr.packets;
+    const bool imm = wr.op == rdma_op::write_imm || wr.op == rdma_op::send_imm;
+    if (wr.op == rdma_op::send || wr.op == rdma_op::send_imm) {
+      p->bth.opcode = first && last ? (imm ? bth_opcode::rc_send_only_imm : bth_opcode::rc_send_only)
+                      : first       ? bth_opcode::rc_send_first
+                      : last        ? (imm ? bth_opcode::rc_send_last_imm : bth_opcode::rc_send_last)
+                                    : bth_opcode::rc_send_middle;
+    } else {
+      p->bth.opcode = first && last ? (imm ? bth_opcode::rc_rdma_write_only_imm : bth_opcode::rc_rdma_write_only)
+                      : first       ? bth_opcode::rc_rdma_write_first
+                      : last        ? (imm ? bth_opcode::rc_rdma_write_last_imm : bth_opcode::rc_rdma_write_last)
+                                    : bth_opcode::rc_rdma_write_middle;
+      if (first) {  // the RETH rides on the FIRST (or ONLY) packet, resent or not
+        p->has_reth = true;
+        p->reth = {wr.remote_addr, wr.rkey, uint32_t(wr.length)};
+      }
+    }
+    if (last && imm) {  // the immediate rides on the LAST (or ONLY) packet
+      p->has_immediate = true;
+      p->immediate = wr.imm;
+    }
+    p->bth.ack_req = last;
+    p->bth.pad_count = uint8_t((4 - payload % 4) % 4);
+    p->payload = m_mem_ptr + wr.local_addr + offset;  // a reference: the bytes are read where placed
+    p->payload_bytes = uint32_t(payload);
+    p->seal();
+    ++m_tx_data_packets;
+    m_tx_payload_bytes += payload;
   }
-  p->payload = m_mem_ptr + wr.local_addr + offset;  // a reference: the bytes are read where placed
+  if (core::psn_before(psn, qp.snd_max)) {  // sent before: a retransmission
+    ++wr.retransmitted;
+    ++m_tx_retransmitted;
+  }
+  account_data(qp, p);
+  if (qp.deadline == never) set_deadline(qp, core::now() + m_rto);  // the timer runs while anything is unacked
+  return p;
+}
+
+packet* supernic::build_read_response(queue_pair& qp, read_job& job) {
+  const uint64_t mtu = m_params.mtu_bytes;
+  const uint64_t offset = uint64_t(job.k) * mtu;
+  const uint64_t payload = std::min(mtu, job.length - std::min(job.length, offset));
+  const bool first = job.k == 0, last = job.k + 1 == job.packets;
+  packet* p = m_ctx.pool.acquire();
+  fill_headers(p, qp, data_port(qp));
+  p->bth.opcode = first && last ? bth_opcode::rc_rdma_read_response_only
+                  : first       ? bth_opcode::rc_rdma_read_response_first
+                  : last        ? bth_opcode::rc_rdma_read_response_last
+                                : bth_opcode::rc_rdma_read_response_middle;
+  p->bth.psn = core::psn_add(job.first_psn, job.k);
+  // IBTA: FIRST, LAST and ONLY carry an AETH (an ACK with the MSN); MIDDLE does not.
+  if (first || last) {
+    p->has_aeth = true;
+    p->aeth.syndrome = ack_syndrome;
+    p->aeth.msn = qp.msn & core::psn_mask;
+  }
+  p->bth.pad_count = uint8_t((4 - payload % 4) % 4);
+  p->payload = m_mem_ptr + job.va + offset;  // the responder's memory, read where it lies
   p->payload_bytes = uint32_t(payload);
   p->seal();
-  ++m_tx_data_packets;
+  ++m_tx_read_responses;
   m_tx_payload_bytes += payload;
+  account_data(qp, p);
+  return p;
+}
+
+void supernic::account_data(queue_pair& qp, packet* p) {
   if (qp.rate) {
     // The reaction point counts the bytes and sets the pace: the next packet may start once this one's
     // wire bytes have gone at the current rate.
@@ -492,12 +737,6 @@ packet* supernic::build_data_packet(queue_pair& qp, size_t index, uint32_t psn) 
     const picoseconds gap(uint64_t((unsigned __int128)wire * 8 * 1'000'000'000ull / rate_kbps));
     qp.next_send = max(core::now(), qp.next_send) + gap;
   }
-  if (core::psn_before(psn, qp.snd_max)) {  // sent before: a retransmission
-    ++wr.retransmitted;
-    ++m_tx_retransmitted;
-  }
-  if (qp.deadline == never) set_deadline(qp, core::now() + m_rto);  // the timer runs while anything is unacked
-  return p;
 }
 
 // ---- loss recovery at the requester ---------------------------------------------------------------------
@@ -510,7 +749,10 @@ packet* supernic::build_data_packet(queue_pair& qp, size_t index, uint32_t psn) 
 // selective resends una and, as a tail probe, the highest PSN sent: a lost LAST (whose loss no later packet
 // can reveal) or a lost final ACK is then settled by one timeout, since whatever the responder answers to
 // the two tells the requester where it stands. Each NAK and timeout counts a retry; retry_count + 1 without progress
-// moves the QP to the error state.
+// moves the QP to the error state. A READ's PSNs are acknowledged by its responses, not by ACKs: una stops at
+// its first missing response, and "resending" one of its PSNs re-issues the READ request from there (for
+// the rest of the message, or selectively for the run of missing responses). An RNR NAK for PSN p
+// acknowledges everything before p; the requester resends from p, in order, after nic.rnr_timer_us.
 
 size_t supernic::find_wr(const queue_pair& qp, uint32_t psn) const {
   // The PSNs asked for are near una, i.e. near the front: the scan is short.
@@ -534,18 +776,49 @@ void supernic::set_deadline(queue_pair& qp, picoseconds at) {
 }
 
 void supernic::acknowledge(queue_pair& qp, uint32_t psn) {
-  const uint32_t una = core::psn_add(psn, 1);
-  // Progress only if una moves forward and stays within what was sent (an ACK beyond it is bogus).
-  if (!core::psn_before(qp.una, una) || core::psn_before(qp.snd_max, una)) return;
-  qp.una = una;
-  qp.retries = 0;
-  while (!qp.wqes.empty() && core::psn_before(qp.wqes.front().last_psn(), una)) {
-    const work_request& wr = qp.wqes.front();
-    m_completions.push_back(
-        {wr.wr_id, qp.qpn, wr.length, wr.post_at, core::now(), completion_status::success, wr.retransmitted});
+  const uint32_t to = core::psn_add(psn, 1);
+  // News only if it moves forward and stays within what was sent (an ACK beyond it is bogus).
+  if (!core::psn_before(qp.acked, to) || core::psn_before(qp.snd_max, to)) return;
+  qp.acked = to;
+  advance(qp);
+}
+
+void supernic::advance(queue_pair& qp) {
+  bool completed = false;
+  while (!qp.wqes.empty()) {
+    work_request& wr = qp.wqes.front();
+    if (wr.op == rdma_op::read) {
+      while (wr.rd_done < wr.packets && wr.got[wr.rd_done]) ++wr.rd_done;
+      if (wr.rd_done < wr.packets) break;
+      --qp.reads_in_flight;
+    } else if (!core::psn_before(wr.last_psn(), qp.acked)) {
+      break;
+    }
+    m_completions.push_back({wr.wr_id, qp.qpn, wr.length, wr.post_at, core::now(), completion_status::success,
+                             wr.retransmitted, wr.op});
     qp.wqes.pop_front();
     if (qp.tx_index > 0) --qp.tx_index;
+    completed = true;
   }
+  uint32_t una = qp.snd_max;
+  if (!qp.wqes.empty()) {
+    const work_request& wr = qp.wqes.front();
+    if (wr.op == rdma_op::read)
+      una = core::psn_add(wr.first_psn, wr.rd_done);
+    else if (core::psn_before(wr.first_psn, qp.acked))
+      una = qp.acked;
+    else
+      una = wr.first_psn;
+    if (core::psn_before(qp.snd_max, una)) una = qp.snd_max;  // nothing of it sent yet
+  }
+  if (qp.stalled && (completed || core::psn_before(qp.una, una))) {  // a slot of a limit came free
+    qp.stalled = false;
+    if (m_started) wake_transmitter(core::now());
+  }
+  if (!core::psn_before(qp.una, una)) return;  // no progress
+  qp.una = una;
+  qp.retries = 0;
+  qp.rnr_retries = 0;
   if (core::psn_before(qp.next_psn, una)) seek(qp, una);  // go-back-N was resending what is now acknowledged
   if (qp.una == qp.snd_max)
     stop_timer(qp);
@@ -579,8 +852,9 @@ bool supernic::retry(queue_pair& qp) {
 void supernic::on_nak(queue_pair& qp, uint32_t psn) {
   ++m_rx_nak;
   acknowledge(qp, (psn - 1) & core::psn_mask);
-  // Only a NAK for an outstanding PSN asks for anything (a stale one names a PSN already acknowledged).
-  if (psn != qp.una || !core::psn_before(psn, qp.snd_max)) return;
+  // Only a NAK for an outstanding PSN asks for anything (a stale one names a PSN already acknowledged). It
+  // may lie beyond una when una waits on an earlier READ's responses.
+  if (core::psn_before(psn, qp.una) || !core::psn_before(psn, qp.snd_max)) return;
   if (!retry(qp)) return;
   if (m_go_back_n) {
     if (core::psn_before(psn, qp.next_psn)) seek(qp, psn);
@@ -610,7 +884,23 @@ void supernic::check_timeouts(picoseconds t) {
   }
 }
 
-void supernic::fail_qp(queue_pair& qp) {
+void supernic::on_rnr(queue_pair& qp, uint32_t psn) {
+  ++m_rx_rnr_nak;
+  acknowledge(qp, (psn - 1) & core::psn_mask);
+  if (core::psn_before(psn, qp.una) || !core::psn_before(psn, qp.snd_max)) return;
+  if (m_params.rnr_retry_count != infinite_rnr_retry && ++qp.rnr_retries > m_params.rnr_retry_count) {
+    fail_qp(qp, completion_status::rnr_retry_exceeded);
+    return;
+  }
+  // IBTA: resend from the PSN the RNR NAK names, in order, once the responder's timer has run.
+  qp.rnr_until = core::now() + m_rnr_timer;
+  qp.resend.clear();
+  seek(qp, psn);
+  set_deadline(qp, qp.rnr_until + m_rto);  // no timeout while the requester is told to wait
+  if (m_started) wake_transmitter(qp.rnr_until);
+}
+
+void supernic::fail_qp(queue_pair& qp, completion_status why) {
   ++m_qp_errors;
   qp.error = true;
   stop_timer(qp);
@@ -618,11 +908,11 @@ void supernic::fail_qp(queue_pair& qp) {
   for (size_t i = 0; i < qp.wqes.size(); ++i) {
     const work_request& wr = qp.wqes[i];
     m_completions.push_back({wr.wr_id, qp.qpn, wr.length, wr.post_at, max(wr.post_at, core::now()),
-                             i == 0 ? completion_status::retry_exceeded : completion_status::flushed,
-                             wr.retransmitted});
+                             i == 0 ? why : completion_status::flushed, wr.retransmitted, wr.op});
   }
   qp.wqes.clear();
   qp.tx_index = 0;
+  qp.reads_in_flight = 0;
 }
 
 // ---- receive -------------------------------------------------------------------------------------------
@@ -652,6 +942,8 @@ void supernic::receive(packet* p, unsigned /*port*/) {
     on_ack(p);
   else if (p->bth.opcode == bth_opcode::cnp)
     on_cnp(p);
+  else if (is_read_response(p->bth.opcode))
+    on_read_response(p);
   else
     on_write(p);
 }
@@ -710,11 +1002,82 @@ void supernic::on_ack(packet* p) {
   if (!qp.error) {
     if ((syndrome & nak_syndrome_mask) == nak_syndrome) {
       if ((syndrome & 0x1f) == nak_psn_sequence_error) on_nak(qp, p->bth.psn);
+    } else if ((syndrome & nak_syndrome_mask) == rnr_syndrome) {
+      on_rnr(qp, p->bth.psn);
     } else {
       acknowledge(qp, p->bth.psn);  // every PSN up to and including this one
     }
   }
   m_ctx.pool.release(p);
+}
+
+void supernic::on_read_response(packet* p) {
+  ++m_rx_read_responses;
+  const uint32_t qpn = p->bth.dest_qp;
+  if (qpn < first_qpn || qpn - first_qpn >= m_qps.size() || !m_qps[qpn - first_qpn]->connected) {
+    ++m_rx_unknown_qp;
+    m_ctx.pool.release(p);
+    return;
+  }
+  queue_pair& qp = *m_qps[qpn - first_qpn];
+  if (p->ip.ecn == 3) {  // the responses are this QP's incoming data: the notification point sees them
+    ++m_rx_ecn_marked;
+    if (m_dcqcn) notify_congestion(qp);
+  }
+  const uint32_t psn = p->bth.psn;
+  const size_t index = qp.error ? qp.wqes.size() : find_wr(qp, psn);
+  if (index == qp.wqes.size() || qp.wqes[index].op != rdma_op::read ||
+      qp.wqes[index].got[(psn - qp.wqes[index].first_psn) & core::psn_mask]) {
+    ++m_rx_duplicate_responses;  // a re-issued READ answered twice, or a READ already complete
+    m_ctx.pool.release(p);
+    return;
+  }
+  work_request& wr = qp.wqes[index];
+  const uint32_t k = (psn - wr.first_psn) & core::psn_mask;
+  const uint64_t offset = uint64_t(k) * m_params.mtu_bytes;
+  if (offset + p->payload_bytes <= wr.length) {
+    if (m_params.place_data && p->payload_bytes > 0)
+      std::memcpy(m_mem_ptr + wr.local_addr + offset, p->payload, p->payload_bytes);  // at its offset, any order
+    m_placed_bytes += p->payload_bytes;
+  } else {
+    ++m_rx_access_errors;
+  }
+  wr.got[k] = 1;
+  m_ctx.pool.release(p);
+  // A new response is progress even when una cannot move (an earlier one is missing): the responder is
+  // answering, and a re-issued request waits behind the responses already queued there. The retry count and
+  // the timer restart, as for an ACK.
+  qp.retries = 0;
+  if (qp.deadline != never) set_deadline(qp, core::now() + m_rto);
+  const uint32_t next = core::psn_add(psn, 1);
+  if (core::psn_before(qp.rd_max, next)) qp.rd_max = next;
+  // Not an implicit ACK of the requests before the READ (as it is with IBTA's in-order responder): this
+  // responder answers a READ as soon as it arrives, possibly ahead of a gap, so only ACKs acknowledge.
+  advance(qp);
+  // A response far beyond the first missing one: that one is lost (the responder sends in order; only the
+  // fabric reorders), so re-issue the READ from there at once, once per gap, rather than wait for the timer.
+  if (qp.error || qp.wqes.empty() || qp.wqes.front().op != rdma_op::read) return;
+  if (!core::psn_before(qp.una, qp.rd_max) || ((qp.rd_max - 1 - qp.una) & core::psn_mask) < m_nak_threshold) return;
+  if (qp.reissued && qp.reissued_psn == qp.una) return;
+  qp.reissued = true;
+  qp.reissued_psn = qp.una;
+  if (!retry(qp)) return;
+  if (m_go_back_n) {
+    if (core::psn_before(qp.una, qp.next_psn)) seek(qp, qp.una);
+  } else {
+    queue_resend(qp, qp.una);
+  }
+  if (m_started) wake_transmitter(core::now());
+}
+
+void supernic::note_held(queue_pair& qp, const psn_result& r) {
+  m_tracker_cycles += r.cycles;
+  if (r.verdict == psn_verdict::out_of_order) {
+    ++qp.held;
+    if (qp.held > m_reorder_peak) m_reorder_peak = qp.held;
+  } else if (r.verdict == psn_verdict::in_order && r.advanced > 1) {
+    qp.held -= std::min<uint64_t>(qp.held, r.advanced - 1);  // the head swept over PSNs held beyond it
+  }
 }
 
 void supernic::on_write(packet* p) {
@@ -730,17 +1093,32 @@ void supernic::on_write(packet* p) {
     if (m_dcqcn) notify_congestion(qp);
   }
   const uint32_t head_before = qp.head;
-  const psn_result r = qp.tracker->arrive(p->bth.psn);
-  m_tracker_cycles += r.cycles;
+  const bth_opcode op = p->bth.opcode;
+  const bool read = op == bth_opcode::rc_rdma_read_request;
+  const uint64_t mtu = m_params.mtu_bytes;
+  // A READ request stands for one PSN per response: it is taken only if all of them fit the window.
+  const uint32_t read_psns = read ? uint32_t(std::max<uint64_t>(1, (p->reth.dma_length + mtu - 1) / mtu)) : 1;
+  psn_result r{};
+  if (read && !core::psn_before(p->bth.psn, qp.head) &&
+      ((p->bth.psn + read_psns - 1 - qp.head) & core::psn_mask) >= m_params.reorder_window) {
+    r = {psn_verdict::out_of_window, qp.head, 0, 0};
+  } else {
+    r = qp.tracker->arrive(p->bth.psn);
+    note_held(qp, r);
+  }
   qp.head = r.head_psn;
   switch (r.verdict) {
     case psn_verdict::duplicate:
       ++m_rx_duplicate;
-      queue_ack(qp);  // the first ACK may have been lost: acknowledge again (expected PSN - 1)
+      if (read) {
+        on_read_request(qp, p, true);  // a re-issued READ: answered again, from its PSN on
+      } else {
+        queue_ack(qp);  // the first ACK may have been lost: acknowledge again (expected PSN - 1)
+        m_ctx.pool.release(p);
+      }
       // Reordering never duplicates: the requester is resending, so a gap at the head is a loss.
       if (core::psn_before(qp.head, qp.rx_max)) qp.recovering = true;
-      note_arrival(qp, p->bth.psn);
-      m_ctx.pool.release(p);
+      note_arrival(qp, (head_before - 1) & core::psn_mask);
       return;
     case psn_verdict::out_of_window:
       ++m_rx_out_of_window;
@@ -755,23 +1133,184 @@ void supernic::on_write(packet* p) {
       m_ooo_distance.add((p->bth.psn - head_before) & core::psn_mask);
       break;
   }
-  const uint32_t psn = p->bth.psn;  // `p` may be released below
-  const bth_opcode op = p->bth.opcode;
-  if (op == bth_opcode::rc_rdma_write_first || op == bth_opcode::rc_rdma_write_only) {
+  uint32_t psn = p->bth.psn;  // `p` may be released below
+  uint32_t advanced = r.advanced;
+  if (read) {
+    for (uint32_t k = 1; k < read_psns; ++k) {  // the PSNs its responses will use
+      const psn_result rk = qp.tracker->arrive(core::psn_add(psn, k));
+      note_held(qp, rk);
+      qp.head = rk.head_psn;
+      advanced += rk.advanced;
+    }
+    on_read_request(qp, p, false);
+    psn = core::psn_add(psn, read_psns - 1);
+  } else if (is_send(op)) {
+    ++m_rx_deferred;  // placed when the head passes it: only then is its receive buffer certain
+    qp.stash[psn & qp.window_mask] = p;
+  } else if (op == bth_opcode::rc_rdma_write_first || op == bth_opcode::rc_rdma_write_only ||
+             op == bth_opcode::rc_rdma_write_only_imm) {
     learn_message(qp, p);
   } else if (!try_place(qp, p)) {
     ++m_rx_deferred;  // its FIRST (with the RETH) is still on the way: hold the descriptor, not the bytes
     qp.stash[p->bth.psn & qp.window_mask] = p;
   }
-  if (r.advanced > 0) {
-    qp.since_ack += r.advanced;
-    const bool retired = retire_messages(qp);
-    if (retired || qp.since_ack >= m_params.ack_every_packets) {
+  if (advanced > 0) {
+    bool message_done = false;
+    if (!walk_head(qp, head_before, qp.head, &message_done)) return;  // RNR: the head went back
+    qp.since_ack += advanced;
+    if (message_done || qp.since_ack >= m_params.ack_every_packets) {
       qp.since_ack = 0;
       queue_ack(qp);
     }
   }
   note_arrival(qp, psn);
+}
+
+void supernic::on_read_request(queue_pair& qp, packet* p, bool duplicate) {
+  const uint64_t mtu = m_params.mtu_bytes;
+  const uint64_t va = p->reth.va, length = p->reth.dma_length;
+  const uint32_t key = p->reth.rkey;
+  const uint32_t packets = uint32_t(std::max<uint64_t>(1, (length + mtu - 1) / mtu));
+  const bool valid = key >= 1 && key <= m_regions.size() && va >= m_regions[key - 1].addr &&
+                     va - m_regions[key - 1].addr <= m_regions[key - 1].length &&
+                     length <= m_regions[key - 1].length - (va - m_regions[key - 1].addr) && va + length <= m_mem_size;
+  if (!duplicate) {  // a message for the MSN, retired when the head passes its last PSN
+    known_message m{};
+    m.first_psn = p->bth.psn;
+    m.packets = packets;
+    m.va = va;
+    m.length = length;
+    m.valid = valid;
+    m.read = true;
+    m.first_arrival = core::now();
+    const uint32_t base = (qp.head - core::psn_modulus / 2) & core::psn_mask;  // see learn_message
+    auto pos = std::find_if(qp.messages.begin(), qp.messages.end(), [&](const known_message& k) {
+      return ((k.first_psn - base) & core::psn_mask) > ((m.first_psn - base) & core::psn_mask);
+    });
+    qp.messages.insert(pos, m);
+  }
+  if (valid) {
+    qp.responses.push_back({p->bth.psn, packets, 0, va, length, core::now() + m_rx_latency});
+    if (m_started) wake_transmitter(max(core::now() + m_rx_latency, m_out->wire_free_at()));
+  } else {
+    ++m_rx_access_errors;  // not answered: the requester's retries run out
+  }
+  m_ctx.pool.release(p);
+}
+
+bool supernic::bind_recv(queue_pair& qp, recv_wqe* out) {
+  if (qp.rq.empty()) return false;
+  *out = qp.rq.front();
+  qp.rq.pop_front();
+  ++m_recv_consumed;
+  return true;
+}
+
+void supernic::process_send(queue_pair& qp, packet* p) {
+  const bth_opcode op = p->bth.opcode;
+  const uint32_t psn = p->bth.psn;
+  if (starts_message(op)) {
+    qp.in_send = true;
+    qp.send_first = psn;
+    qp.send_bytes = 0;
+    qp.send_error = false;
+    qp.send_first_arrival = core::now();
+  }
+  if (!qp.in_send) {  // a MIDDLE or LAST with no FIRST before it: an invalid request, counted and dropped
+    ++m_rx_access_errors;
+    m_ctx.pool.release(p);
+    return;
+  }
+  const uint64_t offset = uint64_t((psn - qp.send_first) & core::psn_mask) * m_params.mtu_bytes;
+  if (offset + p->payload_bytes > qp.send_buf.length) {
+    qp.send_error = true;
+  } else {
+    if (m_params.place_data && p->payload_bytes > 0)
+      std::memcpy(m_mem_ptr + qp.send_buf.addr + offset, p->payload, p->payload_bytes);
+    qp.send_bytes += p->payload_bytes;
+    qp.placed_bytes += p->payload_bytes;
+    m_placed_bytes += p->payload_bytes;
+  }
+  if (ends_message(op)) {
+    const bool imm = op == bth_opcode::rc_send_last_imm || op == bth_opcode::rc_send_only_imm;
+    m_recv_completions.push_back({qp.send_buf.wr_id, qp.qpn, qp.send_bytes, imm ? rdma_op::send_imm : rdma_op::send,
+                                  imm ? p->immediate : 0, core::now(),
+                                  qp.send_error ? completion_status::length_error : completion_status::success});
+    if (!qp.send_error)
+      record_placed({qp.qpn, qp.send_buf.addr, qp.send_bytes, qp.send_first_arrival, core::now()});
+    qp.msn = (qp.msn + 1) & core::psn_mask;
+    qp.in_send = false;
+  }
+  m_ctx.pool.release(p);
+}
+
+void supernic::record_placed(const placed_message& done) {
+  m_placed.push_back(done);
+  if (m_on_placed) m_on_placed(done);  // `done` is a copy: the callback may post, and m_placed may grow
+}
+
+bool supernic::walk_head(queue_pair& qp, uint32_t from, uint32_t to, bool* message_done) {
+  for (uint32_t q = from; q != to; q = core::psn_add(q, 1)) {
+    // A SEND packet: its receive buffer is bound at its FIRST, in PSN order with the other receivers.
+    packet*& slot = qp.stash[q & qp.window_mask];
+      if (slot != nullptr && slot->bth.psn == q && is_send(slot->bth.opcode)) {
+      if (starts_message(slot->bth.opcode) && !bind_recv(qp, &qp.send_buf)) {
+        rnr_reset(qp, q);
+        return false;
+      }
+      packet* p = slot;
+      slot = nullptr;
+      *message_done = *message_done || ends_message(p->bth.opcode);
+      process_send(qp, p);
+    }
+    // Messages known from their RETH whose last PSN the head has now passed.
+    while (!qp.messages.empty()) {
+      known_message& m = qp.messages.front();
+      const uint32_t last = core::psn_add(m.first_psn, m.packets - 1);
+      if (core::psn_before(q, last)) break;
+      if (m.imm) {  // a WRITE with immediate consumes a receive at its LAST
+        recv_wqe rwqe{};
+        if (!bind_recv(qp, &rwqe)) {
+          // Its LAST is to come again: take its bytes off and the head back to it.
+          const uint64_t tail = m.length - std::min<uint64_t>(m.length, uint64_t(m.packets - 1) * m_params.mtu_bytes);
+          m.placed_bytes -= std::min(m.placed_bytes, tail);
+          qp.placed_bytes -= std::min(qp.placed_bytes, tail);
+          m.imm = false;
+          rnr_reset(qp, last);
+          return false;
+        }
+        m_recv_completions.push_back({rwqe.wr_id, qp.qpn, m.length, rdma_op::write_imm, m.imm_value, core::now(),
+                                      completion_status::success});
+      }
+      if (!m.read && m.valid && m.placed_bytes == m.length)
+        record_placed({qp.qpn, m.va, m.length, m.first_arrival, core::now()});
+      qp.msn = (qp.msn + 1) & core::psn_mask;
+      *message_done = true;  // a READ's PSNs too: the requester's send window moves on
+      qp.messages.erase(qp.messages.begin());
+    }
+  }
+  return true;
+}
+
+// Receiver not ready at `psn` (a SEND's FIRST or a WRITE with immediate's LAST found no receive): nothing
+// from `psn` on is accepted. The tracker goes back to `psn` and forgets what it held beyond it, the held
+// packets and the messages from there on are dropped (the requester resends them all, in order), and an RNR
+// NAK naming `psn` goes out.
+void supernic::rnr_reset(queue_pair& qp, uint32_t psn) {
+  qp.tracker->reset(psn);
+  qp.head = qp.rx_max = psn;
+  qp.held = 0;
+  for (packet*& slot : qp.stash)
+    if (slot) {
+      m_ctx.pool.release(slot);
+      slot = nullptr;
+    }
+  while (!qp.messages.empty() && !core::psn_before(qp.messages.back().first_psn, psn)) qp.messages.pop_back();
+  qp.recovering = qp.nak_sent = qp.nak_pending = false;
+  qp.since_ack = 0;
+  qp.rnr_pending = true;
+  qp.rnr_psn = psn;
+  queue_ack(qp);
 }
 
 // The responder's NAK rule (its receiver places out of order, so a gap is not an error at once): a NAK
@@ -808,6 +1347,10 @@ void supernic::place(queue_pair& qp, known_message& m, const packet* p) {
   }
   if (m_params.place_data)
     std::memcpy(m_mem_ptr + m.va + offset, p->payload, p->payload_bytes);  // direct data placement
+  if (p->bth.opcode == bth_opcode::rc_rdma_write_last_imm || p->bth.opcode == bth_opcode::rc_rdma_write_only_imm) {
+    m.imm = true;  // it consumes a receive when the head passes it
+    m.imm_value = p->immediate;
+  }
   m.placed_bytes += p->payload_bytes;
   qp.placed_bytes += p->payload_bytes;
   m_placed_bytes += p->payload_bytes;
@@ -837,10 +1380,11 @@ void supernic::learn_message(queue_pair& qp, packet* p) {
   m.valid = key >= 1 && key <= m_regions.size() && m.va >= m_regions[key - 1].addr &&
             m.va - m_regions[key - 1].addr <= m_regions[key - 1].length &&
             length <= m_regions[key - 1].length - (m.va - m_regions[key - 1].addr) && m.va + length <= m_mem_size;
-  // Keep messages ordered by their distance from the in-order head (FIRSTs may arrive out of order).
-  const uint32_t head = qp.head;
+  // Keep messages in PSN order (FIRSTs may arrive out of order). The key is the distance from half the PSN
+  // space behind the head: every known message lies after that, including one the head is inside of.
+  const uint32_t base = (qp.head - core::psn_modulus / 2) & core::psn_mask;
   auto pos = std::find_if(qp.messages.begin(), qp.messages.end(), [&](const known_message& k) {
-    return ((k.first_psn - head) & core::psn_mask) > ((m.first_psn - head) & core::psn_mask);
+    return ((k.first_psn - base) & core::psn_mask) > ((m.first_psn - base) & core::psn_mask);
   });
   known_message& placed = *qp.messages.insert(pos, m);
   place(qp, placed, p);
@@ -855,24 +1399,6 @@ void supernic::learn_message(queue_pair& qp, packet* p) {
       slot = nullptr;
     }
   }
-}
-
-bool supernic::retire_messages(queue_pair& qp) {
-  bool any = false;
-  while (!qp.messages.empty()) {
-    const known_message& m = qp.messages.front();
-    const uint32_t last = core::psn_add(m.first_psn, m.packets - 1);
-    if (!core::psn_before(last, qp.head)) break;  // the head has not passed its last packet yet
-    if (m.valid && m.placed_bytes == m.length) {
-      const placed_message done{qp.qpn, m.va, m.length, m.first_arrival, core::now()};
-      m_placed.push_back(done);
-      if (m_on_placed) m_on_placed(done);  // a copy: the callback may post, and the vector may grow
-    }
-    qp.msn = (qp.msn + 1) & core::psn_mask;
-    qp.messages.erase(qp.messages.begin());
-    any = true;
-  }
-  return any;
 }
 
 void supernic::queue_ack(queue_pair& qp) {

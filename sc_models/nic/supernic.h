@@ -1,7 +1,12 @@
-// The SuperNIC: RoCEv2 reliable-connected queue pairs. The requester segments RDMA WRITEs at the path MTU
-// with consecutive 24-bit PSNs; the responder tracks PSNs with the reorder tracker (RTL or its reference
-// model), places every payload straight into host memory at its offset in whatever order packets arrive,
-// and acknowledges. One transmit scheduler owns the port: one kernel event per transmitted packet.
+// The SuperNIC: RoCEv2 reliable-connected queue pairs. The requester segments RDMA WRITEs (with or without
+// immediate) and SENDs at the path MTU with consecutive 24-bit PSNs, and issues RDMA READ requests that
+// reserve one PSN per response packet; the responder tracks PSNs with the reorder tracker (RTL or its
+// reference model), places WRITE payloads straight into host memory at their offsets in whatever order
+// packets arrive, places SEND payloads into posted receive buffers as its in-order head passes them (a SEND
+// MIDDLE names no buffer: which message it belongs to is only certain once every earlier PSN is in),
+// answers READs with READ RESPONSE packets that the requester places at their offsets in any order, and
+// acknowledges. A SEND or WRITE with immediate that finds no receive posted gets an RNR NAK; the requester
+// resends from that PSN after nic.rnr_timer_us. One transmit scheduler owns the port: one kernel event per transmitted packet.
 // Loss recovery (IBTA RC): the responder re-acknowledges duplicates and sends a NAK "PSN sequence error" for
 // its expected PSN once per gap; the requester resends go-back-N or selectively, on NAK or on the local ACK
 // timeout, and after nic.retry_count fruitless retries moves the QP to the error state (error completions).
@@ -35,7 +40,9 @@ struct supernic_params {
   double wqe_latency_ns = 200.0;       // work request posted -> first packet ready (estimate)
   double rx_latency_ns = 200.0;        // last bit in -> placed and ACK ready (estimate)
   uint64_t ack_every_packets = 16;     // ACK coalescing: one ACK per this many in-order packets, or on AckReq
-  std::string path_entropy = "fixed";  // UDP source port: "fixed" per QP or "per_packet" (spraying)
+  std::string path_entropy = "fixed";  // UDP source port: "fixed" per QP, "per_packet" (spraying) or
+                                       // "per_flowlet" (a new one after an idle gap of flowlet_gap_ns)
+  double flowlet_gap_ns = 1000.0;      // per_flowlet: a QP idle this long starts a new flowlet (new port)
   bool random_initial_psn = true;      // initial PSN drawn from the NIC's seeded stream, as real NICs do
   uint64_t initial_psn = 0;            // used when random_initial_psn is false
   uint64_t dscp = 26;                  // RoCE traffic class (NVIDIA default: priority 3)
@@ -56,14 +63,27 @@ struct supernic_params {
   double rto_us = 65.536;              // local ACK timeout: 4.096 us x 2^4 (IBTA C9-141 encoding, exponent 4)
   uint64_t retry_count = 7;            // IB retry_cnt (3 bits): retries without progress before the QP errors
   uint64_t nak_threshold_packets = 2048;  // responder: NAK the expected PSN once a packet arrives this far
-                                         // beyond it (at most half the reorder window)
+                                         // beyond it (at most half the reorder window); requester: re-issue a
+                                         // READ for a missing response once one arrives this far beyond it
+  // Work request limits and receiver not ready (IBTA RC).
+  uint64_t sq_depth = 32768;           // send queue depth: work requests in flight per QP (later ones wait)
+  uint64_t max_rd_atomic = 16;         // READ requests outstanding per QP (ibv_qp_attr.max_rd_atomic)
+  uint64_t send_window_packets = 0;    // PSNs in flight per QP (sent, not acknowledged); 0: no limit
+  double rnr_timer_us = 10.24;         // requester wait after an RNR NAK before resending (responder's timer)
+  uint64_t rnr_retry_count = 7;        // RNR NAKs without progress before the QP errors; 7 = retry for ever
   void visit(core::param_visitor& v);
 };
 
 // How a work request ended (ibv_wc_status): success, IBV_WC_RETRY_EXC_ERR for the request whose retries
 // ran out, IBV_WC_WR_FLUSH_ERR for the ones behind it on the failed QP.
-enum class completion_status : uint8_t { success, retry_exceeded, flushed };
+// rnr_retry_exceeded: IBV_WC_RNR_RETRY_EXC_ERR; length_error: a SEND longer than the receive buffer
+// (IBV_WC_LOC_LEN_ERR at the responder).
+enum class completion_status : uint8_t { success, retry_exceeded, flushed, rnr_retry_exceeded, length_error };
 const char* to_string(completion_status s);
+
+// The operation of a work request.
+enum class rdma_op : uint8_t { write, write_imm, send, send_imm, read };
+const char* to_string(rdma_op op);
 
 // A finished work request, as the completion queue reports it.
 struct completion {
@@ -74,9 +94,22 @@ struct completion {
   core::picoseconds completed_at;
   completion_status status = completion_status::success;
   uint64_t retransmitted_packets = 0;  // packets of this request sent more than once
+  rdma_op op = rdma_op::write;
 };
 
-// A message fully placed at the responder.
+// A receive work request consumed by a SEND or a WRITE with immediate, as the responder's completion queue
+// reports it (in PSN order).
+struct recv_completion {
+  uint64_t wr_id;  // the receive's
+  uint32_t qpn;
+  uint64_t bytes;  // SEND: bytes placed into the buffer; WRITE with immediate: the WRITE's length
+  rdma_op op;      // send, send_imm or write_imm
+  uint32_t imm;    // the immediate (when op carries one)
+  core::picoseconds completed_at;
+  completion_status status = completion_status::success;
+};
+
+// A message fully placed at the responder (a WRITE at its address, a SEND in its receive buffer).
 struct placed_message {
   uint32_t qpn;
   uint64_t va;
@@ -121,6 +154,12 @@ class supernic : public sc_core::sc_module, public core::packet_sink {
   // request becomes visible to the NIC at `post_at` (which may be in the future).
   void post_write(uint32_t qpn, uint64_t wr_id, uint64_t local_addr, uint64_t remote_addr, uint32_t rkey,
                   uint64_t length, core::picoseconds post_at);
+  // Any operation. write/write_imm: local -> remote; send/send_imm: local -> the peer's next posted receive
+  // (remote_addr and rkey unused); read: the peer's remote_addr -> local_addr. `imm` rides on *_imm.
+  void post(uint32_t qpn, uint64_t wr_id, rdma_op op, uint64_t local_addr, uint64_t remote_addr, uint32_t rkey,
+            uint64_t length, core::picoseconds post_at, uint32_t imm = 0);
+  // A receive buffer for the peer's SENDs (and a receive for its WRITEs with immediate), consumed in order.
+  void post_recv(uint32_t qpn, uint64_t wr_id, uint64_t addr, uint64_t length);
 
   void receive(core::packet* p, unsigned port) override;
 
@@ -128,6 +167,7 @@ class supernic : public sc_core::sc_module, public core::packet_sink {
   const std::vector<placed_message>& placed() const { return m_placed; }
   // Called at the instant a message is recorded in placed() (a collective engine posts what depended on it).
   void set_placed_callback(std::function<void(const placed_message&)> cb) { m_on_placed = std::move(cb); }
+  const std::vector<recv_completion>& recv_completions() const { return m_recv_completions; }
   uint64_t outstanding_work() const;  // posted WRs not yet completed (successfully or in error)
   const supernic_params& params() const { return m_params; }
   const core::link* out_link() const { return m_out; }  // the NIC's transmit link (line rate)
@@ -135,19 +175,37 @@ class supernic : public sc_core::sc_module, public core::packet_sink {
 
  private:
   struct work_request {
-    uint64_t wr_id;
-    uint64_t local_addr, remote_addr, length;
-    uint32_t rkey;
-    core::picoseconds post_at;
+    uint64_t wr_id = 0;
+    uint64_t local_addr = 0, remote_addr = 0, length = 0;
+    uint32_t rkey = 0;
+    core::picoseconds post_at{};
     uint32_t first_psn = 0, packets = 1;  // PSNs are given at post time: the QP's PSNs are consecutive
     uint64_t retransmitted = 0;
+    rdma_op op = rdma_op::write;
+    uint32_t imm = 0;
+    // READ: which response packets have arrived (one flag per PSN; sized at post, not per packet) and how
+    // many from the first are all in.
+    std::vector<uint8_t> got;
+    uint32_t rd_done = 0;
     uint32_t last_psn() const { return core::psn_add(first_psn, packets - 1); }
   };
+  // A message the responder knows from its RETH: a WRITE (placed at va) or a READ request (answered).
   struct known_message {
     uint32_t first_psn, packets;
     uint64_t va, length, placed_bytes;
     core::picoseconds first_arrival;
     bool valid;  // R_Key and range checked against a registered region
+    bool read = false;
+    bool imm = false;  // its LAST carried an immediate: it consumes a receive when the head passes it
+    uint32_t imm_value = 0;
+  };
+  struct recv_wqe {
+    uint64_t wr_id, addr, length;
+  };
+  struct read_job {  // READ responses owed: packets k .. packets-1 of a response to one request
+    uint32_t first_psn, packets, k;
+    uint64_t va, length;
+    core::picoseconds ready;
   };
   struct queue_pair;
 
@@ -159,6 +217,21 @@ class supernic : public sc_core::sc_module, public core::packet_sink {
   // Builds the packet of PSN `psn` of work request `wr` (an index into the QP's work queue) from the work
   // request alone: the payload is a pointer into source memory at the PSN's offset, nothing is copied.
   core::packet* build_data_packet(queue_pair& qp, size_t wr, uint32_t psn);
+  core::packet* build_read_response(queue_pair& qp, read_job& job);
+  uint16_t data_port(queue_pair& qp);  // UDP source port of the next data packet (path entropy)
+  void account_data(queue_pair& qp, core::packet* p);  // pacing and the retransmission timer
+  void advance(queue_pair& qp);                 // una, completions and the timer after any progress
+  void on_rnr(queue_pair& qp, uint32_t psn);
+  void on_read_response(core::packet* p);
+  // Responder, in PSN order as the head passes [from, to): retires messages, places SENDs, consumes
+  // receives; false when a missing receive forced an RNR NAK (the head is then back at its PSN).
+  bool walk_head(queue_pair& qp, uint32_t from, uint32_t to, bool* message_done);
+  void record_placed(const placed_message& done);  // into placed(), then the placed callback
+  void rnr_reset(queue_pair& qp, uint32_t psn);
+  void process_send(queue_pair& qp, core::packet* p);
+  bool bind_recv(queue_pair& qp, recv_wqe* out);  // false: the receive queue is empty
+  void on_read_request(queue_pair& qp, core::packet* p, bool duplicate);
+  void note_held(queue_pair& qp, const psn_result& r);  // reorder-window occupancy
   // Loss recovery at the requester.
   size_t find_wr(const queue_pair& qp, uint32_t psn) const;  // the work request holding `psn`
   void seek(queue_pair& qp, uint32_t psn);                   // go-back-N: the next packet sent is `psn`
@@ -169,14 +242,13 @@ class supernic : public sc_core::sc_module, public core::packet_sink {
   void stop_timer(queue_pair& qp);
   void check_timeouts(core::picoseconds t);
   bool retry(queue_pair& qp);  // counts a retry; false (and the QP in error) when retry_count is exhausted
-  void fail_qp(queue_pair& qp);
+  void fail_qp(queue_pair& qp, completion_status why = completion_status::retry_exceeded);
   // Receive paths.
   void on_ack(core::packet* p);
   void on_write(core::packet* p);
   void place(queue_pair& qp, known_message& m, const core::packet* p);
   bool try_place(queue_pair& qp, core::packet* p);  // false: message not known yet (FIRST still to come)
   void learn_message(queue_pair& qp, core::packet* p);
-  bool retire_messages(queue_pair& qp);  // true when a message completed
   void queue_ack(queue_pair& qp);
   // Congestion control.
   uint64_t cc_cycles() const;                   // the free-running cycle count the CC blocks take as time
@@ -201,6 +273,8 @@ class supernic : public sc_core::sc_module, public core::packet_sink {
   core::link* m_out = nullptr;
   core::picoseconds m_wqe_latency, m_rx_latency;
   bool m_spray;  // path_entropy "per_packet": a new UDP source port for every packet
+  bool m_flowlet;  // path_entropy "per_flowlet": a new port after an idle gap
+  core::picoseconds m_flowlet_gap, m_rnr_timer;
   bool m_go_back_n;       // retransmission "go_back_n"
   core::picoseconds m_rto;
   uint32_t m_nak_threshold;  // nak_threshold_packets, capped at half the reorder window
@@ -236,6 +310,7 @@ class supernic : public sc_core::sc_module, public core::packet_sink {
   std::vector<completion> m_completions;
   std::vector<placed_message> m_placed;
   std::function<void(const placed_message&)> m_on_placed;
+  std::vector<recv_completion> m_recv_completions;
 
   // Counters.
   uint64_t m_tx_packets = 0, m_tx_data_packets = 0, m_tx_acks = 0, m_tx_payload_bytes = 0;
@@ -244,6 +319,9 @@ class supernic : public sc_core::sc_module, public core::packet_sink {
   uint64_t m_placed_bytes = 0, m_tracker_cycles = 0, m_rx_pause_frames = 0;
   uint64_t m_rx_ecn_marked = 0, m_tx_cnps = 0, m_rx_cnps = 0;
   uint64_t m_tx_retransmitted = 0, m_rx_nak = 0, m_tx_nak = 0, m_timeouts = 0, m_qp_errors = 0;
+  uint64_t m_tx_read_requests = 0, m_tx_read_responses = 0, m_rx_read_responses = 0, m_rx_duplicate_responses = 0;
+  uint64_t m_read_reissues = 0, m_tx_rnr_nak = 0, m_rx_rnr_nak = 0, m_recv_consumed = 0, m_flowlets = 0;
+  uint64_t m_reorder_peak = 0;  // most PSNs any QP's tracker held beyond its head at once
   core::histogram m_ooo_distance;
 };
 

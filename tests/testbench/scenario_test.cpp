@@ -236,9 +236,9 @@ TEST(scenario, nic_overrides_errors) {
   EXPECT_EQ(error_of([] { load("nic_overrides:\n  h1:\n    reorder: ref\n    reordr: rtl\n"); }),
             "t.yaml:4: nic_overrides.h1.reordr: unknown key; did you mean reorder? Known keys of nic_overrides.h1: "
             "mtu_bytes, reorder, reorder_window, wqe_latency_ns, rx_latency_ns, ack_every_packets, path_entropy, "
-            "random_initial_psn, initial_psn, dscp, place_data, tx_fifo_frames, cc, dcqcn_preset, dcqcn_model, "
-            "cnp_model, cnp_interval_ns, cnp_mode, cnp_dscp, retransmission, rto_us, retry_count, "
-            "nak_threshold_packets");
+            "flowlet_gap_ns, random_initial_psn, initial_psn, dscp, place_data, tx_fifo_frames, cc, dcqcn_preset, "
+            "dcqcn_model, cnp_model, cnp_interval_ns, cnp_mode, cnp_dscp, retransmission, rto_us, retry_count, "
+            "nak_threshold_packets, sq_depth, max_rd_atomic, send_window_packets, rnr_timer_us, rnr_retry_count");
   EXPECT_EQ(error_of([] { load("nic_overrides:\n  h1: {reorder: ref}\n  h1: {reorder: rtl}\n"); }),
             "t.yaml:3: nic_overrides.h1: duplicate host (each host may appear once)");
   EXPECT_EQ(error_of([] { load("nic_overrides:\n  h0:\n    reorder: slow\n"); }),

@@ -347,3 +347,35 @@ TEST(workload_generated, write_flow_file_replays_as_kind_flows) {
 
 }  // namespace
 }  // namespace fabricsim::testbench
+
+namespace fabricsim::testbench {
+namespace {
+
+TEST(workload, writes_entries_and_flow_rows_carry_their_operation) {
+  const auto flows = plan_workload(load_scenario_text(
+      "topology: {hosts: 3}\nwrites: [{src: h0, dst: h1, bytes: 8}, {src: h1, dst: h2, bytes: 8, op: read},\n"
+      "  {src: h2, dst: h0, bytes: 8, op: send}, {src: h0, dst: h2, bytes: 8, op: write_imm}]\n",
+      "w.yaml"));
+  ASSERT_EQ(flows.size(), 4u);
+  EXPECT_EQ(flows[0].op, nic::rdma_op::write);  // the default
+  EXPECT_EQ(flows[1].op, nic::rdma_op::read);
+  EXPECT_EQ(flows[2].op, nic::rdma_op::send);
+  EXPECT_EQ(flows[3].op, nic::rdma_op::write_imm);
+  EXPECT_EQ(test::error_of([] {
+              load_scenario_text("topology: {hosts: 2}\nwrites: [{src: h0, dst: h1, bytes: 8, op: cas}]\n", "w.yaml");
+            }).find("writes.0.op"),
+            0u + std::string("w.yaml:2: ").size());
+
+  const fs::path dir = fs::temp_directory_path() / ("fabricsim_ops_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "f.csv") << "src,dst,bytes,start_ns,op\n0,1,64,0,read\n1,0,64,5,send_imm\n";
+  std::ofstream(dir / "s.yaml") << "topology: {hosts: 2}\nworkload: {kind: flows, flow_file: f.csv}\n";
+  const auto rows = plan_workload(load_scenario_file((dir / "s.yaml").string()));
+  fs::remove_all(dir);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].op, nic::rdma_op::read);
+  EXPECT_EQ(rows[1].op, nic::rdma_op::send_imm);
+}
+
+}  // namespace
+}  // namespace fabricsim::testbench

@@ -58,11 +58,27 @@ TEST(flow_list, header_is_required) {
   EXPECT_EQ(parse_error("\n\n"), "f.csv:1: header: expected \"src,dst,bytes,start_ns\" as the first line, the file "
                                  "is empty");
   EXPECT_EQ(parse_error("\n0,1,64,0\n"),
-            "f.csv:2: header: expected \"src,dst,bytes,start_ns\" as the first line, got \"0,1,64,0\"");
+            "f.csv:2: header: expected \"src,dst,bytes,start_ns\" (or \"src,dst,bytes,start_ns,op\") as the first line, got \"0,1,64,0\"");
   EXPECT_EQ(parse_error("src,dst,size,start_ns\n"),
-            "f.csv:1: header: expected \"src,dst,bytes,start_ns\" as the first line, got \"src,dst,size,start_ns\"");
+            "f.csv:1: header: expected \"src,dst,bytes,start_ns\" (or \"src,dst,bytes,start_ns,op\") as the first line, got \"src,dst,size,start_ns\"");
   EXPECT_EQ(parse_error("src,dst,bytes\n"),
-            "f.csv:1: header: expected \"src,dst,bytes,start_ns\" as the first line, got \"src,dst,bytes\"");
+            "f.csv:1: header: expected \"src,dst,bytes,start_ns\" (or \"src,dst,bytes,start_ns,op\") as the first line, got \"src,dst,bytes\"");
+}
+
+TEST(flow_list, optional_op_column) {
+  const auto flows = parse("src,dst,bytes,start_ns,op\n0,1,64,0,read\n1,0,8,0, send \n2,3,1,0,write_imm\n3,2,1,0,write\n");
+  ASSERT_EQ(flows.size(), 4u);
+  EXPECT_EQ(flows[0].op, "read");
+  EXPECT_EQ(flows[1].op, "send");
+  EXPECT_EQ(flows[2].op, "write_imm");
+  EXPECT_EQ(flows[3].op, "write");
+  EXPECT_EQ(parse("src,dst,bytes,start_ns\n0,1,64,0\n")[0].op, "write");  // without the column: WRITEs
+  EXPECT_EQ(parse_error("src,dst,bytes,start_ns,op\n0,1,64,0,atomic\n"),
+            "f.csv:2: op: unknown operation \"atomic\" (expected write, write_imm, read, send or send_imm)");
+  EXPECT_EQ(parse_error("src,dst,bytes,start_ns,op\n0,1,64,0\n"),
+            "f.csv:2: op: missing (expected 5 columns src,dst,bytes,start_ns,op, got 4)");
+  EXPECT_EQ(parse_error("src,dst,bytes,start_ns,op\n0,1,64,0,\n"),
+            "f.csv:2: op: unknown operation \"\" (expected write, write_imm, read, send or send_imm)");
 }
 
 TEST(flow_list, missing_and_extra_columns) {
