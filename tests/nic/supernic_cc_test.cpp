@@ -44,8 +44,11 @@ TEST(supernic_dcqcn, cnps_are_moderated_delivered_and_slow_the_senders) {
   EXPECT_GT(with["h0_nic"]["rx_ecn_marked"].get<uint64_t>(), cnps);
   EXPECT_GE(cnps, 10u);
   EXPECT_LE(cnps, uint64_t(us / 2.0) + 1);
-  // CNPs travel on priority 6 (strict, never paused): every one reaches a sender.
-  EXPECT_EQ(with["h1_nic"]["rx_cnps"].get<uint64_t>() + with["h2_nic"]["rx_cnps"].get<uint64_t>(), cnps);
+  // CNPs travel on priority 6 (strict, never paused): every one reaches a sender, except one sent in the
+  // run's last ~microsecond (switch plus two links, below the 2 us interval: at most one is in flight).
+  const uint64_t received = with["h1_nic"]["rx_cnps"].get<uint64_t>() + with["h2_nic"]["rx_cnps"].get<uint64_t>();
+  EXPECT_LE(received, cnps);
+  EXPECT_GE(received + 1, cnps);
   // Without congestion control nothing answers the marks, and the senders go at whatever PFC allows.
   EXPECT_EQ(without["h0_nic"]["tx_cnps"].get<uint64_t>(), 0u);
   EXPECT_GT(without["h0_nic"]["rx_ecn_marked"].get<uint64_t>(), 0u);
