@@ -321,6 +321,12 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
     if (!topology::host_index(override_entry.first, hosts))
       throw core::config_error(s.source + ": nic_overrides." + override_entry.first + ": no host '" +
                                override_entry.first + "' (hosts are " + topology::host_names(hosts) + ")");
+  // HPCC acts on the switches' telemetry records: without them its window would never move.
+  bool hpcc = s.nic.cc == "hpcc";
+  for (const auto& [name, params] : s.nic_overrides) hpcc = hpcc || params.cc == "hpcc";
+  if (hpcc && !s.switch_.telemetry)
+    throw core::config_error(s.source + ": nic.cc hpcc needs in-band telemetry from the switches: set "
+                             "switch.telemetry: true (docs/hpcc.md)");
   std::vector<planned_write> writes;
   for (const planned_flow& f : plan_workload(s)) writes.push_back({f});
   std::vector<uint64_t> mem_bytes(hosts, 0);

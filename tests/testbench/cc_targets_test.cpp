@@ -8,10 +8,17 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "sc_models/core/params.h"
+#include "testbench/scenario.h"
+#include "testbench/simulation.h"
 #include "tests/support/scenario_child.h"
+#include "tests/support/sc_fork.h"
 
 namespace fabricsim::testbench {
 namespace {
+
+using test::child_result;
+using test::run_in_child;
 
 using nlohmann::json;
 
@@ -77,6 +84,23 @@ TEST(cc_targets, every_byte_intact_under_dcqcn_and_hpcc) {
     }
     EXPECT_EQ(r["fabric"]["drops"].get<uint64_t>(), 0u) << cc;
   }
+}
+
+TEST(cc_targets, hpcc_without_switch_telemetry_is_a_clear_error) {
+  const child_result c = run_in_child([] {
+    try {
+      testbench::run_scenario(testbench::load_scenario_text(
+          "run: {duration_us: 10}\ntopology: {kind: single_switch, hosts: 2}\nnic: {cc: hpcc}\n"
+          "writes:\n  - {src: h1, dst: h0, bytes: 4096}\n",
+          "t.yaml"));
+      return std::string("no error");
+    } catch (const core::config_error& e) {
+      return std::string(e.what());
+    }
+  });
+  ASSERT_TRUE(c.ok) << c.output;
+  EXPECT_EQ(c.output, "t.yaml: nic.cc hpcc needs in-band telemetry from the switches: set switch.telemetry: true "
+                      "(docs/hpcc.md)");
 }
 
 // Senders under leaf1..leaf4, receiver alone under leaf0: without congestion control back-pressure goes
