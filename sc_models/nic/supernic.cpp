@@ -80,6 +80,9 @@ void supernic_params::visit(core::param_visitor& v) {
           dcqcn_rpg_hai_rate_mbps);
   v.field({"dcqcn_rpg_min_rate_mbps", "Mb/s", "DCQCN RPG_MIN_RATE over the preset (-1: preset)", -1, 4e6},
           dcqcn_rpg_min_rate_mbps);
+  v.field({"dcqcn_rpg_gd", "log2", "DCQCN RPG_GD over the preset (-1: preset)", -1, 15}, dcqcn_rpg_gd);
+  v.field({"dcqcn_rpg_min_dec_fac", "%", "DCQCN RPG_MIN_DEC_FAC over the preset (-1: preset)", -1, 100},
+          dcqcn_rpg_min_dec_fac);
   v.field({"dcqcn_dce_tcp_g", "1/1024", "DCQCN DCE_TCP_G over the preset (-1: preset)", -1, 1023}, dcqcn_dce_tcp_g);
   v.field({"dcqcn_dce_tcp_rtt_us", "us", "DCQCN DCE_TCP_RTT (alpha period) over the preset (-1: preset)", -1, 4e6},
           dcqcn_dce_tcp_rtt_us);
@@ -215,6 +218,8 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
       over(params.dcqcn_rpg_ai_rate_mbps, d.rpg_ai_rate_mbps);
       over(params.dcqcn_rpg_hai_rate_mbps, d.rpg_hai_rate_mbps);
       over(params.dcqcn_rpg_min_rate_mbps, d.rpg_min_rate_mbps);
+      over(params.dcqcn_rpg_gd, d.rpg_gd);
+      over(params.dcqcn_rpg_min_dec_fac, d.rpg_min_dec_fac);
       over(params.dcqcn_dce_tcp_g, d.dce_tcp_g);
       over(params.dcqcn_dce_tcp_rtt_us, d.dce_tcp_rtt_us);
       over(params.dcqcn_initial_alpha, d.initial_alpha);

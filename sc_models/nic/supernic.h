@@ -61,6 +61,8 @@ struct supernic_params {
   double dcqcn_rpg_ai_rate_mbps = -1;
   double dcqcn_rpg_hai_rate_mbps = -1;
   double dcqcn_rpg_min_rate_mbps = -1;
+  double dcqcn_rpg_gd = -1;
+  double dcqcn_rpg_min_dec_fac = -1;
   double dcqcn_dce_tcp_g = -1;
   double dcqcn_dce_tcp_rtt_us = -1;
   double dcqcn_initial_alpha = -1;

@@ -239,7 +239,7 @@ TEST(scenario, nic_overrides_errors) {
             "random_initial_psn, initial_psn, dscp, place_data, tx_fifo_frames, cc, dcqcn_preset, dcqcn_model, "
             "cnp_model, cnp_interval_ns, cnp_mode, cnp_dscp, dcqcn_rpg_time_reset_us, dcqcn_rpg_byte_reset, "
             "dcqcn_rpg_threshold, dcqcn_rpg_ai_rate_mbps, dcqcn_rpg_hai_rate_mbps, dcqcn_rpg_min_rate_mbps, "
-            "dcqcn_dce_tcp_g, dcqcn_dce_tcp_rtt_us, dcqcn_initial_alpha, dcqcn_rate_reduce_monitor_period_us, "
+            "dcqcn_rpg_gd, dcqcn_rpg_min_dec_fac, dcqcn_dce_tcp_g, dcqcn_dce_tcp_rtt_us, dcqcn_initial_alpha, dcqcn_rate_reduce_monitor_period_us, "
             "hpcc_eta, hpcc_max_stage, hpcc_w_ai_bytes, hpcc_base_rtt_us, retransmission, rto_us, retry_count, "
             "nak_threshold_packets");
   EXPECT_EQ(error_of([] { load("nic_overrides:\n  h1: {reorder: ref}\n  h1: {reorder: rtl}\n"); }),
