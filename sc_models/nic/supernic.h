@@ -108,8 +108,8 @@ struct placed_message {
 
 // A queue pair as the report sees it at one instant (read-only; testbench sampling and figures).
 struct qp_status {
-  bool paced = false;          // a DCQCN reaction point paces it (nic.cc dcqcn)
-  double rate_mbps = 0.0;      // DCQCN current rate; the line rate without congestion control
+  bool paced = false;          // a DCQCN reaction point or the HPCC window paces it (nic.cc dcqcn, hpcc)
+  double rate_mbps = 0.0;      // DCQCN current rate, HPCC W / T; the line rate without congestion control
   double target_mbps = 0.0;    // DCQCN target rate; the line rate without congestion control
   double alpha = 0.0;          // DCQCN congestion estimate, 0..1 (0 without congestion control)
   double window_bytes = 0.0;   // HPCC window W (0 unless nic.cc hpcc)
