@@ -248,7 +248,7 @@ int sc_main(int argc, char* argv[]) {
                          "Replay a recording of --block (DIR/<block>.txt from fabricsim run --record-rtl DIR) through "
                          "the RTL and the reference model, comparing every output after every transaction");
   verify_cmd->add_option("--preset", verify.preset,
-                         "dcqcn_rp parameter set: paper or nvidia (default: both presets and random sets)");
+                         "dcqcn_rp parameter set: paper, nvidia or fabric_400g (default: paper, nvidia and random sets)");
 
   try {
     app.parse(argc, argv);

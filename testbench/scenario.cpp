@@ -38,6 +38,11 @@ void run_params::visit(core::param_visitor& v) {
            "sample, no model event is added, so results do not change",
            0.0, k_max_time_ns / 1e3},
           sample_us);
+  v.field({"convergence_window_us", "us",
+           "fair_share_convergence_ns: each sender's goodput is averaged over this window (whole sample periods) "
+           "before it is compared with the fair share; DCQCN's rates saw-tooth on a few-us scale",
+           0.0, k_max_time_ns / 1e3},
+          convergence_window_us);
   v.field({"timeseries_csv", "",
            "write the samples as CSV to this file (relative paths: to the current directory; --timeseries "
            "sets it); needs sample_us"},

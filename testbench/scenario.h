@@ -21,6 +21,7 @@ struct run_params {
   double limit_us = 100000.0;
   double warmup_us = 0.0;  // start of the measurement window (fabric report)
   double sample_us = 0.0;  // time-series sampling period (0: off); sampling never adds model events
+  double convergence_window_us = 50.0;  // goodput averaging window of fair_share_convergence_ns
   std::string timeseries_csv;  // per-QP samples written here (relative: to the current directory)
   std::string record_rtl_dir;  // RTL block transactions recorded here for verify-rtl --replay (empty: off)
   void visit(core::param_visitor& v);

@@ -153,12 +153,62 @@ nlohmann::json fabric_summary(core::sim_context& ctx, topology::fabric& fab, con
   return j;
 }
 
+// The tier of a device by its name (topology.md naming): h<N> a host's NIC, *leaf* and the single switch sw0
+// a leaf, *spine* a spine, core* a core; anything else "switch".
+std::string device_tier(const std::string& name) {
+  if (name.size() > 1 && name[0] == 'h' && std::all_of(name.begin() + 1, name.end(), ::isdigit)) return "nic";
+  if (name.find("spine") != std::string::npos) return "spine";
+  if (name.find("leaf") != std::string::npos || name == "sw0") return "leaf";
+  if (name.rfind("core", 0) == 0) return "core";
+  return "switch";
+}
+
 // The figures that show congestion control at work (docs/report.md, `fabric`): per-sender goodput in the
 // window and Jain's index over it, the bottleneck port of a run whose WRITEs all go to one host, PFC pauses
 // per switch port and CNPs.
+// Fair-share convergence: from the samples where every sender is active, each sender's goodput averaged over
+// the last `k` sample periods (delivered bytes over k periods) is compared with the fair share, the mean of
+// those averages (the bottleneck's delivered capacity split evenly). The first sample time from which every
+// sender stays within 10 % of it, less the time the last sender started; null when it never settles.
+nlohmann::json fair_share_convergence_ns(const std::vector<qp_sample>& samples, const std::vector<sender_qp>& senders,
+                                         size_t k) {
+  const size_t n = senders.size();
+  if (n < 2 || samples.empty() || k == 0) return nullptr;
+  picoseconds last_start{0};
+  for (const sender_qp& q : senders) last_start = std::max(last_start, q.first_post);
+  std::optional<picoseconds> settled;
+  for (size_t i = k * n; i + n <= samples.size(); i += n) {
+    bool all_active = true;
+    std::vector<double> avg(n);
+    double sum = 0.0;
+    for (size_t s = 0; s < n; ++s) {
+      const qp_sample& now = samples[i + s];
+      const qp_sample& then = samples[i + s - k * n];  // the same sender k periods before
+      all_active = all_active && now.active && then.t >= last_start;
+      avg[s] = double(now.st.placed_bytes - then.st.placed_bytes);
+      sum += avg[s];
+    }
+    if (!all_active) {
+      if (samples[i].t >= last_start && settled) break;  // a sender finished: judge up to here
+      continue;
+    }
+    const double fair = sum / double(n);
+    bool within = fair > 0;
+    for (double a : avg) within = within && std::abs(a - fair) <= 0.1 * fair;
+    if (within) {
+      if (!settled) settled = samples[i].t;
+    } else {
+      settled.reset();
+    }
+  }
+  if (!settled) return nullptr;
+  return (*settled - std::min(*settled, last_start)).ns();
+}
+
 void congestion_figures(nlohmann::json& j, core::sim_context& ctx, topology::fabric& fab,
                         const std::vector<sender_qp>& senders, const std::vector<qp_sample>& samples,
-                        picoseconds window_start, picoseconds window_end, double queue_byte_ps_at_window_start) {
+                        picoseconds window_start, picoseconds window_end, double queue_byte_ps_at_window_start,
+                        size_t convergence_samples) {
   const double window_s = double((window_end - window_start).value) * 1e-12;
   std::map<size_t, uint64_t> per_host;  // sending host -> payload placed for it in the window
   std::map<size_t, uint64_t> per_target;
@@ -213,8 +263,19 @@ void congestion_figures(nlohmann::json& j, core::sim_context& ctx, topology::fab
     }
     by_switch[sw->name()] = total;
   }
+  // The same by hop kind: the tiers at the two ends of the cable the frames went down (`leaf_to_spine`:
+  // a leaf paused a spine's port towards it), which shows how many hops back-pressure travelled.
+  nlohmann::json by_hop = nlohmann::json::object();
+  for (const auto& e : by_port) {
+    const std::string link = e["link"].get<std::string>();
+    const size_t cut = link.find("_to_");
+    if (cut == std::string::npos) continue;
+    const std::string key = device_tier(link.substr(0, cut)) + "_to_" + device_tier(link.substr(cut + 4));
+    by_hop[key] = by_hop.value(key, uint64_t{0}) + e["pause_frames_sent"].get<uint64_t>();
+  }
   j["pfc_pauses_by_port"] = std::move(by_port);
   j["pfc_pauses_by_switch"] = std::move(by_switch);
+  j["pfc_pauses_by_hop"] = std::move(by_hop);
   j["cnps_sent"] = ctx.stats.counter_total("tx_cnps");
   j["cnps_received"] = ctx.stats.counter_total("rx_cnps");
   j["samples"] = senders.empty() ? 0 : samples.size() / senders.size();
@@ -235,6 +296,7 @@ void congestion_figures(nlohmann::json& j, core::sim_context& ctx, topology::fab
     }
   }
   j["goodput_convergence_ns"] = convergence_ns(samples, senders, [](const qp_sample& q) { return q.goodput_mbps; });
+  j["fair_share_convergence_ns"] = fair_share_convergence_ns(samples, senders, convergence_samples);
 }
 
 constexpr uint64_t page = 4096;
@@ -267,6 +329,12 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
     if (!topology::host_index(override_entry.first, hosts))
       throw core::config_error(s.source + ": nic_overrides." + override_entry.first + ": no host '" +
                                override_entry.first + "' (hosts are " + topology::host_names(hosts) + ")");
+  // HPCC acts on the switches' telemetry records: without them its window would never move.
+  bool hpcc = s.nic.cc == "hpcc";
+  for (const auto& [name, params] : s.nic_overrides) hpcc = hpcc || params.cc == "hpcc";
+  if (hpcc && !s.switch_.telemetry)
+    throw core::config_error(s.source + ": nic.cc hpcc needs in-band telemetry from the switches: set "
+                             "switch.telemetry: true (docs/hpcc.md)");
   std::vector<planned_write> writes;
   for (const planned_flow& f : opts.workload ? *opts.workload : plan_workload(s)) writes.push_back({f});
   std::vector<uint64_t> mem_bytes(hosts, 0);
@@ -455,13 +523,14 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
   if (!s.run.timeseries_csv.empty()) {
     std::ofstream csv(s.run.timeseries_csv);
     if (!csv) throw core::config_error(s.source + ": run.timeseries_csv " + s.run.timeseries_csv + ": cannot open for writing");
-    csv << "time_ns,src,dst,qpn,active,rate_mbps,target_mbps,alpha,dst_port_queue_bytes,max_queue_bytes,"
-           "delivered_bytes,goodput_mbps\n";
+    csv << "time_ns,src,dst,qpn,active,rate_mbps,target_mbps,alpha,window_bytes,inflight_bytes,hpcc_u,"
+           "dst_port_queue_bytes,max_queue_bytes,delivered_bytes,goodput_mbps\n";
     for (const qp_sample& q : samples) {
       const sender_qp& sq = senders[q.sender];
-      csv << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", q.t.ns(), fab.hosts()[sq.src].name,
+      csv << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", q.t.ns(), fab.hosts()[sq.src].name,
                          fab.hosts()[sq.dst].name, sq.sq, int(q.active), q.st.rate_mbps, q.st.target_mbps, q.st.alpha,
-                         q.dst_port_queue_bytes, q.max_queue_bytes, q.st.placed_bytes, q.goodput_mbps);
+                         q.st.window_bytes, q.st.inflight_bytes, q.st.utilization, q.dst_port_queue_bytes,
+                         q.max_queue_bytes, q.st.placed_bytes, q.goodput_mbps);
     }
     if (!csv) throw core::config_error(s.source + ": run.timeseries_csv " + s.run.timeseries_csv + ": write failed");
   }
@@ -573,7 +642,10 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
   r["mismatched_bytes"] = mismatched_bytes_total;
   r["dropped_packets"] = ctx.stats.counter_total("dropped");
   r["fabric"] = fabric_summary(ctx, fab, writes, window_start, sim_end, placed_at_window_start, flow_throughputs);
-  congestion_figures(r["fabric"], ctx, fab, senders, samples, window_start, sim_end, queue_byte_ps_at_window_start);
+  const size_t convergence_samples =
+      s.run.sample_us > 0 ? std::max<size_t>(1, size_t(std::llround(s.run.convergence_window_us / s.run.sample_us))) : 0;
+  congestion_figures(r["fabric"], ctx, fab, senders, samples, window_start, sim_end, queue_byte_ps_at_window_start,
+                     convergence_samples);
   r["flows"] = std::move(flows);
   add_fct_report(s, r);  // flows[].ideal_fct_ns and slowdown, and the `fct` object (testbench/fct_report.h)
   r["ports"] = std::move(ports);

@@ -48,9 +48,10 @@ verify_rtl_result verify_rtl(const verify_rtl_options& options) {
                                " is not a window the RTL was compiled for; compiled windows: " + window_list());
   }
   if (!options.preset.empty() && (options.block != "dcqcn_rp" ||
-                                  (options.preset != "paper" && options.preset != "nvidia")))
+                                  (options.preset != "paper" && options.preset != "nvidia" &&
+                                   options.preset != "fabric_400g")))
     throw core::config_error("verify-rtl --preset " + options.preset +
-                             ": only for --block dcqcn_rp, one of: paper, nvidia");
+                             ": only for --block dcqcn_rp, one of: paper, nvidia, fabric_400g");
   if (!options.wave.empty() && !std::ofstream(options.wave))
     throw core::config_error("verify-rtl --wave " + options.wave + ": cannot open for writing");
 

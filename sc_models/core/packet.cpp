@@ -38,7 +38,8 @@ bytes packet::frame_size() const {
   if (has_reth) size += h::reth;
   if (has_aeth) size += h::aeth;
   if (has_immediate) size += h::immediate;
-  if (int_requested) size += h::int_shim + uint64_t(int_hops) * h::int_record;
+  // A data packet that asked for telemetry, or an ACK echoing the records back (int_hops without a request).
+  if (int_requested || int_hops > 0) size += h::int_shim + uint64_t(int_hops) * h::int_record;
   size += payload_bytes + bth.pad_count + h::icrc + h::fcs;
   return bytes(std::max<uint64_t>(size, h::min_frame));
 }

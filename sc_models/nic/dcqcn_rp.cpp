@@ -56,12 +56,34 @@ dcqcn_params dcqcn_preset(const std::string& name) {
     p.clock_mhz = 1000;
     return p;
   }
+  if (name == "fabric_400g") {
+    // Our tuning for a 400G fabric (docs/dcqcn.md, "Why the presets fail at 400G"): the paper's shape of
+    // the algorithm (timer-driven recovery, F = 5, g = 1/256) on the microsecond time scale NVIDIA's
+    // firmware uses (alpha period 1 us, monitor period 4 us), with the additive step scaled to the line
+    // rate. Measured, not published: kind "estimate" in docs/calibration.md.
+    p.line_rate_mbps = 400000;
+    p.rpg_time_reset_us = 5;         // a rate-increase step every 5 us, about two fabric RTTs
+    p.rpg_byte_reset = 10ull << 20;  // the paper's 10 MiB: increases are timer-driven (PFC releases bursts
+                                     // at line rate; a 32 KB counter turns them into hyper increases)
+    p.rpg_threshold = 5;
+    p.rpg_ai_rate_mbps = 1000;   // 0.25 % of 400G per step: recovers from a cut to 1/16 of line rate in ~0.3 ms
+    p.rpg_hai_rate_mbps = 10000;  // 10 x R_AI, as in the paper preset
+    p.rpg_gd = 11;
+    p.rpg_min_dec_fac = 50;
+    p.rpg_min_rate_mbps = 1;
+    p.dce_tcp_g = 1020;  // g = 1/256 (paper)
+    p.dce_tcp_rtt_us = 5;
+    p.initial_alpha = 1023;
+    p.rate_reduce_monitor_period_us = 5;  // at most one cut per increase period
+    p.clock_mhz = 1000;
+    return p;
+  }
   std::string list;
   for (const std::string& n : dcqcn_preset_names()) list += (list.empty() ? "" : ", ") + n;
   throw core::config_error("dcqcn.preset: '" + name + "' is not a known preset; known: " + list);
 }
 
-std::vector<std::string> dcqcn_preset_names() { return {"paper", "nvidia"}; }
+std::vector<std::string> dcqcn_preset_names() { return {"paper", "nvidia", "fabric_400g"}; }
 
 dcqcn_config dcqcn_encode(const dcqcn_params& params, const std::string& instance) {
   core::check_ranges(params, instance);

@@ -288,9 +288,9 @@ const std::vector<std::string>& dcqcn_rp_coverage_bins() { return bin_names; }
 
 dcqcn_rp_differential_result run_dcqcn_rp_differential(const dcqcn_rp_differential_options& options) {
   const std::string& preset = options.preset;
-  if (preset != "mixed" && preset != "random" && preset != "paper" && preset != "nvidia")
+  if (preset != "mixed" && preset != "random" && preset != "paper" && preset != "nvidia" && preset != "fabric_400g")
     throw core::config_error("dcqcn_rp bench preset: '" + preset +
-                             "' is not known; known: paper, nvidia, random, mixed");
+                             "' is not known; known: paper, nvidia, fabric_400g, random, mixed");
   dcqcn_rp_differential_result r;
   std::array<uint64_t, bin_count> hits{};
   dcqcn_stimulus stimulus(options.seed, preset);

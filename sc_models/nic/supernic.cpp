@@ -2,6 +2,7 @@
 #include "sc_models/nic/supernic.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string>
 
@@ -68,9 +69,12 @@ void supernic_params::visit(core::param_visitor& v) {
            "when one is left",
            1, 64},
           tx_fifo_frames);
-  v.field({"cc", "", "congestion control: none (line rate, PFC only) or dcqcn", 0, 0, {"none", "dcqcn"}}, cc);
-  v.field({"dcqcn_preset", "", "DCQCN reaction-point knobs: NVIDIA firmware defaults or the paper's", 0, 0,
-           {"nvidia", "paper"}},
+  v.field({"cc", "", "congestion control: none (line rate, PFC only), dcqcn, or hpcc (telemetry-driven window)", 0, 0,
+           {"none", "dcqcn", "hpcc"}},
+          cc);
+  v.field({"dcqcn_preset", "",
+           "DCQCN reaction-point knobs: NVIDIA firmware defaults, the paper's, or our 400G tuning (docs/dcqcn.md)", 0,
+           0, {"nvidia", "paper", "fabric_400g"}},
           dcqcn_preset);
   v.field({"dcqcn_model", "", "DCQCN reaction point: Verilated RTL or its C++ reference model", 0, 0, {"rtl", "ref"}},
           dcqcn_model);
@@ -84,6 +88,36 @@ void supernic_params::visit(core::param_visitor& v) {
            {"per_flow", "per_port"}},
           cnp_mode);
   v.field({"cnp_dscp", "", "DSCP of CNPs (NVIDIA default 48: priority 6)", 0, 63}, cnp_dscp);
+  // Each reaction-point knob can be set over the preset; -1 keeps the preset's value. Ranges: dcqcn_params.
+  v.field({"dcqcn_rpg_time_reset_us", "us", "DCQCN RPG_TIME_RESET over the preset (-1: preset)", -1, 4e6},
+          dcqcn_rpg_time_reset_us);
+  v.field({"dcqcn_rpg_byte_reset", "bytes", "DCQCN RPG_BYTE_RESET over the preset (-1: preset)", -1, 1 << 30},
+          dcqcn_rpg_byte_reset);
+  v.field({"dcqcn_rpg_threshold", "events", "DCQCN RPG_THRESHOLD over the preset (-1: preset)", -1, 31},
+          dcqcn_rpg_threshold);
+  v.field({"dcqcn_rpg_ai_rate_mbps", "Mb/s", "DCQCN RPG_AI_RATE over the preset (-1: preset)", -1, 4e6},
+          dcqcn_rpg_ai_rate_mbps);
+  v.field({"dcqcn_rpg_hai_rate_mbps", "Mb/s", "DCQCN RPG_HAI_RATE over the preset (-1: preset)", -1, 4e6},
+          dcqcn_rpg_hai_rate_mbps);
+  v.field({"dcqcn_rpg_min_rate_mbps", "Mb/s", "DCQCN RPG_MIN_RATE over the preset (-1: preset)", -1, 4e6},
+          dcqcn_rpg_min_rate_mbps);
+  v.field({"dcqcn_rpg_gd", "log2", "DCQCN RPG_GD over the preset (-1: preset)", -1, 15}, dcqcn_rpg_gd);
+  v.field({"dcqcn_rpg_min_dec_fac", "%", "DCQCN RPG_MIN_DEC_FAC over the preset (-1: preset)", -1, 100},
+          dcqcn_rpg_min_dec_fac);
+  v.field({"dcqcn_dce_tcp_g", "1/1024", "DCQCN DCE_TCP_G over the preset (-1: preset)", -1, 1023}, dcqcn_dce_tcp_g);
+  v.field({"dcqcn_dce_tcp_rtt_us", "us", "DCQCN DCE_TCP_RTT (alpha period) over the preset (-1: preset)", -1, 4e6},
+          dcqcn_dce_tcp_rtt_us);
+  v.field({"dcqcn_initial_alpha", "1/1024", "DCQCN INITIAL_ALPHA_VALUE over the preset (-1: preset)", -1, 1023},
+          dcqcn_initial_alpha);
+  v.field({"dcqcn_rate_reduce_monitor_period_us", "us",
+           "DCQCN RATE_REDUCE_MONITOR_PERIOD over the preset (-1: preset)", -1, 4e6},
+          dcqcn_rate_reduce_monitor_period_us);
+  v.field({"hpcc_eta", "", "HPCC target utilization eta of the most loaded hop", 0.5, 1.0}, hpcc_eta);
+  v.field({"hpcc_max_stage", "steps", "HPCC maxStage: additive steps before a multiplicative update", 0, 100},
+          hpcc_max_stage);
+  v.field({"hpcc_w_ai_bytes", "bytes", "HPCC additive window step W_AI", 1, 1e7}, hpcc_w_ai_bytes);
+  v.field({"hpcc_base_rtt_us", "us", "HPCC base RTT T: the reference window at line rate is rate x T", 0.1, 1e4},
+          hpcc_base_rtt_us);
   v.field({"retransmission", "",
            "requester loss recovery: go_back_n resends everything from the lost PSN; selective resends only the "
            "PSN a NAK names (or, on a timeout, the oldest unacknowledged one)",
@@ -174,7 +208,10 @@ struct supernic::queue_pair {
   uint64_t retries = 0;                 // since the last progress
   bool error = false;                   // retries exhausted: every work request completes in error
   std::unique_ptr<dcqcn_rate_engine> rate;  // DCQCN reaction point (nic.cc dcqcn)
+  std::unique_ptr<hpcc_cc> hpcc;            // HPCC-style window (nic.cc hpcc)
   picoseconds next_send{};              // pacing: the earliest start of this QP's next data packet
+  picoseconds pace_from{};              // pacing: when the last data packet's gap started
+  uint64_t pace_bits = 0;               // pacing: that packet's wire bits (0: nothing sent yet)
   // Responder.
   core::ring<recv_wqe> rq{8};           // posted receives, consumed in order
   core::ring<read_job> responses{4};    // READ responses to send, oldest request first
@@ -201,6 +238,9 @@ struct supernic::queue_pair {
   bool nak_sent = false;
   bool nak_pending = false;  // the queued acknowledgement is a NAK, if the gap is still there when it leaves
   bool recovering = false;   // a loss is known: NAK each gap at once (until the head reaches rx_max)
+  // HPCC responder: the telemetry of the newest data packet, echoed by the next ACK.
+  std::array<core::int_record, core::max_int_hops> echo{};
+  uint8_t echo_hops = 0;
 };
 
 supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, core::ip_address ip, uint64_t mac,
@@ -222,7 +262,8 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
       m_rto(picoseconds::from_ns(params.rto_us * 1e3)),
       m_nak_threshold(uint32_t(std::min(params.nak_threshold_packets, params.reorder_window / 2))),
       m_priority(unsigned(params.dscp >> 3) & 7u),
-      m_dcqcn(params.cc == "dcqcn") {
+      m_dcqcn(params.cc == "dcqcn"),
+      m_hpcc(params.cc == "hpcc") {
   const std::string inst = this->name();
   const uint64_t mtu = params.mtu_bytes;
   core::require(mtu >= 256 && mtu <= 4096 && (mtu & (mtu - 1)) == 0, inst,
@@ -242,6 +283,22 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
   if (m_dcqcn) {
     try {
       m_dcqcn_params = dcqcn_preset(params.dcqcn_preset);
+      auto over = [](double v, uint64_t& knob) {
+        if (v >= 0) knob = uint64_t(std::llround(v));
+      };
+      dcqcn_params& d = m_dcqcn_params;
+      over(params.dcqcn_rpg_time_reset_us, d.rpg_time_reset_us);
+      over(params.dcqcn_rpg_byte_reset, d.rpg_byte_reset);
+      over(params.dcqcn_rpg_threshold, d.rpg_threshold);
+      over(params.dcqcn_rpg_ai_rate_mbps, d.rpg_ai_rate_mbps);
+      over(params.dcqcn_rpg_hai_rate_mbps, d.rpg_hai_rate_mbps);
+      over(params.dcqcn_rpg_min_rate_mbps, d.rpg_min_rate_mbps);
+      over(params.dcqcn_rpg_gd, d.rpg_gd);
+      over(params.dcqcn_rpg_min_dec_fac, d.rpg_min_dec_fac);
+      over(params.dcqcn_dce_tcp_g, d.dce_tcp_g);
+      over(params.dcqcn_dce_tcp_rtt_us, d.dce_tcp_rtt_us);
+      over(params.dcqcn_initial_alpha, d.initial_alpha);
+      over(params.dcqcn_rate_reduce_monitor_period_us, d.rate_reduce_monitor_period_us);
       cnp_gen_params np;
       np.min_interval_ns = params.cnp_interval_ns;
       np.mode = params.cnp_mode;
@@ -251,6 +308,13 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
     } catch (const core::config_error& e) {
       throw core::config_error(inst + ": nic.cc dcqcn: " + e.what());
     }
+  }
+
+  if (m_hpcc) {
+    m_hpcc_params.eta = params.hpcc_eta;
+    m_hpcc_params.max_stage = params.hpcc_max_stage;
+    m_hpcc_params.w_ai_bytes = params.hpcc_w_ai_bytes;
+    m_hpcc_params.base_rtt_us = params.hpcc_base_rtt_us;
   }
 
   SC_METHOD(transmit);  // runs once at time 0 to pick up work posted before the start, then on every wake-up
@@ -363,6 +427,16 @@ uint32_t supernic::create_qp() {
     if (m_ctx.rtl_log) qp->rate = record_dcqcn_rate_engine(std::move(qp->rate), rp, *m_ctx.rtl_log, qp_name + ".dcqcn_rp");
     qp->rate->reset(rp, cc_cycles());
   }
+  if (m_hpcc) {
+    core::require(m_out != nullptr, name(), "create_qp: connect the NIC's link first (HPCC needs its line rate)");
+    hpcc_params hp = m_hpcc_params;
+    hp.line_rate_mbps = m_out->rate().value / 1'000'000;
+    try {
+      qp->hpcc = std::make_unique<hpcc_cc>(hp);
+    } catch (const core::config_error& e) {
+      throw core::config_error(std::string(name()) + ": nic.cc hpcc: " + e.what());
+    }
+  }
   m_qps.push_back(std::move(qp));
   return m_qps.back()->qpn;
 }
@@ -439,7 +513,13 @@ qp_status supernic::qp_state(uint32_t qpn) const {
   qp_status st;
   st.outstanding = qp.wqes.size();
   st.placed_bytes = qp.placed_bytes;
-  if (qp.rate) {
+  st.inflight_bytes = uint64_t((qp.snd_max - qp.una) & core::psn_mask) * m_params.mtu_bytes;
+  if (qp.hpcc) {
+    st.paced = true;
+    st.rate_mbps = st.target_mbps = qp.hpcc->rate_mbps();
+    st.window_bytes = qp.hpcc->window_bytes();
+    st.utilization = qp.hpcc->utilization();
+  } else if (qp.rate) {
     st.paced = true;
     st.rate_mbps = qp.rate->rate_mbps();
     st.target_mbps = qp.rate->target_mbps();
@@ -540,6 +620,11 @@ packet* supernic::next_ack() {
   }
   qp.nak_pending = false;
   qp.rnr_pending = false;
+  if (qp.echo_hops > 0) {  // HPCC: the ACK carries the newest data packet's records back (not added to)
+    std::copy(qp.echo.begin(), qp.echo.begin() + qp.echo_hops, m_ctx.pool.telemetry(p).begin());
+    p->int_hops = qp.echo_hops;
+    qp.echo_hops = 0;
+  }
   p->seal();
   return p;
 }
@@ -551,9 +636,13 @@ packet* supernic::next_data(picoseconds* next_ready) {
     queue_pair& qp = *m_qps[(m_rr + i) % n];
     if (qp.error) continue;
     if (t < qp.next_send) {  // DCQCN pacing: this QP's rate does not allow another packet yet
-      if ((qp.tx_index < qp.wqes.size() || !qp.resend.empty() || !qp.responses.empty()) && qp.next_send < *next_ready)
-        *next_ready = qp.next_send;
-      continue;
+      // Its timers may raise the rate before the packet is due: run them, then wake at whichever is first.
+      const picoseconds timer = qp.rate ? cc_timers(qp) : never;
+      if (t < qp.next_send) {
+        if (qp.tx_index < qp.wqes.size() || !qp.resend.empty() || !qp.responses.empty())
+          *next_ready = std::min({*next_ready, qp.next_send, timer});
+        continue;
+      }
     }
     // READ responses (the responder's side of the QP) go first: the peer's READ waits on them.
     if (!qp.responses.empty()) {
@@ -604,6 +693,8 @@ packet* supernic::next_data(picoseconds* next_ready) {
         qp.stalled = true;  // progress (una moving, a completion) wakes the transmitter
         continue;
       }
+      // HPCC: a new packet only while the window has room (resends above are not held back); an ACK wakes it.
+      if (window_full(qp)) continue;
       if (first && next.op == rdma_op::read) ++qp.reads_in_flight;
     }
     m_rr = (m_rr + i + 1) % n;
@@ -682,10 +773,11 @@ packet* supernic::build_data_packet(queue_pair& qp, size_t index, uint32_t psn) 
       p->has_immediate = true;
       p->immediate = wr.imm;
     }
-    p->bth.ack_req = last;
+    p->bth.ack_req = last || m_hpcc;  // HPCC acts per ACK: every packet asks for one (Li et al. ACK each packet)
     p->bth.pad_count = uint8_t((4 - payload % 4) % 4);
     p->payload = m_mem_ptr + wr.local_addr + offset;  // a reference: the bytes are read where placed
     p->payload_bytes = uint32_t(payload);
+    p->int_requested = m_hpcc;  // HPCC: every switch egress on the way appends its record
     p->seal();
     ++m_tx_data_packets;
     m_tx_payload_bytes += payload;
@@ -720,6 +812,7 @@ packet* supernic::build_read_response(queue_pair& qp, read_job& job) {
   p->bth.pad_count = uint8_t((4 - payload % 4) % 4);
   p->payload = m_mem_ptr + job.va + offset;  // the responder's memory, read where it lies
   p->payload_bytes = uint32_t(payload);
+  p->int_requested = m_hpcc;  // HPCC: every switch egress on the way appends its record
   p->seal();
   ++m_tx_read_responses;
   m_tx_payload_bytes += payload;
@@ -728,14 +821,14 @@ packet* supernic::build_read_response(queue_pair& qp, read_job& job) {
 }
 
 void supernic::account_data(queue_pair& qp, packet* p) {
-  if (qp.rate) {
+  if (qp.rate || qp.hpcc) {
     // The reaction point counts the bytes and sets the pace: the next packet may start once this one's
     // wire bytes have gone at the current rate.
     const uint64_t wire = p->wire().value;
-    qp.rate->sent(uint32_t(std::min<uint64_t>(wire, 65535)), cc_cycles());
-    const uint64_t rate_kbps = std::max<uint64_t>(1, qp.rate->outputs().rate_kbps);
-    const picoseconds gap(uint64_t((unsigned __int128)wire * 8 * 1'000'000'000ull / rate_kbps));
-    qp.next_send = max(core::now(), qp.next_send) + gap;
+    if (qp.rate) qp.rate->sent(uint32_t(std::min<uint64_t>(wire, 65535)), cc_cycles());
+    qp.pace_from = max(core::now(), qp.next_send);
+    qp.pace_bits = wire * 8;
+    repace(qp);
   }
 }
 
@@ -964,7 +1057,42 @@ void supernic::on_cnp(packet* p) {
     return;
   }
   queue_pair& qp = *m_qps[qpn - first_qpn];
-  if (qp.rate) qp.rate->cnp(cc_cycles());  // without DCQCN a CNP is counted and ignored
+  if (!qp.rate) return;  // without DCQCN a CNP is counted and ignored
+  qp.rate->cnp(cc_cycles());
+  repace(qp);  // the gap after the last packet stretches to the cut rate
+}
+
+uint64_t supernic::pace_rate_kbps(const queue_pair& qp) const {
+  if (qp.hpcc) return uint64_t(qp.hpcc->rate_mbps() * 1000.0);
+  return qp.rate->outputs().rate_kbps;
+}
+
+bool supernic::window_full(const queue_pair& qp) const {
+  // As HPCC's reference implementation: a packet may go while fewer than W bytes are in flight (so the
+  // last one may overshoot W by less than a packet); with 16 flows into one 400G port W is ~3 packets and
+  // a stricter rule would round every window down by up to one packet.
+  if (!qp.hpcc) return false;
+  const uint64_t inflight = uint64_t((qp.snd_max - qp.una) & core::psn_mask) * m_params.mtu_bytes;
+  return double(inflight) >= qp.hpcc->window_bytes();
+}
+
+void supernic::repace(queue_pair& qp) {
+  if (qp.pace_bits == 0) return;
+  const uint64_t rate_kbps = std::max<uint64_t>(1, pace_rate_kbps(qp));
+  qp.next_send = qp.pace_from + picoseconds(uint64_t((unsigned __int128)qp.pace_bits * 1'000'000'000ull / rate_kbps));
+}
+
+picoseconds supernic::cc_timers(queue_pair& qp) {
+  const uint64_t now = cc_cycles();
+  if (qp.rate->next_deadline() <= now) {
+    qp.rate->advance(now);
+    repace(qp);
+  }
+  const uint64_t d = qp.rate->next_deadline();
+  if (d == dcqcn_never) return never;
+  // Cycles of clock_mhz to picoseconds, rounded up so that the wake-up finds the timer due.
+  const uint64_t mhz = m_dcqcn_params.clock_mhz;
+  return picoseconds(uint64_t(((unsigned __int128)d * 1'000'000 + mhz - 1) / mhz));
 }
 
 void supernic::notify_congestion(queue_pair& qp) {
@@ -1006,6 +1134,14 @@ void supernic::on_ack(packet* p) {
       on_rnr(qp, p->bth.psn);
     } else {
       acknowledge(qp, p->bth.psn);  // every PSN up to and including this one
+    }
+    if (qp.hpcc) {
+      // Telemetry echoed from the data packet: a new window and pace; the window may have room again.
+      if (p->int_hops > 0) {
+        qp.hpcc->on_ack(m_ctx.pool.telemetry(p).data(), p->int_hops, p->bth.psn, qp.snd_max);
+        repace(qp);
+      }
+      if (m_started) wake_transmitter(core::now());
     }
   }
   m_ctx.pool.release(p);
@@ -1088,6 +1224,11 @@ void supernic::on_write(packet* p) {
     return;
   }
   queue_pair& qp = *m_qps[qpn - first_qpn];
+  if (p->int_hops > 0) {  // HPCC: keep the newest telemetry for the next ACK to echo
+    const auto& rec = m_ctx.pool.telemetry(p);
+    qp.echo_hops = p->int_hops;
+    std::copy(rec.begin(), rec.begin() + p->int_hops, qp.echo.begin());
+  }
   if (p->ip.ecn == 3) {  // CE: a switch on the way saw its queue above the RED line
     ++m_rx_ecn_marked;
     if (m_dcqcn) notify_congestion(qp);
@@ -1135,6 +1276,7 @@ void supernic::on_write(packet* p) {
   }
   uint32_t psn = p->bth.psn;  // `p` may be released below
   uint32_t advanced = r.advanced;
+  const bool ack_req = p->bth.ack_req;  // HPCC asks for an ACK per packet
   if (read) {
     for (uint32_t k = 1; k < read_psns; ++k) {  // the PSNs its responses will use
       const psn_result rk = qp.tracker->arrive(core::psn_add(psn, k));
@@ -1158,7 +1300,7 @@ void supernic::on_write(packet* p) {
     bool message_done = false;
     if (!walk_head(qp, head_before, qp.head, &message_done)) return;  // RNR: the head went back
     qp.since_ack += advanced;
-    if (message_done || qp.since_ack >= m_params.ack_every_packets) {
+    if (message_done || ack_req || qp.since_ack >= m_params.ack_every_packets) {
       qp.since_ack = 0;
       queue_ack(qp);
     }

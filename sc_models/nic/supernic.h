@@ -12,6 +12,7 @@
 // timeout, and after nic.retry_count fruitless retries moves the QP to the error state (error completions).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -29,6 +30,7 @@
 #include "sc_models/core/sim_context.h"
 #include "sc_models/nic/cnp_gen.h"
 #include "sc_models/nic/dcqcn_rp.h"
+#include "sc_models/nic/hpcc.h"
 #include "sc_models/nic/reorder_tracker.h"
 
 namespace fabricsim::nic {
@@ -50,6 +52,8 @@ struct supernic_params {
   uint64_t tx_fifo_frames = 4;         // MAC transmit FIFO: frames the scheduler may commit ahead of the wire
   // Congestion control. "none": send at line rate (PFC alone holds senders back); "dcqcn": the receiver's
   // notification point sends CNPs for ECN-marked arrivals, the sender's reaction point paces each QP.
+  // "hpcc": data packets ask for in-band telemetry, the responder echoes the records in its ACK and the
+  // requester's HPCC-style window (sc_models/nic/hpcc.h) limits inflight bytes and paces each QP at W / T.
   std::string cc = "none";
   std::string dcqcn_preset = "nvidia";  // reaction-point knobs: "nvidia" firmware defaults or the "paper"'s
   std::string dcqcn_model = "rtl";      // reaction point: Verilated rtl/dcqcn_rp.sv or its C++ model
@@ -58,6 +62,24 @@ struct supernic_params {
   std::string cnp_mode = "per_port";    // notification point moderation: one context for the whole port
                                         // (ConnectX-8 default since fw 40.45) or one per QP
   uint64_t cnp_dscp = 48;               // CNPs travel on DSCP 48 (priority 6, strict at the switch)
+  // Reaction-point knobs over the preset (-1: the preset's value); names as in dcqcn_params.
+  double dcqcn_rpg_time_reset_us = -1;
+  double dcqcn_rpg_byte_reset = -1;
+  double dcqcn_rpg_threshold = -1;
+  double dcqcn_rpg_ai_rate_mbps = -1;
+  double dcqcn_rpg_hai_rate_mbps = -1;
+  double dcqcn_rpg_min_rate_mbps = -1;
+  double dcqcn_rpg_gd = -1;
+  double dcqcn_rpg_min_dec_fac = -1;
+  double dcqcn_dce_tcp_g = -1;
+  double dcqcn_dce_tcp_rtt_us = -1;
+  double dcqcn_initial_alpha = -1;
+  double dcqcn_rate_reduce_monitor_period_us = -1;
+  // HPCC-style control (nic.cc hpcc; docs/hpcc.md). The window ceiling is the port rate x hpcc_base_rtt_us.
+  double hpcc_eta = 0.95;
+  uint64_t hpcc_max_stage = 5;
+  uint64_t hpcc_w_ai_bytes = 2000;  // W_init (1 - eta) / N with N = 5 (docs/hpcc.md)
+  double hpcc_base_rtt_us = 4.0;
   // Loss recovery.
   std::string retransmission = "selective";  // requester: "go_back_n" or "selective" (resend only what is missing)
   double rto_us = 65.536;              // local ACK timeout: 4.096 us x 2^4 (IBTA C9-141 encoding, exponent 4)
@@ -120,10 +142,13 @@ struct placed_message {
 
 // A queue pair as the report sees it at one instant (read-only; testbench sampling and figures).
 struct qp_status {
-  bool paced = false;          // a DCQCN reaction point paces it (nic.cc dcqcn)
-  double rate_mbps = 0.0;      // DCQCN current rate; the line rate without congestion control
+  bool paced = false;          // a DCQCN reaction point or the HPCC window paces it (nic.cc dcqcn, hpcc)
+  double rate_mbps = 0.0;      // DCQCN current rate, HPCC W / T; the line rate without congestion control
   double target_mbps = 0.0;    // DCQCN target rate; the line rate without congestion control
   double alpha = 0.0;          // DCQCN congestion estimate, 0..1 (0 without congestion control)
+  double window_bytes = 0.0;   // HPCC window W (0 unless nic.cc hpcc)
+  uint64_t inflight_bytes = 0; // requester: bytes sent and not yet acknowledged (whole packets at the MTU)
+  double utilization = 0.0;    // HPCC normalized inflight U (0 unless nic.cc hpcc)
   uint64_t outstanding = 0;    // requester: work requests posted and not yet completed
   uint64_t placed_bytes = 0;   // responder: payload bytes placed for this QP so far
 };
@@ -255,6 +280,12 @@ class supernic : public sc_core::sc_module, public core::packet_sink {
   void on_cnp(core::packet* p);                 // reaction point: a CNP for one of our QPs
   void notify_congestion(queue_pair& qp);       // notification point: a CE-marked arrival
   core::packet* next_cnp();
+  // Pacing: the next data packet of `qp` may start once the last one's wire bits have gone at the current
+  // rate, counted from when it was paced; re-evaluated whenever the rate changes (cut, timer, byte counter).
+  void repace(queue_pair& qp);
+  // Fires the QP's DCQCN timers due by now (a paced QP whose timer falls before its next packet must not
+  // wait for that packet to see its rate recover); returns the earliest remaining timer in picoseconds.
+  core::picoseconds cc_timers(queue_pair& qp);
   void note_arrival(queue_pair& qp, uint32_t psn);  // extends the highest PSN seen, then NAKs a gap if due
   void fill_headers(core::packet* p, const queue_pair& qp, uint16_t src_port);
 
@@ -304,6 +335,10 @@ class supernic : public sc_core::sc_module, public core::packet_sink {
   core::ring<pending_ack> m_acks;
   core::ring<uint32_t> m_cnps;  // QPNs owed a CNP, oldest first
   bool m_dcqcn;
+  bool m_hpcc;
+  hpcc_params m_hpcc_params;
+  uint64_t pace_rate_kbps(const queue_pair& qp) const;
+  bool window_full(const queue_pair& qp) const;  // HPCC: the next new packet would exceed W in flight
   dcqcn_params m_dcqcn_params;
   std::unique_ptr<cnp_gen> m_cnp_gen;
   size_t m_rr = 0;  // round-robin position over QPs

@@ -127,6 +127,47 @@ TEST_P(dcqcn_rp_sequences, fast_recovery_halves_the_gap_for_threshold_steps_then
   EXPECT_EQ(e->outputs().rate_kbps, halfway_up(target, rate));
 }
 
+// The fabric_400g preset (docs/dcqcn.md): monitor period 5 us, rate timer 5 us, alpha period 5 us, g = 1/256,
+// F = 5, R_AI 1 Gb/s, at 400 Gb/s = 4e8 kb/s. A CNP at 0 cuts, one at 2 us is suppressed (alpha only), the
+// rate timer at 5 us is a fast-recovery step, a CNP at 6 us cuts again from there; then timers every 5 us
+// from 11 us: five fast-recovery steps, the sixth additive.
+TEST_P(dcqcn_rp_sequences, fabric_400g_preset_sequence) {
+  const dcqcn_params p = dcqcn_preset("fabric_400g");
+  const double g = 1.0 / 256, line = 4e8;
+  auto e = make(GetParam(), p);
+  e->cnp(0);
+  const double rate1 = cut_rate_kbps(line, 1023.0 * 64);
+  double alpha = raised_alpha(1023.0 * 64, g);
+  EXPECT_EQ(e->outputs().rate_kbps, rate1);
+  EXPECT_EQ(e->outputs().alpha_q16, alpha);
+  e->cnp(2000);  // inside the 5 us monitor period
+  alpha = raised_alpha(alpha, g);
+  EXPECT_TRUE(e->outputs().events & dcqcn_ev_cnp_suppressed);
+  EXPECT_EQ(e->outputs().rate_kbps, rate1);
+  EXPECT_EQ(e->outputs().alpha_q16, alpha);
+  e->cnp(6000);  // the rate timer (due at 5000) first: fast recovery towards the line rate; then the cut
+  const double rate2 = halfway_up(line, rate1);
+  double rate = cut_rate_kbps(rate2, alpha);
+  alpha = raised_alpha(alpha, g);
+  EXPECT_TRUE(e->outputs().events & dcqcn_ev_fast_recovery);
+  EXPECT_TRUE(e->outputs().events & dcqcn_ev_cut);
+  EXPECT_EQ(e->outputs().target_kbps, rate2);
+  EXPECT_EQ(e->outputs().rate_kbps, rate);
+  EXPECT_EQ(e->outputs().alpha_q16, alpha);
+  for (uint64_t k = 1; k <= 5; ++k) {  // alpha timer and rate timer both at 6000 + 5000 k: alpha first
+    e->advance(6000 + k * 5000);
+    alpha = decayed_alpha(alpha, g);
+    rate = halfway_up(rate2, rate);
+    EXPECT_EQ(e->outputs().alpha_q16, alpha) << "step " << k;
+    EXPECT_EQ(e->outputs().rate_kbps, rate) << "fast recovery step " << k;
+    EXPECT_EQ(e->outputs().target_kbps, rate2);
+  }
+  e->advance(36000);  // timer count 6 > F, byte count 0: additive, target + 1 Gb/s
+  EXPECT_TRUE(e->outputs().events & dcqcn_ev_additive);
+  EXPECT_EQ(e->outputs().target_kbps, rate2 + 1e6);
+  EXPECT_EQ(e->outputs().rate_kbps, halfway_up(rate2 + 1e6, rate));
+}
+
 TEST_P(dcqcn_rp_sequences, additive_then_hyper_increase_steps) {
   dcqcn_params p = dcqcn_preset("nvidia");  // F = 1, R_AI 5 Mb/s, R_HAI 50 Mb/s
   p.rpg_byte_reset = 1000;
@@ -286,7 +327,7 @@ TEST_P(dcqcn_rp_differential, rtl_matches_reference_after_every_transaction) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(presets, dcqcn_rp_differential, ::testing::Values("paper", "nvidia"),
+INSTANTIATE_TEST_SUITE_P(presets, dcqcn_rp_differential, ::testing::Values("paper", "nvidia", "fabric_400g"),
                          [](const auto& info) { return info.param; });
 
 TEST(dcqcn_rp_coverage, default_run_hits_every_bin) {

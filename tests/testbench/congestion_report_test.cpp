@@ -127,15 +127,15 @@ TEST(congestion_report, dcqcn_incast_time_series) {
   const std::vector<std::string> lines = lines_of(csv);
   ASSERT_FALSE(lines.empty());
   EXPECT_EQ(lines[0],
-            "time_ns,src,dst,qpn,active,rate_mbps,target_mbps,alpha,dst_port_queue_bytes,max_queue_bytes,"
-            "delivered_bytes,goodput_mbps");
+            "time_ns,src,dst,qpn,active,rate_mbps,target_mbps,alpha,window_bytes,inflight_bytes,hpcc_u,"
+            "dst_port_queue_bytes,max_queue_bytes,delivered_bytes,goodput_mbps");
   ASSERT_EQ(lines.size(), 1u + 20u * 4u);  // 200 us / 10 us samples, 4 senders
   double min_rate = 1e18;
   for (size_t i = 1; i < lines.size(); ++i) {
     std::stringstream row(lines[i]);
     std::vector<std::string> cols;
     for (std::string c; std::getline(row, c, ',');) cols.push_back(c);
-    ASSERT_EQ(cols.size(), 12u) << lines[i];
+    ASSERT_EQ(cols.size(), 15u) << lines[i];
     EXPECT_DOUBLE_EQ(std::stod(cols[0]), 10000.0 * double((i - 1) / 4 + 1)) << lines[i];
     EXPECT_EQ(cols[1], "h" + std::to_string((i - 1) % 4 + 1));
     EXPECT_EQ(cols[2], "h0");
