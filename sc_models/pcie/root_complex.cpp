@@ -69,6 +69,15 @@ tlm::tlm_sync_enum root_complex::bw(int id, tlm::tlm_generic_payload& gp, tlm::t
 }
 
 void root_complex::responded(tlm::tlm_generic_payload& gp) {
+  // A read's completions pass through the root complex; a posted write's response is only the model's
+  // notification that it landed, with nothing crossing the root complex, so it goes back at once.
+  if (gp.is_write()) {
+    tlm::tlm_phase phase = tlm::BEGIN_RESP;
+    sc_core::sc_time zero = sc_core::SC_ZERO_TIME;
+    from_switch->nb_transport_bw(gp, phase, zero);
+    gp.release();
+    return;
+  }
   m_outbound.push_back({core::now() + m_latency, &gp});
   reschedule();
 }

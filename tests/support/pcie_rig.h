@@ -56,3 +56,31 @@ struct pcie_two_port_rig {
 };
 
 }  // namespace fabricsim::test
+
+namespace fabricsim::test {
+
+// The GB300 tray: ConnectX-8 switch, GPU memory and a GPU copy engine on "gpu", the root complex with host
+// memory on "cpu", the NIC's DMA engine on "nic"; the SSD port is left empty.
+struct pcie_tray_rig {
+  static constexpr uint64_t gpu_base = 0x100000000000ull;  // connectx8_gb300_ports(): the GPU's window
+  pcie::pcie_switch sw;
+  pcie::pcie_memory gpu_mem;
+  pcie::root_complex rc;
+  pcie::dma_engine nic;
+  pcie::dma_engine copy;
+  pcie_done_log nic_log, copy_log;
+
+  pcie_tray_rig(const pcie::pcie_switch_params& sp, const pcie::root_complex_params& rp = {},
+                const pcie::pcie_memory_params& gp = {}, uint64_t gpu_bytes = 8u << 20)
+      : sw("sw", sp), gpu_mem("gpu_mem", gpu_bytes, gp), rc("rc", rp), nic("nic"), copy("copy") {
+    sw.port("gpu").to_device.bind(gpu_mem.socket);
+    copy.socket.bind(sw.port("gpu").from_device);
+    sw.port("cpu").to_device.bind(rc.from_switch);
+    rc.to_switch.bind(sw.port("cpu").from_device);
+    nic.socket.bind(sw.port("nic").from_device);
+    nic.set_handler(nic_log);
+    copy.set_handler(copy_log);
+  }
+};
+
+}  // namespace fabricsim::test
