@@ -177,10 +177,14 @@ core::picoseconds pcie_link::commit(tlp& t) {
 core::picoseconds pcie_link::send_dllp(core::picoseconds at) {
   ++m_dllps;
   if (m_params.generation == 5) {
-    const core::picoseconds start = core::max(at, m_wire_free);
-    m_wire_free = start + core::picoseconds(gen5_ps(m_params.dllp_bytes));
+    // The DLLP's wire time is charged now, behind what is already committed, rather than reserved at `at`:
+    // a slot reserved in the future would hold back every TLP until then, and a stream of UpdateFCs would
+    // starve the TLPs. It arrives no earlier than `at` plus its own serialization.
+    const core::picoseconds dllp(gen5_ps(m_params.dllp_bytes));
+    const core::picoseconds start = core::max(core::now(), m_wire_free);
+    m_wire_free = start + dllp;
     m_wake.notify(sc_core::SC_ZERO_TIME);  // a transmitter waiting for the old wire_free looks again
-    return m_wire_free + core::picoseconds(m_prop_ps);
+    return core::max(at, start) + dllp + core::picoseconds(m_prop_ps);
   }
   // Flit mode: in the DLP bytes of the first flit that starts at or after `at`.
   const uint64_t f = (at.value + m_flit_ps - 1) / m_flit_ps;
@@ -188,6 +192,7 @@ core::picoseconds pcie_link::send_dllp(core::picoseconds at) {
 }
 
 void pcie_link::release(const tlp& t) {
+  if (m_credits[unsigned(class_of(t.type))].infinite) return;  // nothing to return: no UpdateFC for the class
   const core::picoseconds at = core::now() + core::picoseconds(m_update_fc_ps);
   const core::picoseconds back = m_reverse ? m_reverse->send_dllp(at) : at;
   m_returns.push_back({back, uint8_t(class_of(t.type)), t.data_credits()});
