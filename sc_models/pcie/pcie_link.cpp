@@ -76,6 +76,16 @@ pcie_link::pcie_link(sc_core::sc_module_name name, const pcie_link_params& param
   dont_initialize();
 }
 
+void pcie_link::register_stats(core::stats_registry& stats) const {
+  const std::string me = name();
+  stats.counter(me, "tlps", "TLPs", "TLPs committed to the wire", &m_tlps);
+  stats.counter(me, "payload_bytes", "bytes", "TLP payload bytes sent", &m_payload_bytes);
+  stats.counter(me, "tlp_bytes", "bytes", "TLP bytes on the wire (headers, framing, ECRC included)", &m_tlp_bytes);
+  stats.counter(me, "dllps", "DLLPs", "Ack and UpdateFC DLLPs carried for the opposite direction", &m_dllps);
+  stats.counter(me, "credit_stalls", "events", "times the transmitter waited for flow-control credits",
+                &m_credit_stalls);
+}
+
 uint64_t pcie_link::wire_bytes(const tlp& t) const {
   uint64_t b = uint64_t(t.header_bytes) + t.payload_bytes + (m_params.ecrc ? 4 : 0);
   if (m_params.generation == 5) b += m_params.stp_token_bytes + m_params.lcrc_bytes;

@@ -11,6 +11,7 @@
 
 #include "sc_models/core/params.h"
 #include "sc_models/core/ring.h"
+#include "sc_models/core/stats.h"
 #include "sc_models/core/units.h"
 #include "sc_models/pcie/tlp.h"
 
@@ -86,6 +87,9 @@ class pcie_link : public sc_core::sc_module {
   // Raw signalling rate of the direction, bits per second (lanes x GT/s; both encodings carry 1 bit per
   // transfer per lane, PAM4 at half the symbol rate).
   double raw_bits_per_s() const { return m_params.gigatransfers_per_s() * 1e9 * double(m_params.lanes); }
+
+  // Registers this direction's counters under its SystemC name.
+  void register_stats(core::stats_registry& stats) const;
 
   // Statistics.
   uint64_t tlps() const { return m_tlps; }

@@ -142,6 +142,20 @@ pcie_switch::pcie_switch(sc_core::sc_module_name name, const pcie_switch_params&
   m_cut_through = core::picoseconds::from_ns(m_params.cut_through_latency_ns);
 }
 
+void pcie_switch::register_stats(core::stats_registry& stats) const {
+  const std::string me = name();
+  stats.counter(me, "requests", "requests", "TLM requests taken from devices", &m_requests);
+  stats.counter(me, "completions", "TLPs", "completion TLPs sent by completers", &m_completions);
+  stats.counter(me, "redirected_to_root", "TLPs", "peer-to-peer requests redirected to the root complex (ACS)",
+                &m_redirected);
+  stats.counter(me, "unsupported_requests", "TLPs", "requests no device claimed (Unsupported Request)",
+                &m_unsupported);
+  for (const auto& p : m_ports) {
+    p->up.register_stats(stats);
+    p->down.register_stats(stats);
+  }
+}
+
 pcie_port& pcie_switch::port(const std::string& name) {
   for (auto& p : m_ports)
     if (p->config().name == name) return *p;

@@ -108,6 +108,9 @@ class pcie_switch : public sc_core::sc_module {
   unsigned ports() const { return unsigned(m_ports.size()); }
   const pcie_switch_params& params() const { return m_params; }
 
+  // Registers the switch's counters and every port link's under their SystemC names.
+  void register_stats(core::stats_registry& stats) const;
+
   // Statistics.
   uint64_t requests() const { return m_requests; }
   uint64_t completions_sent() const { return m_completions; }

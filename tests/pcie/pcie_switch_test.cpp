@@ -112,6 +112,29 @@ TEST(pcie_switch, peer_to_peer_direct_or_through_the_root_complex) {
   EXPECT_NEAR(acs.first_done_ns, 668.064, 0.01);
 }
 
+// A NIC read of GPU memory with ACS: the request goes up to the root complex and back down; the GPU's
+// completions go up to the root complex (the requester of the turned-around read) and its completions back
+// down to the NIC, so the data crosses the cpu link twice: 4096 bytes each way.
+TEST(pcie_switch, peer_to_peer_reads_through_the_root_complex_return_the_data) {
+  const child_result c = run_in_child([] {
+    pcie::pcie_switch_params sp;
+    sp.peer_to_peer = "via_root_complex";
+    pcie_tray_rig rig(sp);
+    for (int i = 0; i < 4096; ++i) rig.gpu_mem.data()[i] = uint8_t(i * 5 + 1);
+    std::vector<uint8_t> buf(4096);
+    rig.nic.read(pcie_tray_rig::gpu_base, buf.data(), 4096, 1);
+    sc_core::sc_start();
+    return std::string(std::memcmp(buf.data(), rig.gpu_mem.data(), 4096) == 0 ? "same" : "differs") +
+           " errors=" + std::to_string(rig.nic_log.errors) +
+           " turned=" + std::to_string(rig.rc.turned_around()) +
+           " down=" + std::to_string(rig.sw.port("cpu").down.payload_bytes()) +
+           " up=" + std::to_string(rig.sw.port("cpu").up.payload_bytes());
+  });
+  ASSERT_TRUE(c.ok) << c.output;
+  // MRRS 512: 8 read requests turned around.
+  EXPECT_EQ(c.output, "same errors=0 turned=8 down=4096 up=4096");
+}
+
 // An existing TLM-2.0 memory that only implements b_transport plugs into a port unchanged (the simple
 // target socket converts the AT phases to a blocking call).
 TEST(pcie_switch, an_unchanged_blocking_tlm_memory_plugs_into_a_port) {
@@ -199,6 +222,23 @@ TEST(pcie_switch, bad_configurations_name_the_field) {
   EXPECT_NE(c.output.find("d.peer_to_peer: \"sometimes\" is not one of: direct, via_root_complex"),
             std::string::npos)
       << c.output;
+}
+
+// The counters a report would read are registered under the blocks' names.
+TEST(pcie_switch, statistics_are_registered_by_instance) {
+  const child_result c = run_in_child([] {
+    pcie::pcie_switch_params sp;
+    pcie_two_port_rig rig(sp, pcie::pcie_link_params{});
+    core::stats_registry stats;
+    rig.sw.register_stats(stats);
+    rig.dma.write(pcie_two_port_rig::dst_base, rig.src.data(), 1000, 1);  // 256 + 256 + 256 + 232
+    sc_core::sc_start();
+    return std::to_string(stats.counter_value("sw.dst.down", "tlps")) + " " +
+           std::to_string(stats.counter_value("sw.dst.down", "payload_bytes")) + " " +
+           std::to_string(stats.counter_value("sw", "requests"));
+  });
+  ASSERT_TRUE(c.ok) << c.output;
+  EXPECT_EQ(c.output, "4 1000 1");
 }
 
 // Descriptors are pooled: streaming 4 MiB (16384 TLPs of 256 bytes) allocates no more than a few blocks.
