@@ -234,6 +234,9 @@ int sc_main(int argc, char* argv[]) {
       "latency (docs/pcie.md).\n"
       "Example: fabricsim pcie-bench --config gpudirect --mps 256 --json pcie.json");
   pcie_cmd->add_option("--config", pcie_bench.config, "gpudirect, bounce or both")->capture_default_str();
+  pcie_cmd->add_option("--direction", pcie_bench.direction,
+                       "receive (WRITEs placed into GPU memory) or send (the NIC reads GPU memory)")
+      ->capture_default_str();
   pcie_cmd->add_option("--mps", pcie_bench.pcie_switch.tlp.max_payload_bytes, "PCIe max payload size, bytes")
       ->capture_default_str();
   pcie_cmd->add_option("--p2p", pcie_bench.pcie_switch.peer_to_peer,

@@ -20,6 +20,8 @@ namespace fabricsim::testbench {
 
 struct pcie_bench_params {
   std::string config = "both";          // gpudirect | bounce | both
+  std::string direction = "receive";    // receive: WRITEs placed into GPU memory; send: the NIC reads GPU memory
+  uint64_t nic_prefetch_packets = 32;   // send: MTU buffers the NIC reads packets into ahead of the wire
   double line_rate_gbps = 800.0;        // the NIC's Ethernet port
   uint64_t mtu_bytes = 4096;            // RoCE path MTU: payload per packet
   // Per-packet wire bytes besides the payload: Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4 + FCS 4 +
@@ -46,14 +48,16 @@ struct pcie_bench_point {
   double offered_gbps = 0;      // payload rate the 800G wire delivers for this size
   double achieved_gbps = 0;     // sustained placement rate into GPU memory over the middle half of the stream
   double stream_gbps = 0;       // whole stream: N sizes / (last message placed - first message's first bit in)
-  double latency_ns = 0;        // first message: its last bit in to its last byte in GPU memory
+  double latency_ns = 0;        // first message: receive: its last bit in to its last byte in GPU memory;
+                                // send: posted to its last bit out
   bool verified = false;        // the last message's bytes in GPU memory equal its source
 };
 
 struct pcie_bench_run {
   std::string config;
   double line_rate_gbps = 0;
-  double small_latency_ns = 0;  // an isolated 64-byte WRITE
+  std::string direction;
+  double small_latency_ns = 0;  // an isolated 64-byte WRITE (receive: last bit in to placed; send: posted to out)
   std::vector<pcie_bench_point> points;
   uint64_t knee_bytes = 0;      // smallest size sustaining >= 98 % of the offered rate from there on (0: none)
   double cpu_link_down_gbps = 0, cpu_link_up_gbps = 0;  // largest size: root port link payload rates

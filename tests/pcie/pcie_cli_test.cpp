@@ -24,7 +24,7 @@ TEST(pcie_cli, help_example_runs_and_writes_json) {
   example.replace(j, 9, out);
   const run_result r = fabricsim(example);
   ASSERT_EQ(r.exit_code, 0) << example << "\n" << r.output;
-  EXPECT_NE(r.output.find("gpudirect: 64-byte WRITE latency"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("gpudirect receive: 64-byte WRITE (last bit in to placed) latency"), std::string::npos) << r.output;
   std::ifstream f(out);
   const nlohmann::json doc = nlohmann::json::parse(f);
   ASSERT_EQ(doc.at("runs").size(), 1u);

@@ -105,6 +105,42 @@ TEST(pcie_bench, bounce_buffer_small_messages_pay_a_copy_round_trip_each) {
   EXPECT_NEAR(v[1] / (512.0 / 638.475), 1.0, 0.03) << v[1];
 }
 
+testbench::pcie_bench_params send(const std::string& config, uint64_t size, uint64_t messages) {
+  testbench::pcie_bench_params p = sized(config, size, messages);
+  p.direction = "send";
+  return p;
+}
+
+// Sending an isolated 64-byte message with GPUDirect: the NIC's read request (16-byte header) goes in flit 0
+// of its Gen6 link (0..2 ns), is at the switch at 6 ns, 106 after cut-through, in flit 53 of the GPU link
+// (106..108), at the GPU at 112; HBM 0.064 + 300: 412.064 ns. The completion (12 + 64 bytes) takes the next
+// flit, 207 (414..416), at the switch at 420, 520 after cut-through, flit 260 of the NIC link (520..522), in
+// the NIC at 526 ns; the 162-byte packet is out 1.62 ns later: 527.62 ns.
+TEST(pcie_bench, send_latency_gpudirect_matches_the_hand_figure) {
+  EXPECT_NEAR(bench(send("gpudirect", 4096, 16))[0], 527.62, 0.01);
+}
+
+// Small sends are held by the NIC's read-ahead: 32 packet buffers, each busy for a read round trip (526 ns
+// above) plus the packet's 1.62 ns on the wire: 32 * 64 bytes per 527.62 ns = 31.05 Gb/s. Large sends keep
+// up with the wire (784.29 Gb/s at 1 MiB): a 4 KiB read takes about 600 ns, and 32 of them in flight carry
+// 32 * 4096 * 8 / 600 ns = 1748 Gb/s, twice the wire.
+TEST(pcie_bench, gpudirect_sends_are_held_by_the_read_ahead_when_small_and_keep_up_when_large) {
+  EXPECT_NEAR(bench(send("gpudirect", 64, 256))[1] / (32.0 * 512.0 / 527.62), 1.0, 0.03);
+  const auto v = bench(send("gpudirect", 1 << 20, 16));
+  EXPECT_NEAR(v[1] / v[5], 1.0, 0.01) << v[1];
+  EXPECT_EQ(v[4], 1.0) << "sent bytes differ from GPU memory";
+}
+
+// Sending through a bounce buffer: the GPU's copy writes cross the cpu link down (280 bytes per 256), the
+// NIC's read requests too (12 per 256 at MRRS 512) with the Acks of the completions coming up (2): the same
+// 437.8 Gb/s bound as on receive.
+TEST(pcie_bench, bounce_sends_are_held_to_the_root_port_link) {
+  const auto v = bench(send("bounce", 1 << 20, 32));
+  const double bound = 64.0 * 128.0 / 130.0 * 370.0 / 371.0 * 256.0 / 294.0 * 8.0;
+  EXPECT_NEAR(v[1] / bound, 1.0, 0.03) << v[1] << " Gb/s against " << bound;
+  EXPECT_EQ(v[4], 1.0) << "sent bytes differ from GPU memory";
+}
+
 TEST(pcie_bench, bad_parameters_are_named) {
   const child_result c = run_in_child([] {
     testbench::pcie_bench_params p;
