@@ -33,6 +33,15 @@ TEST(pcie_cli, help_example_runs_and_writes_json) {
   for (const auto& p : points) EXPECT_TRUE(p.at("verified").get<bool>()) << p.dump();
 }
 
+TEST(pcie_cli, runs_are_deterministic) {
+  const std::string a = testing::TempDir() + "pcie_a.json", b = testing::TempDir() + "pcie_b.json";
+  const std::string args = "pcie-bench --max-size 16384 --point-bytes 65536 --json ";
+  ASSERT_EQ(fabricsim(args + a).exit_code, 0);
+  ASSERT_EQ(fabricsim(args + b).exit_code, 0);
+  std::ifstream fa(a), fb(b);
+  EXPECT_EQ(nlohmann::json::parse(fa), nlohmann::json::parse(fb));
+}
+
 TEST(pcie_cli, bad_flags_name_the_field) {
   run_result r = fabricsim("pcie-bench --mps 384");
   EXPECT_EQ(r.exit_code, 2) << r.output;

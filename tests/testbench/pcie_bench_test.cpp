@@ -86,6 +86,18 @@ TEST(pcie_bench, bounce_buffer_is_held_to_the_root_port_link) {
   EXPECT_EQ(v[4], 1.0) << "data not verified";
 }
 
+// GPUDirect with ACS redirect: every write goes down the cpu link to the root complex and back up. Down carries
+// per 256 bytes the write (280), the UpdateFC for the write coming back up (8: the switch's posted credits are
+// finite) and a quarter of an Ack (2): 62.845 GB/s * 256/290 = 55.48 GB/s = 443.8 Gb/s.
+TEST(pcie_bench, gpudirect_through_the_root_complex_is_held_to_the_root_port_link) {
+  testbench::pcie_bench_params p = sized("gpudirect", 1 << 20, 16);
+  p.pcie_switch.peer_to_peer = "via_root_complex";
+  const auto v = bench(p);
+  const double bound = 64.0 * 128.0 / 130.0 * 370.0 / 371.0 * 256.0 / 290.0 * 8.0;
+  EXPECT_NEAR(v[1] / bound, 1.0, 0.03) << v[1] << " Gb/s against " << bound;
+  EXPECT_EQ(v[4], 1.0) << "data not verified";
+}
+
 // With host memory as the bottleneck (600 Gb/s left to PCIe) each placed byte is written and read once:
 // at most 300 Gb/s over the stream, and the memory is busy most of the time.
 TEST(pcie_bench, bounce_buffer_competes_for_host_memory_bandwidth) {
