@@ -9,6 +9,7 @@
 
 #include "sc_models/core/params.h"
 #include "testbench/compare.h"
+#include "testbench/pcie_bench.h"
 #include "testbench/replay.h"
 #include "testbench/report.h"
 #include "testbench/scenario.h"
@@ -160,7 +161,8 @@ int sc_main(int argc, char* argv[]) {
       "  fabricsim verify-rtl --block cnp_gen --flows 1024 --cycles 200000\n"
       "  fabricsim verify-rtl --block dcqcn_rp --preset nvidia --cycles 200000\n"
       "  fabricsim verify-rtl --block reorder_tracker --window 64 --mutant 2   (a planted bug: exits 1)\n"
-      "  fabricsim run testbench/scenarios/leaf_spine_small.yaml --record-rtl rec && fabricsim verify-rtl --block reorder_tracker --replay rec/reorder_tracker.txt\n",
+      "  fabricsim run testbench/scenarios/leaf_spine_small.yaml --record-rtl rec && fabricsim verify-rtl --block reorder_tracker --replay rec/reorder_tracker.txt\n"
+      "  fabricsim pcie-bench --config bounce --json pcie.json\n",
       "fabricsim"};
   app.require_subcommand(0, 1);
   run_args args;
@@ -250,6 +252,32 @@ int sc_main(int argc, char* argv[]) {
   verify_cmd->add_option("--preset", verify.preset,
                          "dcqcn_rp parameter set: paper, nvidia or fabric_400g (default: paper, nvidia and random sets)");
 
+  testbench::pcie_bench_params pcie_bench;
+  std::string pcie_json;
+  CLI::App* pcie_cmd = app.add_subcommand(
+      "pcie-bench",
+      "800G RDMA WRITE streams placed into GPU memory through the ConnectX-8 PCIe switch, GPUDirect RDMA against\n"
+      "a bounce buffer in host memory: sustained rate per message size (64 B .. 4 MiB) and small-message\n"
+      "latency (docs/pcie.md).\n"
+      "Example: fabricsim pcie-bench --config gpudirect --mps 256 --json pcie.json");
+  pcie_cmd->add_option("--config", pcie_bench.config, "gpudirect, bounce or both")->capture_default_str();
+  pcie_cmd->add_option("--direction", pcie_bench.direction,
+                       "receive (WRITEs placed into GPU memory) or send (the NIC reads GPU memory)")
+      ->capture_default_str();
+  pcie_cmd->add_option("--mps", pcie_bench.pcie_switch.tlp.max_payload_bytes, "PCIe max payload size, bytes")
+      ->capture_default_str();
+  pcie_cmd->add_option("--p2p", pcie_bench.pcie_switch.peer_to_peer,
+                       "direct, or via_root_complex (ACS redirect of GPU<->NIC traffic)")
+      ->capture_default_str();
+  pcie_cmd->add_option("--host-memory-gbps", pcie_bench.root_complex.memory.bandwidth_gbps,
+                       "host memory bandwidth left to PCIe traffic, Gb/s")
+      ->capture_default_str();
+  pcie_cmd->add_option("--min-size", pcie_bench.min_size_bytes, "smallest message size, bytes")->capture_default_str();
+  pcie_cmd->add_option("--max-size", pcie_bench.max_size_bytes, "largest message size, bytes")->capture_default_str();
+  pcie_cmd->add_option("--point-bytes", pcie_bench.point_bytes, "bytes streamed per size (16 to 4096 messages)")
+      ->capture_default_str();
+  pcie_cmd->add_option("--json", pcie_json, "Write the results here");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -269,6 +297,12 @@ int sc_main(int argc, char* argv[]) {
     }
     if (*keys_cmd) {
       std::cout << testbench::scenario_keys_markdown();
+      return 0;
+    }
+    if (*pcie_cmd) {
+      const auto runs = testbench::run_pcie_bench(pcie_bench);
+      if (!pcie_json.empty()) write_json(pcie_json, testbench::pcie_bench_json(pcie_bench, runs));
+      std::cout << testbench::format_pcie_bench(runs);
       return 0;
     }
     if (*verify_cmd && !replay.empty()) {
