@@ -153,19 +153,16 @@ double ideal_fct_ns(const scenario& s, size_t src, size_t dst, uint64_t bytes) {
   const uint64_t last_payload = bytes - (packets - 1) * mtu;
 
   // The responder queues an ACK at every nic.ack_every_packets-th in-order packet and at the message's last,
-  // to leave rx_latency after the packet that queued it, unless one is queued already; an ACK is built as it
-  // leaves and so covers every packet in by then (supernic::queue_ack, next_ack). The one that covers the
-  // last packet is the one queued when it arrived.
+  // to leave rx_latency after the packet that queued it; an ACK covers only the packets placed by the time it
+  // is built, each rx_latency after it came in (supernic::queue_ack, next_ack). An ACK queued earlier and
+  // still waiting when the last packet comes in leaves without it, and the last packet's own trigger sends
+  // one when it is placed: the ACK that covers the last packet leaves rx_latency after it came in.
   const uint64_t rx_ps = picoseconds::from_ns(rx.rx_latency_ns).value;
-  const uint64_t ack_every = std::max<uint64_t>(1, rx.ack_every_packets);
-  constexpr uint64_t none = UINT64_MAX;
-  uint64_t ack_leaves = none;
+  uint64_t ack_leaves = 0;
   train_ps(
       path, packets, [&](uint64_t j) { return write_wire_bytes(j + 1 < packets ? mtu : last_payload, j == 0); }, sp,
       pipeline_ps, [&](uint64_t j, uint64_t at) {
-        if ((j + 1) % ack_every != 0 && j + 1 != packets) return;
-        if (ack_leaves != none && ack_leaves <= at) ack_leaves = none;  // that one left before this packet came
-        if (ack_leaves == none) ack_leaves = at + rx_ps;
+        if (j + 1 == packets) ack_leaves = at + rx_ps;
       });
   const std::vector<path_link> back(path.rbegin(), path.rend());
   const uint64_t ack_ps =

@@ -202,8 +202,8 @@ int sc_main(int argc, char* argv[]) {
       "replay",
       "Re-inject the RDMA messages of a RoCEv2 capture (pcap or pcapng) into a modelled fabric and report what\n"
       "the capture holds (`trace`) and what the fabric did with it (`replay`, flows, switch counters).\n"
-      "Endpoint i of the capture (in address order) becomes host hi; each WRITE is posted at the time of its\n"
-      "first captured packet; READ and SEND are counted, not yet replayed (docs/replay.md).\n"
+      "Endpoint i of the capture (in address order) becomes host hi; each WRITE, SEND and READ is posted at\n"
+      "the time of its first captured packet, immediates kept (docs/replay.md).\n"
       "Example: fabricsim replay ../shared/traces/rdma_write_inorder.pcap --timing scale=10 --json replay.json");
   replay_cmd->add_option("trace", replay_opts.trace, "Capture file (pcap or pcapng, Ethernet)")->required();
   replay_cmd->add_option("--scenario", replay_opts.scenario_file,

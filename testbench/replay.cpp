@@ -25,7 +25,6 @@ using traces::captured_message;
 using traces::flow_key;
 using traces::message_op;
 
-constexpr const char* k_not_supported = "op not yet supported by the NIC model";
 // The latest post time: the scenario's own time limit (run.duration_us, run.limit_us: 1000 s).
 constexpr double k_max_post_ns = 1e12;
 
@@ -74,23 +73,36 @@ nlohmann::json flow_id(const flow_key& k) {
 }
 
 // One function per operation: each turns a captured message into a work request of the replay, or returns
-// why it cannot be posted. Only WRITE is modelled today; READ and SEND wait for the NIC's post_read and
-// post_send (the replay then needs an operation field in planned_flow).
-std::string plan_write(const captured_message& m, size_t src, size_t dst, uint32_t qp_group,
-                       core::picoseconds post_at, planned_flow& out) {
-  if (m.length == 0) return "zero-length WRITE: the modelled workload posts WRITEs of at least one byte";
+// why it cannot be posted. The captured flow runs requester -> responder, so `src` is the requester in all
+// three: a WRITE or SEND moves its bytes to `dst`, a READ brings the responder's bytes back to `src`.
+std::string plan_common(const captured_message& m, size_t src, size_t dst, uint32_t qp_group,
+                        core::picoseconds post_at, nic::rdma_op op, planned_flow& out) {
   out.src = src;
   out.dst = dst;
   out.bytes = m.length;
   out.post_at = post_at;
   out.qp_group = qp_group;
+  out.op = op;
   return "";
 }
-std::string plan_send(const captured_message&, size_t, size_t, uint32_t, core::picoseconds, planned_flow&) {
-  return k_not_supported;
+// A zero-length WRITE is one ONLY packet without payload: the NIC model posts it like any other.
+std::string plan_write(const captured_message& m, size_t src, size_t dst, uint32_t qp_group,
+                       core::picoseconds post_at, planned_flow& out) {
+  return plan_common(m, src, dst, qp_group, post_at, m.immediate ? nic::rdma_op::write_imm : nic::rdma_op::write,
+                     out);
 }
-std::string plan_read(const captured_message&, size_t, size_t, uint32_t, core::picoseconds, planned_flow&) {
-  return k_not_supported;
+// The length is the payload seen from FIRST to LAST; the run posts a receive of that size at the responder
+// (testbench/simulation.cpp) before the SEND can arrive.
+std::string plan_send(const captured_message& m, size_t src, size_t dst, uint32_t qp_group,
+                      core::picoseconds post_at, planned_flow& out) {
+  return plan_common(m, src, dst, qp_group, post_at, m.immediate ? nic::rdma_op::send_imm : nic::rdma_op::send,
+                     out);
+}
+// The request's RETH length; the READ RESPONSE packets of the capture are the responder's answer, which the
+// modelled responder makes itself.
+std::string plan_read(const captured_message& m, size_t src, size_t dst, uint32_t qp_group,
+                      core::picoseconds post_at, planned_flow& out) {
+  return plan_common(m, src, dst, qp_group, post_at, nic::rdma_op::read, out);
 }
 
 // The fabric used without --scenario: one Spectrum switch with `hosts` ports (at least two), at the
@@ -159,16 +171,18 @@ nlohmann::json trace_json(const traces::capture_trace& t, const std::vector<std:
 
   std::map<flow_key, uint64_t> messages_per_flow;
   std::map<std::string, uint64_t> by_op;
-  uint64_t incomplete = 0;
+  uint64_t incomplete = 0, immediate = 0;
   for (const captured_message& m : t.messages) {
     ++messages_per_flow[m.flow];
     ++by_op[traces::to_string(m.op)];
     incomplete += !m.unreplayable.empty();
+    immediate += m.immediate;
   }
   j["messages"] = {{"total", t.messages.size()},
                    {"WRITE", by_op["WRITE"]},
                    {"SEND", by_op["SEND"]},
                    {"READ", by_op["READ"]},
+                   {"with_immediate", immediate},
                    {"first_packet_missing", incomplete}};
 
   nlohmann::json flows = nlohmann::json::array();
@@ -346,6 +360,7 @@ replay_result run_replay(const replay_options& opts) {
   struct per_flow {
     uint64_t posted = 0, completed = 0, posted_bytes = 0, completed_bytes = 0;
     double first_post_ns = INFINITY, last_completion_ns = 0, latency_sum_ns = 0, latency_max_ns = 0;
+    std::map<std::string, uint64_t> ops;  // posted work requests by operation (write, write_imm, send, ...)
   };
   std::map<flow_key, per_flow> pf;
   const nlohmann::json& run_flows = result.report.at("flows");
@@ -353,6 +368,7 @@ replay_result run_replay(const replay_options& opts) {
     per_flow& p = pf[t.messages[message_of[i]].flow];
     const nlohmann::json& r = run_flows.at(i);
     ++p.posted;
+    ++p.ops[nic::to_string(planned[i].op)];
     p.posted_bytes += planned[i].bytes;
     p.first_post_ns = std::min(p.first_post_ns, r.at("posted_ns").get<double>());
     if (!r.at("completed").get<bool>()) continue;
@@ -369,6 +385,7 @@ replay_result run_replay(const replay_options& opts) {
     o["src_host"] = host_of[endpoint_index(eps, key.src)];
     o["dst_host"] = host_of[endpoint_index(eps, key.dst)];
     o["posted"] = p.posted;
+    o["ops"] = p.ops;
     o["completed"] = p.completed;
     o["posted_bytes"] = p.posted_bytes;
     o["completed_bytes"] = p.completed_bytes;

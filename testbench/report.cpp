@@ -2,6 +2,7 @@
 #include "testbench/report.h"
 
 #include <algorithm>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -14,6 +15,32 @@ namespace {
 // A fraction as a percentage; "-" for null (nothing to measure).
 std::string percent_or_dash(const nlohmann::json& v) {
   return v.is_null() ? std::string("-") : fmt::format("{:.1f}%", 100.0 * v.get<double>());
+}
+
+// Reordering seen by the responders, one line; empty when nothing arrived out of order: the out-of-order
+// distance histograms of every NIC (stats.*.ooo_distance) merged, and the peak reorder-window occupancy.
+std::string reorder_line(const nlohmann::json& r) {
+  uint64_t count = 0, max = 0;
+  double sum = 0;
+  std::map<uint64_t, uint64_t> buckets;  // upper bound -> arrivals
+  if (r.contains("stats") && r.at("stats").is_object())
+    for (const auto& [inst, counters] : r.at("stats").items()) {
+      if (!counters.is_object() || !counters.contains("ooo_distance")) continue;
+      const auto& h = counters.at("ooo_distance");
+      const uint64_t n = h.at("count").get<uint64_t>();
+      if (n == 0) continue;
+      count += n;
+      sum += h.at("mean").get<double>() * double(n);
+      max = std::max(max, h.at("max").get<uint64_t>());
+      for (const auto& b : h.at("buckets")) buckets[b.at("below").get<uint64_t>()] += b.at("count").get<uint64_t>();
+    }
+  if (count == 0) return "";
+  std::string hist;
+  for (const auto& [below, n] : buckets) hist += fmt::format("{}<{}: {}", hist.empty() ? "" : ", ", below, n);
+  return fmt::format("{} out-of-order arrivals, distance mean {:.1f} max {} PSNs (histogram {}), peak "
+                     "reorder-window occupancy {} PSNs",
+                     count, sum / double(count), max, hist,
+                     r.at("fabric").at("reorder_peak_packets").get<uint64_t>());
 }
 }  // namespace
 
@@ -52,6 +79,7 @@ std::string format_table(const nlohmann::json& r, size_t max_rows) {
                      fab.at("incomplete_flows").get<uint64_t>(), fab.at("drops").get<uint64_t>(),
                      fab.at("ecn_marked").get<uint64_t>(), fab.at("pfc_pause_frames").get<uint64_t>(),
                      fab.at("max_queue_bytes").get<uint64_t>());
+  if (const std::string reorder = reorder_line(r); !reorder.empty()) out += "reordering: " + reorder + "\n\n";
   if (fab.contains("bottleneck") && fab.at("bottleneck").is_object() && fab.at("bottleneck").contains("port")) {
     const auto& b = fab.at("bottleneck");
     out += fmt::format("bottleneck {} ({}): utilization {:.1f}%, queue max {} mean {:.0f} bytes; Jain's index {}; "
@@ -117,6 +145,9 @@ std::string format_compare_table(const nlohmann::json& c) {
                        r.at("packet_hops_per_s").get<double>());
   }
   out += "throughputs are fractions of the senders' line rate (docs/report.md, `fabric`)\n";
+  for (const auto& run : runs)
+    if (const std::string reorder = reorder_line(run.at("report")); !reorder.empty())
+      out += fmt::format("reordering, {}: {}\n", run.at("value").get<std::string>(), reorder);
   return out;
 }
 

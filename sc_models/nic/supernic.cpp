@@ -241,6 +241,33 @@ struct supernic::queue_pair {
   // HPCC responder: the telemetry of the newest data packet, echoed by the next ACK.
   std::array<core::int_record, core::max_int_hops> echo{};
   uint8_t echo_hops = 0;
+  // An acknowledgement covers only placed PSNs: the head passes a PSN when it arrives, the PSN is placed
+  // nic.rx_latency_ns later. `placing` holds the heads of the last rx_latency, each with the time it is
+  // placed (oldest first); `placed_head` is the head as of rx_latency ago. An ACK built late (held behind the
+  // transmit FIFO, or coalescing triggers that came after it was queued) carries placed_head, never more.
+  struct head_mark {
+    picoseconds placed_at;
+    uint32_t head;
+  };
+  core::ring<head_mark> placing{8};
+  uint32_t placed_head = 0;
+  picoseconds ack_due{};  // the latest ready time an ACK was asked for (triggers coalesced into a queued one)
+  // The head as of `t - rx_latency` (`t` never goes back).
+  uint32_t placed_by(picoseconds t) {
+    while (!placing.empty() && placing.front().placed_at <= t) {
+      placed_head = placing.front().head;
+      placing.pop_front();
+    }
+    return placed_head;
+  }
+  // The head moved at `t` (forward, or back to an RNR PSN): it counts as placed at t + rx_latency.
+  void head_moved(picoseconds t, picoseconds rx_latency) {
+    placed_by(t);
+    if (!placing.empty() && placing.back().placed_at == t + rx_latency)
+      placing.back().head = head;  // several moves in one instant: one mark
+    else
+      placing.push_back({t + rx_latency, head});
+  }
 };
 
 supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, core::ip_address ip, uint64_t mac,
@@ -450,7 +477,7 @@ void supernic::connect_qp(uint32_t qpn, core::ip_address remote_ip, uint32_t rem
   qp.remote_qpn = remote_qpn;
   qp.next_psn = qp.snd_max = qp.una = qp.post_psn = qp.acked = qp.rd_max = sq_psn & core::psn_mask;
   qp.tracker->reset(rq_psn & core::psn_mask);
-  qp.head = qp.rx_max = rq_psn & core::psn_mask;
+  qp.head = qp.rx_max = qp.placed_head = rq_psn & core::psn_mask;
   // Fixed entropy: a hash of the connection, as NICs derive the RoCEv2 source port from the QP.
   qp.src_port = uint16_t(roce_entropy_base | (core::splitmix64(uint64_t(qpn) << 24 ^ remote_qpn ^ m_mac) & 0x3fff));
   qp.flowlet_port = qp.src_port;
@@ -593,40 +620,53 @@ void supernic::fill_headers(packet* p, const queue_pair& qp, uint16_t src_port) 
 }
 
 packet* supernic::next_ack() {
-  if (m_acks.empty() || core::now() < m_acks.front().ready) return nullptr;
-  queue_pair& qp = *m_qps[m_acks.front().qpn - first_qpn];
-  m_acks.pop_front();
-  qp.ack_queued = false;
-  packet* p = m_ctx.pool.acquire();
-  fill_headers(p, qp, qp.src_port);
-  p->bth.opcode = bth_opcode::rc_acknowledge;
-  p->has_aeth = true;
-  p->aeth.msn = qp.msn & core::psn_mask;
-  // Built when it leaves, so it carries the newest state (coalescing for free). A NAK names the expected
-  // PSN and acknowledges everything before it; if the gap closed meanwhile, a plain ACK goes instead.
-  if (qp.rnr_pending) {  // receiver not ready at rnr_psn: everything before it is acknowledged
-    p->bth.psn = qp.rnr_psn;
-    p->aeth.syndrome = rnr_syndrome | rnr_timer_code_10us;
-    ++m_tx_rnr_nak;
-  } else if (qp.nak_pending && core::psn_before(qp.head, qp.rx_max)) {
-    p->bth.psn = qp.head;
-    p->aeth.syndrome = nak_syndrome | nak_psn_sequence_error;
-    qp.nak_psn = qp.head;
-    ++m_tx_nak;
-  } else {
-    p->bth.psn = (qp.head - 1) & core::psn_mask;
-    p->aeth.syndrome = ack_syndrome;
-    ++m_tx_acks;
+  const picoseconds t = core::now();
+  while (!m_acks.empty() && m_acks.front().ready <= t) {
+    queue_pair& qp = *m_qps[m_acks.front().qpn - first_qpn];
+    m_acks.pop_front();
+    qp.ack_queued = false;
+    const uint32_t placed = qp.placed_by(t);
+    // A NAK or an RNR NAK acknowledges every PSN before the one it names (the head): it waits until the
+    // head's last move is placed.
+    const bool nak = qp.nak_pending && core::psn_before(qp.head, qp.rx_max);
+    if ((qp.rnr_pending || nak) && !qp.placing.empty()) {
+      requeue_ack(qp, qp.placing.back().placed_at);
+      continue;
+    }
+    packet* p = m_ctx.pool.acquire();
+    fill_headers(p, qp, qp.src_port);
+    p->bth.opcode = bth_opcode::rc_acknowledge;
+    p->has_aeth = true;
+    p->aeth.msn = qp.msn & core::psn_mask;
+    // Built when it leaves, so it carries the newest placed PSN (coalescing for free). A NAK names the
+    // expected PSN and acknowledges everything before it; if the gap closed meanwhile, a plain ACK goes instead.
+    if (qp.rnr_pending) {  // receiver not ready at rnr_psn: everything before it is acknowledged
+      p->bth.psn = qp.rnr_psn;
+      p->aeth.syndrome = rnr_syndrome | rnr_timer_code_10us;
+      ++m_tx_rnr_nak;
+    } else if (nak) {
+      p->bth.psn = qp.head;
+      p->aeth.syndrome = nak_syndrome | nak_psn_sequence_error;
+      qp.nak_psn = qp.head;
+      ++m_tx_nak;
+    } else {
+      p->bth.psn = (placed - 1) & core::psn_mask;
+      p->aeth.syndrome = ack_syndrome;
+      ++m_tx_acks;
+    }
+    qp.nak_pending = false;
+    qp.rnr_pending = false;
+    if (qp.echo_hops > 0) {  // HPCC: the ACK carries the newest data packet's records back (not added to)
+      std::copy(qp.echo.begin(), qp.echo.begin() + qp.echo_hops, m_ctx.pool.telemetry(p).begin());
+      p->int_hops = qp.echo_hops;
+      qp.echo_hops = 0;
+    }
+    p->seal();
+    // A trigger coalesced into this ACK whose PSNs are not placed yet: another ACK once they are.
+    if (t < qp.ack_due) requeue_ack(qp, qp.ack_due);
+    return p;
   }
-  qp.nak_pending = false;
-  qp.rnr_pending = false;
-  if (qp.echo_hops > 0) {  // HPCC: the ACK carries the newest data packet's records back (not added to)
-    std::copy(qp.echo.begin(), qp.echo.begin() + qp.echo_hops, m_ctx.pool.telemetry(p).begin());
-    p->int_hops = qp.echo_hops;
-    qp.echo_hops = 0;
-  }
-  p->seal();
-  return p;
+  return nullptr;
 }
 
 packet* supernic::next_data(picoseconds* next_ready) {
@@ -1297,6 +1337,7 @@ void supernic::on_write(packet* p) {
     qp.stash[p->bth.psn & qp.window_mask] = p;
   }
   if (advanced > 0) {
+    qp.head_moved(core::now(), m_rx_latency);
     bool message_done = false;
     if (!walk_head(qp, head_before, qp.head, &message_done)) return;  // RNR: the head went back
     qp.since_ack += advanced;
@@ -1441,6 +1482,11 @@ bool supernic::walk_head(queue_pair& qp, uint32_t from, uint32_t to, bool* messa
 void supernic::rnr_reset(queue_pair& qp, uint32_t psn) {
   qp.tracker->reset(psn);
   qp.head = qp.rx_max = psn;
+  // Marks beyond `psn` are void: the head is back at it (PSNs before it, passed by now, are placed by the
+  // time the RNR NAK may leave).
+  for (size_t i = 0; i < qp.placing.size(); ++i)
+    if (core::psn_before(psn, qp.placing[i].head)) qp.placing[i].head = psn;
+  qp.head_moved(core::now(), m_rx_latency);
   qp.held = 0;
   for (packet*& slot : qp.stash)
     if (slot) {
@@ -1544,9 +1590,16 @@ void supernic::learn_message(queue_pair& qp, packet* p) {
 }
 
 void supernic::queue_ack(queue_pair& qp) {
-  if (qp.ack_queued) return;  // the queued ACK will carry the newest PSN when it is built
-  qp.ack_queued = true;
   const picoseconds ready = core::now() + m_rx_latency;
+  qp.ack_due = max(qp.ack_due, ready);
+  if (qp.ack_queued) return;  // the queued ACK carries the newest placed PSN when it is built
+  requeue_ack(qp, ready);
+}
+
+void supernic::requeue_ack(queue_pair& qp, picoseconds ready) {
+  qp.ack_queued = true;
+  // The queue stays in time order (its front is the next due): a later entry is never due earlier.
+  if (!m_acks.empty()) ready = max(ready, m_acks.back().ready);
   m_acks.push_back({ready, qp.qpn});
   if (m_started) wake_transmitter(max(ready, m_out->wire_free_at()));
 }

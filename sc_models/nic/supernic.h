@@ -275,6 +275,7 @@ class supernic : public sc_core::sc_module, public core::packet_sink {
   bool try_place(queue_pair& qp, core::packet* p);  // false: message not known yet (FIRST still to come)
   void learn_message(queue_pair& qp, core::packet* p);
   void queue_ack(queue_pair& qp);
+  void requeue_ack(queue_pair& qp, core::picoseconds ready);  // an ACK entry due at `ready`
   // Congestion control.
   uint64_t cc_cycles() const;                   // the free-running cycle count the CC blocks take as time
   void on_cnp(core::packet* p);                 // reaction point: a CNP for one of our QPs

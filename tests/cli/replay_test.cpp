@@ -1,6 +1,6 @@
 // `fabricsim replay` as a user runs it: the shared scapy captures (expected figures from
-// shared/traces/README.md), a round trip through our own --tap captures, the timing modes, operations the
-// NIC model cannot post yet, and broken captures made here from good ones.
+// shared/traces/README.md), a round trip through our own --tap captures, the timing modes, every operation
+// (READ, SEND, immediates, zero length), and broken captures made here from good ones.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -238,13 +238,13 @@ writes:
   for (const std::string& f : {scenario, tap, out, out2}) fs::remove(f);
 }
 
-TEST(replay, send_and_read_are_counted_not_replayed_and_a_missing_first_is_unreplayable) {
+TEST(replay, read_send_immediates_and_zero_length_are_replayed_and_a_missing_first_is_unreplayable) {
   using fabricsim::core::bth_opcode;
   const std::string trace = scratch("ops.pcap"), out = scratch("ops.json");
   {
     fabricsim::traces::pcap_writer w(trace);
     uint64_t t = 0;
-    auto add = [&](bth_opcode op, uint32_t psn, uint32_t payload, uint32_t reth) {
+    auto add = [&](bth_opcode op, uint32_t psn, uint32_t payload, uint32_t reth, bool imm = false) {
       fabricsim::core::packet p;
       p.ip.src = fabricsim::test::v4(10, 1, 0, 1);
       p.ip.dst = fabricsim::test::v4(10, 1, 0, 2);
@@ -252,36 +252,69 @@ TEST(replay, send_and_read_are_counted_not_replayed_and_a_missing_first_is_unrep
       p.bth.psn = psn;
       p.bth.dest_qp = 9;
       p.payload_bytes = payload;
-      p.has_reth = reth > 0;
+      // The RETH rides on a WRITE's FIRST or ONLY and on a READ request (IBTA 9.3.2), zero length included.
+      p.has_reth = op == bth_opcode::rc_rdma_write_first || op == bth_opcode::rc_rdma_write_only ||
+                   op == bth_opcode::rc_rdma_write_only_imm || op == bth_opcode::rc_rdma_read_request;
       p.reth.dma_length = reth;
+      p.has_immediate = imm;
+      p.immediate = 0xabcd;
       w.write(p, t += 1000);
     };
     add(bth_opcode::rc_send_only, 1, 100, 0);
-    add(bth_opcode::rc_rdma_read_request, 2, 0, 8192);
-    add(bth_opcode::rc_rdma_write_middle, 5, 1024, 0);  // FIRST (PSN 4) not captured
-    add(bth_opcode::rc_rdma_write_last, 6, 10, 0);
-    add(bth_opcode::rc_rdma_write_only, 7, 2000, 2000);
+    add(bth_opcode::rc_rdma_read_request, 2, 0, 8192);          // PSNs 2..9: eight 1 KiB responses
+    add(bth_opcode::rc_rdma_write_middle, 11, 1024, 0);         // FIRST (PSN 10) not captured
+    add(bth_opcode::rc_rdma_write_last, 12, 10, 0);
+    add(bth_opcode::rc_rdma_write_only, 13, 2000, 2000);        // 2000 B ONLY: against IBTA at MTU 1024, but
+                                                                 // the RETH length is what is replayed
+    add(bth_opcode::rc_send_first, 14, 1024, 0);
+    add(bth_opcode::rc_send_middle, 15, 1024, 0);
+    add(bth_opcode::rc_send_last_imm, 16, 10, 0, true);         // SEND with immediate of 1024 + 1024 + 10 B
+    add(bth_opcode::rc_rdma_write_only_imm, 17, 300, 300, true);
+    add(bth_opcode::rc_rdma_write_only, 18, 0, 0);               // zero-length WRITE: no RETH length, no payload
     w.close();
   }
   run_result r = fabricsim("replay " + trace + " --quiet --json " + out);
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("fabricsim: warning: " + trace + ": 1 READ message(s) not replayed: op not yet supported "
-                          "by the NIC model"),
-            std::string::npos)
-      << r.output;
-  EXPECT_NE(r.output.find("1 SEND message(s) not replayed"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("not replayed"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("1 message(s) cannot be replayed, their FIRST packet is not in the capture"),
             std::string::npos)
       << r.output;
   json j = load(out);
-  EXPECT_EQ(j["replay"]["messages_posted"], 1);
-  EXPECT_EQ(j["completed"], 1);
-  ASSERT_EQ(j["replay"]["not_replayed"].size(), 2u);
-  for (const json& n : j["replay"]["not_replayed"]) EXPECT_EQ(n["reason"], "op not yet supported by the NIC model");
+  // Seven messages are whole in the capture: SEND 100, READ 8192, WRITE 2000, SEND+imm 2058, WRITE+imm 300,
+  // WRITE 0; the WRITE from PSN 11 has no FIRST.
+  EXPECT_EQ(j["trace"]["messages"]["total"], 7);
+  EXPECT_EQ(j["trace"]["messages"]["READ"], 1);
+  EXPECT_EQ(j["trace"]["messages"]["SEND"], 2);
+  EXPECT_EQ(j["trace"]["messages"]["WRITE"], 4);
+  EXPECT_EQ(j["trace"]["messages"]["with_immediate"], 2);
+  EXPECT_EQ(j["trace"]["path_mtu_bytes"], 1024);
+  EXPECT_EQ(j["replay"]["messages_posted"], 6);
+  EXPECT_EQ(j["completed"], 6);
+  EXPECT_EQ(j["failed"], 0);
+  EXPECT_TRUE(j["verified"].get<bool>());  // every byte placed where it belongs, READs at the requester
+  EXPECT_TRUE(j["replay"]["not_replayed"].empty());
   ASSERT_EQ(j["replay"]["unreplayable"].size(), 1u);
-  EXPECT_EQ(j["replay"]["unreplayable"][0]["psn"], 5);
+  EXPECT_EQ(j["replay"]["unreplayable"][0]["psn"], 11);
   EXPECT_EQ(j["replay"]["unreplayable"][0]["frame"], 3);
-  EXPECT_EQ(j["trace"]["messages"]["total"], 4);
+  // One work request per message, in capture order, with the captured operation and length.
+  const std::vector<std::pair<std::string, uint64_t>> expected = {
+      {"send", 100}, {"read", 8192}, {"write", 2000}, {"send_imm", 2058}, {"write_imm", 300}, {"write", 0}};
+  ASSERT_EQ(j["flows"].size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const json& f = j["flows"][i];
+    EXPECT_EQ(f["op"], expected[i].first) << i;
+    EXPECT_EQ(f["bytes"], expected[i].second) << i;
+    EXPECT_EQ(f["src"], "h0") << i;  // the requester: the READ too (its bytes flow h1 -> h0)
+    EXPECT_EQ(f["dst"], "h1") << i;
+    EXPECT_TRUE(f["verified"].get<bool>()) << i;
+    EXPECT_EQ(f["mismatched_bytes"], 0) << i;
+  }
+  ASSERT_EQ(j["replay"]["flows"].size(), 1u);  // one captured requester QP
+  const json& rf = j["replay"]["flows"][0];
+  EXPECT_EQ(rf["posted"], 6);
+  EXPECT_EQ(rf["completed"], 6);
+  EXPECT_EQ(rf["completed_bytes"], 100 + 8192 + 2000 + 2058 + 300 + 0);
+  EXPECT_EQ(rf["ops"], json({{"read", 1}, {"send", 1}, {"send_imm", 1}, {"write", 2}, {"write_imm", 1}}));
 
   // Nothing postable at all: the trace is still reported, nothing is simulated, exit 0.
   {
@@ -289,7 +322,7 @@ TEST(replay, send_and_read_are_counted_not_replayed_and_a_missing_first_is_unrep
     fabricsim::core::packet p;
     p.ip.src = fabricsim::test::v4(10, 1, 0, 1);
     p.ip.dst = fabricsim::test::v4(10, 1, 0, 2);
-    p.bth.opcode = bth_opcode::rc_send_only;
+    p.bth.opcode = bth_opcode::rc_send_last;  // its FIRST is not in the capture
     p.payload_bytes = 64;
     w.write(p, 5);
     w.close();

@@ -3,8 +3,15 @@
 // loss recovery (NAK, timeout, go-back-N and selective resend, retry exhaustion) under injected loss.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <set>
+#include <utility>
+#include <vector>
+
 #include <nlohmann/json.hpp>
 
+#include "sc_models/core/link.h"
+#include "sc_models/memory/host_memory.h"
 #include "tests/support/nic_bench.h"
 #include "tests/support/sc_fork.h"
 
@@ -400,6 +407,120 @@ TEST_P(loss_mode, exhausted_retries_complete_in_error_and_the_run_ends) {
 }
 
 INSTANTIATE_TEST_SUITE_P(modes, loss_mode, ::testing::Values("selective", "go_back_n"));
+
+// ACK timing: the responder may acknowledge a PSN only once it is placed, nic.rx_latency_ns after its last
+// bit arrived. A to B directly (a pass-through records when each data packet reaches B); an observer on B's
+// link records when each ACK starts on the wire (it is built no later). Optionally B sends a WRITE of its
+// own, so its ACKs wait behind its transmit FIFO.
+struct arrival_recorder : core::packet_sink {
+  core::packet_sink* next = nullptr;
+  std::map<uint32_t, double> arrived_ns;  // data PSN -> arrival at B
+  void receive(core::packet* p, unsigned port) override {
+    if (p->bth.opcode != bth_opcode::rc_acknowledge) arrived_ns.emplace(p->bth.psn, core::now().ns());
+    next->receive(p, port);
+  }
+};
+struct ack_observer : core::link_observer {
+  std::vector<std::pair<uint32_t, double>> acks;  // (PSN, wire start) of each positive ACK from B
+  void on_transmit(const core::link&, const core::packet& p, core::picoseconds start) override {
+    if (p.bth.opcode == bth_opcode::rc_acknowledge && (p.aeth.syndrome & 0xe0) == 0)
+      acks.push_back({p.bth.psn, start.ns()});
+  }
+};
+
+json ack_timeline(uint64_t messages, uint64_t message_bytes, uint64_t b_sends_bytes) {
+  const child_result c = run_in_child([&] {
+    core::sim_context ctx;
+    nic::supernic_params pa, pb;
+    for (nic::supernic_params* p : {&pa, &pb}) {
+      p->random_initial_psn = false;
+      p->initial_psn = 1000;
+      p->rx_latency_ns = 200;
+      p->wqe_latency_ns = 200;
+    }
+    const uint64_t mem = messages * ((message_bytes + 4095) / 4096 * 4096) + b_sends_bytes + 8192;
+    memory::host_memory mem_a("mem_a", mem), mem_b("mem_b", mem);
+    nic::supernic a("nic_a", pa, core::ip_address::v4(0x0a000001), 0x020000000001, ctx);
+    nic::supernic b("nic_b", pb, core::ip_address::v4(0x0a000002), 0x020000000002, ctx);
+    a.dma.bind(mem_a.socket);
+    b.dma.bind(mem_b.socket);
+    core::link_params lp;  // 400 Gb/s
+    core::link a_to_b("a_to_b", lp, ctx), b_to_a("b_to_a", lp, ctx);
+    arrival_recorder rec;
+    rec.next = &b;
+    ack_observer obs;
+    a.connect(a_to_b);
+    a_to_b.bind(rec, 0);
+    b.connect(b_to_a);
+    b_to_a.bind(a, 0);
+    b_to_a.set_observer(&obs);
+    const uint32_t qa = a.create_qp(), qb = b.create_qp();
+    a.connect_qp(qa, core::ip_address::v4(0x0a000002), qb, 1000, 1000);
+    b.connect_qp(qb, core::ip_address::v4(0x0a000001), qa, 1000, 1000);
+    for (uint64_t i = 0; i < messages; ++i) {
+      const uint64_t src = mem_a.allocate(message_bytes), dst = mem_b.allocate(message_bytes);
+      a.post_write(qa, i, src, dst, b.register_region(dst, message_bytes), message_bytes, core::picoseconds{});
+    }
+    if (b_sends_bytes > 0) {
+      const uint64_t src = mem_b.allocate(b_sends_bytes), dst = mem_a.allocate(b_sends_bytes);
+      b.post_write(qb, 0, src, dst, a.register_region(dst, b_sends_bytes), b_sends_bytes, core::picoseconds{});
+    }
+    sc_core::sc_start(sc_core::sc_time(1, sc_core::SC_MS), sc_core::SC_EXIT_ON_STARVATION);
+    json j;
+    j["arrived_ns"] = json::array();
+    for (const auto& [psn, t] : rec.arrived_ns) j["arrived_ns"].push_back(t);  // PSN order: no wrap from 1000
+    j["acks"] = json::array();
+    for (const auto& [psn, t] : obs.acks) j["acks"].push_back({psn, t});
+    uint64_t ok = 0;
+    for (const nic::completion& cpl : a.completions()) ok += cpl.status == nic::completion_status::success;
+    j["completed"] = ok;
+    return j.dump();
+  });
+  if (!c.ok) ADD_FAILURE() << "bench child failed: " << c.output;
+  return c.ok ? json::parse(c.output) : json::object();
+}
+
+// Every ACK covers only PSNs that arrived at least rx_latency (200 ns) before it started on the wire.
+void expect_placed_before_acknowledged(const json& r, uint64_t messages) {
+  ASSERT_EQ(r["arrived_ns"].size(), messages);
+  ASSERT_FALSE(r["acks"].empty());
+  for (const json& ack : r["acks"]) {
+    const uint32_t covered = ack[0].get<uint32_t>() - 1000 + 1;  // PSNs 1000 .. ack[0]
+    ASSERT_LE(covered, messages);
+    for (uint32_t k = 0; k < covered; ++k)
+      EXPECT_LE(r["arrived_ns"][k].get<double>() + 200.0, ack[1].get<double>() + 1e-6)
+          << "ACK of PSN " << ack[0] << " at " << ack[1] << " ns covers PSN " << 1000 + k << " arrived at "
+          << r["arrived_ns"][k] << " ns";
+  }
+  EXPECT_EQ(r["acks"].back()[0], 1000 + messages - 1);  // the last ACK covers everything
+  EXPECT_EQ(r["completed"], messages);
+}
+
+TEST(supernic, an_ack_covers_only_psns_placed_rx_latency_after_they_arrived) {
+  // 24 one-packet WRITEs of 1024 B, back to back at 400 Gb/s: each is 8 + 14 + 20 + 8 + 12 + 16 (RETH) +
+  // 1024 + 4 + 4 + 12 = 1122 wire bytes = 22.44 ns, so packets reach B 22.44 ns apart, from t0. Each ends a
+  // message and asks for an ACK. The first ACK is queued at t0 and due at t0 + 200 ns; B's wire is idle, so
+  // it starts then. By then PSNs 1000 .. 1008 have arrived (8 x 22.44 = 179.5 ns) but only PSN 1000 is
+  // placed: the ACK names 1000. The triggers of PSNs 1001 .. 1008 were coalesced into it; the latest is due
+  // at t0 + 179.52 + 200, so the next ACK starts then and names 1008 (1009 came at t0 + 201.96: not placed).
+  const json r = ack_timeline(24, 1024, 0);
+  expect_placed_before_acknowledged(r, 24);
+  ASSERT_GE(r["acks"].size(), 2u);
+  const double t0 = r["arrived_ns"][0].get<double>();
+  for (size_t k = 1; k < 24; ++k)
+    EXPECT_NEAR(r["arrived_ns"][k].get<double>() - r["arrived_ns"][k - 1].get<double>(), 22.44, 1e-6) << k;
+  EXPECT_EQ(r["acks"][0][0], 1000);
+  EXPECT_NEAR(r["acks"][0][1].get<double>(), t0 + 200.0, 1e-6);
+  EXPECT_EQ(r["acks"][1][0], 1008);
+  EXPECT_NEAR(r["acks"][1][1].get<double>(), t0 + 8 * 22.44 + 200.0, 1e-6);
+}
+
+TEST(supernic, acks_behind_the_responders_own_transmit_fifo_still_wait_for_placement) {
+  // B sends 256 KiB of its own to A while A's 64 one-packet WRITEs arrive: B's ACKs wait behind the data
+  // frames its MAC FIFO holds (4 x 4178 B = 334 ns at 400 Gb/s), and are built when they get out.
+  const json r = ack_timeline(64, 1024, 262144);
+  expect_placed_before_acknowledged(r, 64);
+}
 
 }  // namespace
 }  // namespace fabricsim::test
