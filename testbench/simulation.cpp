@@ -508,7 +508,17 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
     if (!first && s.run.duration_us == 0 && !sc_core::sc_pending_activity()) break;
     picoseconds stop = std::min(end, next_sample);
     if (!window_open) stop = std::min(stop, warmup_end);
-    if (progress) stop = std::min(stop, picoseconds{now.value + progress_slice_ps});
+    if (progress) {
+      // Running until the work is done, the kernel does not advance an idle clock to the end of a slice: a
+      // slice shorter than the gap to the next event would stop where it started, forever. Reach that event.
+      uint64_t slice = progress_slice_ps;
+      if (policy == sc_core::SC_EXIT_ON_STARVATION) {
+        const sc_core::sc_time gap = sc_core::sc_time_to_pending_activity();
+        if (gap < sc_core::sc_max_time())
+          slice = std::max<uint64_t>(slice, core::from_sc_time(gap).value);
+      }
+      if (slice < end.value - now.value) stop = std::min(stop, picoseconds{now.value + slice});
+    }
     const auto slice_wall0 = std::chrono::steady_clock::now();
     if (stop > now) sc_core::sc_start(sc_core::sc_time(double((stop - now).value), sc_core::SC_PS), policy);
     if (progress) {
