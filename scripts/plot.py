@@ -61,12 +61,14 @@ def plot_timeseries(rows, title, out_dir, suffix, written):
     fig, ax = plt.subplots(figsize=SIZE)
     many = len(flows) > 8
     for i, (key, (t, rate, good)) in enumerate(sorted(flows.items())):
-        line, = ax.plot(t, good, lw=1, label=None if many and i >= 8 else key + " goodput")
-        if not many:
-            ax.plot(t, rate, lw=1, ls="--", color=line.get_color(), label=key + " rate")
+        if many:  # the paced rates only: sixteen noisy goodput lines hide each other
+            ax.plot(t, rate, lw=0.8, label=None if i >= 8 else key + " rate")
+            continue
+        line, = ax.plot(t, good, lw=1, label=key + " goodput")
+        ax.plot(t, rate, lw=1, ls="--", color=line.get_color(), label=key + " rate")
     ax.set_xlabel("simulated time (us)")
     ax.set_ylabel("Gb/s")
-    ax.set_title("%s: per-flow rate (dashed) and goodput over time" % title)
+    ax.set_title("%s: per-flow %s over time" % (title, "sending rate" if many else "rate (dashed) and goodput"))
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, ncol=2)
     save(fig, out_dir, "flow_rate%s.png" % suffix, written)
@@ -182,6 +184,16 @@ def plot_report(rep, title, out_dir, suffix, written):
                 senders.append(a)
             if b not in receivers:
                 receivers.append(b)
+        # With switch-to-switch links, map those (the fabric's core, where ECMP collides): host links would
+        # make the map a mostly empty band of hundreds of rows.
+        def is_host(n):
+            return n.startswith("h") and n[1:].isdigit()
+        core = {k: v for k, v in util.items() if not is_host(k[0]) and not is_host(k[1])}
+        what = "link"
+        if core:
+            util, what = core, "switch-to-switch link"
+            senders = [n for n in senders if not is_host(n)]
+            receivers = [n for n in receivers if not is_host(n)]
         if util:
             def order(n):  # hosts, then leaves, spines, cores, by number
                 digits = "".join(c for c in n if c.isdigit())
@@ -194,14 +206,14 @@ def plot_report(rep, title, out_dir, suffix, written):
             fig.colorbar(im, ax=ax, label="utilization (% of the link's time serializing)")
             step = max(1, len(senders) // 32)
             ax.set_yticks(range(0, len(senders), step))
-            ax.set_yticklabels(senders[::step], fontsize=5)
+            ax.set_yticklabels(senders[::step], fontsize=6)
             step = max(1, len(receivers) // 32)
             ax.set_xticks(range(0, len(receivers), step))
-            ax.set_xticklabels(receivers[::step], fontsize=5, rotation=90)
+            ax.set_xticklabels(receivers[::step], fontsize=6, rotation=90)
             ax.set_xlabel("receiving end")
             ax.set_ylabel("transmitting end")
-            ax.set_title("%s: link utilization (%.1f us simulated)" %
-                         (title, float(rep.get("simulated_time_ns", 0)) / 1e3))
+            ax.set_title("%s:\n%s utilization over %.1f us simulated" %
+                         (title, what, float(rep.get("simulated_time_ns", 0)) / 1e3), fontsize=10)
             save(fig, out_dir, "link_utilization%s.png" % suffix, written)
 
 
