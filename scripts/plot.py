@@ -11,7 +11,7 @@ simulates. Each figure is written only when the report (or CSV) holds what it ne
   ooo_distance.png     out-of-order distance histogram over the NICs    (stats <nic>.ooo_distance)
   busbw.png            nccl-tests busbw against message size            (collective)
   link_utilization.png link utilization heat map, transmitter x receiver (ports[])
-  compare.png          effective throughput per value of a comparison   ({"compare", "runs"} reports)
+  compare.png          effective throughput (an incast: bottleneck utilization) per value of a comparison
 
 Prints the path of every file written.
 """
@@ -236,15 +236,26 @@ def main():
         key = rep["compare"]
         base = a.title or (rep["runs"][0]["report"].get("scenario", "") if rep["runs"] else "")
         values = [str(r["value"]) for r in rep["runs"]]
-        eff = [float(r["report"].get("fabric", {}).get("effective_throughput", 0)) * 100 for r in rep["runs"]]
+        fabrics = [r["report"].get("fabric", {}) for r in rep["runs"]]
+        # Every WRITE into one host (an incast): the senders' share of their own line rate says little; the
+        # bottleneck link's utilization is the figure.
+        incast = bool(fabrics) and all(f.get("bottleneck") for f in fabrics)
+        if incast:
+            eff = [float(f["bottleneck"].get("utilization", 0)) * 100 for f in fabrics]
+            ylabel = "bottleneck utilization (%% of %s's line rate)" % fabrics[0]["bottleneck"].get("host", "")
+            what = "bottleneck utilization"
+        else:
+            eff = [float(f.get("effective_throughput", 0)) * 100 for f in fabrics]
+            ylabel = "effective throughput (% of the senders' line rate)"
+            what = "effective throughput"
         fig, ax = plt.subplots(figsize=SIZE)
         ax.bar(values, eff, color="tab:green")
         for i, v in enumerate(eff):
             ax.text(i, v, "%.1f %%" % v, ha="center", va="bottom", fontsize=8)
         ax.set_xlabel(key)
-        ax.set_ylabel("effective throughput (% of line rate)")
+        ax.set_ylabel(ylabel)
         ax.set_ylim(0, 105)
-        ax.set_title("%s: effective throughput by %s" % (base, key))
+        ax.set_title("%s: %s by %s" % (base, what, key))
         ax.grid(axis="y", alpha=0.3)
         save(fig, a.out, "compare.png", written)
         for r in rep["runs"]:
