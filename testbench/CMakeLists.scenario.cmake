@@ -8,3 +8,14 @@ add_library(fabricsim_scenario STATIC
 target_include_directories(fabricsim_scenario PUBLIC ${PROJECT_SOURCE_DIR})
 # Public: config_yaml.h exposes YAML::Node, scenario.h the models' params structs (their visit() lives there).
 target_link_libraries(fabricsim_scenario PUBLIC yaml-cpp fabricsim_models PRIVATE fabricsim_options)
+
+# Every shipped scenario, embedded for `fabricsim list-scenarios` and `fabricsim explain NAME`. The glob is
+# re-read at configure time; CONFIGURE_DEPENDS re-runs it when a scenario is added.
+file(GLOB fabricsim_shipped_scenarios CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/scenarios/*.yaml)
+add_custom_command(
+  OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/shipped_scenarios.cpp
+  COMMAND ${CMAKE_COMMAND} -DDIR=${CMAKE_CURRENT_LIST_DIR}/scenarios
+          -DOUT=${CMAKE_CURRENT_BINARY_DIR}/shipped_scenarios.cpp -P ${CMAKE_CURRENT_LIST_DIR}/embed_scenarios.cmake
+  DEPENDS ${fabricsim_shipped_scenarios} ${CMAKE_CURRENT_LIST_DIR}/embed_scenarios.cmake)
+target_sources(fabricsim_scenario PRIVATE ${CMAKE_CURRENT_LIST_DIR}/explain.cpp
+               ${CMAKE_CURRENT_BINARY_DIR}/shipped_scenarios.cpp)

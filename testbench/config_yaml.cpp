@@ -196,7 +196,14 @@ class yaml_reader : public core::param_visitor {
  private:
   const entry* find(const char* name) const {
     for (const auto& e : m_entries)
-      if (e.key == name) return &e;
+      if (e.key == name) {
+        if (m_source.provenance) {
+          const YAML::Mark mark = e.value.IsNull() || e.value.Mark().is_null() ? e.key_node.Mark() : e.value.Mark();
+          const std::string path = join_key(m_section, e.key);
+          (*m_source.provenance)[path] = m_source.where(path, mark);
+        }
+        return &e;
+      }
     return nullptr;
   }
 

@@ -28,6 +28,9 @@ visit_fn visitor_of(Params& params) {
 struct yaml_source {
   std::string file;  // as given by the user, e.g. "scenarios/default.yaml"
   std::map<std::string, std::string> overrides;  // key path ("topology.link_gbps") -> "--set topology.link_gbps=abc"
+  // When set, apply_yaml records where every key it reads came from: key path -> where() ("file:7" or the
+  // `--set`), for `fabricsim explain`. Keys absent from the YAML (defaults) are not recorded.
+  std::map<std::string, std::string>* provenance = nullptr;
 
   // "file:7" for a parsed node; "--set a.b=c" when `key_path` or one of its parents was overridden, or when
   // the node has no position and an override below `key_path` created it; else "file".

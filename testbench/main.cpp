@@ -4,11 +4,16 @@
 #include <fstream>
 #include <iostream>
 
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <systemc>
 
 #include "sc_models/core/params.h"
 #include "testbench/compare.h"
+#include "testbench/explain.h"
+#include "testbench/plot.h"
+#include "testbench/progress.h"
 #include "testbench/pcie_bench.h"
 #include "testbench/replay.h"
 #include "testbench/report.h"
@@ -90,6 +95,8 @@ int run(const run_args& a) {
   testbench::run_options opts;
   opts.scenario_file = a.scenario.empty() ? "<default scenario>" : a.scenario;
   opts.taps = a.taps;
+  // A progress line on a terminal's stderr for runs longer than about two seconds (never in pipes or logs).
+  if (testbench::progress_wanted(a.quiet, isatty(STDERR_FILENO) != 0)) opts.progress = &std::cerr;
 
   const testbench::compare_params compare =
       a.compare.empty() ? s.compare : testbench::parse_compare_option(a.compare);
@@ -162,7 +169,10 @@ int sc_main(int argc, char* argv[]) {
       "  fabricsim verify-rtl --block dcqcn_rp --preset nvidia --cycles 200000\n"
       "  fabricsim verify-rtl --block reorder_tracker --window 64 --mutant 2   (a planted bug: exits 1)\n"
       "  fabricsim run testbench/scenarios/leaf_spine_small.yaml --record-rtl rec && fabricsim verify-rtl --block reorder_tracker --replay rec/reorder_tracker.txt\n"
-      "  fabricsim pcie-bench --config bounce --json pcie.json\n",
+      "  fabricsim pcie-bench --config bounce --json pcie.json\n"
+      "  fabricsim list-scenarios\n"
+      "  fabricsim explain testbench/scenarios/incast_dcqcn.yaml --set nic.cc=dcqcn\n"
+      "  fabricsim run testbench/scenarios/default.yaml --json r.json && fabricsim plot r.json --out plots\n",
       "fabricsim"};
   app.require_subcommand(0, 1);
   run_args args;
@@ -193,7 +203,9 @@ int sc_main(int argc, char* argv[]) {
                       "Record every transaction of every RTL block instance (RTL or reference model) into this "
                       "directory, one file per block type, for verify-rtl --replay (sets run.record_rtl_dir; a "
                       "comparison records into DIR/<value>/)");
-  run_cmd->add_flag("--quiet", args.quiet, "Do not print the result table");
+  run_cmd->add_flag("--quiet", args.quiet,
+                    "Do not print the result table, nor the progress line a run longer than about two seconds "
+                    "shows on a terminal");
 
   testbench::replay_options replay_opts;
   std::string replay_timing = "captured", replay_json;
@@ -278,6 +290,37 @@ int sc_main(int argc, char* argv[]) {
       ->capture_default_str();
   pcie_cmd->add_option("--json", pcie_json, "Write the results here");
 
+  CLI::App* list_cmd = app.add_subcommand(
+      "list-scenarios", "List the shipped scenarios (testbench/scenarios) with a line each.\n"
+                        "Example: fabricsim list-scenarios");
+  std::string explain_file;
+  std::vector<std::string> explain_sets;
+  CLI::App* explain_cmd = app.add_subcommand(
+      "explain",
+      "Print every key of a scenario as it resolves, with its unit and where its value came from: the file and\n"
+      "line, a --set, or the default.\n"
+      "Example: fabricsim explain testbench/scenarios/incast_dcqcn.yaml --set nic.cc=dcqcn");
+  explain_cmd->add_option("scenario", explain_file,
+                          "Scenario YAML file, or the name of a shipped one (fabricsim list-scenarios)")
+      ->required();
+  explain_cmd->add_option("--set", explain_sets, "Override one scenario key, as for run (repeatable)")
+      ->allow_extra_args(false);
+  testbench::plot_options plot_opts;
+  CLI::App* plot_cmd = app.add_subcommand(
+      "plot",
+      "Draw PNG figures of a run from its JSON report (and --timeseries CSVs): per-flow rate and queue depth over\n"
+      "time, PFC pauses, out-of-order distances, busbw against message size, link utilization (scripts/plot.py,\n"
+      "python3-matplotlib).\n"
+      "Example: fabricsim run testbench/scenarios/incast_dcqcn.yaml --json r.json --timeseries ts.csv && "
+      "fabricsim plot r.json --timeseries ts.csv --out plots");
+  plot_cmd->add_option("report", plot_opts.report, "JSON report of fabricsim run --json (or a --compare report)")
+      ->required();
+  plot_cmd->add_option("--out", plot_opts.out_dir, "Directory for the PNG files")->capture_default_str();
+  plot_cmd->add_option("--timeseries", plot_opts.timeseries,
+                       "Time-series CSV of fabricsim run --timeseries (repeatable; a comparison's FILE.<value>.csv)")
+      ->allow_extra_args(false);
+  plot_cmd->add_option("--title", plot_opts.title, "Start of every figure's title (default: the scenario's name)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -295,6 +338,15 @@ int sc_main(int argc, char* argv[]) {
       }
       return result.simulated ? run_status(result.report, "fabricsim: ") : 0;
     }
+    if (*list_cmd) {
+      std::cout << testbench::format_scenario_list(testbench::shipped_scenarios());
+      return 0;
+    }
+    if (*explain_cmd) {
+      std::cout << testbench::explain_scenario(testbench::load_scenario_by_name(explain_file, explain_sets));
+      return 0;
+    }
+    if (*plot_cmd) return testbench::run_plot(plot_opts);
     if (*keys_cmd) {
       std::cout << testbench::scenario_keys_markdown();
       return 0;

@@ -10,6 +10,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "testbench/config_yaml.h"
+#include "testbench/explain.h"
 
 namespace fabricsim::testbench {
 
@@ -292,10 +293,11 @@ scenario load_scenario_text(const std::string& text, const std::string& source,
   } catch (const YAML::Exception& e) {  // the parser's, with the position of the fault
     throw config_error(source + ":" + std::to_string(e.mark.line + 1) + ": YAML syntax error: " + e.msg);
   }
+  scenario s;
   yaml_source origin{source, {}};
+  origin.provenance = &s.key_sources;  // for `fabricsim explain`
   for (const std::string& o : overrides) apply_override(root, o, origin);
 
-  scenario s;
   s.source = source;
   const YAML::Node& top = root;  // const: looking a key up must not insert it
   apply_yaml(top, header_visitor(s), origin, "", top_level_sections());
@@ -316,6 +318,12 @@ scenario load_scenario_file(const std::string& path, const std::vector<std::stri
   text << in.rdbuf();
   if (in.bad()) throw config_error(path + ": cannot read the scenario file (" + std::strerror(errno) + ")");
   return load_scenario_text(text.str(), path, overrides);
+}
+
+std::vector<std::pair<std::string, visit_fn>> scenario_sections(scenario& s) {
+  std::vector<std::pair<std::string, visit_fn>> out{{"", header_visitor(s)}};
+  for (section& sec : plain_sections(s)) out.emplace_back(sec.key, sec.visit);
+  return out;
 }
 
 namespace {

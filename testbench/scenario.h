@@ -81,6 +81,9 @@ struct scenario {
   collective_params collective;  // YAML "collective": workload.kind collective (testbench/collective.h)
   std::vector<write_op> writes;  // YAML "writes: [{src: h0, dst: h1, bytes: 4096}]"
   compare_params compare;        // YAML "compare: {key: nic.path_entropy, values: [fixed, per_packet]}"
+  // Where each key set by the file or a `--set` came from: key path ("run.duration_us") -> "file:12" or
+  // "--set run.duration_us=5"; keys left at their default are absent (`fabricsim explain`).
+  std::map<std::string, std::string> key_sources;
 };
 
 // Loads a scenario file, then applies overrides of the form "path.to.field=value" (path as in the YAML,

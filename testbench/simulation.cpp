@@ -23,6 +23,7 @@
 #include "sc_models/topology/fabric.h"
 #include "testbench/collective.h"
 #include "testbench/fct_report.h"
+#include "testbench/progress.h"
 #include "testbench/workload.h"
 
 namespace fabricsim::testbench {
@@ -495,13 +496,44 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
   bool window_open = s.run.warmup_us == 0;
   picoseconds next_sample = sample_period.value > 0 ? sample_period : picoseconds{UINT64_MAX};
   const picoseconds end = picoseconds::from_ns(run_end_us * 1e3);
+  // Progress: slices of simulated time sized to about progress_interval_s of wall time each (doubled or
+  // halved after each slice), so the line is redrawn a few times a second. A slice is one more stop like a
+  // sample's: no model event.
+  std::optional<progress_reporter> progress;
+  if (opts.progress) progress.emplace(*opts.progress, opts.progress_interval_s, opts.progress_delay_s);
+  uint64_t progress_slice_ps = 1000000;  // 1 us to start with
   for (bool first = true;; first = false) {
     const picoseconds now = core::now();
     if (now >= end) break;
     if (!first && s.run.duration_us == 0 && !sc_core::sc_pending_activity()) break;
     picoseconds stop = std::min(end, next_sample);
     if (!window_open) stop = std::min(stop, warmup_end);
+    if (progress) {
+      // Running until the work is done, the kernel does not advance an idle clock to the end of a slice: a
+      // slice shorter than the gap to the next event would stop where it started, forever. Reach that event.
+      uint64_t slice = progress_slice_ps;
+      if (policy == sc_core::SC_EXIT_ON_STARVATION) {
+        const sc_core::sc_time gap = sc_core::sc_time_to_pending_activity();
+        if (gap < sc_core::sc_max_time())
+          slice = std::max<uint64_t>(slice, core::from_sc_time(gap).value);
+      }
+      if (slice < end.value - now.value) stop = std::min(stop, picoseconds{now.value + slice});
+    }
+    const auto slice_wall0 = std::chrono::steady_clock::now();
     if (stop > now) sc_core::sc_start(sc_core::sc_time(double((stop - now).value), sc_core::SC_PS), policy);
+    if (progress) {
+      const auto wall = std::chrono::steady_clock::now();
+      const double slice_s = std::chrono::duration<double>(wall - slice_wall0).count();
+      if (slice_s < opts.progress_interval_s / 2 && progress_slice_ps < UINT64_MAX / 4) progress_slice_ps *= 2;
+      else if (slice_s > opts.progress_interval_s && progress_slice_ps > 1000) progress_slice_ps /= 2;
+      progress_state st;
+      st.simulated_ns = core::now().ns();
+      st.planned_ns = run_end_us * 1e3;
+      st.until_done = s.run.duration_us == 0;
+      st.wall_s = std::chrono::duration<double>(wall - wall0).count();
+      st.packet_hops = ctx.packet_hops;
+      progress->update(st);
+    }
     const bool reached = core::now() >= stop;
     if (!window_open && reached && stop == warmup_end) {
       open_window();
@@ -519,6 +551,7 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
       if (!sc_core::sc_pending_activity()) break;
     }
   }
+  if (progress) progress->finish();
   if (rtl_log) rtl_log->flush();
   if (!s.run.timeseries_csv.empty()) {
     std::ofstream csv(s.run.timeseries_csv);

@@ -2,6 +2,8 @@
 // SystemC elaborates once per process, so run_scenario() is called at most once per process.
 #pragma once
 
+#include <ostream>
+
 #include <nlohmann/json.hpp>
 
 #include "testbench/scenario.h"
@@ -20,6 +22,12 @@ struct run_options {
   tap_log tap_frames;
   // When set, these WRITEs replace the scenario's workload (a replayed capture, testbench/replay.h).
   const std::vector<planned_flow>* workload = nullptr;
+  // Progress on a terminal (testbench/progress.h): when set, the run is cut into slices of about
+  // `progress_interval_s` of wall time, and a line is drawn here once the run has taken `progress_delay_s`.
+  // Slicing adds no kernel event: the report is the same with and without it.
+  std::ostream* progress = nullptr;
+  double progress_interval_s = 0.25;
+  double progress_delay_s = 2.0;
 };
 
 // Returns the JSON report (fields documented in docs/report.md). Throws core::config_error for a scenario

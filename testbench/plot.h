@@ -1,0 +1,25 @@
+// `fabricsim plot`: PNG figures from a run's JSON report (and optional time-series CSV), drawn by
+// scripts/plot.py with matplotlib. Python draws the figures only; nothing of the simulation runs in it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace fabricsim::testbench {
+
+struct plot_options {
+  std::string report;                   // REPORT.json (fabricsim run --json, or a --compare report)
+  std::string out_dir = "plots";        // written here, created if missing
+  std::vector<std::string> timeseries;  // --timeseries CSV files (fabricsim run --timeseries)
+  std::string title;                    // prefix of every title; default: the report's scenario name
+};
+
+// The plotting script: $FABRICSIM_PLOT_SCRIPT when set, else scripts/plot.py of the source tree the
+// binary was built from.
+std::string plot_script_path();
+
+// Runs /usr/bin/python3 plot.py on the options and returns its exit status (0: figures written, their paths
+// on stdout). Throws core::config_error when the report is missing or python3 / the script cannot be run.
+int run_plot(const plot_options& opts);
+
+}  // namespace fabricsim::testbench

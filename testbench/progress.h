@@ -1,0 +1,52 @@
+// The progress line of a long run: simulated time reached, share of the planned run, packet-hops per second
+// and an estimate of the wall time left, redrawn in place a few times a second on a terminal's stderr.
+// It reads the clock and counters between sc_start slices and adds no kernel event, so a run's results are
+// the same with it and without it (tests/testbench/progress_test.cpp).
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+
+namespace fabricsim::testbench {
+
+// Whether a run shows progress: never with --quiet, and only when stderr is a terminal (never in a pipe, a
+// file or a CI log). `stderr_is_tty` is isatty(2) in the command line; tests pass it in.
+bool progress_wanted(bool quiet, bool stderr_is_tty);
+
+// What one progress line says.
+struct progress_state {
+  double simulated_ns = 0.0;  // reached so far
+  double planned_ns = 0.0;    // run.duration_us, or run.limit_us when the run ends when the workload is done
+  bool until_done = false;    // planned_ns is a limit (the run may end earlier)
+  double wall_s = 0.0;        // since the run started
+  uint64_t packet_hops = 0;
+};
+
+// "sim 12.34 us of 120.00 us (10.3 %), 1.46 M packet-hops/s, about 3 s left" (or "limit 100.00 ms" and
+// "at most ... left" for a run until the workload is done). The estimate is the simulated time left at the
+// rate simulated so far; "-" until there is a rate.
+std::string format_progress(const progress_state& p);
+
+// Draws format_progress() lines on `out`, over the previous one ('\r' and padding), at most every
+// `interval_s` of wall time and only once `delay_s` have passed (short runs show nothing); finish() clears it.
+class progress_reporter {
+ public:
+  progress_reporter(std::ostream& out, double interval_s = 0.25, double delay_s = 2.0)
+      : m_out(out), m_interval_s(interval_s), m_delay_s(delay_s) {}
+  // Called between slices; draws when due. Returns whether it drew.
+  bool update(const progress_state& p);
+  // Erases the line, if one was drawn.
+  void finish();
+  unsigned lines_drawn() const { return m_drawn; }
+
+ private:
+  std::ostream& m_out;
+  double m_interval_s;
+  double m_delay_s;
+  double m_last_draw_s = -1.0;
+  size_t m_width = 0;
+  unsigned m_drawn = 0;
+};
+
+}  // namespace fabricsim::testbench

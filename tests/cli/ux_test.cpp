@@ -1,0 +1,164 @@
+// What users see: `fabricsim list-scenarios` against the files in testbench/scenarios, `fabricsim explain`'s
+// sources of values (file:line, --set, default), `fabricsim plot` writing valid PNGs, and every help page
+// carrying an example.
+#include <gtest/gtest.h>
+
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "tests/support/run_cli.h"
+
+namespace {
+
+using fabricsim::test::fabricsim;
+using fabricsim::test::run_result;
+
+const std::string source_dir = FABRICSIM_SOURCE_DIR;
+
+std::set<std::string> yaml_files(const std::string& dir) {
+  std::set<std::string> out;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      const std::string n = e->d_name;
+      if (n.size() > 5 && n.compare(n.size() - 5, 5, ".yaml") == 0) out.insert(n);
+    }
+    closedir(d);
+  }
+  return out;
+}
+
+// The line of `out` that starts (after blanks) with `first`, or "".
+std::string line_starting(const std::string& out, const std::string& first) {
+  std::istringstream in(out);
+  std::string line;
+  while (std::getline(in, line)) {
+    const size_t b = line.find_first_not_of(' ');
+    if (b != std::string::npos && line.compare(b, first.size() + 1, first + " ") == 0) return line;
+  }
+  return "";
+}
+
+TEST(ux, list_scenarios_lists_every_shipped_file_with_a_description) {
+  const std::set<std::string> files = yaml_files(source_dir + "/testbench/scenarios");
+  ASSERT_GE(files.size(), 10u);
+  const run_result r = fabricsim("list-scenarios");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const std::string& f : files) {
+    const std::string line = line_starting(r.output, f);
+    ASSERT_FALSE(line.empty()) << f << " missing from:\n" << r.output;
+    // Something beyond the file name: the description.
+    const std::string rest = line.substr(line.find(f) + f.size());
+    EXPECT_NE(rest.find_first_not_of(' '), std::string::npos) << f << " has no description: " << line;
+  }
+  // A description taken from the file itself, not invented.
+  EXPECT_NE(line_starting(r.output, "spraying.yaml").find("fixed entropy vs per-packet spraying"), std::string::npos)
+      << r.output;
+}
+
+TEST(ux, explain_names_the_file_line_the_set_and_the_default) {
+  const std::string path = testing::TempDir() + "explain.yaml";
+  std::ofstream(path) << "# a test scenario\n"
+                         "name: explain_me\n"
+                         "topology:\n"
+                         "  kind: single_switch\n"
+                         "  hosts: 3\n"                // line 5
+                         "nic:\n"
+                         "  mtu_bytes: 1024\n"         // line 7
+                         "nic_overrides:\n"
+                         "  h1: {reorder: ref}\n"      // line 9
+                         "writes: [{src: h0, dst: h1, bytes: 4096}]\n";
+  const run_result r = fabricsim("explain " + path + " --set topology.link_gbps=800");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string hosts = line_starting(r.output, "topology.hosts");
+  EXPECT_NE(hosts.find(" 3 "), std::string::npos) << hosts;
+  EXPECT_NE(hosts.find(path + ":5"), std::string::npos) << hosts;
+  const std::string mtu = line_starting(r.output, "nic.mtu_bytes");
+  EXPECT_NE(mtu.find("bytes"), std::string::npos) << mtu;  // the unit
+  EXPECT_NE(mtu.find(path + ":7"), std::string::npos) << mtu;
+  const std::string rate = line_starting(r.output, "topology.link_gbps");
+  EXPECT_NE(rate.find(" 800 "), std::string::npos) << rate;
+  EXPECT_NE(rate.find("Gb/s"), std::string::npos) << rate;
+  EXPECT_NE(rate.find("--set topology.link_gbps=800"), std::string::npos) << rate;
+  const std::string limit = line_starting(r.output, "run.limit_us");
+  EXPECT_NE(limit.find("default"), std::string::npos) << limit;
+  EXPECT_NE(limit.find("us"), std::string::npos) << limit;
+  // The per-host override: its own key from line 9, the others inherited from `nic`.
+  EXPECT_NE(line_starting(r.output, "nic_overrides.h1.reorder").find(path + ":9"), std::string::npos) << r.output;
+  EXPECT_NE(line_starting(r.output, "nic_overrides.h1.mtu_bytes").find("as nic.mtu_bytes (" + path + ":7)"),
+            std::string::npos)
+      << r.output;
+  // A shipped scenario by name, and a bad --set is an error naming it.
+  const run_result shipped = fabricsim("explain incast_dcqcn");
+  EXPECT_EQ(shipped.exit_code, 0) << shipped.output;
+  EXPECT_NE(shipped.output.find("testbench/scenarios/incast_dcqcn.yaml:"), std::string::npos) << shipped.output;
+  const run_result bad = fabricsim("explain " + path + " --set topology.link_gbps=fast");
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("--set topology.link_gbps=fast"), std::string::npos) << bad.output;
+  const run_result missing = fabricsim("explain no_such_scenario");
+  EXPECT_EQ(missing.exit_code, 2) << missing.output;
+  EXPECT_NE(missing.output.find("shipped: "), std::string::npos) << missing.output;
+}
+
+TEST(ux, every_help_page_has_an_example) {
+  for (const char* cmd : {"", "run", "replay", "keys", "verify-rtl", "pcie-bench", "list-scenarios", "explain", "plot"}) {
+    const run_result r = fabricsim(std::string(cmd) + " --help");
+    EXPECT_EQ(r.exit_code, 0) << cmd << r.output;
+    EXPECT_NE(r.output.find("xample"), std::string::npos) << cmd << ":\n" << r.output;
+    EXPECT_NE(r.output.find("fabricsim "), std::string::npos) << cmd << ":\n" << r.output;
+  }
+}
+
+bool is_png(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  const std::string head((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  // The PNG signature, then the IHDR chunk first (length 13).
+  return head.size() > 33 && head.compare(0, 8, "\x89PNG\r\n\x1a\n") == 0 && head.compare(12, 4, "IHDR") == 0;
+}
+
+bool have_matplotlib() { return std::system("/usr/bin/python3 -c 'import matplotlib' >/dev/null 2>&1") == 0; }
+
+TEST(ux, plot_writes_png_figures_of_a_run_and_of_a_collective) {
+  if (!have_matplotlib()) GTEST_SKIP() << "python3-matplotlib is not installed (scripts/setup installs it)";
+  const std::string dir = testing::TempDir() + "ux_plot";
+  const std::string report = dir + "_incast.json", csv = dir + "_incast.csv";
+  run_result r = fabricsim("run " + source_dir + "/tests/cli/incast_dcqcn_tiny.yaml --set run.duration_us=20 "
+                           "--set run.sample_us=1 --json " + report + " --timeseries " + csv + " --quiet");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = fabricsim("plot " + report + " --timeseries " + csv + " --out " + dir);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* png : {"flow_rate.png", "queue_depth.png", "link_utilization.png"})
+    EXPECT_TRUE(is_png(dir + "/" + png)) << png << "\n" << r.output;
+
+  // A comparison report (one value): its bar chart, and the sprayed run's out-of-order histogram.
+  const std::string spray = dir + "_spray.json";
+  r = fabricsim("run " + source_dir + "/testbench/scenarios/spraying.yaml --compare nic.path_entropy=per_packet "
+                "--quiet --json " + spray);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = fabricsim("plot " + spray + " --out " + dir);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* png : {"compare.png", "ooo_distance.per_packet.png", "flow_goodput.per_packet.png"})
+    EXPECT_TRUE(is_png(dir + "/" + png)) << png << "\n" << r.output;
+
+  const std::string coll = dir + "_coll.json";
+  r = fabricsim("run " + source_dir + "/testbench/scenarios/allreduce_ring.yaml --set collective.ranks=4 "
+                "--set topology.hosts=4 --set collective.min_bytes=65536 --set collective.max_bytes=262144 "
+                "--quiet --json " + coll);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = fabricsim("plot " + coll + " --out " + dir);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(is_png(dir + "/busbw.png")) << r.output;
+
+  // A missing report is an error naming it.
+  r = fabricsim("plot " + dir + "/none.json --out " + dir);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("none.json"), std::string::npos) << r.output;
+}
+
+}  // namespace

@@ -1,0 +1,144 @@
+// The progress line (testbench/progress.h): its wording from hand-computed figures, when it shows (the
+// isatty and --quiet rule, the two-second delay, the redraw interval), and that a run cut into progress
+// slices reports exactly what the same run reports in one piece.
+#include "testbench/progress.h"
+
+#include <algorithm>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "testbench/scenario.h"
+#include "testbench/simulation.h"
+#include "tests/support/sc_fork.h"
+
+namespace fabricsim::testbench {
+namespace {
+
+using nlohmann::json;
+
+TEST(progress, shows_only_on_a_terminal_and_never_with_quiet) {
+  EXPECT_TRUE(progress_wanted(false, true));
+  EXPECT_FALSE(progress_wanted(false, false));  // a pipe, a file, a CI log
+  EXPECT_FALSE(progress_wanted(true, true));
+  EXPECT_FALSE(progress_wanted(true, false));
+}
+
+TEST(progress, line_for_a_run_of_fixed_duration) {
+  progress_state p;
+  p.simulated_ns = 12346.0;  // 12.346 us of 120 us: 10.29 %
+  p.planned_ns = 120000.0;
+  p.wall_s = 2.0;
+  p.packet_hops = 2920000;  // 1.46 M per second
+  // 107.654 us left at 12.346 us per 2 s: 17.44 s, shown rounded up.
+  EXPECT_EQ(format_progress(p), "sim 12.35 us of 120.00 us (10.3 %), 1.46 M packet-hops/s, about 18 s left");
+}
+
+TEST(progress, line_for_a_run_until_done_says_limit_and_at_most) {
+  progress_state p;
+  p.simulated_ns = 2.5e6;  // 2.5 ms of a 100 ms limit
+  p.planned_ns = 1e8;
+  p.until_done = true;
+  p.wall_s = 10.0;
+  p.packet_hops = 52000;  // 5.2 k per second
+  // 97.5 ms left at 0.25 ms/s of wall: 390 s = 6 min 30 s.
+  EXPECT_EQ(format_progress(p), "sim 2.50 ms (limit 100.00 ms, 2.5 %), 5.2 k packet-hops/s, at most 6 min 30 s left");
+  p.simulated_ns = 0;
+  EXPECT_NE(format_progress(p).find("time left -"), std::string::npos);
+}
+
+TEST(progress, waits_for_the_delay_then_redraws_at_the_interval_and_clears) {
+  std::ostringstream out;
+  progress_reporter r(out, 0.25, 2.0);
+  progress_state p;
+  p.planned_ns = 1000;
+  p.simulated_ns = 10;
+  p.wall_s = 1.9;
+  EXPECT_FALSE(r.update(p));  // a short run shows nothing
+  EXPECT_TRUE(out.str().empty());
+  p.wall_s = 2.0;
+  EXPECT_TRUE(r.update(p));
+  p.wall_s = 2.2;
+  EXPECT_FALSE(r.update(p));  // within the interval
+  p.wall_s = 2.25;
+  p.simulated_ns = 100;
+  EXPECT_TRUE(r.update(p));
+  EXPECT_EQ(r.lines_drawn(), 2u);
+  const std::string drawn = out.str();
+  EXPECT_EQ(drawn.front(), '\r');
+  EXPECT_EQ(drawn.find('\n'), std::string::npos);  // redrawn in place, never scrolled
+  r.finish();
+  const std::string all = out.str();
+  // The clearing tail: '\r', blanks as wide as the last line, '\r'.
+  const std::string last = format_progress(p);
+  EXPECT_EQ(all.substr(all.size() - last.size() - 2), "\r" + std::string(last.size(), ' ') + "\r");
+}
+
+// The same scenario run whole and cut into progress slices must report the same: only the wall-clock fields
+// may differ. An interval of 1 ns of wall time halves the slices down to their floor, 1 ns of simulated time:
+// tens of thousands of extra stops, most of them between a packet's events.
+json run_twice(const std::string& yaml) {
+  const test::child_result r = test::run_in_child([&] {
+    json out;
+    out["plain"] = run_scenario(load_scenario_text(yaml, "t.yaml"));
+    return out.dump();
+  });
+  const test::child_result q = test::run_in_child([&] {
+    std::ostringstream line;
+    run_options opts;
+    opts.progress = &line;
+    opts.progress_interval_s = 1e-9;
+    opts.progress_delay_s = 0.0;
+    json out;
+    out["sliced"] = run_scenario(load_scenario_text(yaml, "t.yaml"), opts);
+    const std::string drawn = line.str();
+    out["line"] = drawn.substr(drawn.size() > 2000 ? drawn.size() - 2000 : 0);
+    out["draws"] = std::count(drawn.begin(), drawn.end(), '\r') - 2;  // less finish()'s two
+    return out.dump();
+  });
+  EXPECT_TRUE(r.ok) << r.output;
+  EXPECT_TRUE(q.ok) << q.output;
+  if (!r.ok || !q.ok) return json::object();
+  json a = json::parse(r.output), b = json::parse(q.output);
+  return {{"plain", a["plain"]}, {"sliced", b["sliced"]}, {"line", b["line"]}, {"draws", b["draws"]}};
+}
+
+void expect_same_report(json a, json b) {
+  for (json* j : {&a, &b})
+    for (const char* wall : {"wall_time_s", "packet_hops_per_s"}) j->erase(wall);
+  EXPECT_EQ(a.dump(), b.dump());
+}
+
+TEST(progress, slicing_a_run_of_fixed_duration_changes_nothing) {
+  // A DCQCN incast with spraying, ECN and PFC: timers, pauses and reordering all cross slice boundaries.
+  const json r = run_twice(R"(
+run: {duration_us: 40, sample_us: 2}
+topology: {kind: single_switch, hosts: 5, link_gbps: 400}
+switch: {lossless_priorities: "3", ecn_classes: "3"}
+nic: {place_data: false, cc: dcqcn, path_entropy: per_packet}
+workload: {kind: incast, incast_senders: 4, incast_target: h0, message_bytes: 4194304}
+)");
+  ASSERT_TRUE(r.contains("line"));
+  EXPECT_NE(r["line"].get<std::string>().find("sim "), std::string::npos);
+  EXPECT_GT(r["draws"].get<int>(), 10000);  // one per slice: 40 us in slices shrinking to 1 ns
+  expect_same_report(r["plain"], r["sliced"]);
+}
+
+TEST(progress, slicing_a_run_until_done_changes_nothing) {
+  // Until every WRITE completes: the run ends on starvation inside some slice.
+  const json r = run_twice(R"(
+topology: {kind: single_switch, hosts: 3, link_gbps: 400}
+writes: [{src: h0, dst: h1, bytes: 1000003}, {src: h2, dst: h1, bytes: 524288, start_ns: 3000}]
+)");
+  ASSERT_TRUE(r.contains("line"));
+  EXPECT_NE(r["line"].get<std::string>().find("limit"), std::string::npos);
+  // Each slice reaches at least the next event: more slices than the 373 data packets, none stuck.
+  EXPECT_GT(r["draws"].get<int>(), 1000);
+  EXPECT_TRUE(r["plain"]["verified"].get<bool>());
+  expect_same_report(r["plain"], r["sliced"]);
+}
+
+}  // namespace
+}  // namespace fabricsim::testbench
