@@ -58,7 +58,7 @@ TEST(ux, list_scenarios_lists_every_shipped_file_with_a_description) {
     EXPECT_NE(rest.find_first_not_of(' '), std::string::npos) << f << " has no description: " << line;
   }
   // A description taken from the file itself, not invented.
-  EXPECT_NE(line_starting(r.output, "spraying.yaml").find("fixed entropy vs per-packet spraying"), std::string::npos)
+  EXPECT_NE(line_starting(r.output, "default.yaml").find("One 1 MiB RDMA WRITE plus an odd-sized one"), std::string::npos)
       << r.output;
 }
 
