@@ -51,7 +51,22 @@ void credit_receiver::released(unsigned vl, uint64_t blocks, picoseconds t) {
   m_used[vl] -= std::min(blocks, m_used[vl]);
   if (m_peer == nullptr) return;
   m_dirty |= 1u << vl;
-  wake(std::max(t, m_next_send));
+  if (t >= m_next_send) {
+    send(t);  // at once: no calendar entry just to send
+  } else {
+    wake(m_next_send);
+  }
+}
+
+void credit_receiver::send(picoseconds t) {
+  for (unsigned vl = 0; vl < m_vls; ++vl)
+    if (m_dirty >> vl & 1) {
+      m_flight.push_back({t + m_latency, vl, fccl(vl)});
+      ++m_updates;
+    }
+  m_dirty = 0;
+  m_next_send = t + m_period;
+  wake(m_flight.front().arrives);
 }
 
 void credit_receiver::wake(picoseconds t) {
@@ -70,15 +85,7 @@ void credit_receiver::on_due(picoseconds t) {
     m_peer->credit_update(m_peer_port, f.vl, f.fccl);
   }
   // Send what was freed, one flow control packet per VL with news, when the period allows.
-  if (m_dirty != 0 && t >= m_next_send) {
-    for (unsigned vl = 0; vl < m_vls; ++vl)
-      if (m_dirty >> vl & 1) {
-        m_flight.push_back({t + m_latency, vl, fccl(vl)});
-        ++m_updates;
-      }
-    m_dirty = 0;
-    m_next_send = t + m_period;
-  }
+  if (m_dirty != 0 && t >= m_next_send) send(t);
   picoseconds next(UINT64_MAX);
   if (!m_flight.empty()) next = m_flight.front().arrives;
   if (m_dirty != 0) next = std::min(next, m_next_send);

@@ -130,6 +130,7 @@ class credit_receiver : public core::calendar_client {
   };
   uint64_t fccl(unsigned vl) const { return m_abr[vl] + (m_limit - std::min(m_limit, m_used[vl])); }
   void wake(core::picoseconds t);
+  void send(core::picoseconds t);  // one flow control packet per VL with space freed
 
   uint64_t m_limit;
   unsigned m_vls;
