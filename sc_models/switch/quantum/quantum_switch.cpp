@@ -303,8 +303,7 @@ void quantum_switch::end_of_elaboration() {
 }
 
 uint16_t quantum_switch::lid_of(const core::ip_address& host) {
-  const uint32_t v = host.v4_value();
-  return uint16_t(v - host_ip_base + 1);
+  return ib::host_lid(host);
 }
 
 void quantum_switch::add_route(const core::ip_address& dst, std::vector<unsigned> egress_ports) {
