@@ -82,7 +82,6 @@ void ib_endpoint::serve(picoseconds t) {
   const unsigned vl = unsigned(f.sl % m_params.data_vls);
   packet* p = build(f);
   p->bth.psn = m_psn;
-  m_psn = core::psn_add(m_psn, 1);
   p->seal();
   const uint64_t blocks = ib::blocks_of(p->wire().value);
   if (!m_sender.can_send(vl, blocks)) {
@@ -92,6 +91,7 @@ void ib_endpoint::serve(picoseconds t) {
   }
   m_sender.stall(vl, false, t);
   m_sender.sent(vl, blocks);
+  m_psn = core::psn_add(m_psn, 1);  // only a packet that leaves uses a PSN
   f.left -= p->payload_bytes;
   ++m_tx_packets;
   m_tx_payload += p->payload_bytes;
