@@ -41,7 +41,6 @@ TEST(quantum_incast, sixteen_to_one_loses_nothing_and_keeps_the_bottleneck_full)
       violations += net.hosts[h]->sender().violations();
     }
     double leaf_up_stall = 0, spine_down_stall = 0, bottleneck_stall = 0;
-    for (auto* s : net.switches.empty() ? std::vector<sw::quantum_switch*>{} : t.leaves) (void)s;
     for (unsigned l = 0; l < leaves; ++l) {
       sw::quantum_switch& s = *t.leaves[l];
       no_route += s.no_route();
