@@ -165,6 +165,10 @@ std::vector<section> plain_sections(scenario& s) {
        "`topology`.",
        visitor_of(s.link)},
       {"switch", "Every switch.", visitor_of(s.switch_)},
+      {"quantum",
+       "The Quantum-X800 InfiniBand switch, used when `switch.model` is `quantum_x800`: ports, VLs, VL "
+       "arbitration, routing and credit flow control ([quantum_x800.md](quantum_x800.md)).",
+       visitor_of(s.quantum)},
       {"nic", "Every host's SuperNIC; `nic_overrides` changes single hosts.", visitor_of(s.nic)},
       {"workload", "What the hosts send.", visitor_of(s.workload)},
       {"collective",
@@ -176,7 +180,7 @@ std::vector<section> plain_sections(scenario& s) {
 
 // Every top-level key that names a section, in the order the documentation lists them.
 const std::vector<std::string>& top_level_sections() {
-  static const std::vector<std::string> keys = {"run", "topology", "link", "switch", "nic",
+  static const std::vector<std::string> keys = {"run", "topology", "link", "switch", "quantum", "nic",
                                                 "nic_overrides", "workload", "collective", "writes", "compare"};
   return keys;
 }

@@ -9,6 +9,7 @@
 
 #include "sc_models/core/params.h"
 #include "sc_models/nic/supernic.h"
+#include "sc_models/switch/quantum/quantum_switch.h"
 #include "sc_models/switch/spectrum/spectrum_switch.h"
 #include "sc_models/topology/fabric.h"
 #include "testbench/collective_params.h"
@@ -75,6 +76,7 @@ struct scenario {
   topology::topology_params topology;
   topology::cable_params link;  // YAML section "link": ns per metre and FEC; rates and lengths are in topology
   sw::spectrum_params switch_;  // YAML section "switch": the Spectrum-4 pipeline
+  sw::quantum_params quantum;   // YAML section "quantum": the Quantum-X800 switch (switch.model quantum_x800)
   nic::supernic_params nic;
   std::map<std::string, nic::supernic_params> nic_overrides;  // YAML "nic_overrides: {h1: {reorder: ref}}"
   workload_params workload;

@@ -19,6 +19,7 @@
 #include "sc_models/core/rng.h"
 #include "sc_models/core/sim_context.h"
 #include "sc_models/core/transaction_log.h"
+#include "sc_models/switch/quantum/quantum_switch.h"
 #include "sc_models/switch/spectrum/spectrum_switch.h"
 #include "sc_models/topology/fabric.h"
 #include "testbench/collective.h"
@@ -277,6 +278,33 @@ void congestion_figures(nlohmann::json& j, core::sim_context& ctx, topology::fab
   j["pfc_pauses_by_port"] = std::move(by_port);
   j["pfc_pauses_by_switch"] = std::move(by_switch);
   j["pfc_pauses_by_hop"] = std::move(by_hop);
+  // InfiniBand (switch.model quantum_x800): time a ready packet waited for credit, per sending port and VL,
+  // and summed by hop kind like the pauses above -- where credit back-pressure reached.
+  nlohmann::json stall_ports = nlohmann::json::array();
+  nlohmann::json stall_hops = nlohmann::json::object();
+  const core::picoseconds t_end = core::now();
+  auto add_stall = [&](const std::string& link, const std::string& port, unsigned vl, uint64_t ps) {
+    if (ps == 0) return;
+    stall_ports.push_back({{"port", port}, {"link", link}, {"vl", vl}, {"stall_us", double(ps) / 1e6}});
+    const size_t cut = link.find("_to_");
+    if (cut == std::string::npos) return;
+    const std::string key = device_tier(link.substr(0, cut)) + "_to_" + device_tier(link.substr(cut + 4));
+    stall_hops[key] = stall_hops.value(key, 0.0) + double(ps) / 1e6;
+  };
+  for (auto& d : fab.switches()) {
+    auto* q = dynamic_cast<sw::quantum_switch*>(d.get());
+    if (!q) continue;
+    for (unsigned i = 0; i < q->ports(); ++i) {
+      if (!q->connected(i)) continue;
+      for (unsigned vl = 0; vl < q->data_vls(); ++vl)
+        add_stall(q->port(i).out().name(), std::string(q->name()) + ".port" + std::to_string(i), vl,
+                  q->port(i).sender().stall_ps(vl, t_end));
+    }
+  }
+  for (auto& h : fab.hosts())
+    if (h.nic->out_link()) add_stall(h.nic->out_link()->name(), h.nic->name(), 0, h.nic->ib_sender().stall_ps(0, t_end));
+  j["credit_stalls_by_port"] = std::move(stall_ports);
+  j["credit_stall_us_by_hop"] = std::move(stall_hops);
   j["cnps_sent"] = ctx.stats.counter_total("tx_cnps");
   j["cnps_received"] = ctx.stats.counter_total("rx_cnps");
   j["samples"] = senders.empty() ? 0 : samples.size() / senders.size();
@@ -358,16 +386,26 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
                              " MiB; use smaller writes (workload.message_bytes, writes[].bytes), fewer hosts, or "
                              "nic.place_data: false for a timing-only run");
 
-  const sw::switch_factory make_switch = [&](const std::string& name, unsigned ports) {
+  const bool quantum = s.switch_.model == "quantum_x800";
+  const sw::switch_factory make_switch = [&](const std::string& name,
+                                             unsigned ports) -> std::unique_ptr<sw::switch_device> {
+    if (quantum) return std::make_unique<sw::quantum_switch>(name.c_str(), s.quantum, ports, ctx);
     return std::make_unique<sw::spectrum_switch>(name.c_str(), s.switch_, ports, ctx);
   };
+  // An InfiniBand fabric: every NIC is an HCA (LRH/BTH, credits).
+  nic::supernic_params nic_params = s.nic;
+  std::map<std::string, nic::supernic_params> nic_overrides = s.nic_overrides;
+  if (quantum) {
+    nic_params.link_layer = "infiniband";
+    for (auto& [name, params] : nic_overrides) params.link_layer = "infiniband";
+  }
   // RTL transaction recording: the NICs wrap their blocks when the log is there (docs/verification.md).
   std::unique_ptr<core::transaction_log> rtl_log;
   if (!s.run.record_rtl_dir.empty() && !opts.elaborate_only) {
     rtl_log = std::make_unique<core::transaction_log>(s.run.record_rtl_dir);
     ctx.rtl_log = rtl_log.get();
   }
-  topology::fabric fab(s.topology, s.link, make_switch, s.nic, s.nic_overrides, mem_bytes, ctx);
+  topology::fabric fab(s.topology, s.link, make_switch, nic_params, nic_overrides, mem_bytes, ctx);
   tap_set taps(opts.taps, fab, opts.tap_frames);  // files created now: a bad tap fails before the run
 
   // Bytes are compared only where every NIC placed them (nic.place_data); otherwise the run is timing only,

@@ -33,6 +33,13 @@ uint32_t ip_address::v4_value() const {
 bytes packet::frame_size() const {
   namespace h = header_bytes;
   if (kind == frame_kind::pfc) return bytes(h::min_frame);  // MAC control frame, padded to the minimum
+  if (kind == frame_kind::infiniband) {
+    uint64_t ib = h::ib_lrh + (lrh.has_grh ? h::ib_grh : 0) + h::bth;
+    if (has_reth) ib += h::reth;
+    if (has_aeth) ib += h::aeth;
+    if (has_immediate) ib += h::immediate;
+    return bytes(ib + payload_bytes + bth.pad_count + h::icrc + h::ib_vcrc);
+  }
   uint64_t size = h::ethernet + (eth.has_vlan ? h::vlan_tag : 0) + (ip.is_v6 ? h::ipv6 : h::ipv4) + h::udp + h::bth;
   if (bth.opcode == bth_opcode::cnp) size += h::cnp_reserved;
   if (has_reth) size += h::reth;
@@ -45,6 +52,7 @@ bytes packet::frame_size() const {
 }
 
 bytes packet::wire_size() const {
+  if (kind == frame_kind::infiniband) return frame_size();
   return frame_size() + bytes(header_bytes::preamble_sfd + header_bytes::inter_frame_gap);
 }
 

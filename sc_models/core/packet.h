@@ -29,10 +29,17 @@ constexpr uint64_t inter_frame_gap = 12;
 constexpr uint64_t min_frame = 64;       // minimum Ethernet frame, FCS included
 constexpr uint64_t int_shim = 8;         // in-band telemetry header (HPCC style), when the sender asks for it
 constexpr uint64_t int_record = 8;       // one hop's telemetry record on the wire (HPCC: 8 B per hop)
+// InfiniBand (IBTA vol. 1 ch. 7-9): local route header, global route header (IPv6 layout), variant CRC.
+// BTH, RETH, AETH, immediate and ICRC are the same as above (RoCEv2 carries the IB transport unchanged).
+constexpr uint64_t ib_lrh = 8;
+constexpr uint64_t ib_grh = 40;
+constexpr uint64_t ib_vcrc = 2;
 }  // namespace header_bytes
 
 // What a frame is: RoCEv2 traffic, or an IEEE 802.1Qbb priority flow control (PFC) MAC control frame.
-enum class frame_kind : uint8_t { roce = 0, pfc = 1 };
+// InfiniBand: a native IB packet (LRH, optional GRH, BTH ...), see local_route_header; the IP/UDP fields
+// are unused except ip.src/ip.dst (the GRH's SGID/DGID) when lrh.has_grh.
+enum class frame_kind : uint8_t { roce = 0, pfc = 1, infiniband = 2 };
 
 // 802.1Qbb: EtherType 0x8808, opcode 0x0101, a class-enable vector and one pause time per priority in
 // quanta of 512 bit times at the link's rate; a time of zero resumes the priority (XON).
@@ -104,6 +111,20 @@ struct ip_address {
     return x ^ (x >> 31);
   }
 };
+
+// InfiniBand LRH (frame_kind::infiniband): what a subnet switch reads. VL is rewritten at every hop (the
+// SL-to-VL table of the egress port); SL stays end to end.
+struct local_route_header {
+  uint16_t dlid = 0;
+  uint16_t slid = 0;
+  uint8_t sl = 0;  // 4 bit service level
+  uint8_t vl = 0;  // 4 bit virtual lane (VL15: subnet management)
+  bool has_grh = false;
+};
+// IB MTUs (IBTA: 256, 512, 1024, 2048, 4096 bytes of payload per packet).
+constexpr bool valid_ib_mtu(uint64_t mtu) {
+  return mtu == 256 || mtu == 512 || mtu == 1024 || mtu == 2048 || mtu == 4096;
+}
 
 struct ethernet_header {
   uint64_t dst_mac = 0;  // 48 bit
@@ -179,6 +200,7 @@ struct alignas(64) packet {
   uint32_t immediate = 0;
 
   ethernet_header eth;
+  local_route_header lrh;  // frame_kind::infiniband only
   pfc_fields pfc;  // frame_kind::pfc only
   // Telemetry records live beside the pool (packet_pool::telemetry), not in the descriptor: most packets
   // carry none, and every byte here is touched at every acquire and hop. 0: none allocated.
@@ -186,7 +208,9 @@ struct alignas(64) packet {
 
   // Frame size from the destination MAC to the FCS inclusive (what a capture shows plus the FCS).
   bytes frame_size() const;
-  // Bytes the frame occupies on the wire: the frame plus preamble/SFD and the inter-frame gap.
+  // Bytes the frame occupies on the wire: the frame plus preamble/SFD and the inter-frame gap. An InfiniBand
+  // packet is LRH to VCRC: IB has no preamble or inter-frame gap (start/end of packet are marked by the
+  // physical layer's block coding, already inside the data rate).
   bytes wire_size() const;
   // The sender calls seal() once the headers are final; every hop then reads wire() without recomputing.
   // A block that changes the size afterwards (telemetry records) seals again.

@@ -48,6 +48,10 @@ void supernic_params::visit(core::param_visitor& v) {
   v.field({"reorder_window", "PSNs", "PSNs tracked beyond the in-order head (power of two)", 16, 4096}, reorder_window);
   v.field({"wqe_latency_ns", "ns", "work request posted to first packet ready", 0, 1e6}, wqe_latency_ns);
   v.field({"rx_latency_ns", "ns", "last bit received to placed and ACK ready", 0, 1e6}, rx_latency_ns);
+  v.field({"link_layer", "", "ethernet: RoCEv2 frames; infiniband: LRH/BTH packets and credit-based flow control "
+                             "with the switch port (docs/quantum_x800.md); set by switch.model quantum_x800",
+           0, 0, {"ethernet", "infiniband"}},
+          link_layer);
   v.field({"ack_every_packets", "packets", "ACK coalescing: in-order packets per ACK (also on message end)", 1, 65536},
           ack_every_packets);
   v.field({"path_entropy", "",
@@ -299,6 +303,13 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
   core::require(w >= 16 && w <= 4096 && (w & (w - 1)) == 0, inst,
                 "nic.reorder_window " + std::to_string(w) + " is not a power of two in [16, 4096]");
   core::require(params.tx_fifo_frames >= 1, inst, "nic.tx_fifo_frames must be at least 1");
+  m_ib = params.link_layer == "infiniband";
+  if (m_ib) {
+    // The largest packet: LRH, BTH, RETH, immediate, a full MTU, ICRC and VCRC (no GRH inside a subnet).
+    namespace h = core::header_bytes;
+    m_ib_max_blocks = sw::ib::blocks_of(h::ib_lrh + h::bth + h::reth + h::immediate + mtu + h::icrc + h::ib_vcrc);
+    m_ib_rx = std::make_unique<sw::ib::credit_receiver>(sw::ib::credit_params{}, 1u, ctx.calendar);
+  }
   core::check_ranges(params, inst + ": nic");  // retransmission mode, rto_us, retry_count, nak_threshold
   try {
     make_reorder_tracker(params.reorder, uint32_t(w));  // fail at construction, naming this NIC and the keys
@@ -421,6 +432,15 @@ void supernic::end_of_elaboration() {
   m_mem_ptr = dmi.get_dmi_ptr();
   m_mem_size = dmi.get_end_address() + 1;
   core::require(m_out != nullptr, name(), "no link connected");
+  if (m_ib) {
+    // Link initialisation with the switch port: each side learns the other's credit limit.
+    auto* peer = dynamic_cast<sw::ib::credit_peer*>(m_out->sink());
+    m_ib_rx->attach(peer, m_out->sink_port(), m_out->latency());
+    if (peer == nullptr) m_ib_tx.set_unlimited(true);  // an Ethernet switch: no credits to wait for
+    m_ctx.stats.counter(name(), "credit_stall_ps", "ps",
+                        "nic.link_layer infiniband: time a packet was ready and the switch port had no credit",
+                        m_ib_tx.stall_ps_counter(0));
+  }
   for (auto& qp : m_qps)
     for (size_t i = 0; i < qp->wqes.size(); ++i) check_work_request(qp->wqes[i]);
 }
@@ -584,12 +604,23 @@ void supernic::transmit() {
   // Fill the MAC FIFO: each frame starts when the one before it has left, so the wire stays busy while the
   // scheduler sleeps; one wake-up serves up to tx_fifo_frames frames.
   picoseconds next_ready = never;
+  bool credit_blocked = false;
   while (m_tx_fifo.size() < m_params.tx_fifo_frames) {
+    // InfiniBand: never build a packet without credit for the largest one (the credit update wakes us).
+    if (m_ib && !m_ib_tx.can_send(0, m_ib_max_blocks)) {
+      m_ib_tx.stall(0, true, t);
+      credit_blocked = true;
+      break;
+    }
     packet* p = next_cnp();
     if (p == nullptr && !paused) p = next_ack();
     if (p == nullptr && !paused) p = next_data(&next_ready);
     if (p == nullptr) break;
     const picoseconds start = max(t, m_out->wire_free_at());
+    if (m_ib) {
+      m_ib_tx.stall(0, false, t);
+      m_ib_tx.sent(0, sw::ib::blocks_of(p->wire().value));
+    }
     p->injected_at = start;
     ++m_tx_packets;
     m_tx_fifo.push_back(m_out->transmit(p, start));
@@ -604,11 +635,26 @@ void supernic::transmit() {
     wake_transmitter(m_paused_until);  // resume then (an XON wakes it sooner)
     return;
   }
+  if (credit_blocked) return;  // credit_update() wakes the transmitter
   if (!m_acks.empty() && m_acks.front().ready < next_ready) next_ready = m_acks.front().ready;
   if (next_ready != never) wake_transmitter(next_ready);
 }
 
+void supernic::credit_update(unsigned /*port*/, unsigned vl, uint64_t fccl_blocks) {
+  m_ib_tx.update(vl, fccl_blocks);
+  if (m_started) wake_transmitter(core::now());
+}
+
 void supernic::fill_headers(packet* p, const queue_pair& qp, uint16_t src_port) {
+  if (m_ib) {
+    // An HCA: LRH + BTH. The IP fields stay in the descriptor as model state (the QP's peer), not on the
+    // wire; the SL is the priority the DSCP would have given.
+    p->kind = core::frame_kind::infiniband;
+    p->lrh.dlid = sw::ib::host_lid(qp.remote_ip);
+    p->lrh.slid = sw::ib::host_lid(m_ip);
+    p->lrh.sl = uint8_t(m_priority);
+    p->lrh.vl = 0;
+  }
   p->eth.src_mac = m_mac;
   p->eth.dst_mac = 0x02'00'00'00'00'01ull;  // the first-hop router
   p->ip.dscp = uint8_t(m_params.dscp);
@@ -1065,6 +1111,12 @@ void supernic::on_pause(const packet* p) {
 }
 
 void supernic::receive(packet* p, unsigned /*port*/) {
+  if (m_ib && p->kind == core::frame_kind::infiniband) {
+    // The HCA takes a packet out of its receive buffer at once: the credit goes straight back.
+    const uint64_t blocks = sw::ib::blocks_of(p->wire().value);
+    m_ib_rx->received(0, blocks);
+    m_ib_rx->released(0, blocks, core::now());
+  }
   if (p->kind == core::frame_kind::pfc) {
     on_pause(p);
     m_ctx.pool.release(p);

@@ -24,6 +24,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 
 #include "sc_models/core/link.h"
+#include "sc_models/switch/quantum/credit_link.h"
 #include "sc_models/core/params.h"
 #include "sc_models/core/ring.h"
 #include "sc_models/core/rng.h"
@@ -47,6 +48,7 @@ struct supernic_params {
   double flowlet_gap_ns = 1000.0;      // per_flowlet: a QP idle this long starts a new flowlet (new port)
   bool random_initial_psn = true;      // initial PSN drawn from the NIC's seeded stream, as real NICs do
   uint64_t initial_psn = 0;            // used when random_initial_psn is false
+  std::string link_layer = "ethernet";  // "infiniband": LRH/BTH packets, credit flow control to the switch
   uint64_t dscp = 26;                  // RoCE traffic class (NVIDIA default: priority 3)
   bool place_data = true;              // copy payloads into host memory (off: timing only, memory untouched)
   uint64_t tx_fifo_frames = 4;         // MAC transmit FIFO: frames the scheduler may commit ahead of the wire
@@ -153,7 +155,7 @@ struct qp_status {
   uint64_t placed_bytes = 0;   // responder: payload bytes placed for this QP so far
 };
 
-class supernic : public sc_core::sc_module, public core::packet_sink {
+class supernic : public sc_core::sc_module, public core::packet_sink, public sw::ib::credit_peer {
  public:
   // DMA into host memory: DMI for placement and source reads, taken once at the end of elaboration.
   tlm_utils::simple_initiator_socket<supernic> dma;
@@ -167,6 +169,9 @@ class supernic : public sc_core::sc_module, public core::packet_sink {
 
   // Elaboration.
   void connect(core::link& out);
+  // nic.link_layer infiniband: a credit update from the switch port (the far end of the host link).
+  void credit_update(unsigned port, unsigned vl, uint64_t fccl_blocks) override;
+  const sw::ib::credit_sender& ib_sender() const { return m_ib_tx; }
   uint32_t register_region(uint64_t addr, uint64_t length);  // returns the R_Key
   uint32_t create_qp();                                      // returns the local QPN
   // RC connection: the remote end's address and QPN; `sq_psn` is this side's first send PSN and `rq_psn`
@@ -295,6 +300,11 @@ class supernic : public sc_core::sc_module, public core::packet_sink {
   void check_work_request(const work_request& wr) const;
 
   supernic_params m_params;
+  // nic.link_layer infiniband: the HCA end of the credit flow control (one data VL).
+  bool m_ib = false;
+  uint64_t m_ib_max_blocks = 0;  // credits the largest packet needs: checked before one is built
+  sw::ib::credit_sender m_ib_tx;
+  std::unique_ptr<sw::ib::credit_receiver> m_ib_rx;
   uint8_t* m_mem_ptr = nullptr;  // DMI view of host memory
   uint64_t m_mem_size = 0;
   bool m_started = false;

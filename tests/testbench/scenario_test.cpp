@@ -125,7 +125,7 @@ workload: {kind: permutation, message_bytes: 4096, offset: 2, messages: 3}
 TEST(scenario, unknown_top_level_key_lists_the_known_ones) {
   EXPECT_EQ(error_of([] { load("name: x\nlinks:\n  fec_latency_ns: 80\n"); }),
             "t.yaml:2: links: unknown key; did you mean link? Known keys of top-level: name, description, seed, "
-            "run, topology, link, switch, nic, nic_overrides, workload, collective, writes, compare");
+            "run, topology, link, switch, quantum, nic, nic_overrides, workload, collective, writes, compare");
 }
 
 TEST(scenario, unknown_key_in_each_section) {
@@ -235,7 +235,8 @@ nic_overrides:
 TEST(scenario, nic_overrides_errors) {
   EXPECT_EQ(error_of([] { load("nic_overrides:\n  h1:\n    reorder: ref\n    reordr: rtl\n"); }),
             "t.yaml:4: nic_overrides.h1.reordr: unknown key; did you mean reorder? Known keys of nic_overrides.h1: "
-            "mtu_bytes, reorder, reorder_window, wqe_latency_ns, rx_latency_ns, ack_every_packets, path_entropy, "
+            "mtu_bytes, reorder, reorder_window, wqe_latency_ns, rx_latency_ns, link_layer, ack_every_packets, "
+            "path_entropy, "
             "flowlet_gap_ns, random_initial_psn, initial_psn, dscp, place_data, tx_fifo_frames, cc, dcqcn_preset, "
             "dcqcn_model, cnp_model, cnp_interval_ns, cnp_mode, cnp_dscp, dcqcn_rpg_time_reset_us, dcqcn_rpg_byte_reset, "
             "dcqcn_rpg_threshold, dcqcn_rpg_ai_rate_mbps, dcqcn_rpg_hai_rate_mbps, dcqcn_rpg_min_rate_mbps, "

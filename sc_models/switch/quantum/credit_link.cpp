@@ -1,0 +1,95 @@
+// InfiniBand credit-based link-level flow control.
+#include "sc_models/switch/quantum/credit_link.h"
+
+#include <algorithm>
+
+namespace fabricsim::sw::ib {
+
+using core::picoseconds;
+
+void credit_params::visit(core::param_visitor& v) {
+  v.field({"vl_buffer_bytes", "bytes", "receive buffer per data virtual lane: the credit limit advertised, in "
+                                       "64-byte blocks (at most 2048 blocks, half the 12-bit credit space)",
+           128, 131072},
+          vl_buffer_bytes);
+  v.field({"credit_update_period_ns", "ns", "least time between two flow control (credit) packets from one port",
+           0, 1e6},
+          update_period_ns);
+  v.field({"credit_update_latency_ns", "ns", "building and parsing a flow control packet, beyond the cable", 0, 1e6},
+          update_latency_ns);
+}
+
+void credit_params::validate(const std::string& inst) const {
+  core::require(vl_buffer_bytes >= block_bytes && blocks_of(vl_buffer_bytes) <= max_vl_blocks, inst,
+                "vl_buffer_bytes " + std::to_string(vl_buffer_bytes) + " is not between 64 and " +
+                    std::to_string(max_vl_blocks * block_bytes) + " bytes");
+}
+
+credit_receiver::credit_receiver(const credit_params& params, unsigned vls, core::arrival_calendar& calendar)
+    : m_limit(params.vl_buffer_bytes / block_bytes),
+      m_vls(vls),
+      m_period(picoseconds::from_ns(params.update_period_ns)),
+      m_latency(picoseconds::from_ns(params.update_latency_ns)),
+      m_calendar(calendar) {}
+
+void credit_receiver::attach(credit_peer* peer, unsigned peer_port, picoseconds cable_latency) {
+  m_peer = peer;
+  m_peer_port = peer_port;
+  m_latency = m_latency + cable_latency;
+  if (m_peer == nullptr) return;
+  for (unsigned vl = 0; vl < m_vls; ++vl) m_peer->credit_update(m_peer_port, vl, fccl(vl));
+}
+
+void credit_receiver::received(unsigned vl, uint64_t blocks) {
+  m_abr[vl] += blocks;
+  m_used[vl] += blocks;
+  if (m_used[vl] > m_limit) ++m_overruns;
+  m_max_used[vl] = std::max(m_max_used[vl], m_used[vl]);
+}
+
+void credit_receiver::released(unsigned vl, uint64_t blocks, picoseconds t) {
+  m_used[vl] -= std::min(blocks, m_used[vl]);
+  if (m_peer == nullptr) return;
+  m_dirty |= 1u << vl;
+  if (t >= m_next_send) {
+    send(t);  // at once: no calendar entry just to send
+  } else {
+    wake(m_next_send);
+  }
+}
+
+void credit_receiver::send(picoseconds t) {
+  for (unsigned vl = 0; vl < m_vls; ++vl)
+    if (m_dirty >> vl & 1) {
+      m_flight.push_back({t + m_latency, vl, fccl(vl)});
+      ++m_updates;
+    }
+  m_dirty = 0;
+  m_next_send = t + m_period;
+  wake(m_flight.front().arrives);
+}
+
+void credit_receiver::wake(picoseconds t) {
+  if (t >= m_wake) return;  // an earlier wake-up is pending and will reschedule
+  m_wake = t;
+  m_calendar.schedule(this, t);
+}
+
+void credit_receiver::on_due(picoseconds t) {
+  if (t < m_wake) return;  // stale entry
+  m_wake = picoseconds(UINT64_MAX);
+  // Updates whose flow control packet has crossed the link.
+  while (!m_flight.empty() && m_flight.front().arrives <= t) {
+    const in_flight f = m_flight.front();
+    m_flight.pop_front();
+    m_peer->credit_update(m_peer_port, f.vl, f.fccl);
+  }
+  // Send what was freed, one flow control packet per VL with news, when the period allows.
+  if (m_dirty != 0 && t >= m_next_send) send(t);
+  picoseconds next(UINT64_MAX);
+  if (!m_flight.empty()) next = m_flight.front().arrives;
+  if (m_dirty != 0) next = std::min(next, m_next_send);
+  if (next.value != UINT64_MAX) wake(next);
+}
+
+}  // namespace fabricsim::sw::ib

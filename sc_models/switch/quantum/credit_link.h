@@ -1,0 +1,154 @@
+// InfiniBand link-level flow control (IBTA vol. 1 sec. 7.9), one end of a link each: the sender side counts
+// the 64-byte blocks it has sent per virtual lane (FCTBS) and may send a packet only while that stays within
+// the credit limit (FCCL) last advertised by the far end; the receiver side counts the blocks it has
+// received (ABR) and holds them in a buffer per VL until they leave, and advertises FCCL = ABR + free blocks
+// back across the link in flow control packets. Used by both ends of every IB link: switch ports
+// (quantum_switch) and host channel adapters (ib_endpoint), so the credit logic exists once.
+//
+// Timing: a credit update is sent no sooner than `update_period_ns` after the previous one from the same
+// port and arrives `link latency + update_latency_ns` later; updates are sent only when buffer space was
+// freed (the spec's periodic refresh of an unchanged FCCL carries no news and is not modelled). The 6-byte
+// flow control packets are not charged against the reverse wire (at the default period that is < 0.1 %).
+// Counters are 64-bit here; the spec's 12-bit modular FCTBS/FCCL is equivalent while a VL's buffer is under
+// 2048 blocks (128 KiB), which validate() enforces.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "sc_models/core/arrival_calendar.h"
+#include "sc_models/core/packet.h"
+#include "sc_models/core/params.h"
+#include "sc_models/core/ring.h"
+#include "sc_models/core/units.h"
+
+namespace fabricsim::sw::ib {
+
+constexpr unsigned max_vls = 16;          // VL0-VL14 data, VL15 subnet management
+constexpr uint64_t block_bytes = 64;      // one flow-control credit
+constexpr uint64_t max_vl_blocks = 2048;  // half the 12-bit credit space (IBTA 7.9.4)
+constexpr uint64_t blocks_of(uint64_t wire_bytes) { return (wire_bytes + block_bytes - 1) / block_bytes; }
+// The LID of a fabric host: host i has address 10.0.0.1 + i (topology::host_ip) and LID i + 1.
+inline uint16_t host_lid(const core::ip_address& ip) { return uint16_t(ip.v4_value() - 0x0a000001u + 1u); }
+
+struct credit_params {
+  uint64_t vl_buffer_bytes = 65536;  // receive buffer per data VL (estimate)
+  double update_period_ns = 50.0;    // least time between two credit updates from one port
+  double update_latency_ns = 20.0;   // building and parsing the flow control packet, beyond the cable
+  void visit(core::param_visitor& v);
+  void validate(const std::string& inst) const;
+};
+
+// Whatever sends on an IB link and takes the far end's credit updates: `port` is its own port number.
+class credit_peer {
+ public:
+  virtual ~credit_peer() = default;
+  virtual void credit_update(unsigned port, unsigned vl, uint64_t fccl_blocks) = 0;
+};
+
+// The sending side of a port.
+class credit_sender {
+ public:
+  // A peer that does not take part in credit flow control (an Ethernet NIC): never wait for credits.
+  void set_unlimited(bool u) { m_unlimited = u; }
+  bool unlimited() const { return m_unlimited; }
+  bool can_send(unsigned vl, uint64_t blocks) const { return m_unlimited || m_fctbs[vl] + blocks <= m_fccl[vl]; }
+  uint64_t free_blocks(unsigned vl) const { return m_unlimited ? UINT64_MAX / 2 : m_fccl[vl] - m_fctbs[vl]; }
+  // Counts a packet put on the wire; the caller has checked can_send (a violation is counted, never hidden).
+  void sent(unsigned vl, uint64_t blocks) {
+    if (!can_send(vl, blocks)) ++m_violations;
+    m_fctbs[vl] += blocks;
+  }
+  // A credit update from the far end. Updates can only raise the limit (a stale one is ignored).
+  void update(unsigned vl, uint64_t fccl) {
+    if (fccl > m_fccl[vl]) m_fccl[vl] = fccl;
+  }
+  uint64_t fctbs(unsigned vl) const { return m_fctbs[vl]; }
+  uint64_t fccl(unsigned vl) const { return m_fccl[vl]; }
+  uint64_t violations() const { return m_violations; }
+
+  // Stall accounting: VL `vl` has a packet ready and no credit for it from `t` (begin) until `t` (end).
+  void stall(unsigned vl, bool stalled, core::picoseconds t) {
+    if (stalled == bool(m_stalled >> vl & 1)) return;
+    if (stalled) {
+      m_stall_from[vl] = t;
+      ++m_stall_count[vl];
+    } else {
+      m_stall_ps[vl] += t.value - m_stall_from[vl].value;
+    }
+    m_stalled ^= 1u << vl;
+  }
+  // Stall time up to `t`, an open stall included.
+  uint64_t stall_ps(unsigned vl, core::picoseconds t) const {
+    return m_stall_ps[vl] + ((m_stalled >> vl & 1) ? t.value - m_stall_from[vl].value : 0);
+  }
+  uint64_t stalls(unsigned vl) const { return m_stall_count[vl]; }
+  // Counter storage for the stats registry (closed stalls only).
+  uint64_t* stall_ps_counter(unsigned vl) { return &m_stall_ps[vl]; }
+
+ private:
+  std::array<uint64_t, max_vls> m_fctbs{};
+  std::array<uint64_t, max_vls> m_fccl{};
+  std::array<uint64_t, max_vls> m_stall_ps{};
+  std::array<uint64_t, max_vls> m_stall_count{};
+  std::array<core::picoseconds, max_vls> m_stall_from{};
+  uint32_t m_stalled = 0;
+  bool m_unlimited = false;
+  uint64_t m_violations = 0;
+};
+
+// The receiving side of a port: the buffer per VL and the credit updates it sends back.
+class credit_receiver : public core::calendar_client {
+ public:
+  credit_receiver(const credit_params& params, unsigned vls, core::arrival_calendar& calendar);
+  credit_receiver(const credit_receiver&) = delete;
+  credit_receiver& operator=(const credit_receiver&) = delete;
+
+  // Elaboration: where updates go (the far end's sender, its port) and how long the cable takes. Link
+  // initialisation: the far end learns the initial limit at once (IB links exchange it before going Active).
+  void attach(credit_peer* peer, unsigned peer_port, core::picoseconds cable_latency);
+  bool attached() const { return m_peer != nullptr; }
+
+  uint64_t limit_blocks() const { return m_limit; }
+  // A packet of `blocks` arrived on `vl`. Beyond the buffer (a sender that ignored credits) it is still
+  // held, never dropped, and counted as an overrun.
+  void received(unsigned vl, uint64_t blocks);
+  // `blocks` of `vl` left the buffer at `t` (now): the space is advertised in the next update.
+  void released(unsigned vl, uint64_t blocks, core::picoseconds t);
+
+  uint64_t used(unsigned vl) const { return m_used[vl]; }
+  uint64_t max_used(unsigned vl) const { return m_max_used[vl]; }
+  uint64_t abr(unsigned vl) const { return m_abr[vl]; }
+  uint64_t overruns() const { return m_overruns; }
+  uint64_t updates_sent() const { return m_updates; }
+
+  void on_due(core::picoseconds t) override;
+
+ private:
+  struct in_flight {
+    core::picoseconds arrives;
+    uint32_t vl;
+    uint64_t fccl;
+  };
+  uint64_t fccl(unsigned vl) const { return m_abr[vl] + (m_limit - std::min(m_limit, m_used[vl])); }
+  void wake(core::picoseconds t);
+  void send(core::picoseconds t);  // one flow control packet per VL with space freed
+
+  uint64_t m_limit;
+  unsigned m_vls;
+  core::picoseconds m_period, m_latency{};
+  core::arrival_calendar& m_calendar;
+  credit_peer* m_peer = nullptr;
+  unsigned m_peer_port = 0;
+  std::array<uint64_t, max_vls> m_abr{};
+  std::array<uint64_t, max_vls> m_used{};
+  std::array<uint64_t, max_vls> m_max_used{};
+  uint32_t m_dirty = 0;  // VLs with space freed since the last update
+  core::picoseconds m_next_send{};
+  core::picoseconds m_wake{UINT64_MAX};
+  core::ring<in_flight> m_flight;
+  uint64_t m_overruns = 0, m_updates = 0;
+};
+
+}  // namespace fabricsim::sw::ib
