@@ -76,6 +76,7 @@ struct scenario {
   topology::cable_params link;  // YAML section "link": ns per metre and FEC; rates and lengths are in topology
   sw::spectrum_params switch_;  // YAML section "switch": the Spectrum-4 pipeline
   nic::supernic_params nic;
+  pcie::host_tray_params pcie;  // YAML "pcie": each host's PCIe tray when nic.placement is pcie
   std::map<std::string, nic::supernic_params> nic_overrides;  // YAML "nic_overrides: {h1: {reorder: ref}}"
   workload_params workload;
   collective_params collective;  // YAML "collective": workload.kind collective (testbench/collective.h)
