@@ -294,6 +294,13 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
   core::require(w >= 16 && w <= 4096 && (w & (w - 1)) == 0, inst,
                 "nic.reorder_window " + std::to_string(w) + " is not a power of two in [16, 4096]");
   core::require(params.tx_fifo_frames >= 1, inst, "nic.tx_fifo_frames must be at least 1");
+  core::require(params.placement != "pcie" || params.rx_overflow != "pfc" ||
+                    (params.rx_pfc_xon_bytes <= params.rx_pfc_xoff_bytes &&
+                     params.rx_pfc_xoff_bytes + mtu <= params.rx_buffer_bytes),
+                inst,
+                "nic.rx_pfc_xon_bytes " + std::to_string(params.rx_pfc_xon_bytes) + " <= nic.rx_pfc_xoff_bytes " +
+                    std::to_string(params.rx_pfc_xoff_bytes) + " <= nic.rx_buffer_bytes " +
+                    std::to_string(params.rx_buffer_bytes) + " - one MTU is required (the rest is PFC headroom)");
   core::check_ranges(params, inst + ": nic");  // retransmission mode, rto_us, retry_count, nak_threshold
   try {
     make_reorder_tracker(params.reorder, uint32_t(w));  // fail at construction, naming this NIC and the keys

@@ -20,7 +20,8 @@ void host_tray_params::visit(core::param_visitor& v) {
   v.field({"cpu_lanes", "lanes", "root port (CPU) link width", 1, 16}, cpu_lanes);
   v.field({"nic_gen", "", "the NIC's internal port generation", 5, 6}, nic_generation);
   v.field({"nic_lanes", "lanes", "the NIC's internal port width", 1, 16}, nic_lanes);
-  v.field({"propagation_ns", "ns", "every PCIe link's propagation, each way (estimate)", 0, 1e6}, propagation_ns);
+  v.field({"channel_ns", "ns", "every PCIe link's channel delay (propagation), each way (estimate)", 0, 1e6},
+          propagation_ns);
   v.field({"mps_bytes", "bytes", "max payload size: posted writes and completions are cut at it", 128, 4096},
           max_payload_bytes);
   v.field({"mrrs_bytes", "bytes", "max read request size", 128, 4096}, max_read_request_bytes);
