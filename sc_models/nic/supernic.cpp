@@ -287,6 +287,7 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
       m_dcqcn(params.cc == "dcqcn"),
       m_hpcc(params.cc == "hpcc") {
   const std::string inst = this->name();
+  m_rx_pfc = params.rx_overflow == "pfc";
   const uint64_t mtu = params.mtu_bytes;
   core::require(mtu >= 256 && mtu <= 4096 && (mtu & (mtu - 1)) == 0, inst,
                 "nic.mtu_bytes " + std::to_string(mtu) + " is not one of 256, 512, 1024, 2048, 4096");
@@ -1434,14 +1435,15 @@ void supernic::write_payload(uint64_t va, const uint8_t* data, uint64_t length) 
     std::memcpy(m_mem_ptr + va, data, length);
 }
 
-// A real NIC's receive buffer holds packets until their PCIe writes have gone; with nowhere to put a packet
-// (no PFC from the NIC is modelled) it drops it, as ConnectX counts in rx_out_of_buffer, and the requester's
+// A real NIC's receive buffer holds packets until their PCIe writes have gone. With rx_overflow pfc it pauses
+// the switch port above before the buffer is full (the rest is headroom for what is already on the way);
+// a packet that still finds no room is dropped, as ConnectX counts in rx_out_of_buffer, and the requester's
 // loss recovery resends it.
 bool supernic::rx_buffer_admits(const core::packet* p) {
   if (!m_placement || p->payload_bytes == 0) return true;
   const uint64_t occupancy = m_placement->bytes_in_flight() + p->payload_bytes;
   if (occupancy <= m_params.rx_buffer_bytes) {
-    if (m_params.rx_overflow == "pfc" && !m_rx_xoff && occupancy >= m_params.rx_pfc_xoff_bytes) {
+    if (m_rx_pfc && !m_rx_xoff && occupancy >= m_params.rx_pfc_xoff_bytes) {
       m_rx_xoff = true;
       m_pfc_owed = true;
       if (m_started) wake_transmitter(core::now());

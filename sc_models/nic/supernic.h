@@ -340,6 +340,7 @@ class supernic : public sc_core::sc_module, public core::packet_sink {
   void rx_drained();
   core::packet* next_pfc();  // an XOFF (or its refresh) or XON owed to the switch, if any
   bool m_rx_xoff = false;    // the switch port above is paused by us
+  bool m_rx_pfc = false;     // nic.rx_overflow pfc
   bool m_pfc_owed = false;   // a PFC frame (XOFF if m_rx_xoff, else XON) waits for the wire
   core::picoseconds m_pfc_refresh_at{UINT64_MAX};
   uint64_t m_tx_pause_frames = 0;
