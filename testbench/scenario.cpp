@@ -170,6 +170,10 @@ std::vector<section> plain_sections(scenario& s) {
        "arbitration, routing and credit flow control ([quantum_x800.md](quantum_x800.md)).",
        visitor_of(s.quantum)},
       {"nic", "Every host's SuperNIC; `nic_overrides` changes single hosts.", visitor_of(s.nic)},
+      {"pcie",
+       "Each host's PCIe tray when `nic.placement` is `pcie`: the ConnectX-8 switch, GPU memory, the root complex "
+       "and host memory, GPUDirect or a bounce buffer ([pcie.md](pcie.md)).",
+       visitor_of(s.pcie)},
       {"workload", "What the hosts send.", visitor_of(s.workload)},
       {"collective",
        "A collective benchmark, run when `workload.kind` is `collective`: nccl-tests sizes, op, algorithm, "
@@ -180,7 +184,7 @@ std::vector<section> plain_sections(scenario& s) {
 
 // Every top-level key that names a section, in the order the documentation lists them.
 const std::vector<std::string>& top_level_sections() {
-  static const std::vector<std::string> keys = {"run", "topology", "link", "switch", "quantum", "nic",
+  static const std::vector<std::string> keys = {"run", "topology", "link", "switch", "quantum", "nic", "pcie",
                                                 "nic_overrides", "workload", "collective", "writes", "compare"};
   return keys;
 }

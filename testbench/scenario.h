@@ -78,6 +78,7 @@ struct scenario {
   sw::spectrum_params switch_;  // YAML section "switch": the Spectrum-4 pipeline
   sw::quantum_params quantum;   // YAML section "quantum": the Quantum-X800 switch (switch.model quantum_x800)
   nic::supernic_params nic;
+  pcie::host_tray_params pcie;  // YAML "pcie": each host's PCIe tray when nic.placement is pcie
   std::map<std::string, nic::supernic_params> nic_overrides;  // YAML "nic_overrides: {h1: {reorder: ref}}"
   workload_params workload;
   collective_params collective;  // YAML "collective": workload.kind collective (testbench/collective.h)

@@ -405,7 +405,7 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
     rtl_log = std::make_unique<core::transaction_log>(s.run.record_rtl_dir);
     ctx.rtl_log = rtl_log.get();
   }
-  topology::fabric fab(s.topology, s.link, make_switch, nic_params, nic_overrides, mem_bytes, ctx);
+  topology::fabric fab(s.topology, s.link, make_switch, nic_params, nic_overrides, mem_bytes, ctx, s.pcie);
   tap_set taps(opts.taps, fab, opts.tap_frames);  // files created now: a bad tap fails before the run
 
   // Bytes are compared only where every NIC placed them (nic.place_data); otherwise the run is timing only,
@@ -627,6 +627,11 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
     auto it = placed.find({writes[i].dst, writes[i].dst_addr});
     if (it != placed.end() && it->second->bytes == writes[i].bytes) results[i].responder = it->second;
   }
+  // nic.placement pcie: messages in GPU memory, by (host, address).
+  std::map<std::pair<size_t, uint64_t>, const pcie::landed_message*> gpu_landed;
+  for (size_t h = 0; h < fab.hosts().size(); ++h)
+    if (fab.hosts()[h].tray)
+      for (const pcie::landed_message& m : fab.hosts()[h].tray->landed()) gpu_landed[{h, m.va}] = &m;
   // A flow's throughput is a fraction of its requester's line rate.
   auto line_rate_bps = [&](size_t host) { return double(fab.hosts()[host].nic->out_link()->rate().value); };
   std::vector<double> flow_throughputs;
@@ -676,6 +681,13 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
       flow_throughputs.push_back(throughput);
     }
     if (results[i].responder) f["placed_ns"] = results[i].responder->placed_at.ns();
+    // nic.placement pcie: when the last byte reached GPU memory (bounce: when its copy finished).
+    {
+      const size_t at = w.op == nic::rdma_op::read ? w.src : w.dst;
+      const uint64_t va = w.op == nic::rdma_op::read ? w.src_addr : w.dst_addr;
+      auto it = gpu_landed.find({at, va});
+      if (it != gpu_landed.end()) f["gpu_landed_ns"] = it->second->landed_at.ns();
+    }
     f["mismatched_bytes"] = mismatched;
     f["verified"] = ok;
     flows.push_back(std::move(f));
@@ -708,6 +720,42 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
   r["completed"] = completed;
   r["failed"] = failed;
   r["verified"] = verified;
+  // nic.placement pcie: per host with a tray, what reached GPU memory and how fast (docs/report.md, `pcie`).
+  for (size_t h = 0; h < fab.hosts().size(); ++h) {
+    const topology::host& host = fab.hosts()[h];
+    if (!host.tray) continue;
+    const auto& landed = host.tray->landed();
+    uint64_t bytes = 0;
+    core::picoseconds last{};
+    for (const pcie::landed_message& m : landed) {
+      bytes += m.bytes;
+      last = std::max(last, m.landed_at);
+    }
+    // From the first operation towards this host being posted to its last byte in GPU memory.
+    core::picoseconds first{UINT64_MAX};
+    for (const planned_write& w : writes)
+      if ((w.op == nic::rdma_op::read ? w.src : w.dst) == h) first = std::min(first, w.post_at);
+    const double span_ns = landed.empty() || last < first ? 0.0 : (last - first).ns();
+    nlohmann::json t;
+    t["host"] = host.name;
+    t["data_path"] = s.pcie.data_path;
+    t["messages_landed"] = landed.size();
+    t["bytes_landed"] = bytes;
+    t["first_posted_ns"] = landed.empty() ? 0.0 : first.ns();
+    t["last_landed_ns"] = last.ns();
+    t["gpu_goodput_gbps"] = span_ns > 0 ? double(bytes) * 8.0 / span_ns : 0.0;
+    // Sustained: the bytes of every message after the first over the time between the first's landing and
+    // the last's (the pipeline's fill and the first message's latency left out).
+    const double between_ns = landed.size() > 1 ? (last - landed.front().landed_at).ns() : 0.0;
+    t["gpu_sustained_gbps"] = between_ns > 0 ? double(bytes - landed.front().bytes) * 8.0 / between_ns : 0.0;
+    t["first_message_latency_ns"] = landed.empty() ? 0.0 : (landed.front().landed_at - landed.front().issued_at).ns();
+    t["peak_in_flight_bytes"] = host.tray->peak_in_flight();
+    t["rx_buffer_drops"] = ctx.stats.counter_value(host.nic->name(), "rx_buffer_drops");
+    t["cpu_link_down_payload_bytes"] = host.tray->pcie().port("cpu").down.payload_bytes();
+    t["cpu_link_up_payload_bytes"] = host.tray->pcie().port("cpu").up.payload_bytes();
+    t["host_memory_bytes"] = host.tray->root().host_memory.bytes_written() + host.tray->root().host_memory.bytes_read();
+    r["pcie"].push_back(std::move(t));
+  }
   r["time_limited"] = time_limited;
   r["data_checked"] = data_checked;
   r["mismatched_bytes"] = mismatched_bytes_total;

@@ -68,6 +68,28 @@ void supernic_params::visit(core::param_visitor& v) {
   v.field({"dscp", "", "DSCP of RoCE data and ACK packets", 0, 63}, dscp);
   v.field({"place_data", "", "copy payload bytes into host memory; false models timing only (no byte check)"},
           place_data);
+  v.field({"placement", "",
+           "received payloads: dmi copies them into host memory at once; pcie posts writes through the host's PCIe "
+           "tray (pcie section; docs/pcie.md)",
+           0, 0, {"dmi", "pcie"}},
+          placement);
+  v.field({"rx_buffer_bytes", "bytes",
+           "placement pcie: receive buffer for payload whose writes have not landed; a packet that would overflow "
+           "it is dropped and counted (rx_buffer_drops)",
+           4096, 1ull << 32},
+          rx_buffer_bytes);
+  v.field({"rx_overflow", "",
+           "placement pcie, receive buffer filling: pfc pauses the switch port (XOFF/XON at the thresholds below), "
+           "drop drops what does not fit",
+           0, 0, {"pfc", "drop"}},
+          rx_overflow);
+  v.field({"rx_pfc_xoff_bytes", "bytes", "rx_overflow pfc: unlanded payload that sends XOFF (the rest is headroom)",
+           0, 1ull << 32},
+          rx_pfc_xoff_bytes);
+  v.field({"rx_pfc_xon_bytes", "bytes", "rx_overflow pfc: unlanded payload below which XON goes", 0, 1ull << 32},
+          rx_pfc_xon_bytes);
+  v.field({"rx_pfc_quanta", "quanta", "rx_overflow pfc: pause time in XOFF frames, 512-bit times", 1, 65535},
+          rx_pfc_quanta);
   v.field({"tx_fifo_frames", "frames",
            "MAC transmit FIFO depth: the scheduler commits up to this many frames ahead of the wire and refills "
            "when one is left",
@@ -296,6 +318,7 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
       m_dcqcn(params.cc == "dcqcn"),
       m_hpcc(params.cc == "hpcc") {
   const std::string inst = this->name();
+  m_rx_pfc = params.rx_overflow == "pfc";
   const uint64_t mtu = params.mtu_bytes;
   core::require(mtu >= 256 && mtu <= 4096 && (mtu & (mtu - 1)) == 0, inst,
                 "nic.mtu_bytes " + std::to_string(mtu) + " is not one of 256, 512, 1024, 2048, 4096");
@@ -310,6 +333,13 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
     m_ib_max_blocks = sw::ib::blocks_of(h::ib_lrh + h::bth + h::reth + h::immediate + mtu + h::icrc + h::ib_vcrc);
     m_ib_rx = std::make_unique<sw::ib::credit_receiver>(sw::ib::credit_params{}, 1u, ctx.calendar);
   }
+  core::require(params.placement != "pcie" || params.rx_overflow != "pfc" ||
+                    (params.rx_pfc_xon_bytes <= params.rx_pfc_xoff_bytes &&
+                     params.rx_pfc_xoff_bytes + mtu <= params.rx_buffer_bytes),
+                inst,
+                "nic.rx_pfc_xon_bytes " + std::to_string(params.rx_pfc_xon_bytes) + " <= nic.rx_pfc_xoff_bytes " +
+                    std::to_string(params.rx_pfc_xoff_bytes) + " <= nic.rx_buffer_bytes " +
+                    std::to_string(params.rx_buffer_bytes) + " - one MTU is required (the rest is PFC headroom)");
   core::check_ranges(params, inst + ": nic");  // retransmission mode, rto_us, retry_count, nak_threshold
   try {
     make_reorder_tracker(params.reorder, uint32_t(w));  // fail at construction, naming this NIC and the keys
@@ -410,6 +440,11 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
   });
   s.counter(inst, "placed_bytes", "bytes", "payload bytes placed (copied into host memory unless nic.place_data is false)",
             &m_placed_bytes);
+  s.counter(inst, "rx_buffer_drops", "packets",
+            "nic.placement pcie: data packets dropped because the receive buffer was full of unlanded writes",
+            &m_rx_buffer_drops);
+  s.counter(inst, "tx_pause_frames", "frames",
+            "nic.rx_overflow pfc: PFC frames sent to the switch (XOFF, refreshes and XON)", &m_tx_pause_frames);
   s.counter(inst, "tracker_cycles", "cycles", "clock cycles the reorder tracker was stepped", &m_tracker_cycles);
   s.hist(inst, "ooo_distance", "PSNs", "distance of out-of-order arrivals ahead of the expected PSN", &m_ooo_distance);
 }
@@ -441,6 +476,8 @@ void supernic::end_of_elaboration() {
                         "nic.link_layer infiniband: time a packet was ready and the switch port had no credit",
                         m_ib_tx.stall_ps_counter(0));
   }
+  core::require(m_params.placement != "pcie" || m_placement != nullptr, name(),
+                "nic.placement is pcie but no PCIe tray is attached");
   for (auto& qp : m_qps)
     for (size_t i = 0; i < qp->wqes.size(); ++i) check_work_request(qp->wqes[i]);
 }
@@ -598,6 +635,7 @@ void supernic::transmit() {
   if (m_rto_wake <= t) check_timeouts(t);
   // Every path out of here re-arms the retransmission timer: an earlier wake-up replaced its notification.
   if (m_rto_wake != never) wake_transmitter(m_rto_wake);
+  if (m_rx_xoff && m_pfc_refresh_at != never && t < m_pfc_refresh_at) wake_transmitter(m_pfc_refresh_at);
   while (!m_tx_fifo.empty() && m_tx_fifo.front() <= t) m_tx_fifo.pop_front();
   // PFC pauses the priority of data and ACKs; CNPs travel on their own priority and still go.
   const bool paused = t < m_paused_until;
@@ -612,7 +650,8 @@ void supernic::transmit() {
       credit_blocked = true;
       break;
     }
-    packet* p = next_cnp();
+    packet* p = next_pfc();  // MAC control: never paused itself
+    if (p == nullptr) p = next_cnp();
     if (p == nullptr && !paused) p = next_ack();
     if (p == nullptr && !paused) p = next_data(&next_ready);
     if (p == nullptr) break;
@@ -970,6 +1009,7 @@ void supernic::advance(queue_pair& qp) {
       while (wr.rd_done < wr.packets && wr.got[wr.rd_done]) ++wr.rd_done;
       if (wr.rd_done < wr.packets) break;
       --qp.reads_in_flight;
+      if (m_placement && m_params.place_data) m_placement->message_issued(wr.local_addr, wr.length);
     } else if (!core::psn_before(wr.last_psn(), qp.acked)) {
       break;
     }
@@ -1247,6 +1287,7 @@ void supernic::on_read_response(packet* p) {
     m_ctx.pool.release(p);
     return;
   }
+  if (!rx_buffer_admits(p)) return;
   queue_pair& qp = *m_qps[qpn - first_qpn];
   if (p->ip.ecn == 3) {  // the responses are this QP's incoming data: the notification point sees them
     ++m_rx_ecn_marked;
@@ -1265,7 +1306,7 @@ void supernic::on_read_response(packet* p) {
   const uint64_t offset = uint64_t(k) * m_params.mtu_bytes;
   if (offset + p->payload_bytes <= wr.length) {
     if (m_params.place_data && p->payload_bytes > 0)
-      std::memcpy(m_mem_ptr + wr.local_addr + offset, p->payload, p->payload_bytes);  // at its offset, any order
+      write_payload(wr.local_addr + offset, p->payload, p->payload_bytes);  // at its offset, any order
     m_placed_bytes += p->payload_bytes;
   } else {
     ++m_rx_access_errors;
@@ -1315,6 +1356,7 @@ void supernic::on_write(packet* p) {
     m_ctx.pool.release(p);
     return;
   }
+  if (!rx_buffer_admits(p)) return;
   queue_pair& qp = *m_qps[qpn - first_qpn];
   if (p->int_hops > 0) {  // HPCC: keep the newest telemetry for the next ACK to echo
     const auto& rec = m_ctx.pool.telemetry(p);
@@ -1461,7 +1503,7 @@ void supernic::process_send(queue_pair& qp, packet* p) {
     qp.send_error = true;
   } else {
     if (m_params.place_data && p->payload_bytes > 0)
-      std::memcpy(m_mem_ptr + qp.send_buf.addr + offset, p->payload, p->payload_bytes);
+      write_payload(qp.send_buf.addr + offset, p->payload, p->payload_bytes);
     qp.send_bytes += p->payload_bytes;
     qp.placed_bytes += p->payload_bytes;
     m_placed_bytes += p->payload_bytes;
@@ -1479,7 +1521,67 @@ void supernic::process_send(queue_pair& qp, packet* p) {
   m_ctx.pool.release(p);
 }
 
+void supernic::write_payload(uint64_t va, const uint8_t* data, uint64_t length) {
+  if (m_placement)
+    m_placement->post_write(va, data, length);
+  else
+    std::memcpy(m_mem_ptr + va, data, length);
+}
+
+// A real NIC's receive buffer holds packets until their PCIe writes have gone. With rx_overflow pfc it pauses
+// the switch port above before the buffer is full (the rest is headroom for what is already on the way);
+// a packet that still finds no room is dropped, as ConnectX counts in rx_out_of_buffer, and the requester's
+// loss recovery resends it.
+bool supernic::rx_buffer_admits(const core::packet* p) {
+  if (!m_placement || p->payload_bytes == 0) return true;
+  const uint64_t occupancy = m_placement->bytes_in_flight() + p->payload_bytes;
+  if (occupancy <= m_params.rx_buffer_bytes) {
+    if (m_rx_pfc && !m_rx_xoff && occupancy >= m_params.rx_pfc_xoff_bytes) {
+      m_rx_xoff = true;
+      m_pfc_owed = true;
+      if (m_started) wake_transmitter(core::now());
+    }
+    return true;
+  }
+  ++m_rx_buffer_drops;
+  m_ctx.pool.release(const_cast<core::packet*>(p));
+  return false;
+}
+
+void supernic::rx_drained() {
+  if (!m_rx_xoff || m_placement->bytes_in_flight() > m_params.rx_pfc_xon_bytes) return;
+  m_rx_xoff = false;
+  m_pfc_owed = true;  // XON
+  m_pfc_refresh_at = never;
+  if (m_started) wake_transmitter(core::now());
+}
+
+// 802.1Qbb from the NIC to the switch port above, for the priority its RoCE traffic arrives on; an XOFF is
+// refreshed at half its pause time for as long as the buffer stays above XON.
+packet* supernic::next_pfc() {
+  const picoseconds t = core::now();
+  if (m_rx_xoff && m_pfc_refresh_at <= t) m_pfc_owed = true;
+  if (!m_pfc_owed) return nullptr;
+  m_pfc_owed = false;
+  packet* f = m_ctx.pool.acquire();
+  f->kind = core::frame_kind::pfc;
+  f->eth.dst_mac = core::pfc_mac_control_da;
+  f->eth.src_mac = m_mac;
+  f->pfc.class_enable = uint8_t(1u << m_priority);
+  f->pfc.quanta[m_priority] = m_rx_xoff ? uint16_t(m_params.rx_pfc_quanta) : 0;
+  f->seal();
+  ++m_tx_pause_frames;
+  if (m_rx_xoff) {
+    const uint64_t pause_ps = uint64_t((unsigned __int128)m_params.rx_pfc_quanta * core::pfc_quantum_bits *
+                                       1'000'000'000'000ull / m_out->rate().value);
+    m_pfc_refresh_at = t + picoseconds(pause_ps / 2);
+    wake_transmitter(m_pfc_refresh_at);
+  }
+  return f;
+}
+
 void supernic::record_placed(const placed_message& done) {
+  if (m_placement && m_params.place_data) m_placement->message_issued(done.va, done.bytes);
   m_placed.push_back(done);
   if (m_on_placed) m_on_placed(done);  // `done` is a copy: the callback may post, and m_placed may grow
 }
@@ -1585,8 +1687,7 @@ void supernic::place(queue_pair& qp, known_message& m, const packet* p) {
     ++m_rx_access_errors;
     return;
   }
-  if (m_params.place_data)
-    std::memcpy(m_mem_ptr + m.va + offset, p->payload, p->payload_bytes);  // direct data placement
+  if (m_params.place_data) write_payload(m.va + offset, p->payload, p->payload_bytes);  // direct data placement
   if (p->bth.opcode == bth_opcode::rc_rdma_write_last_imm || p->bth.opcode == bth_opcode::rc_rdma_write_only_imm) {
     m.imm = true;  // it consumes a receive when the head passes it
     m.imm_value = p->immediate;

@@ -51,6 +51,18 @@ struct supernic_params {
   std::string link_layer = "ethernet";  // "infiniband": LRH/BTH packets, credit flow control to the switch
   uint64_t dscp = 26;                  // RoCE traffic class (NVIDIA default: priority 3)
   bool place_data = true;              // copy payloads into host memory (off: timing only, memory untouched)
+  // Where received payloads go: "dmi" copies them into host memory at once (the fast path); "pcie" issues
+  // posted writes through the host's PCIe tray (set_placement(); docs/pcie.md), holding at most
+  // rx_buffer_bytes of payload not yet landed: a data packet that would overflow it is dropped and counted.
+  std::string placement = "dmi";
+  uint64_t rx_buffer_bytes = 1u << 20;
+  // When the receive buffer fills: "pfc" pauses the switch port above (XOFF once rx_pfc_xoff_bytes are in
+  // flight, XON below rx_pfc_xon_bytes; the rest of the buffer is headroom for what is on the way), "drop"
+  // only drops what does not fit (the requester's loss recovery resends it).
+  std::string rx_overflow = "pfc";
+  uint64_t rx_pfc_xoff_bytes = 786432;
+  uint64_t rx_pfc_xon_bytes = 524288;
+  uint64_t rx_pfc_quanta = 65535;      // pause time in XOFF frames, 512-bit times (refreshed at half of it)
   uint64_t tx_fifo_frames = 4;         // MAC transmit FIFO: frames the scheduler may commit ahead of the wire
   // Congestion control. "none": send at line rate (PFC alone holds senders back); "dcqcn": the receiver's
   // notification point sends CNPs for ECN-marked arrivals, the sender's reaction point paces each QP.
@@ -155,6 +167,25 @@ struct qp_status {
   uint64_t placed_bytes = 0;   // responder: payload bytes placed for this QP so far
 };
 
+// Where the NIC's received payloads land with nic.placement pcie (a host tray, sc_models/pcie/host_tray.h):
+// posted writes into the memory system, and what is still in flight.
+class placement_target {
+ public:
+  virtual ~placement_target() = default;
+  // A posted write of `length` bytes at the workload address `va`; `data` stays valid (it points into the
+  // sender's memory, which a workload does not change while it runs).
+  virtual void post_write(uint64_t va, const uint8_t* data, uint64_t length) = 0;
+  // Payload bytes issued and not yet landed (the NIC's receive buffer occupancy).
+  virtual uint64_t bytes_in_flight() const = 0;
+  // A message's last write has been issued (WRITE placed, SEND in its buffer, READ response data in).
+  virtual void message_issued(uint64_t va, uint64_t bytes) = 0;
+  // Called (by the target) whenever writes have landed and bytes_in_flight() fell.
+  void set_on_landed(std::function<void()> f) { m_on_landed = std::move(f); }
+
+ protected:
+  std::function<void()> m_on_landed;
+};
+
 class supernic : public sc_core::sc_module, public core::packet_sink, public sw::ib::credit_peer {
  public:
   // DMA into host memory: DMI for placement and source reads, taken once at the end of elaboration.
@@ -192,6 +223,11 @@ class supernic : public sc_core::sc_module, public core::packet_sink, public sw:
   void post_recv(uint32_t qpn, uint64_t wr_id, uint64_t addr, uint64_t length);
 
   void receive(core::packet* p, unsigned port) override;
+  // nic.placement pcie: where payloads are written (elaboration; required with pcie).
+  void set_placement(placement_target& t) {
+    m_placement = &t;
+    t.set_on_landed([this] { rx_drained(); });
+  }
 
   const std::vector<completion>& completions() const { return m_completions; }
   const std::vector<placed_message>& placed() const { return m_placed; }
@@ -306,6 +342,19 @@ class supernic : public sc_core::sc_module, public core::packet_sink, public sw:
   sw::ib::credit_sender m_ib_tx;
   std::unique_ptr<sw::ib::credit_receiver> m_ib_rx;
   uint8_t* m_mem_ptr = nullptr;  // DMI view of host memory
+  placement_target* m_placement = nullptr;  // nic.placement pcie
+  // Places payload bytes at `va`: a memcpy through DMI, or a posted write through the PCIe tray.
+  void write_payload(uint64_t va, const uint8_t* data, uint64_t length);
+  // nic.placement pcie: false (and the packet counted) when its payload would overflow the receive buffer.
+  bool rx_buffer_admits(const core::packet* p);
+  // nic.rx_overflow pfc: XON once the buffer has drained below rx_pfc_xon_bytes.
+  void rx_drained();
+  core::packet* next_pfc();  // an XOFF (or its refresh) or XON owed to the switch, if any
+  bool m_rx_xoff = false;    // the switch port above is paused by us
+  bool m_rx_pfc = false;     // nic.rx_overflow pfc
+  bool m_pfc_owed = false;   // a PFC frame (XOFF if m_rx_xoff, else XON) waits for the wire
+  core::picoseconds m_pfc_refresh_at{UINT64_MAX};
+  uint64_t m_tx_pause_frames = 0;
   uint64_t m_mem_size = 0;
   bool m_started = false;
   core::ip_address m_ip;
@@ -362,7 +411,7 @@ class supernic : public sc_core::sc_module, public core::packet_sink, public sw:
   uint64_t m_tx_packets = 0, m_tx_data_packets = 0, m_tx_acks = 0, m_tx_payload_bytes = 0;
   uint64_t m_rx_packets = 0, m_rx_in_order = 0, m_rx_out_of_order = 0, m_rx_duplicate = 0, m_rx_out_of_window = 0;
   uint64_t m_rx_deferred = 0, m_rx_access_errors = 0, m_rx_unknown_qp = 0, m_rx_acks = 0;
-  uint64_t m_placed_bytes = 0, m_tracker_cycles = 0, m_rx_pause_frames = 0;
+  uint64_t m_placed_bytes = 0, m_tracker_cycles = 0, m_rx_pause_frames = 0, m_rx_buffer_drops = 0;
   uint64_t m_rx_ecn_marked = 0, m_tx_cnps = 0, m_rx_cnps = 0;
   uint64_t m_tx_retransmitted = 0, m_rx_nak = 0, m_tx_nak = 0, m_timeouts = 0, m_qp_errors = 0;
   uint64_t m_tx_read_requests = 0, m_tx_read_responses = 0, m_rx_read_responses = 0, m_rx_duplicate_responses = 0;

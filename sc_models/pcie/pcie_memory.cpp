@@ -27,16 +27,21 @@ uint8_t* map_zeroed(uint64_t length) {
 }  // namespace
 
 pcie_memory::pcie_memory(sc_core::sc_module_name name, uint64_t size_bytes, const pcie_memory_params& params)
+    : pcie_memory(name, nullptr, size_bytes, params) {}
+
+pcie_memory::pcie_memory(sc_core::sc_module_name name, uint8_t* backing, uint64_t size_bytes,
+                         const pcie_memory_params& params)
     : sc_core::sc_module(name),
       socket("socket"),
       m_size(size_bytes ? size_bytes : 1),
-      m_data(map_zeroed(m_size), unmap_deleter{m_size}),
+      m_data(backing ? nullptr : map_zeroed(m_size), unmap_deleter{m_size}),
+      m_external(backing),
       m_params(params),
       m_ps_per_byte(0),
       m_end_req(64),
       m_responses(256) {
   core::check_ranges(m_params, this->name());
-  core::require(m_data != nullptr, this->name(), "cannot map " + std::to_string(m_size) + " bytes");
+  core::require(data() != nullptr, this->name(), "cannot map " + std::to_string(m_size) + " bytes");
   m_ps_per_byte = 8e12 / (m_params.bandwidth_gbps * 1e9);
   m_latency = core::picoseconds::from_ns(m_params.latency_ns);
   m_queue_time = core::picoseconds(uint64_t(std::llround(double(m_params.queue_bytes) * m_ps_per_byte)));

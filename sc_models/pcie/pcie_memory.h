@@ -30,10 +30,14 @@ class pcie_memory : public sc_core::sc_module {
   tlm_utils::simple_target_socket<pcie_memory> socket;
 
   pcie_memory(sc_core::sc_module_name name, uint64_t size_bytes, const pcie_memory_params& params = {});
+  // Over storage someone else owns (a fabric host's memory, so that the workload's buffers and the end-of-run
+  // check see the bytes exactly where the PCIe writes landed them); `backing` must outlive this memory.
+  pcie_memory(sc_core::sc_module_name name, uint8_t* backing, uint64_t size_bytes,
+              const pcie_memory_params& params = {});
   pcie_memory(const pcie_memory&) = delete;
   pcie_memory& operator=(const pcie_memory&) = delete;
 
-  uint8_t* data() { return m_data.get(); }
+  uint8_t* data() { return m_external ? m_external : m_data.get(); }
   uint64_t size() const { return m_size; }
 
   uint64_t bytes_written() const { return m_written; }
@@ -56,6 +60,7 @@ class pcie_memory : public sc_core::sc_module {
   };
   uint64_t m_size;
   std::unique_ptr<uint8_t, unmap_deleter> m_data;  // anonymous mapping: pages appear zeroed on first touch
+  uint8_t* m_external = nullptr;                    // or storage owned elsewhere
   pcie_memory_params m_params;
   double m_ps_per_byte;
   core::picoseconds m_latency, m_queue_time;

@@ -189,7 +189,8 @@ constexpr size_t k_unwired = SIZE_MAX - 1;
 
 fabric::fabric(const topology_params& topo, const cable_params& cable, const sw::switch_factory& make_switch,
                const nic::supernic_params& nicp, const std::map<std::string, nic::supernic_params>& nic_overrides,
-               const std::vector<uint64_t>& memory_bytes, core::sim_context& ctx)
+               const std::vector<uint64_t>& memory_bytes, core::sim_context& ctx,
+               const pcie::host_tray_params& tray)
     : m_ctx(ctx) {
   topo.validate();
   core::check_ranges(cable, "link");
@@ -223,6 +224,11 @@ fabric::fabric(const topology_params& topo, const cable_params& cable, const sw:
     h.nic = std::make_unique<nic::supernic>((h.name + "_nic").c_str(), ov == nic_overrides.end() ? nicp : ov->second,
                                             h.ip, host_mac(i), ctx);
     h.nic->dma.bind(h.mem->socket);
+    if (h.nic->params().placement == "pcie") {
+      h.tray = std::make_unique<pcie::host_tray>((h.name + "_pcie").c_str(), tray, h.mem->data(), h.mem->size());
+      h.nic->set_placement(*h.tray);
+      h.tray->register_stats(ctx.stats);
+    }
   }
 
   const core::link_params host_lp = tier_link(topo, cable, tier::host);

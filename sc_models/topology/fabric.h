@@ -15,6 +15,7 @@
 #include "sc_models/core/sim_context.h"
 #include "sc_models/memory/host_memory.h"
 #include "sc_models/nic/supernic.h"
+#include "sc_models/pcie/host_tray.h"
 #include "sc_models/switch/switch_device.h"
 
 namespace fabricsim::topology {
@@ -92,16 +93,19 @@ struct host {
   size_t rail = 0;    // which of the server's NICs: index % rails for rail_optimized, else 0
   std::unique_ptr<memory::host_memory> mem;
   std::unique_ptr<nic::supernic> nic;
+  std::unique_ptr<pcie::host_tray> tray;  // nic.placement pcie: the PCIe path from the NIC to memory
 };
 
 class fabric {
  public:
   // `make_switch` builds every switch (the switch model is the caller's choice). `memory_bytes[i]` sizes
   // host i's memory. `nic_overrides` replaces the NIC parameters of named hosts; an unknown host name
-  // there is a config_error, as is any topology_params::validate() failure.
+  // there is a config_error, as is any topology_params::validate() failure. A host whose NIC has
+  // nic.placement pcie gets a PCIe tray built from `tray` (its memory becomes the tray's GPU memory).
   fabric(const topology_params& topo, const cable_params& cable, const sw::switch_factory& make_switch,
          const nic::supernic_params& nic, const std::map<std::string, nic::supernic_params>& nic_overrides,
-         const std::vector<uint64_t>& memory_bytes, core::sim_context& ctx);
+         const std::vector<uint64_t>& memory_bytes, core::sim_context& ctx,
+         const pcie::host_tray_params& tray = {});
   fabric(const fabric&) = delete;
   fabric& operator=(const fabric&) = delete;
   ~fabric();

@@ -125,7 +125,7 @@ workload: {kind: permutation, message_bytes: 4096, offset: 2, messages: 3}
 TEST(scenario, unknown_top_level_key_lists_the_known_ones) {
   EXPECT_EQ(error_of([] { load("name: x\nlinks:\n  fec_latency_ns: 80\n"); }),
             "t.yaml:2: links: unknown key; did you mean link? Known keys of top-level: name, description, seed, "
-            "run, topology, link, switch, quantum, nic, nic_overrides, workload, collective, writes, compare");
+            "run, topology, link, switch, quantum, nic, pcie, nic_overrides, workload, collective, writes, compare");
 }
 
 TEST(scenario, unknown_key_in_each_section) {
@@ -237,7 +237,8 @@ TEST(scenario, nic_overrides_errors) {
             "t.yaml:4: nic_overrides.h1.reordr: unknown key; did you mean reorder? Known keys of nic_overrides.h1: "
             "mtu_bytes, reorder, reorder_window, wqe_latency_ns, rx_latency_ns, link_layer, ack_every_packets, "
             "path_entropy, "
-            "flowlet_gap_ns, random_initial_psn, initial_psn, dscp, place_data, tx_fifo_frames, cc, dcqcn_preset, "
+            "flowlet_gap_ns, random_initial_psn, initial_psn, dscp, place_data, placement, rx_buffer_bytes, "
+            "rx_overflow, rx_pfc_xoff_bytes, rx_pfc_xon_bytes, rx_pfc_quanta, tx_fifo_frames, cc, dcqcn_preset, "
             "dcqcn_model, cnp_model, cnp_interval_ns, cnp_mode, cnp_dscp, dcqcn_rpg_time_reset_us, dcqcn_rpg_byte_reset, "
             "dcqcn_rpg_threshold, dcqcn_rpg_ai_rate_mbps, dcqcn_rpg_hai_rate_mbps, dcqcn_rpg_min_rate_mbps, "
             "dcqcn_rpg_gd, dcqcn_rpg_min_dec_fac, dcqcn_dce_tcp_g, dcqcn_dce_tcp_rtt_us, dcqcn_initial_alpha, "
@@ -392,7 +393,7 @@ TEST(scenario, docs_reference_is_current) {
 TEST(scenario, markdown_lists_every_section_and_key) {
   const std::string md = scenario_keys_markdown();
   for (const char* s : {"### Top level", "### `run`", "### `topology`", "### `link`", "### `switch`", "### `nic`",
-                        "### `nic_overrides`", "### `workload`", "### `writes`", "### `compare`"})
+                        "### `pcie`", "### `nic_overrides`", "### `workload`", "### `writes`", "### `compare`"})
     EXPECT_TRUE(contains(md, s)) << s;
   EXPECT_TRUE(contains(md, "| `link_gbps` | number | Gb/s | `400` | [1, 3200] |"));
   EXPECT_TRUE(contains(md, "| `ns_per_metre` | number | ns/m | `5` | [0, 100] |"));
