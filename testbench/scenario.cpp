@@ -1,6 +1,7 @@
 // A scenario: the YAML file of one run mapped onto the per-block params structs, with `--set` overrides.
 #include "testbench/scenario.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -65,6 +66,35 @@ void write_op::visit(core::param_visitor& v) {
            "send or send_imm (into a receive buffer the testbench posts at dst)",
            0.0, 0.0, {"write", "write_imm", "read", "send", "send_imm"}},
           op);
+}
+
+void fault_entry::visit(core::param_visitor& v) {
+  v.field({"kind", "",
+           "link_down: the cable's carrier goes for an interval (both directions); flap: down for down_us every "
+           "period_us; loss: frames lost at random on one direction; bit_errors: frames corrupted at a bit error "
+           "ratio on one direction, dropped by the receiver's FCS check; port_down: a switch port fails (its cable "
+           "down, both directions)",
+           0.0, 0.0, {"link_down", "flap", "loss", "bit_errors", "port_down"}},
+          kind);
+  v.field({"link", "", "link_down, flap, loss, bit_errors: the link, <from>_to_<to>[_k] (or <from>-><to>), e.g. "
+                       "leaf0_to_spine1 (docs/topology.md)"},
+          link);
+  v.field({"switch", "", "port_down: the switch, e.g. leaf0"}, switch_name);
+  v.field({"port", "", "port_down: the switch's port", 0.0, 65535.0}, port);
+  v.field({"at_us", "us", "link_down, port_down: when the carrier goes", 0.0, k_max_time_ns / 1e3}, at_us);
+  v.field({"for_us", "us", "link_down, port_down: how long it stays down; 0: for the rest of the run", 0.0,
+           k_max_time_ns / 1e3},
+          for_us);
+  v.field({"period_us", "us", "flap: one down-up cycle", 0.0, k_max_time_ns / 1e3}, period_us);
+  v.field({"down_us", "us", "flap: the down part of each cycle (below period_us)", 0.0, k_max_time_ns / 1e3}, down_us);
+  v.field({"from_us", "us", "flap, loss, bit_errors: start of the fault", 0.0, k_max_time_ns / 1e3}, from_us);
+  v.field({"until_us", "us", "flap, loss, bit_errors: end of the fault; 0: the end of the run", 0.0,
+           k_max_time_ns / 1e3},
+          until_us);
+  v.field({"probability", "", "loss: chance that a frame is lost (PFC frames too)", 0.0, 1.0}, probability);
+  v.field({"ber", "", "bit_errors: bit error ratio; a frame of n bits is lost with probability 1 - (1 - ber)^n",
+           0.0, 1.0},
+          ber);
 }
 
 void workload_params::visit(core::param_visitor& v) {
@@ -179,13 +209,16 @@ std::vector<section> plain_sections(scenario& s) {
        "A collective benchmark, run when `workload.kind` is `collective`: nccl-tests sizes, op, algorithm, "
        "ranks and their placement ([collectives.md](collectives.md)).",
        visitor_of(s.collective)},
+      {"fault", "What every fault injector shares; the faults themselves are the `faults` list ([faults.md](faults.md)).",
+       visitor_of(s.fault)},
   };
 }
 
 // Every top-level key that names a section, in the order the documentation lists them.
 const std::vector<std::string>& top_level_sections() {
-  static const std::vector<std::string> keys = {"run", "topology", "link", "switch", "quantum", "nic", "pcie",
-                                                "nic_overrides", "workload", "collective", "writes", "compare"};
+  static const std::vector<std::string> keys = {"run",           "topology", "link",       "switch", "quantum",
+                                                "nic",           "pcie",     "nic_overrides", "workload",
+                                                "collective",    "writes",   "compare",    "fault",  "faults"};
   return keys;
 }
 
@@ -238,6 +271,79 @@ void load_writes(const YAML::Node& node, const yaml_source& source, scenario& s)
     write_op op;
     apply_yaml(entry, visitor_of(op), source, path);
     s.writes.push_back(op);
+  }
+}
+
+// Which keys each fault kind takes besides `kind`: the first group is required.
+struct fault_kind_keys {
+  const char* kind;
+  std::vector<std::string> required, optional;
+};
+const std::vector<fault_kind_keys>& fault_kinds() {
+  static const std::vector<fault_kind_keys> kinds = {
+      {"link_down", {"link", "at_us"}, {"for_us"}},
+      {"flap", {"link", "period_us", "down_us"}, {"from_us", "until_us"}},
+      {"loss", {"link", "probability"}, {"from_us", "until_us"}},
+      {"bit_errors", {"link", "ber"}, {"from_us", "until_us"}},
+      {"port_down", {"switch", "port", "at_us"}, {"for_us"}},
+  };
+  return kinds;
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const std::string& x : v) out += (out.empty() ? "" : ", ") + x;
+  return out;
+}
+
+void load_faults(const YAML::Node& node, const yaml_source& source, scenario& s) {
+  if (!node.IsDefined() || node.IsNull()) return;
+  if (!node.IsSequence())
+    throw config_error(source.message("faults", node.Mark(),
+                                      "expected a sequence of faults, e.g. [{kind: link_down, link: leaf0_to_spine1, "
+                                      "at_us: 20, for_us: 30}], got " + yaml_kind(node)));
+  for (size_t i = 0; i < node.size(); ++i) {
+    const YAML::Node entry = node[i];
+    const std::string path = "faults." + std::to_string(i);
+    if (!entry.IsMap())
+      throw config_error(source.message(path, entry.Mark(), "expected a mapping with kind, got " + yaml_kind(entry)));
+    if (!entry["kind"])
+      throw config_error(source.message(path, entry.Mark(),
+                                        "missing required key kind (link_down, flap, loss, bit_errors, port_down)"));
+    fault_entry f;
+    apply_yaml(entry, visitor_of(f), source, path);  // types, ranges and the kind's spelling
+    const fault_kind_keys* k = nullptr;
+    for (const fault_kind_keys& c : fault_kinds())
+      if (f.kind == c.kind) k = &c;
+    for (const auto& pair : entry) {
+      const std::string key = pair.first.Scalar();
+      if (key == "kind") continue;
+      if (std::find(k->required.begin(), k->required.end(), key) == k->required.end() &&
+          std::find(k->optional.begin(), k->optional.end(), key) == k->optional.end())
+        throw config_error(source.message(join_key(path, key), pair.first.Mark(),
+                                          "does not apply to kind " + f.kind + " (it takes " + join(k->required) +
+                                              (k->optional.empty() ? "" : "; optional " + join(k->optional)) + ")"));
+    }
+    for (const std::string& key : k->required)
+      if (!entry[key])
+        throw config_error(source.message(path, entry.Mark(),
+                                          "missing required key " + key + " (kind " + f.kind + " needs " +
+                                              join(k->required) + ")"));
+    if (f.kind == "flap" && (f.period_us <= 0 || f.down_us <= 0 || f.down_us >= f.period_us))
+      throw config_error(source.message(join_key(path, "down_us"), entry["down_us"].Mark(),
+                                        "flap needs 0 < down_us < period_us, got down_us " +
+                                            entry["down_us"].Scalar() + " and period_us " +
+                                            entry["period_us"].Scalar()));
+    if (f.until_us > 0 && f.until_us <= f.from_us)
+      throw config_error(source.message(join_key(path, "until_us"), entry["until_us"].Mark(),
+                                        "until_us must be above from_us (or 0: the end of the run)"));
+    if (f.kind == "loss" && f.probability <= 0)
+      throw config_error(source.message(join_key(path, "probability"), entry["probability"].Mark(),
+                                        "expected a probability above 0 and at most 1"));
+    if (f.kind == "bit_errors" && f.ber <= 0)
+      throw config_error(source.message(join_key(path, "ber"), entry["ber"].Mark(),
+                                        "expected a bit error ratio above 0 and at most 1, e.g. 1e-7"));
+    s.faults.push_back(f);
   }
 }
 
@@ -316,6 +422,7 @@ scenario load_scenario_text(const std::string& text, const std::string& source,
   load_nic_overrides(top["nic_overrides"], origin, s);
   load_writes(top["writes"], origin, s);
   load_compare(top["compare"], origin, s);
+  load_faults(top["faults"], origin, s);
   return s;
 }
 
@@ -406,6 +513,15 @@ std::string scenario_keys_markdown() {
       "The testbench posts a receive buffer at `dst` for every `send`, `send_imm` and `write_imm`. Entries are "
       "numbered from 0 in messages and in `--set` paths (`writes.0.bytes`).\n\n";
   out += md_table(describe<write_op>(), {"src", "dst", "bytes"});
+  out +=
+      "\n### `faults`\n\n"
+      "A sequence of faults injected into links and switch ports ([faults.md](faults.md)), e.g. "
+      "`faults: [{kind: link_down, link: leaf0_to_spine1, at_us: 20, for_us: 30}, {kind: loss, link: "
+      "h0_to_leaf0, probability: 0.01}]`. Each kind takes its own keys: link_down (link, at_us; for_us), flap "
+      "(link, period_us, down_us; from_us, until_us), loss (link, probability; from_us, until_us), bit_errors "
+      "(link, ber; from_us, until_us), port_down (switch, port, at_us; for_us). Entries are numbered from 0 in "
+      "messages and in the report.\n\n";
+  out += md_table(describe<fault_entry>());
   out +=
       "\n### `compare`\n\n"
       "Runs the scenario once per value of one key, each as its own simulation, and reports them side by side, "

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "sc_models/core/fault_injector.h"
 #include "sc_models/core/params.h"
 #include "sc_models/nic/supernic.h"
 #include "sc_models/switch/quantum/quantum_switch.h"
@@ -60,6 +61,24 @@ struct workload_params {
   void visit(core::param_visitor& v);
 };
 
+// One entry of the `faults` list (docs/faults.md): which fault, where, when. Which keys a kind takes is
+// checked at load; link names are checked against the fabric when it is built (testbench/faults.h).
+struct fault_entry {
+  std::string kind;          // link_down, flap, loss, bit_errors, port_down
+  std::string link;          // link_down, flap, loss, bit_errors: a link name such as leaf0_to_spine1
+  std::string switch_name;   // port_down: the switch ("switch" in YAML)
+  uint64_t port = 0;         // port_down: its port
+  double at_us = 0.0;        // link_down, port_down: when the carrier goes
+  double for_us = 0.0;       // link_down, port_down: how long it stays down; 0: for the rest of the run
+  double period_us = 0.0;    // flap: one down-up cycle
+  double down_us = 0.0;      // flap: down part of each cycle
+  double from_us = 0.0;      // flap, loss, bit_errors: start of the fault
+  double until_us = 0.0;     // flap, loss, bit_errors: end of the fault; 0: the end of the run
+  double probability = 0.0;  // loss: chance a frame is lost
+  double ber = 0.0;          // bit_errors: bit error ratio
+  void visit(core::param_visitor& v);
+};
+
 // A comparison: the same scenario run once per value of one key (`compare:` in the file, or --compare).
 struct compare_params {
   std::string key;                  // any key `--set` accepts, e.g. "nic.path_entropy"
@@ -83,6 +102,8 @@ struct scenario {
   workload_params workload;
   collective_params collective;  // YAML "collective": workload.kind collective (testbench/collective.h)
   std::vector<write_op> writes;  // YAML "writes: [{src: h0, dst: h1, bytes: 4096}]"
+  core::fault_params fault;          // YAML "fault": what every fault injector shares
+  std::vector<fault_entry> faults;   // YAML "faults: [{kind: link_down, link: leaf0_to_spine1, at_us: 20}]"
   compare_params compare;        // YAML "compare: {key: nic.path_entropy, values: [fixed, per_packet]}"
   // Where each key set by the file or a `--set` came from: key path ("run.duration_us") -> "file:12" or
   // "--set run.duration_us=5"; keys left at their default are absent (`fabricsim explain`).

@@ -23,6 +23,7 @@
 #include "sc_models/switch/spectrum/spectrum_switch.h"
 #include "sc_models/topology/fabric.h"
 #include "testbench/collective.h"
+#include "testbench/faults.h"
 #include "testbench/fct_report.h"
 #include "testbench/progress.h"
 #include "testbench/workload.h"
@@ -334,7 +335,11 @@ uint64_t round_up(uint64_t v) { return (v + page - 1) / page * page; }
 }  // namespace
 
 nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
-  if (s.workload.kind == "collective") return run_collective(s, opts);  // its WRITEs are posted as the run goes
+  if (s.workload.kind == "collective") {
+    if (!s.faults.empty())
+      throw core::config_error(s.source + ": faults: not supported with workload.kind collective (docs/faults.md)");
+    return run_collective(s, opts);  // its WRITEs are posted as the run goes
+  }  // its WRITEs are posted as the run goes
   if (sc_core::sc_get_time_resolution() != sc_core::sc_time(1, sc_core::SC_PS))
     throw std::logic_error("fabricsim needs the SystemC time resolution at 1 ps");
   core::sim_context ctx;
@@ -407,6 +412,7 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
   }
   topology::fabric fab(s.topology, s.link, make_switch, nic_params, nic_overrides, mem_bytes, ctx, s.pcie);
   tap_set taps(opts.taps, fab, opts.tap_frames);  // files created now: a bad tap fails before the run
+  fault_set faults(s, fab, ctx, picoseconds::from_ns(run_end_us * 1e3));  // docs/faults.md
 
   // Bytes are compared only where every NIC placed them (nic.place_data); otherwise the run is timing only,
   // and neither the source fill nor the memory behind the buffers is needed.
@@ -479,7 +485,10 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
       s.run.duration_us > 0 ? sc_core::SC_RUN_TO_TIME : sc_core::SC_EXIT_ON_STARVATION;
   uint64_t placed_at_window_start = 0;
   const picoseconds warmup_end = picoseconds::from_ns(s.run.warmup_us * 1e3);
-  const picoseconds sample_period = picoseconds::from_ns(s.run.sample_us * 1e3);
+  // A run with faults samples delivered payload (time to recover) even when run.sample_us is 0.
+  const picoseconds sample_period = picoseconds::from_ns(
+      (s.run.sample_us > 0 || faults.empty() ? s.run.sample_us : s.fault.sample_us) * 1e3);
+  std::vector<delivered_sample> delivered;
   // The port the report calls the bottleneck (the last hop to the one destination), for its queue integral.
   sw::scheduled_port* bottleneck = nullptr;
   {
@@ -509,6 +518,8 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
   std::vector<uint64_t> last_placed(senders.size(), 0);
   auto take_sample = [&] {
     const picoseconds t = core::now();
+    if (!faults.empty()) delivered.push_back({t, ctx.stats.counter_total("placed_bytes")});
+    if (s.run.sample_us <= 0) return;  // sampling only for the faults report
     uint64_t max_queue = 0;
     for (auto* sw : spectrum_switches)
       for (unsigned i = 0; i < sw->ports(); ++i) max_queue = std::max(max_queue, sw->port(i).queued_bytes());
@@ -559,6 +570,10 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
     }
     const auto slice_wall0 = std::chrono::steady_clock::now();
     if (stop > now) sc_core::sc_start(sc_core::sc_time(double((stop - now).value), sc_core::SC_PS), policy);
+    // Starving, the kernel leaves the clock short of `stop` when the next event lies beyond it: while anything
+    // is pending, move it on to `stop` (no event is added) so that the stop happens at its time.
+    if (core::now() < stop && sc_core::sc_pending_activity())
+      sc_core::sc_start(sc_core::sc_time(double((stop - core::now()).value), sc_core::SC_PS), sc_core::SC_RUN_TO_TIME);
     if (progress) {
       const auto wall = std::chrono::steady_clock::now();
       const double slice_s = std::chrono::duration<double>(wall - slice_wall0).count();
@@ -699,6 +714,8 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
                      {"packets", l->packets()},
                      {"wire_bytes", l->wire_bytes()},
                      {"dropped_injected", l->dropped_injected()},
+                     {"fault_lost", l->fault_lost()},
+                     {"fcs_errors", l->fcs_errors()},
                      {"utilization", sim_end.value ? double(ctx.stats.counter_value(l->name(), "busy_ps")) /
                                                          double(sim_end.value)
                                                    : 0.0}});
@@ -765,6 +782,7 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
       s.run.sample_us > 0 ? std::max<size_t>(1, size_t(std::llround(s.run.convergence_window_us / s.run.sample_us))) : 0;
   congestion_figures(r["fabric"], ctx, fab, senders, samples, window_start, sim_end, queue_byte_ps_at_window_start,
                      convergence_samples);
+  if (!faults.empty()) r["faults"] = faults.report(sim_end, delivered, ctx.stats.counter_total("tx_retransmitted"));
   r["flows"] = std::move(flows);
   add_fct_report(s, r);  // flows[].ideal_fct_ns and slowdown, and the `fct` object (testbench/fct_report.h)
   r["ports"] = std::move(ports);

@@ -29,6 +29,15 @@ link::link(sc_core::sc_module_name name, const link_params& params, sim_context&
   m_ctx.stats.counter(inst, "busy_ps", "ps", "time the transmitter was serializing", &m_busy_ps);
   m_ctx.stats.counter(inst, "dropped_injected", "packets", "RoCE frames lost on this link by loss injection",
                       &m_dropped_injected);
+  m_ctx.stats.counter(inst, "fault_lost", "packets",
+                      "frames lost to an injected fault: serialized while the carrier was down, or lost at random",
+                      &m_fault_lost);
+  m_ctx.stats.counter(inst, "fcs_errors", "packets",
+                      "frames corrupted by injected bit errors and dropped by the receiver's FCS/ICRC check",
+                      &m_fcs_errors);
+  m_ctx.stats.counter(inst, "tx_known_down", "packets",
+                      "frames put on this link while its carrier was known down at the transmitting end",
+                      &m_tx_known_down);
 }
 
 void link::bind(packet_sink& sink, unsigned sink_port) {
@@ -47,9 +56,19 @@ picoseconds link::transmit(packet* p, picoseconds start) {
   m_busy_ps += ser.value;
   if (m_observer != nullptr) m_observer->on_transmit(*this, *p, start);
   // A probability of 1 gives a threshold of 2^53, above every 53-bit draw: every RoCE frame is lost.
-  const bool lost = m_drop_threshold != 0 && p->kind == frame_kind::roce && (m_drop_rng() >> 11) < m_drop_threshold;
+  const bool injected = m_drop_threshold != 0 && p->kind == frame_kind::roce && (m_drop_rng() >> 11) < m_drop_threshold;
+  bool lost = injected, corrupted = false;
+  if (m_fault != nullptr && !lost) {
+    // The frame still occupies the wire: the transmitter cannot tell (a corrupted one is caught at the far
+    // end's FCS check, on arrival).
+    m_tx_known_down += m_fault->known_down(start);
+    const fault_injector::verdict v = m_fault->judge(*p, start, end);
+    lost = v == fault_injector::verdict::lost;
+    corrupted = v == fault_injector::verdict::corrupted;
+    m_fault_lost += lost;
+  }
   const bool was_empty = m_in_flight.empty();
-  m_in_flight.push_back({end + m_latency, p, lost});
+  m_in_flight.push_back({end + m_latency, p, lost, corrupted, injected});
   if (was_empty) m_ctx.calendar.schedule(this, end + m_latency, p);
   return end;
 }
@@ -59,10 +78,13 @@ void link::deliver(picoseconds t) {
   // link are in time order.
   while (!m_in_flight.empty() && m_in_flight.front().arrival <= t) {
     packet* p = m_in_flight.front().p;
-    const bool lost = m_in_flight.front().lost;
+    const in_flight& f = m_in_flight.front();
+    const bool lost = f.lost, corrupted = f.corrupted, injected = f.injected;
     m_in_flight.pop_front();
-    if (lost) {
-      ++m_dropped_injected;
+    if (lost || corrupted) {
+      // The receiving MAC drops a frame whose FCS fails; a lost one never arrives.
+      m_fcs_errors += corrupted;
+      m_dropped_injected += injected;
       m_ctx.pool.release(p);
       continue;
     }

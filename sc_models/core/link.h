@@ -8,6 +8,7 @@
 
 #include <systemc>
 
+#include "sc_models/core/fault_injector.h"
 #include "sc_models/core/packet.h"
 #include "sc_models/core/params.h"
 #include "sc_models/core/ring.h"
@@ -71,9 +72,19 @@ class link : public sc_core::sc_module, public calendar_client {
   void set_observer(link_observer* o) { m_observer = o; }
   link_observer* observer() const { return m_observer; }
 
+  // Fault injection (link down, flapping, loss, bit errors): at most one injector; nullptr detaches. A link
+  // without one pays one null check per frame.
+  void set_fault(fault_injector* f) { m_fault = f; }
+  fault_injector* fault() const { return m_fault; }
+  // The switch at this link's transmitting end knows the carrier is down (routing keeps clear of it).
+  bool known_down(picoseconds t) const { return m_fault != nullptr && m_fault->known_down(t); }
+
   uint64_t packets() const { return m_packets; }
   uint64_t wire_bytes() const { return m_wire_bytes; }
   uint64_t dropped_injected() const { return m_dropped_injected; }
+  uint64_t fault_lost() const { return m_fault_lost; }
+  uint64_t fcs_errors() const { return m_fcs_errors; }
+  uint64_t tx_known_down() const { return m_tx_known_down; }
 
   // Called by the arrival calendar at `t`: hands every packet that has arrived by `t` to the far end.
   void deliver(picoseconds t);
@@ -83,7 +94,9 @@ class link : public sc_core::sc_module, public calendar_client {
   struct in_flight {
     picoseconds arrival;
     packet* p;
-    bool lost;  // loss injection: released to the pool at its arrival time instead of delivered
+    bool lost;       // loss injection: released to the pool at its arrival time instead of delivered
+    bool corrupted;  // a bit error: the receiver's FCS check drops it on arrival
+    bool injected;   // lost by link.drop_probability (counted as dropped_injected on arrival)
   };
 
   sim_context& m_ctx;
@@ -102,6 +115,8 @@ class link : public sc_core::sc_module, public calendar_client {
   uint64_t m_drop_threshold = 0;  // drop when the 53-bit draw is below this; 0: no loss injection
   rng_stream m_drop_rng;
   uint64_t m_dropped_injected = 0;
+  fault_injector* m_fault = nullptr;
+  uint64_t m_fault_lost = 0, m_fcs_errors = 0, m_tx_known_down = 0;
 };
 
 }  // namespace fabricsim::core

@@ -166,6 +166,8 @@ spectrum_switch::spectrum_switch(sc_core::sc_module_name name, const spectrum_pa
   auto& s = m_ctx.stats;
   s.counter(inst, "received", "packets", "frames received on any port", &m_received);
   s.counter(inst, "no_route", "packets", "packets dropped for want of a route", &m_no_route);
+  s.counter(inst, "no_live_port", "packets",
+            "packets dropped because the link of every equal-cost egress port was known down", &m_no_live_port);
   s.counter(inst, "ttl_expired", "packets", "packets dropped with TTL or hop limit exhausted", &m_ttl_expired);
   s.counter(inst, "headroom_overflow", "packets",
             "lossless packets dropped because their PFC headroom was full (the headroom is too small)",
@@ -302,10 +304,31 @@ const spectrum_switch::route* spectrum_switch::lookup(const packet* p) const {
   }
 }
 
+unsigned spectrum_switch::live_port(const route& r, uint32_t h, picoseconds t) const {
+  // The h-th (mod the live count) of the route's ports whose link is not known down: ECMP rehashes over
+  // what is left, so flows on live ports keep their port.
+  unsigned live = 0;
+  for (uint32_t k = 0; k < r.count; ++k) live += !m_ports[m_route_ports[r.first + k]]->out().known_down(t);
+  if (live == 0) return no_port;
+  unsigned pick = h % live;
+  for (uint32_t k = 0; k < r.count; ++k) {
+    const unsigned port = m_route_ports[r.first + k];
+    if (m_ports[port]->out().known_down(t)) continue;
+    if (pick-- == 0) return port;
+  }
+  return no_port;
+}
+
 unsigned spectrum_switch::select_egress(const route& r, const packet* p, unsigned tc, picoseconds t) {
-  if (r.count == 1) return m_route_ports[r.first];
-  const uint32_t h = p->five_tuple_hash(m_hash_seed) % r.count;
-  const unsigned hashed = m_route_ports[r.first + h];
+  if (r.count == 1) return m_ports[m_route_ports[r.first]]->out().known_down(t) ? no_port : m_route_ports[r.first];
+  const uint32_t hash = p->five_tuple_hash(m_hash_seed);
+  const uint32_t h = hash % r.count;
+  unsigned hashed = m_route_ports[r.first + h];
+  // A port whose link is known down leaves the equal-cost set until its carrier is known back.
+  if (m_ports[hashed]->out().known_down(t)) {
+    hashed = live_port(r, hash, t);
+    if (hashed == no_port) return no_port;
+  }
   if (!m_adaptive) return hashed;
   // Adaptive: the least-loaded eligible port (not paused for this class). Ties go round robin: breaking
   // them toward the hashed port would steer every flow back onto its ECMP path whenever the uplinks are
@@ -323,7 +346,7 @@ unsigned spectrum_switch::select_egress(const route& r, const packet* p, unsigne
   for (uint32_t k = 0; k < r.count; ++k) {
     const unsigned port = m_route_ports[r.first + (start + k) % r.count];
     scheduled_port& sp = *m_ports[port];
-    if (sp.paused(tc, t)) continue;
+    if (sp.paused(tc, t) || sp.out().known_down(t)) continue;
     ++eligible;
     const uint64_t d = sp.depth(tc, t);
     if (best < 0 || d < best_depth) {
@@ -461,6 +484,11 @@ void spectrum_switch::receive(packet* p, unsigned in_port) {
   }
   const picoseconds t = core::now();
   const unsigned egress = select_egress(*r, p, tc, t);
+  if (egress == no_port) {  // every equal-cost port's link is known down
+    ++m_no_live_port;
+    m_ctx.pool.release(p);
+    return;
+  }
   scheduled_port& out = *m_ports[egress];
   if (!admit(p, in_port, egress, tc)) {
     m_ctx.pool.release(p);

@@ -4,7 +4,7 @@
 //   classify  trust DSCP (or PCP) -> switch priority -> traffic class (RoCE lossless, CNP strict, default)
 //   lookup    L3 host route; ECMP over the equal-cost ports by a seeded hash of the 5-tuple (UDP source
 //             port included, so a NIC sprays by varying it), or per-packet adaptive routing to the
-//             least-loaded eligible port
+//             least-loaded eligible port; ports whose link is known down (fault injection) are skipped
 //   admit     one shared buffer with per-(ingress port, priority) and per-(egress port, class) accounting:
 //             dynamic thresholds and tail drop for lossy classes, XOFF/XON with headroom for lossless ones;
 //             ECN marking on the RED line of the egress queue
@@ -129,7 +129,10 @@ class spectrum_switch : public sc_core::sc_module, public switch_device, public 
   // Pipeline stages.
   bool parse(core::packet* p, unsigned in_port);  // false: consumed (PFC) or dropped (TTL)
   const route* lookup(const core::packet* p) const;
+  // The egress port, or no_port when every equal-cost port's link is known down (the frame is dropped).
   unsigned select_egress(const route& r, const core::packet* p, unsigned tc, core::picoseconds t);
+  unsigned live_port(const route& r, uint32_t hash, core::picoseconds t) const;
+  static constexpr unsigned no_port = ~0u;
   bool admit(core::packet* p, unsigned in_port, unsigned egress, unsigned tc);
   void mark_ecn(core::packet* p, unsigned egress, unsigned tc, core::picoseconds t);
   // PFC.
@@ -165,6 +168,7 @@ class spectrum_switch : public sc_core::sc_module, public switch_device, public 
   std::vector<unsigned> m_route_ports;
   std::map<std::vector<unsigned>, uint32_t> m_port_sets;  // elaboration only: where each set starts
 
+  uint64_t m_no_live_port = 0;
   uint64_t m_received = 0, m_no_route = 0, m_ttl_expired = 0, m_headroom_overflow = 0;
   uint64_t m_ar_decisions = 0, m_ar_rerouted = 0, m_admitted_bytes = 0, m_released_bytes = 0;
   uint64_t m_max_shared_used = 0;

@@ -1,0 +1,182 @@
+// The scenario's `faults` list put on the fabric.
+#include "testbench/faults.h"
+
+#include <algorithm>
+
+namespace fabricsim::testbench {
+
+using core::config_error;
+using core::picoseconds;
+
+namespace {
+
+constexpr picoseconds forever{UINT64_MAX};
+
+picoseconds us(double v) { return picoseconds::from_ns(v * 1e3); }
+
+// Links are named <from>_to_<to>[_k]; the "leaf0->spine1" is accepted as leaf0_to_spine1.
+std::string canonical_link_name(std::string name) {
+  const size_t arrow = name.find("->");
+  if (arrow != std::string::npos) name.replace(arrow, 2, "_to_");
+  return name;
+}
+
+// The other direction of `l`'s cable: a_to_b<suffix> -> b_to_a<suffix>.
+core::link* reverse_of(topology::fabric& fab, const core::link& l) {
+  const std::string name = l.name();
+  const size_t cut = name.find("_to_");
+  const std::string a = name.substr(0, cut), rest = name.substr(cut + 4);
+  for (const auto& m : fab.links()) {
+    const std::string n = m->name();
+    const size_t c = n.find("_to_");
+    if (c == std::string::npos) continue;
+    const std::string x = n.substr(0, c), y = n.substr(c + 4);
+    if (rest.compare(0, x.size(), x) != 0) continue;
+    const std::string suffix = rest.substr(x.size());
+    if (y == a + suffix && (suffix.empty() || suffix[0] == '_')) return m.get();
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+fault_set::fault_set(const scenario& s, topology::fabric& fab, core::sim_context& ctx, picoseconds run_end)
+    : m_scenario(s), m_ctx(ctx), m_detect(us(s.fault.detect_us)) {
+  m_counters.resize(s.faults.size());
+  m_injectors.reserve(fab.links().size());
+  for (size_t i = 0; i < s.faults.size(); ++i) {
+    const fault_entry& f = s.faults[i];
+    const std::string where = s.source + ": faults." + std::to_string(i);
+    entry e{&f, "", {}, {}, {}};
+    if (f.kind == "port_down") {
+      try {
+        core::link& out = fab.egress_link(f.switch_name, unsigned(f.port));
+        e.links.push_back(&out);
+      } catch (const config_error& err) {
+        throw config_error(where + (f.switch_name.empty() ? ".switch" : ".port") + ": " + err.what());
+      }
+      e.target = f.switch_name + ".port" + std::to_string(f.port);
+    } else {
+      const std::string name = canonical_link_name(f.link);
+      core::link* l = fab.find_link(name);
+      if (l == nullptr)
+        throw config_error(where + ".link: no link named '" + f.link + "'; links are named <from>_to_<to>, with _<k> " +
+                           "for parallel cables (docs/topology.md), from " + fab.links().front()->name() + " to " +
+                           fab.links().back()->name());
+      e.links.push_back(l);
+      e.target = name;
+    }
+    // A carrier fault takes the whole cable (both directions); loss and bit errors hit the one direction named.
+    const bool carrier = f.kind == "link_down" || f.kind == "flap" || f.kind == "port_down";
+    if (carrier) {
+      core::link* back = reverse_of(fab, *e.links.front());
+      if (back != nullptr) e.links.push_back(back);
+    }
+    if (f.kind == "link_down" || f.kind == "port_down") {
+      e.start = us(f.at_us);
+      e.end = f.for_us > 0 ? us(f.at_us + f.for_us) : forever;
+      for (core::link* l : e.links) injector_of(*l).add_down(e.start, e.end, i);
+    } else if (f.kind == "flap") {
+      e.start = us(f.from_us);
+      e.end = f.until_us > 0 ? us(f.until_us) : run_end;
+      const picoseconds period = us(f.period_us), down = us(f.down_us);
+      const uint64_t windows = (e.end.value - std::min(e.end, e.start).value + period.value - 1) / period.value;
+      if (windows > 1'000'000)
+        throw config_error(where + ".period_us: " + std::to_string(windows) +
+                           " flap periods in the run; at most 1000000 (lengthen period_us or shorten the span)");
+      for (picoseconds t = e.start; t < e.end; t = t + period)
+        for (core::link* l : e.links) injector_of(*l).add_down(t, std::min(t + down, e.end), i);
+    } else {
+      e.start = us(f.from_us);
+      e.end = f.until_us > 0 ? us(f.until_us) : run_end;
+      core::fault_injector& inj = injector_of(*e.links.front());
+      if (f.kind == "loss" ? inj.has_loss() : inj.has_ber())
+        throw config_error(where + ".link: " + e.target + " already has a " + f.kind + " entry; one per link");
+      // Faults that run to the end of the run have no end of their own: the window stays open.
+      const picoseconds until = f.until_us > 0 ? e.end : forever;
+      if (f.kind == "loss") inj.set_loss(f.probability, i, e.start, until);
+      else inj.set_ber(f.ber, i, e.start, until);
+    }
+    m_entries.push_back(std::move(e));
+  }
+}
+
+core::fault_injector& fault_set::injector_of(core::link& l) {
+  if (l.fault() == nullptr) {
+    m_injectors.push_back(std::make_unique<core::fault_injector>(l.name(), m_ctx.seed, m_detect, m_counters));
+    l.set_fault(m_injectors.back().get());
+  }
+  return *l.fault();
+}
+
+nlohmann::json fault_set::report(picoseconds sim_end, const std::vector<delivered_sample>& delivered,
+                                 uint64_t retransmissions) const {
+  nlohmann::json out;
+  out["detect_ns"] = m_detect.ns();
+  out["retransmissions"] = retransmissions;
+  out["sampled"] = !delivered.empty();
+  nlohmann::json list = nlohmann::json::array();
+  for (size_t i = 0; i < m_entries.size(); ++i) {
+    const entry& e = m_entries[i];
+    const core::fault_counters& c = m_counters[i];
+    nlohmann::json j;
+    j["index"] = i;
+    j["kind"] = e.cfg->kind;
+    j["target"] = e.target;
+    nlohmann::json links = nlohmann::json::array();
+    for (const core::link* l : e.links) links.push_back(l->name());
+    j["links"] = links;
+    j["start_ns"] = e.start.ns();
+    const bool open_ended = e.end == forever || ((e.cfg->kind == "loss" || e.cfg->kind == "bit_errors") &&
+                                                 e.cfg->until_us == 0);
+    j["end_ns"] = open_ended ? nlohmann::json(nullptr) : nlohmann::json(e.end.ns());
+    j["frames_lost"] = c.frames_lost;
+    j["fcs_errors"] = c.fcs_errors;
+    j["frames_exposed"] = c.frames_judged;
+    // One direction's carrier-down time: both directions of a cable go down together.
+    j["time_down_ns"] = e.links.front()->fault()->down_time(i, sim_end).ns();
+    const bool carrier = e.cfg->kind == "link_down" || e.cfg->kind == "flap" || e.cfg->kind == "port_down";
+    j["detection_ns"] = carrier ? nlohmann::json(m_detect.ns()) : nlohmann::json(nullptr);
+    j["last_loss_ns"] = c.frames_lost + c.fcs_errors > 0 ? nlohmann::json(c.last_loss.ns()) : nlohmann::json(nullptr);
+    // Time to recover: from the fault's start until the fabric's delivered goodput, over a whole sampling
+    // period that begins after the last frame this fault destroyed, is back within 10 % of its mean before
+    // the fault (periods before the first delivery left out). Null without sampling, without a period
+    // before the fault, or when it never comes back (the workload ended first).
+    nlohmann::json recover = nullptr, baseline = nullptr;
+    if (delivered.size() >= 2) {
+      double before_bytes = 0, before_ps = 0;
+      picoseconds prev_t{0};
+      uint64_t prev_b = 0;
+      for (const delivered_sample& d : delivered) {
+        if (d.t > e.start) break;
+        if (prev_b > 0 || d.placed_bytes > 0) {
+          before_bytes += double(d.placed_bytes - prev_b);
+          before_ps += double((d.t - prev_t).value);
+        }
+        prev_t = d.t;
+        prev_b = d.placed_bytes;
+      }
+      if (before_ps > 0 && before_bytes > 0) {
+        const double g0 = before_bytes / before_ps;
+        baseline = g0 * 8.0 * 1e3;  // bytes/ps -> Gb/s
+        const picoseconds quiet = std::max(e.start, c.frames_lost + c.fcs_errors > 0 ? c.last_loss : e.start);
+        for (size_t k = 1; k < delivered.size(); ++k) {
+          const delivered_sample &a = delivered[k - 1], &b = delivered[k];
+          if (a.t < quiet) continue;
+          const double g = double(b.placed_bytes - a.placed_bytes) / double((b.t - a.t).value);
+          if (g >= 0.9 * g0) {
+            recover = (b.t - e.start).ns();
+            break;
+          }
+        }
+      }
+    }
+    j["goodput_before_gbps"] = baseline;
+    j["time_to_recover_ns"] = recover;
+    list.push_back(std::move(j));
+  }
+  out["entries"] = std::move(list);
+  return out;
+}
+
+}  // namespace fabricsim::testbench

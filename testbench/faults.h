@@ -1,0 +1,55 @@
+// The scenario's `faults` list put on the fabric: one fault injector per affected link direction, and the
+// `faults` object of the report (docs/faults.md).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sc_models/core/fault_injector.h"
+#include "sc_models/core/sim_context.h"
+#include "sc_models/topology/fabric.h"
+#include "testbench/scenario.h"
+
+namespace fabricsim::testbench {
+
+// Delivered payload over the whole fabric at one sampling instant (run.sample_us): what time to recover is
+// measured on.
+struct delivered_sample {
+  core::picoseconds t;
+  uint64_t placed_bytes;
+};
+
+class fault_set {
+ public:
+  // Attaches injectors for every entry of `s.faults`. Throws core::config_error naming the file, the entry
+  // and the field: an unknown link (with the naming pattern and an example), an unknown switch or port.
+  // `run_end` closes faults that last "for the rest of the run".
+  fault_set(const scenario& s, topology::fabric& fab, core::sim_context& ctx, core::picoseconds run_end);
+  fault_set(const fault_set&) = delete;
+  fault_set& operator=(const fault_set&) = delete;
+
+  bool empty() const { return m_entries.empty(); }
+  // The `faults` object (docs/report.md): per entry what it did and how long the fabric took to recover.
+  nlohmann::json report(core::picoseconds sim_end, const std::vector<delivered_sample>& delivered,
+                        uint64_t retransmissions) const;
+
+ private:
+  struct entry {
+    const fault_entry* cfg;
+    std::string target;               // link name(s) or switch.port, for the report
+    core::picoseconds start, end;     // the fault's span (end: the run's end for an open-ended one)
+    std::vector<core::link*> links;   // the link directions it acts on
+  };
+  core::fault_injector& injector_of(core::link& l);
+
+  const scenario& m_scenario;
+  core::sim_context& m_ctx;
+  core::picoseconds m_detect;
+  std::vector<core::fault_counters> m_counters;  // one per entry, sized before any injector exists
+  std::vector<entry> m_entries;
+  std::vector<std::unique_ptr<core::fault_injector>> m_injectors;
+};
+
+}  // namespace fabricsim::testbench
