@@ -146,13 +146,21 @@ int run(const run_args& a) {
 
 }  // namespace
 
+// The whole command line: parses argv and runs the command, or with parse_only stops after parsing (the CLI
+// fuzz target, fuzz/cli_fuzz.cpp, builds this file with FABRICSIM_CLI_NO_MAIN and drives only the parser).
+int fabricsim_cli(int argc, char* argv[], bool parse_only);
+
+#ifndef FABRICSIM_CLI_NO_MAIN
 // The kernel prints its banner before sc_main() runs; silence it first, then hand over as libsystemc would.
 int main(int argc, char* argv[]) {
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 1);
   return sc_core::sc_elab_and_sim(argc, argv);
 }
 
-int sc_main(int argc, char* argv[]) {
+int sc_main(int argc, char* argv[]) { return fabricsim_cli(argc, argv, false); }
+#endif
+
+int fabricsim_cli(int argc, char* argv[], bool parse_only) {
   CLI::App app{
       "fabricsim: a cycle-approximate model of AI-cluster network devices (SystemC + Verilated RTL).\n"
       "With no command it runs the built-in default scenario, the Spectrum-X headline: 128 SuperNICs on a\n"
@@ -326,6 +334,7 @@ int sc_main(int argc, char* argv[]) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
+  if (parse_only) return 0;
   try {
     if (*replay_cmd) {
       replay_opts.timing = testbench::parse_replay_timing(replay_timing);

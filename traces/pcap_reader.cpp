@@ -44,6 +44,14 @@ bool pcap_reader::next(capture_frame& frame) {
   }
   m_done = true;
   if (rc == PCAP_ERROR) {
+    const std::string what = pcap_geterr(m_handle);
+    // A record header that cannot be right (a capture length beyond the snapshot length or libpcap's
+    // limit, a pcapng block length that does not add up) is a damaged file, not one cut short: refuse it
+    // rather than present the frames before it as the whole capture.
+    if (what.rfind("truncated", 0) != 0)  // "truncated dump file" (pcap), "truncated pcapng dump file"
+      throw capture_error(m_path + ": frame " + std::to_string(m_frames + 1) +
+                          ": corrupt record header (libpcap: " + what +
+                          "); expected a capture length within the snapshot length and block lengths that add up");
     // libpcap reports a record cut short ("truncated dump file; tried to read ...") as an error after the
     // last whole record; everything read so far is good, so this is a warning, as tcpdump treats it.
     m_warning = m_path + ": frame " + std::to_string(m_frames + 1) + " is cut short or unreadable (libpcap: " +

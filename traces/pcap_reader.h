@@ -43,7 +43,9 @@ class pcap_reader {
   pcap_reader& operator=(const pcap_reader&) = delete;
 
   // Reads the next frame; false at the end of the file. A file cut short inside a frame ends the
-  // iteration at the last whole frame and sets warning() (as tcpdump does); it is not an error.
+  // iteration at the last whole frame and sets warning() (as tcpdump does); it is not an error. A record
+  // header that cannot be right (capture length beyond the snapshot length, bad pcapng block length) throws
+  // capture_error naming the file and frame.
   bool next(capture_frame& frame);
 
   const std::string& path() const { return m_path; }

@@ -276,6 +276,33 @@ TEST(pcap_reader, unsupported_link_type_names_file_and_type) {
   fs::remove(wifi);
 }
 
+TEST(pcap_reader, oversized_record_length_is_a_corrupt_file_naming_the_frame) {
+  // Frame 1 is whole; frame 2's record header claims 4294967280 captured bytes, far beyond the file's
+  // 65535-byte snapshot length: a damaged file, refused, not read as a 1-frame capture.
+  const fs::path bad = scratch("huge_caplen.pcap");
+  pcap_bytes pcap(1);
+  pcap.record(std::vector<uint8_t>(60, 0), 60, 0);
+  pcap.le32(1700000000);
+  pcap.le32(1);
+  pcap.le32(0xfffffff0u);
+  pcap.le32(0xfffffff0u);
+  pcap.b.resize(pcap.b.size() + 64, 0);
+  spill(bad, pcap.b.data(), pcap.b.size());
+  pcap_reader reader(bad.string());
+  capture_frame frame;
+  ASSERT_TRUE(reader.next(frame));
+  try {
+    reader.next(frame);
+    FAIL() << "expected capture_error";
+  } catch (const capture_error& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind(bad.string() + ": frame 2: corrupt record header", 0), 0u) << what;
+    EXPECT_NE(what.find("4294967280"), std::string::npos) << what;  // libpcap names the length
+    EXPECT_NE(what.find("expected a capture length within the snapshot length"), std::string::npos) << what;
+  }
+  fs::remove(bad);
+}
+
 TEST(pcap_reader, frame_shorter_than_its_headers_claim_is_malformed_and_counted) {
   // Frame 1: a RoCEv2 WRITE MIDDLE; frame 2: the same with IP total length 2000; frame 3: frame 1 cut by
   // the snaplen (captured 60 of its bytes); frame 4: frame 1 again.
