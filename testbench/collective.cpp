@@ -855,26 +855,9 @@ nlohmann::json run_collective(const scenario& s, const run_options& opts) {
   fabric_j["min_flow_throughput"] = nullptr;
   fabric_j["cnps_sent"] = ctx.stats.counter_total("tx_cnps");
 
-  nlohmann::json ports = nlohmann::json::array();
-  for (auto& l : fab.links())
-    ports.push_back({{"link", l->name()},
-                     {"packets", l->packets()},
-                     {"wire_bytes", l->wire_bytes()},
-                     {"dropped_injected", l->dropped_injected()},
-                     {"utilization", sim_end.value ? double(ctx.stats.counter_value(l->name(), "busy_ps")) /
-                                                         double(sim_end.value)
-                                                   : 0.0}});
+  nlohmann::json ports = link_ports_report(fab, ctx, sim_end);
   nlohmann::json r;
-  r["scenario"] = s.name;
-  r["description"] = s.description;
-  r["scenario_file"] = opts.scenario_file;
-  r["seed"] = s.seed;
-  r["simulated_time_ns"] = sim_end.ns();
-  r["wall_time_s"] = wall_s;
-  r["events"] = ctx.events;
-  r["packet_hops"] = ctx.packet_hops;
-  r["packet_hops_per_s"] = wall_s > 0 ? double(ctx.packet_hops) / wall_s : 0.0;
-  r["events_per_packet_hop"] = ctx.packet_hops ? double(ctx.events) / double(ctx.packet_hops) : 0.0;
+  add_run_header(r, s, opts, ctx, sim_end, wall_s);
   r["operations"] = eng.writes_posted();
   r["completed"] = completed;
   r["failed"] = failed;

@@ -334,6 +334,35 @@ uint64_t round_up(uint64_t v) { return (v + page - 1) / page * page; }
 
 }  // namespace
 
+void add_run_header(nlohmann::json& r, const scenario& s, const run_options& opts, const core::sim_context& ctx,
+                    picoseconds sim_end, double wall_s) {
+  r["scenario"] = s.name;
+  r["description"] = s.description;
+  r["scenario_file"] = opts.scenario_file;
+  r["seed"] = s.seed;
+  r["simulated_time_ns"] = sim_end.ns();
+  r["wall_time_s"] = wall_s;
+  r["events"] = ctx.events;
+  r["packet_hops"] = ctx.packet_hops;
+  r["packet_hops_per_s"] = wall_s > 0 ? double(ctx.packet_hops) / wall_s : 0.0;
+  r["events_per_packet_hop"] = ctx.packet_hops ? double(ctx.events) / double(ctx.packet_hops) : 0.0;
+}
+
+nlohmann::json link_ports_report(const topology::fabric& fab, const core::sim_context& ctx, picoseconds sim_end) {
+  nlohmann::json ports = nlohmann::json::array();
+  for (auto& l : fab.links())
+    ports.push_back({{"link", l->name()},
+                     {"packets", l->packets()},
+                     {"wire_bytes", l->wire_bytes()},
+                     {"dropped_injected", l->dropped_injected()},
+                     {"fault_lost", l->fault_lost()},
+                     {"fcs_errors", l->fcs_errors()},
+                     {"utilization", sim_end.value ? double(ctx.stats.counter_value(l->name(), "busy_ps")) /
+                                                         double(sim_end.value)
+                                                   : 0.0}});
+  return ports;
+}
+
 nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
   if (s.workload.kind == "collective") {
     if (!s.faults.empty())
@@ -708,30 +737,10 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
     flows.push_back(std::move(f));
   }
 
-  nlohmann::json ports = nlohmann::json::array();
-  for (auto& l : fab.links()) {
-    ports.push_back({{"link", l->name()},
-                     {"packets", l->packets()},
-                     {"wire_bytes", l->wire_bytes()},
-                     {"dropped_injected", l->dropped_injected()},
-                     {"fault_lost", l->fault_lost()},
-                     {"fcs_errors", l->fcs_errors()},
-                     {"utilization", sim_end.value ? double(ctx.stats.counter_value(l->name(), "busy_ps")) /
-                                                         double(sim_end.value)
-                                                   : 0.0}});
-  }
+  nlohmann::json ports = link_ports_report(fab, ctx, sim_end);
 
   nlohmann::json r;
-  r["scenario"] = s.name;
-  r["description"] = s.description;
-  r["scenario_file"] = opts.scenario_file;
-  r["seed"] = s.seed;
-  r["simulated_time_ns"] = sim_end.ns();
-  r["wall_time_s"] = wall_s;
-  r["events"] = ctx.events;
-  r["packet_hops"] = ctx.packet_hops;
-  r["packet_hops_per_s"] = wall_s > 0 ? double(ctx.packet_hops) / wall_s : 0.0;
-  r["events_per_packet_hop"] = ctx.packet_hops ? double(ctx.events) / double(ctx.packet_hops) : 0.0;
+  add_run_header(r, s, opts, ctx, sim_end, wall_s);
   r["operations"] = writes.size();
   r["op_counts"] = op_counts;
   r["completed"] = completed;

@@ -10,6 +10,13 @@
 #include "testbench/taps.h"
 #include "testbench/workload.h"
 
+namespace fabricsim::core {
+struct sim_context;
+}
+namespace fabricsim::topology {
+class fabric;
+}
+
 namespace fabricsim::testbench {
 
 struct run_options {
@@ -29,6 +36,12 @@ struct run_options {
   double progress_interval_s = 0.25;
   double progress_delay_s = 2.0;
 };
+
+// Report pieces every kind of run shares (docs/report.md): the run's identity and speed fields, and the
+// `ports` array (one entry per link). Called once, after the simulation.
+void add_run_header(nlohmann::json& r, const scenario& s, const run_options& opts, const core::sim_context& ctx,
+                    core::picoseconds sim_end, double wall_s);
+nlohmann::json link_ports_report(const topology::fabric& fab, const core::sim_context& ctx, core::picoseconds sim_end);
 
 // Returns the JSON report (fields documented in docs/report.md). Throws core::config_error for a scenario
 // that cannot be built.

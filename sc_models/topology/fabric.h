@@ -115,6 +115,7 @@ class fabric {
   // by pod), then cores.
   std::vector<std::unique_ptr<sw::switch_device>>& switches() { return m_switches; }
   std::vector<std::unique_ptr<core::link>>& links() { return m_links; }
+  const std::vector<std::unique_ptr<core::link>>& links() const { return m_links; }
   // Host `h`'s port on its leaf switch (switches()[hosts()[h].leaf]): the last hop towards it.
   unsigned host_port(size_t h) const { return m_host_port.at(h); }
   // The link leaving device `node` through `port` (a switch's port number; 0, the only port, for a host), as
