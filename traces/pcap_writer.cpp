@@ -106,7 +106,8 @@ void serialize_frame(const core::packet& pkt, std::vector<uint8_t>& out) {
 
   const size_t l2 = hb::ethernet + (pkt.eth.has_vlan ? hb::vlan_tag : 0);
   const size_t l3 = pkt.ip.is_v6 ? hb::ipv6 : hb::ipv4;
-  const size_t extended = (pkt.has_reth ? hb::reth : 0) + (pkt.has_aeth ? hb::aeth : 0) +
+  const size_t sack = pkt.has_aeth && pkt.aeth.sack ? hb::sack : 0;
+  const size_t extended = (pkt.has_reth ? hb::reth : 0) + (pkt.has_aeth ? hb::aeth + sack : 0) +
                           (pkt.has_immediate ? hb::immediate : 0) + (cnp ? hb::cnp_reserved : 0);
   const uint64_t udp_length =
       hb::udp + hb::bth + extended + uint64_t(pkt.payload_bytes) + pkt.bth.pad_count + hb::icrc;
@@ -177,6 +178,10 @@ void serialize_frame(const core::packet& pkt, std::vector<uint8_t>& out) {
     p[0] = pkt.aeth.syndrome;
     put24(p + 1, pkt.aeth.msn & 0xffffff);
     p += hb::aeth;
+    if (pkt.aeth.sack) {  // nic.retransmission sack: reserved byte, then the PSN (decoders show it as payload)
+      put24(p + 1, pkt.aeth.sack_psn & 0xffffff);
+      p += hb::sack;
+    }
   }
   if (pkt.has_immediate) {
     put32(p, pkt.immediate);

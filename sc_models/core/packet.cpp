@@ -36,14 +36,14 @@ bytes packet::frame_size() const {
   if (kind == frame_kind::infiniband) {
     uint64_t ib = h::ib_lrh + (lrh.has_grh ? h::ib_grh : 0) + h::bth;
     if (has_reth) ib += h::reth;
-    if (has_aeth) ib += h::aeth;
+    if (has_aeth) ib += h::aeth + (aeth.sack ? h::sack : 0);
     if (has_immediate) ib += h::immediate;
     return bytes(ib + payload_bytes + bth.pad_count + h::icrc + h::ib_vcrc);
   }
   uint64_t size = h::ethernet + (eth.has_vlan ? h::vlan_tag : 0) + (ip.is_v6 ? h::ipv6 : h::ipv4) + h::udp + h::bth;
   if (bth.opcode == bth_opcode::cnp) size += h::cnp_reserved;
   if (has_reth) size += h::reth;
-  if (has_aeth) size += h::aeth;
+  if (has_aeth) size += h::aeth + (aeth.sack ? h::sack : 0);
   if (has_immediate) size += h::immediate;
   // A data packet that asked for telemetry, or an ACK echoing the records back (int_hops without a request).
   if (int_requested || int_hops > 0) size += h::int_shim + uint64_t(int_hops) * h::int_record;

@@ -20,6 +20,7 @@ constexpr uint64_t udp = 8;
 constexpr uint64_t bth = 12;             // base transport header
 constexpr uint64_t reth = 16;            // RDMA extended: VA 8, R_Key 4, DMA length 4
 constexpr uint64_t aeth = 4;             // ACK extended: syndrome 8 bit, MSN 24 bit
+constexpr uint64_t sack = 4;             // fabricsim's SACK extension after the AETH: reserved 8 bit, PSN 24 bit
 constexpr uint64_t immediate = 4;
 constexpr uint64_t cnp_reserved = 16;    // CNP: 16 reserved bytes after the BTH
 constexpr uint64_t icrc = 4;
@@ -171,6 +172,10 @@ struct rdma_extended_header {
 struct ack_extended_header {
   uint8_t syndrome = 0;  // 0b000xxxxx ACK (credit count), 0b011xxxxx NAK
   uint32_t msn = 0;      // 24 bit message sequence number
+  // nic.retransmission sack only (not IBTA; after IRN, Mittal et al., SIGCOMM 2018): the ACK also names one
+  // PSN the responder holds beyond its expected PSN, in a 4-byte extension after the AETH.
+  uint32_t sack_psn = 0;
+  bool sack = false;
 };
 
 // Laid out by use: the first cache line holds what a switch reads at every hop (addresses, ports, size on

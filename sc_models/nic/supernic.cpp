@@ -22,7 +22,10 @@ constexpr uint8_t ack_syndrome = 0x1f;  // ACK, credit count field "invalid" (no
 constexpr uint8_t nak_syndrome_mask = 0xe0;    // AETH syndrome bits 7:5: 000 ACK, 001 RNR NAK, 011 NAK
 constexpr uint8_t nak_syndrome = 0x60;         // NAK; bits 4:0 the NAK code
 constexpr uint8_t nak_psn_sequence_error = 0;  // NAK code 0: PSN sequence error
-constexpr uint8_t rnr_syndrome = 0x20;         // RNR NAK; bits 4:0 the responder's RNR timer code
+constexpr uint8_t rnr_syndrome = 0x20;
+// sack: out-of-order arrivals a QP may have waiting to be SACKed; beyond it the oldest is not SACKed (at
+// worst the requester resends that PSN needlessly).
+constexpr size_t sack_queue_depth = 64;         // RNR NAK; bits 4:0 the responder's RNR timer code
 constexpr uint8_t rnr_timer_code_10us = 0x01;  // IBTA table 45: code 1 is 0.01 ms (informative here: the
                                                // requester waits nic.rnr_timer_us)
 constexpr uint32_t infinite_rnr_retry = 7;     // rnr_retry 7: retry for ever
@@ -146,9 +149,15 @@ void supernic_params::visit(core::param_visitor& v) {
           hpcc_base_rtt_us);
   v.field({"retransmission", "",
            "requester loss recovery: go_back_n resends everything from the lost PSN; selective resends only the "
-           "PSN a NAK names (or, on a timeout, the oldest unacknowledged one)",
-           0, 0, {"go_back_n", "selective"}},
+           "PSN a NAK names (or, on a timeout, the oldest unacknowledged one); sack (not IBTA, after IRN): the "
+           "responder SACKs every out-of-order arrival and the requester resends each PSN SACKs show missing",
+           0, 0, {"go_back_n", "selective", "sack"}},
           retransmission);
+  v.field({"sack_reorder_packets", "PSNs",
+           "retransmission sack: an unacknowledged PSN is taken as lost once a PSN this far beyond it has been "
+           "SACKed (above the fabric's reordering depth, or reordering causes resends)",
+           1, 4096},
+          sack_reorder_packets);
   v.field({"rto_us", "us",
            "retransmission (local ACK) timeout: no progress for this long resends the oldest unacknowledged PSN; "
            "IB encodes it as 4.096 us x 2^n",
@@ -230,6 +239,13 @@ struct supernic::queue_pair {
   core::picoseconds last_tx{};          // per_flowlet: when this QP last sent
   uint16_t flowlet_port = 0;
   core::ring<uint32_t> resend{8};       // selective: PSNs to send again, in the order they were asked for
+  // sack: which PSNs the responder holds (slot PSN mod size, cleared as una passes), the highest SACKed PSN,
+  // and the PSN the search for holes goes on from (every hole before it has been queued once).
+  std::vector<uint8_t> sacked;
+  uint32_t sack_high = 0;
+  bool sack_any = false;
+  uint32_t sack_scan = 0;
+  uint8_t& sack_slot(uint32_t psn) { return sacked[psn & (sacked.size() - 1)]; }
   core::picoseconds deadline{UINT64_MAX};  // local ACK timeout, while anything is unacknowledged
   uint64_t retries = 0;                 // since the last progress
   bool error = false;                   // retries exhausted: every work request completes in error
@@ -260,6 +276,7 @@ struct supernic::queue_pair {
   uint64_t since_ack = 0;
   bool ack_queued = false;
   uint32_t rx_max = 0;      // one past the highest PSN seen (any verdict but duplicate)
+  core::ring<uint32_t> sacks{8};  // sack: out-of-order arrivals still to be SACKed, one ACK each
   uint32_t nak_psn = 0;     // the expected PSN the last NAK named (one NAK per gap)
   bool nak_sent = false;
   bool nak_pending = false;  // the queued acknowledgement is a NAK, if the gap is still there when it leaves
@@ -312,6 +329,7 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
       m_flowlet_gap(picoseconds::from_ns(params.flowlet_gap_ns)),
       m_rnr_timer(picoseconds::from_ns(params.rnr_timer_us * 1e3)),
       m_go_back_n(params.retransmission == "go_back_n"),
+      m_sack(params.retransmission == "sack"),
       m_rto(picoseconds::from_ns(params.rto_us * 1e3)),
       m_nak_threshold(uint32_t(std::min(params.nak_threshold_packets, params.reorder_window / 2))),
       m_priority(unsigned(params.dscp >> 3) & 7u),
@@ -428,6 +446,17 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
   s.counter(inst, "tx_retransmitted", "packets", "data packets sent again (NAK or timeout)", &m_tx_retransmitted);
   s.counter(inst, "rx_nak", "packets", "NAKs (PSN sequence error) received", &m_rx_nak);
   s.counter(inst, "tx_nak", "packets", "NAKs (PSN sequence error) sent", &m_tx_nak);
+  s.counter(inst, "rx_read_already_queued", "packets",
+            "re-issued READ requests not answered again: every response they ask for is still queued here",
+            &m_rx_read_already_queued);
+  s.counter(inst, "tx_sacks", "packets", "retransmission sack: ACKs sent naming an out-of-order arrival", &m_tx_sacks);
+  s.counter(inst, "rx_sacks", "packets", "retransmission sack: SACKs received", &m_rx_sacks);
+  s.counter(inst, "sack_lost", "packets", "retransmission sack: PSNs taken as lost from SACKs (each resent once)",
+            &m_sack_lost);
+  s.counter(inst, "sack_overflow", "packets",
+            "retransmission sack: out-of-order arrivals not SACKed (the QP's SACK queue was full) or SACKs beyond "
+            "the scoreboard",
+            &m_sack_overflow);
   s.counter(inst, "timeouts", "events", "local ACK timeouts (retransmission timer expiries)", &m_timeouts);
   s.counter(inst, "qp_errors", "QPs", "queue pairs moved to the error state (retry count exhausted)", &m_qp_errors);
   s.counter(inst, "pause_frames_received", "frames", "PFC frames received from the switch", &m_rx_pause_frames);
@@ -503,6 +532,9 @@ uint32_t supernic::create_qp() {
   qp->stash.assign(m_params.reorder_window, nullptr);
   qp->window_mask = uint32_t(m_params.reorder_window - 1);
   qp->messages.reserve(16);
+  // sack: the responder holds at most reorder_window PSNs beyond its head, and its head is at most one
+  // window of ACKs ahead of una, so a SACK lies within two windows of una (one beyond is ignored, counted).
+  if (m_sack) qp->sacked.assign(2 * m_params.reorder_window, 0);
   if (m_dcqcn) {
     core::require(m_out != nullptr, name(), "create_qp: connect the NIC's link first (DCQCN needs its line rate)");
     dcqcn_params rp = m_dcqcn_params;
@@ -738,6 +770,12 @@ packet* supernic::next_ack() {
       p->bth.psn = (placed - 1) & core::psn_mask;
       p->aeth.syndrome = ack_syndrome;
       ++m_tx_acks;
+      if (!qp.sacks.empty()) {  // sack: one out-of-order arrival per ACK, the oldest first
+        p->aeth.sack = true;
+        p->aeth.sack_psn = qp.sacks.front();
+        qp.sacks.pop_front();
+        ++m_tx_sacks;
+      }
     }
     qp.nak_pending = false;
     qp.rnr_pending = false;
@@ -747,8 +785,12 @@ packet* supernic::next_ack() {
       qp.echo_hops = 0;
     }
     p->seal();
-    // A trigger coalesced into this ACK whose PSNs are not placed yet: another ACK once they are.
-    if (t < qp.ack_due) requeue_ack(qp, qp.ack_due);
+    // A trigger coalesced into this ACK whose PSNs are not placed yet: another ACK once they are. More SACKs
+    // to send: the next ACK at once.
+    if (!qp.sacks.empty())
+      requeue_ack(qp, t);
+    else if (t < qp.ack_due)
+      requeue_ack(qp, qp.ack_due);
     return p;
   }
   return nullptr;
@@ -791,6 +833,8 @@ packet* supernic::next_data(picoseconds* next_ready) {
       if (core::psn_before(psn, qp.una)) continue;
       const size_t wr = find_wr(qp, psn);
       if (wr == qp.wqes.size()) continue;  // cannot happen: every unacknowledged PSN has its work request
+      // SACKed since it was queued (a READ's request may be held there while a response is what is missing).
+      if (m_sack && qp.wqes[wr].op != rdma_op::read && qp.sack_slot(psn)) continue;
       // A READ response that has come since is not asked for again.
       if (qp.wqes[wr].op == rdma_op::read && qp.wqes[wr].got[(psn - qp.wqes[wr].first_psn) & core::psn_mask])
         continue;
@@ -1035,6 +1079,10 @@ void supernic::advance(queue_pair& qp) {
     if (m_started) wake_transmitter(core::now());
   }
   if (!core::psn_before(qp.una, una)) return;  // no progress
+  if (m_sack) {  // the scoreboard forgets what is acknowledged
+    for (uint32_t psn = qp.una; psn != una; psn = core::psn_add(psn, 1)) qp.sack_slot(psn) = 0;
+    if (qp.sack_any && !core::psn_before(qp.sack_high, una)) qp.sack_any = false;
+  }
   qp.una = una;
   qp.retries = 0;
   qp.rnr_retries = 0;
@@ -1083,6 +1131,59 @@ void supernic::on_nak(queue_pair& qp, uint32_t psn) {
   if (m_started) wake_transmitter(core::now());
 }
 
+// sack (not IBTA; after IRN, Mittal et al., SIGCOMM 2018): the responder answers every out-of-order arrival
+// with an ACK that also names it. The requester marks it on a scoreboard; once a PSN sack_reorder_packets
+// beyond an unmarked one has been SACKed, the unmarked one is lost (reordering alone does not go that deep)
+// and is resent, once: all the holes of a burst of losses are known within one round trip, where a NAK
+// names only the hole the responder's head stands at. A lost resend is found by the timeout, which resends
+// una and the tail probe and searches every hole again.
+void supernic::on_sack(queue_pair& qp, uint32_t psn) {
+  ++m_rx_sacks;
+  if (core::psn_before(psn, qp.una) || !core::psn_before(psn, qp.snd_max)) return;  // stale or bogus
+  if (((psn - qp.una) & core::psn_mask) >= qp.sacked.size()) {
+    ++m_sack_overflow;
+    return;
+  }
+  qp.sack_slot(psn) = 1;
+  if (!qp.sack_any || core::psn_before(qp.sack_high, psn)) qp.sack_high = psn;
+  qp.sack_any = true;
+  sack_losses(qp);
+}
+
+void supernic::sack_losses(queue_pair& qp) {
+  const uint32_t reorder = uint32_t(m_params.sack_reorder_packets);
+  if (!qp.sack_any || ((qp.sack_high - qp.una) & core::psn_mask) < reorder) return;
+  const uint32_t end = (qp.sack_high - reorder + 1) & core::psn_mask;  // data PSNs before it are lost if unmarked
+  uint32_t psn = core::psn_before(qp.sack_scan, qp.una) ? qp.una : qp.sack_scan;
+  if (!core::psn_before(psn, end)) return;
+  bool queued = false;
+  for (size_t i = find_wr(qp, psn); i < qp.wqes.size() && core::psn_before(psn, end); ++i) {
+    const work_request& wr = qp.wqes[i];
+    const uint32_t after = core::psn_add(wr.last_psn(), 1);
+    if (wr.op == rdma_op::read) {
+      // Its responses are the READ re-issue rule's business; but its request is one packet standing for all
+      // its PSNs, so when a later PSN has been SACKed while the request is neither SACKed nor cumulatively
+      // acknowledged (and nothing has answered it), the request was lost: issue it again, once.
+      if (core::psn_before(wr.last_psn(), qp.sack_high) && !qp.sack_slot(wr.first_psn) &&
+          !core::psn_before(wr.first_psn, qp.acked) && !wr.got[0] && wr.retransmitted == 0) {
+        qp.resend.push_back(wr.first_psn);
+        ++m_sack_lost;
+        queued = true;
+      }
+      psn = after;
+      continue;
+    }
+    for (; psn != after && core::psn_before(psn, end); psn = core::psn_add(psn, 1)) {
+      if (qp.sack_slot(psn)) continue;
+      qp.resend.push_back(psn);
+      ++m_sack_lost;
+      queued = true;
+    }
+  }
+  qp.sack_scan = end;
+  if (queued && m_started) wake_transmitter(core::now());
+}
+
 void supernic::check_timeouts(picoseconds t) {
   m_rto_wake = never;
   for (auto& qpp : m_qps) {
@@ -1095,6 +1196,10 @@ void supernic::check_timeouts(picoseconds t) {
         } else {
           queue_resend(qp, qp.una);
           queue_resend(qp, (qp.snd_max - 1) & core::psn_mask);  // tail probe
+          if (m_sack) {  // resends may have been lost too: every hole again
+            qp.sack_scan = qp.una;
+            sack_losses(qp);
+          }
         }
         qp.deadline = t + m_rto;
       }
@@ -1266,6 +1371,7 @@ void supernic::on_ack(packet* p) {
       on_rnr(qp, p->bth.psn);
     } else {
       acknowledge(qp, p->bth.psn);  // every PSN up to and including this one
+      if (m_sack && p->aeth.sack) on_sack(qp, p->aeth.sack_psn);
     }
     if (qp.hpcc) {
       // Telemetry echoed from the data packet: a new window and pace; the window may have room again.
@@ -1406,6 +1512,14 @@ void supernic::on_write(packet* p) {
     case psn_verdict::out_of_order:
       ++m_rx_out_of_order;
       m_ooo_distance.add((p->bth.psn - head_before) & core::psn_mask);
+      if (m_sack) {  // SACKed by an ACK of its own (sent at most sack_queue_depth behind)
+        if (qp.sacks.size() == sack_queue_depth) {
+          qp.sacks.pop_front();
+          ++m_sack_overflow;
+        }
+        qp.sacks.push_back(p->bth.psn);
+        queue_ack(qp);
+      }
       break;
   }
   uint32_t psn = p->bth.psn;  // `p` may be released below
@@ -1465,6 +1579,21 @@ void supernic::on_read_request(queue_pair& qp, packet* p, bool duplicate) {
       return ((k.first_psn - base) & core::psn_mask) > ((m.first_psn - base) & core::psn_mask);
     });
     qp.messages.insert(pos, m);
+  }
+  if (duplicate && valid) {
+    // A re-issued READ whose responses are all still queued here, not sent yet (the requester timed out
+    // behind this responder's backlog): they are about to go, so a second copy would only lengthen the
+    // backlog that made the requester time out.
+    const uint32_t end = core::psn_add(p->bth.psn, packets);
+    for (size_t i = 0; i < qp.responses.size(); ++i) {
+      const read_job& job = qp.responses[i];
+      const uint32_t from = core::psn_add(job.first_psn, job.k), to = core::psn_add(job.first_psn, job.packets);
+      if (!core::psn_before(p->bth.psn, from) && !core::psn_before(to, end)) {
+        ++m_rx_read_already_queued;
+        m_ctx.pool.release(p);
+        return;
+      }
+    }
   }
   if (valid) {
     qp.responses.push_back({p->bth.psn, packets, 0, va, length, core::now() + m_rx_latency});
@@ -1649,6 +1778,7 @@ void supernic::rnr_reset(queue_pair& qp, uint32_t psn) {
     }
   while (!qp.messages.empty() && !core::psn_before(qp.messages.back().first_psn, psn)) qp.messages.pop_back();
   qp.recovering = qp.nak_sent = qp.nak_pending = false;
+  qp.sacks.clear();
   qp.since_ack = 0;
   qp.rnr_pending = true;
   qp.rnr_psn = psn;
@@ -1672,6 +1802,7 @@ void supernic::note_arrival(queue_pair& qp, uint32_t psn) {
     qp.recovering = false;
     return;
   }
+  if (m_sack) return;  // the requester finds the holes from SACKs
   const uint32_t beyond = (qp.rx_max - 1 - qp.head) & core::psn_mask;  // furthest PSN seen past the head
   if ((beyond < m_nak_threshold && !qp.recovering) || (qp.nak_sent && qp.nak_psn == qp.head)) return;
   qp.recovering = true;

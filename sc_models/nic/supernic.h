@@ -95,12 +95,14 @@ struct supernic_params {
   uint64_t hpcc_w_ai_bytes = 2000;  // W_init (1 - eta) / N with N = 5 (docs/hpcc.md)
   double hpcc_base_rtt_us = 4.0;
   // Loss recovery.
-  std::string retransmission = "selective";  // requester: "go_back_n" or "selective" (resend only what is missing)
+  std::string retransmission = "selective";  // requester: "go_back_n", "selective" (resend only what a NAK
+                                             // names) or "sack" (resend what SACKs show missing)
   double rto_us = 65.536;              // local ACK timeout: 4.096 us x 2^4 (IBTA C9-141 encoding, exponent 4)
   uint64_t retry_count = 7;            // IB retry_cnt (3 bits): retries without progress before the QP errors
   uint64_t nak_threshold_packets = 2048;  // responder: NAK the expected PSN once a packet arrives this far
                                          // beyond it (at most half the reorder window); requester: re-issue a
                                          // READ for a missing response once one arrives this far beyond it
+  uint64_t sack_reorder_packets = 128;  // sack: a PSN is lost once one this far beyond it has been SACKed
   // Work request limits and receiver not ready (IBTA RC).
   uint64_t sq_depth = 32768;           // send queue depth: work requests in flight per QP (later ones wait)
   uint64_t max_rd_atomic = 16;         // READ requests outstanding per QP (ibv_qp_attr.max_rd_atomic)
@@ -304,6 +306,8 @@ class supernic : public sc_core::sc_module, public core::packet_sink, public sw:
   void acknowledge(queue_pair& qp, uint32_t psn);            // cumulative: every PSN up to `psn`
   void on_nak(queue_pair& qp, uint32_t psn);
   void queue_resend(queue_pair& qp, uint32_t psn);  // selective: once, behind earlier requests
+  void on_sack(queue_pair& qp, uint32_t psn);       // sack: the responder holds `psn`
+  void sack_losses(queue_pair& qp);                 // sack: queue the holes far enough below the highest SACK
   void set_deadline(queue_pair& qp, core::picoseconds at);
   void stop_timer(queue_pair& qp);
   void check_timeouts(core::picoseconds t);
@@ -367,6 +371,7 @@ class supernic : public sc_core::sc_module, public core::packet_sink, public sw:
   bool m_flowlet;  // path_entropy "per_flowlet": a new port after an idle gap
   core::picoseconds m_flowlet_gap, m_rnr_timer;
   bool m_go_back_n;       // retransmission "go_back_n"
+  bool m_sack;            // retransmission "sack"
   core::picoseconds m_rto;
   uint32_t m_nak_threshold;  // nak_threshold_packets, capped at half the reorder window
   // The one pending retransmission timer of the NIC: the earliest QP deadline, served by the transmitter's
@@ -414,6 +419,7 @@ class supernic : public sc_core::sc_module, public core::packet_sink, public sw:
   uint64_t m_placed_bytes = 0, m_tracker_cycles = 0, m_rx_pause_frames = 0, m_rx_buffer_drops = 0;
   uint64_t m_rx_ecn_marked = 0, m_tx_cnps = 0, m_rx_cnps = 0;
   uint64_t m_tx_retransmitted = 0, m_rx_nak = 0, m_tx_nak = 0, m_timeouts = 0, m_qp_errors = 0;
+  uint64_t m_tx_sacks = 0, m_rx_sacks = 0, m_sack_lost = 0, m_sack_overflow = 0, m_rx_read_already_queued = 0;
   uint64_t m_tx_read_requests = 0, m_tx_read_responses = 0, m_rx_read_responses = 0, m_rx_duplicate_responses = 0;
   uint64_t m_read_reissues = 0, m_tx_rnr_nak = 0, m_rx_rnr_nak = 0, m_recv_consumed = 0, m_flowlets = 0;
   uint64_t m_reorder_peak = 0;  // most PSNs any QP's tracker held beyond its head at once

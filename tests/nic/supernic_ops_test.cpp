@@ -219,6 +219,48 @@ TEST(supernic_ops, a_lost_ack_is_recovered_by_the_timeout) {
   EXPECT_LT(t, 65536.0 + 5000.0);  // plus a round trip of a few hundred ns
 }
 
+// A burst of 16 consecutive losses (PSNs 10-25 of a 64-packet WRITE, MTU 1024, links 400G with 110 ns of
+// FEC + flight each, two per direction: a round trip is at least 4 x 110 = 440 ns). selective learns of one
+// hole per round trip (the responder NAKs the hole its head stands at; the resend moves the head to the next
+// hole), so it needs at least 15 round trips more than a clean run. sack learns of every hole from the SACKs
+// of PSNs 26-29 (sack_reorder_packets 4: PSN 26 shows 10-22 lost, 27-29 show 23-25), resends each once
+// within about one round trip, and finishes less than 4 round trips after the clean run (16 resends of
+// 1102 wire bytes take 16 x 22 ns = 0.35 us, plus one round trip). No NAK, no timeout.
+TEST(supernic_ops, sack_resends_a_burst_of_losses_in_one_round_trip) {
+  auto config = [](const char* mode, bool lose) {
+    ops_bench_config cfg;
+    fixed_psns(cfg, 0, 1024);
+    cfg.a.retransmission = cfg.b.retransmission = mode;
+    cfg.a.sack_reorder_packets = cfg.b.sack_reorder_packets = 4;
+    cfg.a.nak_threshold_packets = cfg.b.nak_threshold_packets = 4;
+    if (lose)
+      for (uint32_t psn = 10; psn <= 25; ++psn) cfg.forward_faults.drop_psns[psn] = 1;
+    cfg.ops = {{rdma_op::write, 64 * 1024}};
+    return cfg;
+  };
+  const json clean = run(config("sack", false));
+  const json sack = run(config("sack", true));
+  const json selective = run(config("selective", true));
+  expect_all_done(clean, 1);
+  expect_all_done(sack, 1);
+  expect_all_done(selective, 1);
+  EXPECT_EQ(sack["forward_dropped"], 16u);
+  EXPECT_EQ(sack["a"]["tx_retransmitted"], 16u);  // each hole once, nothing else
+  EXPECT_EQ(sack["a"]["sack_lost"], 16u);
+  EXPECT_EQ(sack["a"]["timeouts"], 0u);
+  EXPECT_EQ(sack["b"]["tx_nak"], 0u);
+  // At least the SACKs of 26-29 (they reveal the holes), at most one per original beyond the burst (26-63).
+  EXPECT_GE(sack["b"]["tx_sacks"].get<uint64_t>(), 4u);
+  EXPECT_LE(sack["b"]["tx_sacks"].get<uint64_t>(), 64u - 26u);
+  EXPECT_EQ(clean["a"]["tx_retransmitted"], 0u);
+  EXPECT_EQ(clean["b"]["tx_sacks"], 0u);
+  const double round_trip_ns = 440.0;
+  const double t_clean = clean["completions"][0]["t_ns"], t_sack = sack["completions"][0]["t_ns"],
+               t_selective = selective["completions"][0]["t_ns"];
+  EXPECT_LT(t_sack - t_clean, 4 * round_trip_ns);
+  EXPECT_GT(t_selective - t_clean, 15 * round_trip_ns);
+}
+
 TEST(supernic_ops, read_responses_reordered_are_placed_at_their_offsets) {
   // A READ of 8 x 1024 whose 8 responses come back reversed (LAST first): all placed, no re-issue (the
   // default threshold, min(2048, window/2 = 128), is far beyond a distance of 7), no duplicate.
@@ -480,6 +522,8 @@ TEST_P(mixed, every_operation_completes_byte_exact) {
 
 INSTANTIATE_TEST_SUITE_P(ops, mixed,
                          ::testing::Values(mix_case{"selective", 0.0, true, 1}, mix_case{"go_back_n", 0.0, true, 2},
+                                           mix_case{"sack", 0.0, true, 7}, mix_case{"sack", 0.03, false, 8},
+                                           mix_case{"sack", 0.03, false, 9},
                                            mix_case{"selective", 0.03, false, 3},
                                            mix_case{"go_back_n", 0.03, false, 4},
                                            mix_case{"selective", 0.03, false, 5},

@@ -154,10 +154,11 @@ inline nlohmann::json run_ops_bench(const ops_bench_config& cfg) {
   }
   for (const char* c : {"tx_data_packets", "tx_retransmitted", "tx_read_requests", "rx_read_responses",
                         "rx_duplicate_responses", "read_reissues", "rx_nak", "rx_rnr_nak", "timeouts", "qp_errors",
-                        "flowlets"})
+                        "flowlets", "rx_sacks", "sack_lost"})
     r["a"][c] = ctx.stats.counter_value("nic_a", c);
   for (const char* c : {"tx_read_responses", "rx_duplicate", "rx_out_of_order", "rx_deferred", "tx_nak",
-                        "tx_rnr_nak", "recv_consumed", "reorder_peak_packets", "tx_acks", "rx_access_errors"})
+                        "tx_rnr_nak", "recv_consumed", "reorder_peak_packets", "tx_acks", "rx_access_errors",
+                        "tx_sacks"})
     r["b"][c] = ctx.stats.counter_value("nic_b", c);
   r["forward_dropped"] = fwd.dropped;
   r["reverse_dropped"] = rev.dropped;

@@ -243,7 +243,8 @@ TEST(scenario, nic_overrides_errors) {
             "dcqcn_rpg_threshold, dcqcn_rpg_ai_rate_mbps, dcqcn_rpg_hai_rate_mbps, dcqcn_rpg_min_rate_mbps, "
             "dcqcn_rpg_gd, dcqcn_rpg_min_dec_fac, dcqcn_dce_tcp_g, dcqcn_dce_tcp_rtt_us, dcqcn_initial_alpha, "
             "dcqcn_rate_reduce_monitor_period_us, hpcc_eta, hpcc_max_stage, hpcc_w_ai_bytes, hpcc_base_rtt_us, "
-            "retransmission, rto_us, retry_count, nak_threshold_packets, sq_depth, max_rd_atomic, send_window_packets, "
+            "retransmission, sack_reorder_packets, rto_us, retry_count, nak_threshold_packets, sq_depth, max_rd_atomic, "
+            "send_window_packets, "
             "rnr_timer_us, rnr_retry_count");
   EXPECT_EQ(error_of([] { load("nic_overrides:\n  h1: {reorder: ref}\n  h1: {reorder: rtl}\n"); }),
             "t.yaml:3: nic_overrides.h1: duplicate host (each host may appear once)");
