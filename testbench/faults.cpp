@@ -3,6 +3,9 @@
 
 #include <algorithm>
 
+#include "sc_models/nic/supernic.h"
+#include "sc_models/switch/quantum/quantum_switch.h"
+
 namespace fabricsim::testbench {
 
 using core::config_error;
@@ -105,6 +108,21 @@ core::fault_injector& fault_set::injector_of(core::link& l) {
   if (l.fault() == nullptr) {
     m_injectors.push_back(std::make_unique<core::fault_injector>(l.name(), m_ctx.seed, m_detect, m_counters));
     l.set_fault(m_injectors.back().get());
+    // An InfiniBand receiver at the far end (a Quantum port or an HCA): the blocks of frames lost on this
+    // wire come back at the sender's next FCTBS refresh (docs/faults.md).
+    sw::ib::credit_receiver* rx = nullptr;
+    unsigned vls = 1;
+    if (auto* q = dynamic_cast<sw::quantum_switch*>(l.sink())) {
+      rx = &q->receiver(l.sink_port());
+      vls = q->data_vls();
+    } else if (auto* n = dynamic_cast<nic::supernic*>(l.sink())) {
+      rx = n->ib_receiver();
+    }
+    if (rx != nullptr) {
+      m_recoveries.push_back(std::make_unique<sw::ib::wire_loss_recovery>(
+          *rx, vls, l.latency(), picoseconds::from_ns(m_scenario.quantum.credit.fc_refresh_ns), *l.fault()));
+      l.fault()->set_listener(m_recoveries.back().get());
+    }
   }
   return *l.fault();
 }

@@ -9,6 +9,7 @@
 
 #include "sc_models/core/fault_injector.h"
 #include "sc_models/core/sim_context.h"
+#include "sc_models/switch/quantum/credit_link.h"
 #include "sc_models/topology/fabric.h"
 #include "testbench/scenario.h"
 
@@ -50,6 +51,8 @@ class fault_set {
   std::vector<core::fault_counters> m_counters;  // one per entry, sized before any injector exists
   std::vector<entry> m_entries;
   std::vector<std::unique_ptr<core::fault_injector>> m_injectors;
+  // InfiniBand links: credit recovery for frames the faults destroy (sw::ib::wire_loss_recovery).
+  std::vector<std::unique_ptr<sw::ib::wire_loss_recovery>> m_recoveries;
 };
 
 }  // namespace fabricsim::testbench

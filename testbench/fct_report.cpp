@@ -28,45 +28,71 @@ struct path_link {
 
 // Bytes a RoCEv2 RDMA WRITE packet with `payload` bytes takes on the wire, as the SuperNIC frames it
 // (core::packet::wire_size): Ethernet, IPv4, UDP, BTH, the RETH on the first packet, the payload padded to
-// 4 bytes, ICRC, FCS, at least the minimum frame, then preamble/SFD and the inter-frame gap.
-uint64_t write_wire_bytes(uint64_t payload, bool first) {
+// 4 bytes, ICRC, FCS, at least the minimum frame, then preamble/SFD and the inter-frame gap. On an
+// InfiniBand fabric (switch.model quantum_x800, the NICs are HCAs): LRH, BTH, the RETH on the first packet,
+// the padded payload, ICRC and VCRC, and nothing between packets (no preamble, gap or minimum size).
+uint64_t write_wire_bytes(uint64_t payload, bool first, bool ib) {
   namespace h = core::header_bytes;
   const uint64_t pad = (4 - payload % 4) % 4;
+  if (ib) return h::ib_lrh + h::bth + (first ? h::reth : 0) + payload + pad + h::icrc + h::ib_vcrc;
   const uint64_t frame = h::ethernet + h::ipv4 + h::udp + h::bth + (first ? h::reth : 0) + payload + pad + h::icrc + h::fcs;
   return std::max(frame, h::min_frame) + h::preamble_sfd + h::inter_frame_gap;
 }
 
-uint64_t ack_wire_bytes() {
+uint64_t ack_wire_bytes(bool ib) {
   namespace h = core::header_bytes;
+  if (ib) return h::ib_lrh + h::bth + h::aeth + h::icrc + h::ib_vcrc;
   const uint64_t frame = h::ethernet + h::ipv4 + h::udp + h::bth + h::aeth + h::icrc + h::fcs;
   return std::max(frame, h::min_frame) + h::preamble_sfd + h::inter_frame_gap;
 }
 
-// When the last bit of the last of `packets` frames reaches the far end of `path`, the first frame put on
-// the first link at 0 and the others behind it back to back (a NIC's transmitter), `wire(j)` the wire size
-// of frame j. Every switch does what sw::spectrum_switch::receive and its egress port do with an idle
-// fabric: the pipeline delays the frame's departure; a frame that finds the egress idle (nothing queued,
-// nothing on the wire) leaves cut-through when the egress is no faster than the ingress and the frame is
-// longer than the bytes the parser needs; otherwise it waits for the frame before it. One pass per frame
-// over the switches, keeping when each egress last ends: a second implementation of those rules, without
-// queues, for one flow alone.
+// What every switch of the path does with a frame on an idle fabric: its pipeline delay, and whether and
+// after how many bytes an idle egress starts cut-through. Spectrum (sw::spectrum_switch): the five pipeline
+// stages, `switch.forwarding`, `switch.cut_through_bytes`. Quantum-X800 (sw::quantum_switch::receive):
+// `quantum.pipeline_ns`, `quantum.cut_through`, after the LRH and BTH (20 bytes); its ready time is never
+// before the frame's last bit came in (`clamp`), which matters only for a pipeline shorter than a frame.
+struct switch_timing {
+  uint64_t pipeline_ps;
+  bool cut_through;
+  uint64_t cut_through_bytes;
+  bool clamp;
+};
+
+switch_timing timing_of(const scenario& s) {
+  if (s.switch_.model == "quantum_x800")
+    return {picoseconds::from_ns(s.quantum.pipeline_ns).value, s.quantum.cut_through,
+            core::header_bytes::ib_lrh + core::header_bytes::bth, true};
+  const sw::spectrum_params& sp = s.switch_;
+  return {picoseconds::from_ns(sp.parse_ns + sp.classify_ns + sp.lookup_ns + sp.admit_ns + sp.schedule_ns).value,
+          sp.forwarding == "cut_through", sp.cut_through_bytes, false};
+}
+
+// When the last bit of the last of `packets` frames reaches the far end of `path`, frame j put on the first
+// link no earlier than `release(j)` and behind the frame before it (a NIC's transmitter: back to back when
+// every release is 0), `wire(j)` the wire size of frame j. Every switch does what sw::spectrum_switch::receive
+// (or sw::quantum_switch::receive) and its egress port do with an idle fabric: the pipeline delays the
+// frame's departure; a frame that finds the egress idle (nothing queued, nothing on the wire) leaves
+// cut-through when the egress is no faster than the ingress and the frame is longer than the bytes the
+// parser needs; otherwise it waits for the frame before it. One pass per frame over the switches, keeping
+// when each egress last ends: a second implementation of those rules, without queues, for one flow alone.
 // `arrived(j, t)` is called with the time frame j's last bit reaches the far end.
-template <class Wire, class Arrived>
-uint64_t train_ps(const std::vector<path_link>& path, uint64_t packets, Wire wire, const sw::spectrum_params& sp,
-                  uint64_t pipeline_ps, Arrived arrived) {
-  const bool cut_through = sp.forwarding == "cut_through";
+template <class Wire, class Release, class Arrived>
+uint64_t train_ps(const std::vector<path_link>& path, uint64_t packets, Wire wire, Release release,
+                  const switch_timing& sw, Arrived arrived) {
   std::vector<uint64_t> busy_until(path.size(), 0);  // [k]: when link k's transmitter finishes its last frame
   uint64_t at = 0;
   for (uint64_t j = 0; j < packets; ++j) {
     const uint64_t w = wire(j);
-    uint64_t end = busy_until[0] + path[0].ser_ps(w);  // back to back from 0
+    uint64_t end = std::max(busy_until[0], uint64_t(release(j))) + path[0].ser_ps(w);
     busy_until[0] = end;
     at = end + path[0].latency.value;  // last bit in at the next device
     for (size_t k = 1; k < path.size(); ++k) {
       const bool idle = busy_until[k] <= at;
-      uint64_t ready = at + pipeline_ps;
-      if (cut_through && idle && path[k].rate.value <= path[k - 1].rate.value && w > sp.cut_through_bytes)
-        ready -= path[k - 1].ser_ps(w - sp.cut_through_bytes);
+      uint64_t ready = at + sw.pipeline_ps;
+      if (sw.cut_through && idle && path[k].rate.value <= path[k - 1].rate.value && w > sw.cut_through_bytes) {
+        const uint64_t early = path[k - 1].ser_ps(w - sw.cut_through_bytes);
+        ready = sw.clamp ? std::max(ready - std::min(ready, early), at) : ready - early;
+      }
       end = std::max(ready, busy_until[k]) + path[k].ser_ps(w);
       busy_until[k] = end;
       at = end + path[k].latency.value;
@@ -141,9 +167,8 @@ double ideal_fct_ns(const scenario& s, size_t src, size_t dst, uint64_t bytes) {
     path.push_back({core::bits_per_second::from_gbps(lp.rate_gbps),
                     picoseconds::from_ns(lp.propagation_ns + lp.fec_latency_ns)});
   }
-  const sw::spectrum_params& sp = s.switch_;
-  const uint64_t pipeline_ps =
-      picoseconds::from_ns(sp.parse_ns + sp.classify_ns + sp.lookup_ns + sp.admit_ns + sp.schedule_ns).value;
+  const switch_timing sw = timing_of(s);
+  const bool ib = s.switch_.model == "quantum_x800";
   const nic::supernic_params& tx = nic_of(s, src);
   const nic::supernic_params& rx = nic_of(s, dst);
 
@@ -154,20 +179,42 @@ double ideal_fct_ns(const scenario& s, size_t src, size_t dst, uint64_t bytes) {
 
   // The responder queues an ACK at every nic.ack_every_packets-th in-order packet and at the message's last,
   // to leave rx_latency after the packet that queued it; an ACK covers only the packets placed by the time it
-  // is built, each rx_latency after it came in (supernic::queue_ack, next_ack). An ACK queued earlier and
-  // still waiting when the last packet comes in leaves without it, and the last packet's own trigger sends
-  // one when it is placed: the ACK that covers the last packet leaves rx_latency after it came in.
+  // is built, each rx_latency after it came in (supernic::queue_ack, next_ack). A trigger that finds an ACK
+  // still queued does not queue another; it moves the QP's ACK due time, and when the queued ACK leaves
+  // before that time another is queued for it: so the ACK that covers the last packet leaves rx_latency after
+  // it came in. The ACKs before it matter too: one still in a switch's pipeline keeps that egress busy, and
+  // the last ACK then cannot cut through (the Quantum switch's 30-byte ACKs are longer than its 20 cut-through
+  // bytes; Spectrum's never are). `acks`: every ACK's departure from the responder, in order.
   const uint64_t rx_ps = picoseconds::from_ns(rx.rx_latency_ns).value;
-  uint64_t ack_leaves = 0;
+  const uint64_t every = std::max<uint64_t>(1, rx.ack_every_packets);
+  std::vector<uint64_t> acks;
+  bool queued = false;
+  uint64_t queued_ready = 0, due = 0;
+  auto leave_until = [&](uint64_t now) {  // the queued ACK leaves when it is ready (the responder sends nothing else)
+    while (queued && queued_ready <= now) {
+      acks.push_back(queued_ready);
+      queued = queued_ready < due;  // requeued for the due time
+      queued_ready = due;
+    }
+  };
   train_ps(
-      path, packets, [&](uint64_t j) { return write_wire_bytes(j + 1 < packets ? mtu : last_payload, j == 0); }, sp,
-      pipeline_ps, [&](uint64_t j, uint64_t at) {
-        if (j + 1 == packets) ack_leaves = at + rx_ps;
+      path, packets, [&](uint64_t j) { return write_wire_bytes(j + 1 < packets ? mtu : last_payload, j == 0, ib); },
+      [](uint64_t) { return 0; }, sw,
+      [&](uint64_t j, uint64_t at) {
+        if ((j + 1) % every != 0 && j + 1 != packets) return;
+        leave_until(at);
+        due = std::max(due, at + rx_ps);
+        if (!queued) {
+          queued = true;
+          queued_ready = at + rx_ps;
+        }
       });
+  leave_until(UINT64_MAX);
   const std::vector<path_link> back(path.rbegin(), path.rend());
-  const uint64_t ack_ps =
-      train_ps(back, 1, [](uint64_t) { return ack_wire_bytes(); }, sp, pipeline_ps, [](uint64_t, uint64_t) {});
-  const uint64_t total = picoseconds::from_ns(tx.wqe_latency_ns).value + ack_leaves + ack_ps;
+  const uint64_t ack_arrives = train_ps(
+      back, acks.size(), [&](uint64_t) { return ack_wire_bytes(ib); }, [&](uint64_t j) { return acks[j]; }, sw,
+      [](uint64_t, uint64_t) {});
+  const uint64_t total = picoseconds::from_ns(tx.wqe_latency_ns).value + ack_arrives;
   return double(total) / 1000.0;
 }
 

@@ -22,7 +22,11 @@ std::vector<topology::tier> path_tiers(const topology::topology_params& topo, si
 // requester's work-request latency, every packet (headers included) through every link and switch by the
 // switch's rules (pipeline, cut-through when the egress is idle, store-and-forward behind a busy one), the
 // responder's ACK coalescing and receive latency, and the ACK's way back. The formula: docs/report.md; the
-// model matches it to the picosecond for a flow alone (tests/testbench/fct_report_test.cpp).
+// model matches it to the picosecond for a flow alone (tests/testbench/fct_report_test.cpp). On an
+// InfiniBand fabric (switch.model quantum_x800) packets are framed as the HCAs frame them (LRH, BTH, ICRC,
+// VCRC, no preamble or gap) and every switch takes quantum.pipeline_ns and cuts through after the LRH and
+// BTH; credits are taken to be no limit for a flow alone (true while quantum.vl_buffer_bytes covers a
+// link's credit round trip, as at the defaults).
 double ideal_fct_ns(const scenario& s, size_t src, size_t dst, uint64_t bytes);
 
 // The size buckets of the `fct` object: upper bounds in bytes (inclusive), the last open-ended.

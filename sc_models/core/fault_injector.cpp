@@ -76,7 +76,44 @@ double fault_injector::frame_error_probability(double ber, uint64_t frame_bytes)
   return -std::expm1(double(frame_bytes * 8) * std::log1p(-ber));
 }
 
+picoseconds fault_injector::up_at(picoseconds t) const {
+  while (const interval* iv = down_at(t, t + picoseconds{1})) {
+    if (iv->until.value == UINT64_MAX) return iv->until;
+    t = iv->until;
+  }
+  return t;
+}
+
+picoseconds fault_injector::next_known_change(picoseconds t) const {
+  // known_down(x) is down(x - detect): it can change only at an interval's start or end plus detect.
+  picoseconds best{UINT64_MAX};
+  auto later = [&](picoseconds x) {
+    if (x.value == UINT64_MAX) return;
+    const picoseconds k = x + m_detect;
+    if (k > t && k < best) best = k;
+  };
+  // The first interval starting after t - detect; then the ends of the intervals before it that reach past
+  // t - detect (m_reach stops the scan, as in down_at).
+  const picoseconds base = t.value > m_detect.value ? t - m_detect : picoseconds{0};
+  size_t i = size_t(std::upper_bound(m_down.begin(), m_down.end(), base,
+                                     [](picoseconds x, const interval& iv) { return x < iv.from; }) -
+                    m_down.begin());
+  if (i < m_down.size()) later(m_down[i].from);
+  while (i > 0 && m_reach[i - 1] > base) {
+    --i;
+    if (m_down[i].until > base) later(m_down[i].until);
+    if (m_down[i].from > base) later(m_down[i].from);
+  }
+  return best;
+}
+
 fault_injector::verdict fault_injector::judge(const packet& p, picoseconds start, picoseconds end) {
+  const verdict v = decide(p, start, end);
+  if (v != verdict::pass && m_listener != nullptr) m_listener->on_wire_loss(p, start, end);
+  return v;
+}
+
+fault_injector::verdict fault_injector::decide(const packet& p, picoseconds start, picoseconds end) {
   if (const interval* iv = down_at(start, end)) {
     fault_counters& c = m_counters[iv->entry];
     ++c.frames_lost;
@@ -95,7 +132,10 @@ fault_injector::verdict fault_injector::judge(const packet& p, picoseconds start
   if (m_ber.p > 0.0 && start >= m_ber.from && start < m_ber.until) {
     fault_counters& c = m_counters[m_ber.entry];
     ++c.frames_judged;
-    const uint64_t frame = p.wire().value - header_bytes::preamble_sfd - header_bytes::inter_frame_gap;
+    // Ethernet: destination MAC to FCS; InfiniBand: LRH to VCRC (its wire size has no preamble or gap).
+    const uint64_t frame = p.kind == frame_kind::infiniband
+                               ? p.wire().value
+                               : p.wire().value - header_bytes::preamble_sfd - header_bytes::inter_frame_gap;
     if ((m_rng() >> 11) < threshold(frame_error_probability(m_ber.p, frame))) {
       ++c.fcs_errors;
       c.last_loss = start;

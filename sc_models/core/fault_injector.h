@@ -35,6 +35,17 @@ struct fault_counters {
   uint64_t frames_judged = 0;     // frames this entry could have hit (loss and bit errors)
 };
 
+// Told of every frame a fault destroys on the wire, when the frame is judged (as it is put on the wire). An
+// InfiniBand link uses it to recover the flow-control credits of the lost blocks (sw::ib::wire_loss_recovery);
+// Ethernet links have none.
+class wire_loss_listener {
+ public:
+  virtual ~wire_loss_listener() = default;
+  // `p` is lost (never arrives) or corrupted (arrives and fails its CRC check); its bits are on the wire in
+  // [start, end).
+  virtual void on_wire_loss(const packet& p, picoseconds start, picoseconds end) = 0;
+};
+
 class fault_injector {
  public:
   enum class verdict : uint8_t { pass, lost, corrupted };
@@ -54,6 +65,8 @@ class fault_injector {
   // Bit error ratio in [from, until): a frame of n bits is corrupted with probability 1 - (1 - ber)^n.
   void set_ber(double ber, size_t entry, picoseconds from, picoseconds until);
   bool has_loss() const { return m_loss.p > 0.0; }
+  // At most one listener; nullptr detaches.
+  void set_listener(wire_loss_listener* l) { m_listener = l; }
   bool has_ber() const { return m_ber.p > 0.0; }
 
   // The fate of a frame whose bits are on the wire in [start, end): lost when the carrier is down at any
@@ -63,10 +76,15 @@ class fault_injector {
   bool down(picoseconds t) const;        // the carrier is down at t
   bool known_down(picoseconds t) const;  // the ends know it (detect after it went down, until detect after up)
   picoseconds detect() const { return m_detect; }
+  // The first time at or after `t` when the carrier is up (picoseconds{UINT64_MAX}: never again).
+  picoseconds up_at(picoseconds t) const;
+  // The first time after `t` when known_down() may change (a down interval's start or end plus detect), or
+  // picoseconds{UINT64_MAX}: what a switch port watching its link wakes up for.
+  picoseconds next_known_change(picoseconds t) const;
   // Carrier-down time of entry `entry` on this link up to `end`.
   picoseconds down_time(size_t entry, picoseconds end) const;
 
-  // Probability that a frame with `frame_bytes` (FCS-covered bytes: no preamble, no gap) has at least one
+  // Probability that a frame with `frame_bytes` (CRC-covered bytes: no preamble, no gap) has at least one
   // bit error at `ber`.
   static double frame_error_probability(double ber, uint64_t frame_bytes);
 
@@ -75,6 +93,7 @@ class fault_injector {
     picoseconds from, until;
     size_t entry;
   };
+  verdict decide(const packet& p, picoseconds start, picoseconds end);
   const interval* down_at(picoseconds a, picoseconds b) const;  // an interval meeting [a, b), or null
   static uint64_t threshold(double p) { return uint64_t(p * double(uint64_t(1) << 53)); }
 
@@ -88,6 +107,7 @@ class fault_injector {
     picoseconds from{}, until{};
   };
   random_fault m_loss, m_ber;
+  wire_loss_listener* m_listener = nullptr;
   rng_stream m_rng;
 };
 

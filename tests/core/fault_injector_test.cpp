@@ -1,6 +1,7 @@
 // Fault injection on a link: bit-error and loss probabilities per frame against the hand formula
 // (statistical, seeded), and a link down that loses exactly the frames serialized during the interval
 // (hand-counted), PFC frames included; the carrier becomes known at the ends after the detection delay.
+#include <algorithm>
 #include <cmath>
 
 #include <gtest/gtest.h>
@@ -144,6 +145,47 @@ TEST(fault_injector, link_down_loses_exactly_the_frames_serialized_while_down) {
   EXPECT_EQ(j["known"], json::array({false, true, true, false}));
   EXPECT_EQ(j["down_ps"], 200000u);
   EXPECT_EQ(j["in_use"], 0u);  // lost frames went back to the pool
+}
+
+// What an InfiniBand link asks of the injector: when the carrier is next up (credit resynchronisation after
+// an outage) and when the ends' knowledge next changes (a switch port wakes to discard); and that every
+// destroyed frame reaches the listener, once, and a passing one never. Intervals by hand: down [10, 20) and
+// [15, 30) (overlapping), [50, 60), [100, forever); detect 3.
+TEST(fault_injector, carrier_queries_and_the_wire_loss_listener) {
+  std::vector<fault_counters> c(1);
+  fault_injector inj("l", 1, picoseconds(3), c);
+  inj.add_down(picoseconds(10), picoseconds(20), 0);
+  inj.add_down(picoseconds(15), picoseconds(30), 0);
+  inj.add_down(picoseconds(50), picoseconds(60), 0);
+  inj.add_down(picoseconds(100), picoseconds(UINT64_MAX), 0);
+  EXPECT_EQ(inj.up_at(picoseconds(5)).value, 5u);
+  EXPECT_EQ(inj.up_at(picoseconds(12)).value, 30u);  // through both overlapping intervals
+  EXPECT_EQ(inj.up_at(picoseconds(55)).value, 60u);
+  EXPECT_EQ(inj.up_at(picoseconds(150)).value, UINT64_MAX);
+  // Known-down changes at 13 (down), 33 (up), 53, 63, 103; 18 and 23 (inside the merged outage) may be
+  // reported as well: a spurious wake-up is harmless, a missed one is not.
+  std::vector<uint64_t> seen;
+  for (picoseconds t{0}; t.value != UINT64_MAX && seen.size() < 10; t = inj.next_known_change(t)) {
+    if (t.value > 0) seen.push_back(t.value);
+  }
+  for (uint64_t must : {13u, 33u, 53u, 63u, 103u})
+    EXPECT_NE(std::find(seen.begin(), seen.end(), must), seen.end()) << must;
+  for (uint64_t t : seen) EXPECT_TRUE(t == 13 || t == 18 || t == 23 || t == 33 || t == 53 || t == 63 || t == 103) << t;
+  EXPECT_EQ(seen.back(), 103u);
+
+  struct counting : wire_loss_listener {
+    int calls = 0;
+    void on_wire_loss(const packet&, picoseconds, picoseconds) override { ++calls; }
+  } listener;
+  inj.set_listener(&listener);
+  packet p;
+  p.sealed_wire_bytes = 100;
+  EXPECT_EQ(inj.judge(p, picoseconds(0), picoseconds(5)), fault_injector::verdict::pass);
+  EXPECT_EQ(inj.judge(p, picoseconds(8), picoseconds(12)), fault_injector::verdict::lost);
+  EXPECT_EQ(inj.judge(p, picoseconds(35), picoseconds(40)), fault_injector::verdict::pass);
+  EXPECT_EQ(inj.judge(p, picoseconds(59), picoseconds(61)), fault_injector::verdict::lost);
+  EXPECT_EQ(listener.calls, 2);
+  EXPECT_EQ(c[0].frames_lost, 2u);
 }
 
 }  // namespace

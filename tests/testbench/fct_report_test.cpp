@@ -60,6 +60,36 @@ TEST(ideal_fct, a_packet_train_through_one_switch_by_hand) {
   EXPECT_NEAR(ideal_fct_ns(saf, 0, 1, 1048576), 200 + (train + 4194 * 0.02 + 620) + 200 + ack, 1e-6);
 }
 
+// InfiniBand (switch.model quantum_x800): 800 Gb/s, so a byte takes 0.01 ns; the same cables (110 ns and
+// 150 ns); a 200 ns pipeline per switch (quantum.pipeline_ns), cut-through after the LRH and BTH (20 bytes).
+// Wire bytes as an HCA frames them (IBTA 5.2, 9.2): LRH 8 + BTH 12 (+ RETH 16 on the first) + payload padded
+// to 4 + ICRC 4 + VCRC 2, nothing between packets: a 1000-byte WRITE ONLY is 1042 bytes, an ACK (BTH + AETH 4)
+// 30 bytes.
+TEST(ideal_fct, infiniband_packets_through_quantum_switches_by_hand) {
+  const scenario s = load_scenario_text("topology: {kind: leaf_spine, leaves: 2, hosts_per_leaf: 2, spines: 2, "
+                                        "link_gbps: 800}\nswitch: {model: quantum_x800}\n", "t");
+  const double data = 4 * (1042 * 0.01)           // serialized on each of four links
+                      + 110 + 150 + 150 + 110     // cables
+                      + 3 * 200                   // pipelines
+                      - 3 * (1042 - 20) * 0.01;   // cut-through after 20 bytes at each switch
+  const double ack = 4 * (30 * 0.01) + 520 + 3 * 200 - 3 * (30 - 20) * 0.01;
+  EXPECT_NEAR(200 + data + 200 + ack, 2651.92, 1e-9);
+  EXPECT_NEAR(ideal_fct_ns(s, 0, 3, 1000), 200 + data + 200 + ack, 1e-6);
+  // A train through one switch: 1 MiB is 256 packets, the first 4138 bytes and the others 4122; the first
+  // cuts through, each later one finds the egress busy and is held for its whole length, so the last adds
+  // its 41.22 ns once more after the pipeline.
+  const scenario one = load_scenario_text("topology: {hosts: 2, link_gbps: 800}\nswitch: {model: quantum_x800}\n", "t");
+  const double train = (4138 + 255 * 4122) * 0.01 + 4122 * 0.01 + 110 + 200 + 110;
+  const double ack1 = 2 * 30 * 0.01 + 220 + 200 - 10 * 0.01;
+  EXPECT_NEAR(200 + train + 200 + ack1, 11834.20, 1e-6);
+  EXPECT_NEAR(ideal_fct_ns(one, 0, 1, 1048576), 200 + train + 200 + ack1, 1e-6);
+  // Store-and-forward (quantum.cut_through false): the first packet is held for its 4138 bytes too.
+  const scenario saf = load_scenario_text(
+      "topology: {hosts: 2, link_gbps: 800}\nswitch: {model: quantum_x800}\nquantum: {cut_through: false}\n", "t");
+  EXPECT_NEAR(ideal_fct_ns(saf, 0, 1, 1048576),
+              200 + ((4138 + 255 * 4122) * 0.01 + 4138 * 0.01 + 420) + 200 + (2 * 0.30 + 420), 1e-6);
+}
+
 TEST(ideal_fct, path_tiers_follow_the_topology) {
   using topology::tier;
   topology::topology_params t;
@@ -129,7 +159,17 @@ INSTANTIATE_TEST_SUITE_P(
                    "topology: {kind: leaf_spine, leaves: 2, hosts_per_leaf: 2, spines: 2, uplink_gbps: 200}\n", "h0",
                    "h3"},
         alone_case{"single_switch_ack_every_packet", "topology: {hosts: 2}\nnic: {ack_every_packets: 1}\n", "h0",
-                   "h1"}),
+                   "h1"},
+        alone_case{"quantum_single_switch", "topology: {hosts: 2, link_gbps: 800}\nswitch: {model: quantum_x800}\n",
+                   "h0", "h1"},
+        alone_case{"quantum_leaf_spine_cross_leaf",
+                   "topology: {kind: leaf_spine, leaves: 2, hosts_per_leaf: 2, spines: 2, link_gbps: 800}\n"
+                   "switch: {model: quantum_x800}\n",
+                   "h0", "h3"},
+        alone_case{"quantum_store_and_forward_mtu_1024",
+                   "topology: {kind: leaf_spine, leaves: 2, hosts_per_leaf: 2, spines: 2, link_gbps: 800}\n"
+                   "switch: {model: quantum_x800}\nquantum: {cut_through: false}\nnic: {mtu_bytes: 1024}\n",
+                   "h2", "h1"}),
     [](const ::testing::TestParamInfo<alone_case>& i) { return std::string(i.param.label); });
 
 TEST(fct_report, generated_workload_has_a_consistent_fct_object) {

@@ -17,6 +17,12 @@ void credit_params::visit(core::param_visitor& v) {
           update_period_ns);
   v.field({"credit_update_latency_ns", "ns", "building and parsing a flow control packet, beyond the cable", 0, 1e6},
           update_latency_ns);
+  v.field({"fc_refresh_ns", "ns",
+           "period at which a port's flow control packets carry its FCTBS even without news (IBTA: at least "
+           "every 65,536 symbol times; estimate for XDR); the receiver then counts blocks lost on the wire as "
+           "received, so a fault leaks no credit",
+           1, 1e9},
+          fc_refresh_ns);
 }
 
 void credit_params::validate(const std::string& inst) const {
@@ -58,6 +64,11 @@ void credit_receiver::released(unsigned vl, uint64_t blocks, picoseconds t) {
   }
 }
 
+void credit_receiver::resync(unsigned vl, uint64_t lost, picoseconds at) {
+  m_resync.push_back({at, uint32_t(vl), lost});
+  wake(at);
+}
+
 void credit_receiver::send(picoseconds t) {
   for (unsigned vl = 0; vl < m_vls; ++vl)
     if (m_dirty >> vl & 1) {
@@ -66,7 +77,7 @@ void credit_receiver::send(picoseconds t) {
     }
   m_dirty = 0;
   m_next_send = t + m_period;
-  wake(m_flight.front().arrives);
+  if (!m_flight.empty()) wake(m_flight.front().arrives);
 }
 
 void credit_receiver::wake(picoseconds t) {
@@ -78,6 +89,14 @@ void credit_receiver::wake(picoseconds t) {
 void credit_receiver::on_due(picoseconds t) {
   if (t < m_wake) return;  // stale entry
   m_wake = picoseconds(UINT64_MAX);
+  // The far sender's FCTBS has arrived: ABR = FCTBS, the lost blocks count as received and freed.
+  while (!m_resync.empty() && m_resync.front().at <= t) {
+    const resync_due r = m_resync.front();
+    m_resync.pop_front();
+    m_abr[r.vl] += r.blocks;
+    m_resynced += r.blocks;
+    if (m_peer != nullptr) m_dirty |= 1u << r.vl;
+  }
   // Updates whose flow control packet has crossed the link.
   while (!m_flight.empty() && m_flight.front().arrives <= t) {
     const in_flight f = m_flight.front();
@@ -89,7 +108,29 @@ void credit_receiver::on_due(picoseconds t) {
   picoseconds next(UINT64_MAX);
   if (!m_flight.empty()) next = m_flight.front().arrives;
   if (m_dirty != 0) next = std::min(next, m_next_send);
+  if (!m_resync.empty()) next = std::min(next, m_resync.front().at);
   if (next.value != UINT64_MAX) wake(next);
+}
+
+void wire_loss_recovery::on_wire_loss(const core::packet& p, picoseconds /*start*/, picoseconds end) {
+  if (p.kind != core::frame_kind::infiniband) return;
+  const uint64_t blocks = blocks_of(p.wire().value);
+  const unsigned vl = p.lrh.vl < m_vls ? p.lrh.vl : 0u;
+  m_lost_blocks += blocks;
+  // The sender's next refresh after the frame has left, on a carrier that is up (a refresh slot inside an
+  // outage is lost with the link; after it the link retrains).
+  picoseconds t = end;
+  for (int k = 0; k < 1000000; ++k) {
+    t = m_carrier.up_at(t);
+    if (t.value == UINT64_MAX) return;  // down for good: nothing will cross this cable again
+    const uint64_t period = std::max<uint64_t>(1, m_refresh.value);
+    t = picoseconds{(t.value + period - 1) / period * period};
+    if (!m_carrier.down(t)) break;
+  }
+  // In order on one link: a later loss never resynchronises before an earlier one.
+  t = std::max(t + m_latency, m_last);
+  m_last = t;
+  m_rx.resync(vl, blocks, t);
 }
 
 }  // namespace fabricsim::sw::ib

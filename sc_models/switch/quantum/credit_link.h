@@ -11,6 +11,15 @@
 // flow control packets are not charged against the reverse wire (at the default period that is < 0.1 %).
 // Counters are 64-bit here; the spec's 12-bit modular FCTBS/FCCL is equivalent while a VL's buffer is under
 // 2048 blocks (128 KiB), which validate() enforces.
+//
+// Blocks lost on the wire (an injected fault: docs/faults.md) would leak credit for ever if nothing else
+// happened: the sender counted them in FCTBS, the receiver never in ABR, so the FCCL it advertises stays
+// short by them. IB recovers this by the flow control packets the sender sends at least once per refresh
+// period on every VL, carrying its FCTBS: on receipt the receiver sets ABR to it (IBTA 7.9.4.2), which
+// advertises the lost blocks as free again. wire_loss_recovery models the first such packet after a loss,
+// sent at the next multiple of `fc_refresh_ns` once the carrier is up (after an outage the link retrains,
+// and the re-initialised credit state is the same as this resynchronisation).
+#include "sc_models/core/fault_injector.h"
 #pragma once
 
 #include <array>
@@ -36,6 +45,7 @@ struct credit_params {
   uint64_t vl_buffer_bytes = 65536;  // receive buffer per data VL (estimate)
   double update_period_ns = 50.0;    // least time between two credit updates from one port
   double update_latency_ns = 20.0;   // building and parsing the flow control packet, beyond the cable
+  double fc_refresh_ns = 2600.0;     // period of the sender's FCTBS refresh (only its effect on losses is modelled)
   void visit(core::param_visitor& v);
   void validate(const std::string& inst) const;
 };
@@ -122,6 +132,11 @@ class credit_receiver : public core::calendar_client {
   uint64_t abr(unsigned vl) const { return m_abr[vl]; }
   uint64_t overruns() const { return m_overruns; }
   uint64_t updates_sent() const { return m_updates; }
+  // The far sender's flow control packet, reporting `lost` blocks of `vl` that never arrived (its FCTBS is
+  // ahead of this ABR by them), arrives at `at` (>= now, in order): ABR catches up, the blocks are
+  // advertised as free. Returns nothing; counted in resynced_blocks().
+  void resync(unsigned vl, uint64_t lost, core::picoseconds at);
+  uint64_t resynced_blocks() const { return m_resynced; }
 
   void on_due(core::picoseconds t) override;
 
@@ -148,7 +163,35 @@ class credit_receiver : public core::calendar_client {
   core::picoseconds m_next_send{};
   core::picoseconds m_wake{UINT64_MAX};
   core::ring<in_flight> m_flight;
-  uint64_t m_overruns = 0, m_updates = 0;
+  struct resync_due {
+    core::picoseconds at;
+    uint32_t vl;
+    uint64_t blocks;
+  };
+  core::ring<resync_due> m_resync;
+  uint64_t m_overruns = 0, m_updates = 0, m_resynced = 0;
+};
+
+// Recovers the credits of frames a fault destroys on one direction of an IB cable: listens to the link's
+// fault injector and has the receiving end resynchronise at the sender's next flow control packet (see the
+// head of this file). Frames that are not InfiniBand are ignored.
+class wire_loss_recovery : public core::wire_loss_listener {
+ public:
+  // `rx`: the receiver at the far end; `latency`: the cable's; `refresh`: the FCTBS refresh period;
+  // `carrier`: the injector, to find when the carrier is up again.
+  wire_loss_recovery(credit_receiver& rx, unsigned vls, core::picoseconds latency, core::picoseconds refresh,
+                     const core::fault_injector& carrier)
+      : m_rx(rx), m_vls(vls), m_latency(latency), m_refresh(refresh), m_carrier(carrier) {}
+  void on_wire_loss(const core::packet& p, core::picoseconds start, core::picoseconds end) override;
+  uint64_t lost_blocks() const { return m_lost_blocks; }
+
+ private:
+  credit_receiver& m_rx;
+  unsigned m_vls;
+  core::picoseconds m_latency, m_refresh;
+  const core::fault_injector& m_carrier;
+  core::picoseconds m_last{};
+  uint64_t m_lost_blocks = 0;
 };
 
 }  // namespace fabricsim::sw::ib

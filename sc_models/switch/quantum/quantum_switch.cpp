@@ -97,6 +97,38 @@ void quantum_port::credit(unsigned vl, uint64_t fccl, picoseconds t) {
   if (m_nonempty >> vl & 1) serve(t);
 }
 
+void quantum_port::watch_faults() {
+  if (m_out.fault() == nullptr) return;
+  m_watch = std::make_unique<fault_watch>(*this);
+  const picoseconds first = m_out.fault()->next_known_change(picoseconds{0});
+  if (first.value != UINT64_MAX) m_owner.ctx().calendar.schedule(m_watch.get(), first);
+}
+
+void quantum_port::fault_watch::on_due(picoseconds t) {
+  m_port.serve(t);  // discards what the port holds once its link is known down
+  const picoseconds next = m_port.m_out.fault()->next_known_change(t);
+  if (next.value != UINT64_MAX) m_port.m_owner.ctx().calendar.schedule(this, next);
+}
+
+void quantum_port::discard_all(picoseconds t) {
+  // IBTA 18.2.5.4: a packet that cannot leave (here: its port's link is down) is discarded after the
+  // head-of-queue lifetime; the model discards at once when the link is known down, freeing the ingress
+  // buffers (and so the upstream credits) it held.
+  for (unsigned vl = 0; vl < m_vls; ++vl) {
+    while (!m_queue[vl].empty()) {
+      const queued q = m_queue[vl].front();
+      m_queue[vl].pop_front();
+      ++m_discarded_down;
+      m_owner.departing(q.p, q.blocks, t);
+      m_owner.ctx().pool.release(q.p);
+    }
+    m_vl_bytes[vl] = 0;
+  }
+  m_queued_bytes = 0;
+  m_nonempty = 0;
+  update_stalls(t);
+}
+
 void quantum_port::on_due(picoseconds t) {
   if (t < m_wake) return;  // stale
   m_wake = picoseconds(UINT64_MAX);
@@ -154,6 +186,11 @@ void quantum_port::update_stalls(picoseconds t) {
 void quantum_port::serve(picoseconds t) {
   if (m_serving) return;  // re-entered from departing() through a credit update
   m_serving = true;
+  if (m_watch && m_nonempty && m_out.known_down(t)) {
+    discard_all(t);
+    m_serving = false;
+    return;
+  }
   if (m_busy_until > t) {
     update_stalls(t);
     if (m_nonempty) wake(m_busy_until);
@@ -262,6 +299,8 @@ quantum_switch::quantum_switch(sc_core::sc_module_name name, const quantum_param
   s.counter(inst, "not_infiniband", "packets", "non-InfiniBand frames discarded", &m_not_ib);
   s.counter(inst, "ar_decisions", "packets", "adaptive-routing choices among two or more ports", &m_ar_decisions);
   s.counter(inst, "ar_rerouted", "packets", "adaptive-routing choices other than the LFT port", &m_ar_rerouted);
+  s.counter(inst, "no_live_port", "packets",
+            "packets dropped because every port towards their LID was known down (faults)", &m_no_live_port);
 }
 
 quantum_switch::~quantum_switch() = default;
@@ -280,9 +319,35 @@ void quantum_switch::end_of_elaboration() {
   // Link initialisation: each port's receiver tells the far end its credit limit; a far end that takes no
   // credits (an Ethernet NIC) gets none, and this port's sender then never waits for credit from it.
   const std::string inst = name();
+  m_next.assign(m_ports.size(), nullptr);
+  for (unsigned i = 0; i < m_ports.size(); ++i)
+    if (m_ports[i]) m_next[i] = dynamic_cast<quantum_switch*>(m_ports[i]->out().sink());
+  // Faults: is any link reachable from here faulty? Then routing checks liveness (a fabric without faults
+  // routes exactly as before, at no cost).
+  {
+    std::vector<const quantum_switch*> todo{this}, seen{this};
+    while (!todo.empty() && !m_fault_aware) {
+      const quantum_switch* sw = todo.back();
+      todo.pop_back();
+      for (const auto& port : sw->m_ports) {
+        if (!port) continue;
+        if (port->out().fault() != nullptr) m_fault_aware = true;
+        auto* next = dynamic_cast<const quantum_switch*>(port->out().sink());
+        if (next != nullptr && std::find(seen.begin(), seen.end(), next) == seen.end()) {
+          seen.push_back(next);
+          todo.push_back(next);
+        }
+      }
+    }
+  }
   for (unsigned i = 0; i < m_ports.size(); ++i) {
     if (!m_ports[i]) continue;
     core::link& out = m_ports[i]->out();
+    m_ports[i]->watch_faults();
+    if (out.fault() != nullptr)
+      m_ctx.stats.counter(inst, "port" + std::to_string(i) + ".discarded_down", "packets",
+                          "packets discarded from this port's queues once its link was known down",
+                          m_ports[i]->discarded_down_counter());
     auto* peer = dynamic_cast<ib::credit_peer*>(out.sink());
     m_rx[i]->attach(peer, out.sink_port(), out.latency());
     if (peer == nullptr) m_ports[i]->sender().set_unlimited(true);
@@ -332,11 +397,37 @@ int quantum_switch::lft(uint16_t dlid) const {
   return dlid < m_lft.size() && m_lft[dlid] != no_port ? int(m_lft[dlid]) : -1;
 }
 
-unsigned quantum_switch::select_egress(uint16_t dlid, unsigned sl, picoseconds t) {
-  const unsigned fixed = m_lft[dlid];
-  if (!m_adaptive) return fixed;
+bool quantum_switch::port_live(unsigned port, uint16_t dlid, picoseconds t, unsigned depth) const {
+  if (m_ports[port]->out().known_down(t)) return false;
+  const quantum_switch* next = port < m_next.size() ? m_next[port] : nullptr;
+  // Up/down routes are loop-free; the depth bound only guards against a hand-made table that is not.
+  return next == nullptr || depth >= 16 || next->reaches(dlid, t, depth + 1);
+}
+
+bool quantum_switch::reaches(uint16_t dlid, picoseconds t, unsigned depth) const {
+  if (dlid >= m_lft.size() || m_lft[dlid] == no_port) return false;
+  for (unsigned p : m_groups[m_group_of[dlid]])
+    if (port_live(p, dlid, t, depth)) return true;
+  return false;
+}
+
+int quantum_switch::select_egress(uint16_t dlid, unsigned sl, picoseconds t) {
+  unsigned fixed = m_lft[dlid];
   const std::vector<unsigned>& g = m_groups[m_group_of[dlid]];
-  if (g.size() < 2) return fixed;
+  if (m_fault_aware && !port_live(fixed, dlid, t)) {
+    // The subnet manager's reroute: the D-mod-K choice over the group's live ports.
+    unsigned live = 0;
+    for (unsigned p : g) live += port_live(p, dlid, t);
+    if (live == 0) return -1;
+    unsigned k = dlid % live;
+    for (unsigned p : g)
+      if (port_live(p, dlid, t) && k-- == 0) {
+        fixed = p;
+        break;
+      }
+  }
+  if (!m_adaptive) return int(fixed);
+  if (g.size() < 2) return int(fixed);
   // The port that could take the packet soonest: free credits on the packet's VL there, less what already
   // waits in its queue. Ties go to the first found from a seeded random start, so equal ports share the
   // load instead of all choosing the lowest-numbered one.
@@ -345,6 +436,7 @@ unsigned quantum_switch::select_egress(uint16_t dlid, unsigned sl, picoseconds t
   int64_t best_score = 0;
   for (size_t k = 0; k < g.size(); ++k) {
     const unsigned port = g[(start + k) % g.size()];
+    if (m_fault_aware && !port_live(port, dlid, t)) continue;
     quantum_port& qp = *m_ports[port];
     const unsigned vl = qp.sl_to_vl()[sl];
     const uint64_t free_blocks = std::min<uint64_t>(qp.sender().free_blocks(vl), 1ull << 40);
@@ -354,11 +446,10 @@ unsigned quantum_switch::select_egress(uint16_t dlid, unsigned sl, picoseconds t
       best_score = score;
     }
   }
-  (void)t;
   ++m_ar_decisions;
   if (unsigned(best) != fixed) ++m_ar_rerouted;
   m_ports[best]->counters(m_ports[best]->sl_to_vl()[sl]).ar_decisions++;
-  return unsigned(best);
+  return best;
 }
 
 void quantum_switch::receive(packet* p, unsigned in_port) {
@@ -381,7 +472,14 @@ void quantum_switch::receive(packet* p, unsigned in_port) {
     m_ctx.pool.release(p);
     return;
   }
-  const unsigned egress = select_egress(dlid, p->lrh.sl & 15u, t);
+  const int chosen = select_egress(dlid, p->lrh.sl & 15u, t);
+  if (chosen < 0) {
+    ++m_no_live_port;
+    m_rx[in_port]->released(in_vl, blocks, t);
+    m_ctx.pool.release(p);
+    return;
+  }
+  const unsigned egress = unsigned(chosen);
   quantum_port& out = *m_ports[egress];
   const unsigned vl = out.sl_to_vl()[p->lrh.sl & 15u];
   picoseconds ready = t + m_latency;

@@ -10,6 +10,10 @@
 //   schedule  per egress port, VL arbitration (IBTA 7.6.9): the high-priority table, then the low-priority
 //             table, weights in 64-byte units, and the high limit (4 KiB units of high-priority traffic
 //             before a waiting low-priority packet gets a turn)
+// Faults (docs/faults.md): once a port's link is known down (fault.detect_us after the carrier drops) the
+// port discards what it holds and takes no more, and routing avoids every port whose link, or whose path
+// further down the up/down tree, is known down, as the subnet manager's reroute would (the LFT's D-mod-K
+// choice made over the live ports of the LID's group); a LID with no live port is dropped and counted.
 // Events: an egress port commits one packet when the wire is free and is woken through the arrival
 // calendar (wire free, head ready, or a credit update), so a busy hop costs about one calendar entry per
 // packet beside the link's delivery. No per-packet allocation: queues are rings of descriptor pointers.
@@ -68,6 +72,10 @@ class quantum_port : public core::calendar_client {
   quantum_port& operator=(const quantum_port&) = delete;
 
   void enqueue(core::packet* p, unsigned vl, uint32_t blocks, core::picoseconds ready);
+  // Faults: watch the link's carrier (wake when it becomes known down or up). Elaboration only.
+  void watch_faults();
+  uint64_t discarded_down() const { return m_discarded_down; }
+  uint64_t* discarded_down_counter() { return &m_discarded_down; }
   void credit(unsigned vl, uint64_t fccl, core::picoseconds t);
   void on_due(core::picoseconds t) override;
 
@@ -104,6 +112,18 @@ class quantum_port : public core::calendar_client {
   void charge(arbiter& a, uint32_t blocks);
   void update_stalls(core::picoseconds t);
   void wake(core::picoseconds t);
+  void discard_all(core::picoseconds t);
+
+  // Wakes the port when its link's known state changes (a calendar client of its own, so the port's single
+  // pending wake-up is not disturbed).
+  class fault_watch : public core::calendar_client {
+   public:
+    explicit fault_watch(quantum_port& p) : m_port(p) {}
+    void on_due(core::picoseconds t) override;
+
+   private:
+    quantum_port& m_port;
+  };
 
   quantum_switch& m_owner;
   unsigned m_index;
@@ -122,6 +142,8 @@ class quantum_port : public core::calendar_client {
   ib::credit_sender m_sender;
   std::array<uint8_t, 16> m_sl2vl{};
   std::array<vl_counters, ib::max_vls> m_vl{};
+  std::unique_ptr<fault_watch> m_watch;
+  uint64_t m_discarded_down = 0;
 };
 
 class quantum_switch : public sc_core::sc_module, public switch_device, public ib::credit_peer {
@@ -157,6 +179,14 @@ class quantum_switch : public sc_core::sc_module, public switch_device, public i
   uint64_t no_route() const { return m_no_route; }
   uint64_t ar_decisions() const { return m_ar_decisions; }
   uint64_t ar_rerouted() const { return m_ar_rerouted; }
+  uint64_t no_live_port() const { return m_no_live_port; }
+  // Faults: some link of the fabric below this switch has a fault injector, so routing checks liveness.
+  bool fault_aware() const { return m_fault_aware; }
+  // Whether a packet for `dlid` leaving on `port` at `t` can reach it: the port's link and the rest of its
+  // up/down path are not known down.
+  bool port_live(unsigned port, uint16_t dlid, core::picoseconds t, unsigned depth = 0) const;
+  // Whether some port of the LID's group is live.
+  bool reaches(uint16_t dlid, core::picoseconds t, unsigned depth = 0) const;
 
   // Called by a port when a packet is committed to its wire: frees the ingress buffer (credits go back).
   void departing(core::packet* p, uint32_t blocks, core::picoseconds t);
@@ -166,7 +196,8 @@ class quantum_switch : public sc_core::sc_module, public switch_device, public i
   void end_of_elaboration() override;
 
  private:
-  unsigned select_egress(uint16_t dlid, unsigned vl_sl, core::picoseconds t);
+  // The egress port, or -1 when no port of the LID's group is live (faults).
+  int select_egress(uint16_t dlid, unsigned vl_sl, core::picoseconds t);
 
   core::sim_context& m_ctx;
   quantum_params m_params;
@@ -181,7 +212,10 @@ class quantum_switch : public sc_core::sc_module, public switch_device, public i
   std::vector<uint16_t> m_lft;       // [dlid]: egress port, 0xffff none
   std::vector<uint32_t> m_group_of;  // [dlid]: index into m_groups
   std::vector<std::vector<unsigned>> m_groups;
+  std::vector<quantum_switch*> m_next;  // [port]: the switch the port's link feeds, or null (a host)
+  bool m_fault_aware = false;
   uint64_t m_received = 0, m_no_route = 0, m_not_ib = 0, m_ar_decisions = 0, m_ar_rerouted = 0;
+  uint64_t m_no_live_port = 0;
   uint64_t m_stall_ps_total = 0;
 };
 
