@@ -7,7 +7,8 @@ simulates. Each figure is written only when the report (or CSV) holds what it ne
   flow_rate.png        per-flow sending rate and goodput over time      (time series)
   queue_depth.png      queue depth over time per congested port         (time series)
   flow_goodput.png     goodput per completed flow                       (flows[])
-  pfc_pauses.png       PFC frames sent and time paused per switch port  (fabric.pfc_pauses_by_port, stats paused_us)
+  pfc_pauses.png       PFC frames sent per switch port                  (fabric.pfc_pauses_by_port)
+  pfc_timeline.png     PFC pause timeline: XOFF..XON per port, priority (fabric.pfc_pause_intervals)
   ooo_distance.png     out-of-order distance histogram over the NICs    (stats <nic>.ooo_distance)
   busbw.png            nccl-tests busbw against message size            (collective)
   link_utilization.png link utilization heat map, transmitter x receiver (ports[])
@@ -96,6 +97,44 @@ def plot_timeseries(rows, title, out_dir, suffix, written):
     save(fig, out_dir, "queue_depth%s.png" % suffix, written)
 
 
+TIMELINE_ROWS = 32
+
+
+def plot_pfc_timeline(log, sim_end_ns, title, out_dir, suffix, written):
+    """One row per (link the pause frames went down, priority): a bar from XOFF to XON."""
+    intervals = log.get("intervals") or []
+    if not intervals:
+        return
+    rows = defaultdict(list)
+    for iv in intervals:
+        end = iv["end_ns"] if iv.get("end_ns") is not None else sim_end_ns
+        rows["%s prio %d" % (iv["link"], iv["priority"])].append((iv["start_ns"] / 1e3, (end - iv["start_ns"]) / 1e3))
+    # The most paused rows, in the order their first pause began: back-pressure spreading reads top down.
+    total = {k: sum(d for _, d in v) for k, v in rows.items()}
+    shown = sorted(total, key=lambda k: -total[k])[:TIMELINE_ROWS]
+    shown.sort(key=lambda k: min(s for s, _ in rows[k]))
+    fig, ax = plt.subplots(figsize=(7.0, max(3.0, 1.2 + 0.22 * len(shown))))
+    for i, k in enumerate(shown):
+        ax.broken_barh(rows[k], (i - 0.4, 0.8), color="tab:red")
+    ax.set_yticks(range(len(shown)))
+    ax.set_yticklabels(shown, fontsize=6)
+    ax.invert_yaxis()
+    ax.set_ylim(len(shown) - 0.5, -0.5)
+    ax.set_xlim(0, sim_end_ns / 1e3 if sim_end_ns > 0 else None)
+    ax.set_xlabel("simulated time (us)")
+    ax.set_ylabel("link the pause went down, priority", fontsize=8)
+    note = ""
+    if len(rows) > len(shown):
+        note += ", the %d most paused of %d" % (len(shown), len(rows))
+    if log.get("complete_until_ns") is not None:
+        cut = log["complete_until_ns"] / 1e3
+        ax.axvline(cut, color="black", ls=":", lw=1)
+        note += ", log full after %.1f us (first %d XOFFs kept)" % (cut, log.get("limit", 0))
+    ax.set_title("%s:\nPFC pause timeline, XOFF to XON%s" % (title, note), fontsize=10)
+    ax.grid(axis="x", alpha=0.3)
+    save(fig, out_dir, "pfc_timeline%s.png" % suffix, written)
+
+
 def plot_report(rep, title, out_dir, suffix, written):
     flows = [f for f in rep.get("flows", []) if f.get("completed") and "goodput_gbps" in f]
     if flows:
@@ -129,6 +168,9 @@ def plot_report(rep, title, out_dir, suffix, written):
         ax.set_title("%s: PFC pauses by port (the link they were sent on)" % title)
         ax.grid(axis="x", alpha=0.3)
         save(fig, out_dir, "pfc_pauses%s.png" % suffix, written)
+
+    plot_pfc_timeline(fabric.get("pfc_pause_intervals") or {}, float(rep.get("simulated_time_ns", 0)), title,
+                      out_dir, suffix, written)
 
     # Out-of-order distance: the NICs' power-of-two histograms, summed.
     buckets = defaultdict(int)

@@ -1,17 +1,21 @@
 // What users see: `fabricsim list-scenarios` against the files in testbench/scenarios, `fabricsim explain`'s
 // sources of values (file:line, --set, default), `fabricsim plot` writing valid PNGs, and every help page
-// carrying an example.
+// carrying an example, the PFC pause timeline against the XOFF/XON reasoning.
 #include <gtest/gtest.h>
 
 #include <dirent.h>
 #include <sys/stat.h>
 
 #include <cstdio>
+#include <algorithm>
 #include <fstream>
+#include <map>
 #include <iterator>
 #include <set>
 #include <sstream>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "tests/support/run_cli.h"
 
@@ -159,6 +163,81 @@ TEST(ux, plot_writes_png_figures_of_a_run_and_of_a_collective) {
   r = fabricsim("plot " + dir + "/none.json --out " + dir);
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("none.json"), std::string::npos) << r.output;
+}
+
+// The PFC pause timeline (fabric.pfc_pause_intervals) of a 4:1 incast through one 400G switch without
+// congestion control, against a hand reasoning of the XOFF/XON logic (switch defaults: XOFF at 256 KiB held
+// from one ingress port on priority 3, XON at 192 KiB, pause quanta 65535):
+// - only the senders' ports are paused (h1..h4, their ingress accounts fill); h0 sends only ACKs: never;
+// - an ingress account fills no faster than its 400G link: the first XOFF comes no earlier than
+//   262144 x 8 / 400 Gb/s = 5.24 us after the first packet could arrive;
+// - an XOFF lasts until the account drains from >= 262144 to <= 196608 bytes, through the one egress port
+//   (to h0, 400 Gb/s) at most: every closed interval is >= 65536 x 8 / 400 Gb/s = 1310.72 ns;
+// - intervals of one port never overlap; the log is complete (far below its limit);
+// - the paused NIC's own accounting (its `paused_us`, kept by the receiver of the pause frames) matches
+//   the switch's intervals, up to the pause frame's trip (MAC FIFO of 4 frames + cable) at each edge;
+// - pause frames sent on a port: one XOFF per interval, one XON per closed one, plus the refreshes every
+//   half pause time (65535 x 512 bit / 400 Gb/s / 2 = 41.94 us) while asserted.
+TEST(ux, pfc_pause_timeline_matches_the_xoff_xon_reasoning_and_is_plotted) {
+  const std::string dir = testing::TempDir() + "ux_pfc";
+  const std::string report = dir + ".json";
+  run_result r = fabricsim("run " + source_dir + "/tests/cli/incast_dcqcn_tiny.yaml --set nic.cc=none "
+                           "--set run.duration_us=60 --json " + report + " --quiet");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream in(report);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  const nlohmann::json& fab = j.at("fabric");
+  const nlohmann::json& log = fab.at("pfc_pause_intervals");
+  EXPECT_EQ(log.at("limit").get<uint64_t>(), 4096u);
+  EXPECT_TRUE(log.at("complete_until_ns").is_null()) << log.dump();
+  const nlohmann::json& ivs = log.at("intervals");
+  ASSERT_GE(ivs.size(), 4u) << log.dump();
+  EXPECT_EQ(log.at("recorded").get<size_t>(), ivs.size());
+  const double sim_end = j.at("simulated_time_ns").get<double>();
+  const double refresh_ns = 65535.0 * 512 / 400.0 / 2;
+  std::map<std::string, double> paused_ns, last_end;
+  std::map<std::string, uint64_t> frames_expected;
+  double prev_start = 0;
+  for (const auto& iv : ivs) {
+    const std::string link = iv.at("link").get<std::string>();
+    const double start = iv.at("start_ns").get<double>();
+    EXPECT_TRUE(link == "sw0_to_h1" || link == "sw0_to_h2" || link == "sw0_to_h3" || link == "sw0_to_h4") << link;
+    EXPECT_EQ(iv.at("priority").get<int>(), 3);
+    EXPECT_GE(start, 262144 * 8 / 400.0) << link;
+    EXPECT_GE(start, prev_start);  // in start order
+    prev_start = start;
+    EXPECT_GE(start, last_end[link]) << link << ": overlapping intervals";
+    const bool closed = !iv.at("end_ns").is_null();
+    const double end = closed ? iv.at("end_ns").get<double>() : sim_end;
+    if (closed) {
+      EXPECT_GE(end - start, 65536 * 8 / 400.0) << link << " at " << start;
+    }
+    last_end[link] = end;
+    paused_ns[link] += end - start;
+    frames_expected[link] += 1 + (closed ? 1 : 0) + uint64_t((end - start) / refresh_ns);
+  }
+  EXPECT_EQ(paused_ns.size(), 4u) << log.dump();  // every sender was paused
+  for (const auto& [link, ns] : paused_ns) {
+    const std::string host = link.substr(link.find("_to_") + 4);
+    const double nic_us = j.at("stats").at(host + "_nic").at("paused_us").at("value").get<double>();
+    size_t n = 0;
+    for (const auto& iv : ivs) n += iv.at("link") == link;
+    // Each edge moves by the pause frame's trip: up to 4 frames of 4178 B ahead of it in the MAC FIFO
+    // (334 ns at 400G), its own 64 B, cable and FEC (about 110 ns); both edges of an interval move alike, so
+    // an interval's length changes by less than one trip: 500 ns.
+    EXPECT_NEAR(nic_us * 1e3, ns, 500.0 * double(n)) << link;
+  }
+  for (const auto& p : fab.at("pfc_pauses_by_port")) {
+    const std::string link = p.at("link").get<std::string>();
+    ASSERT_TRUE(frames_expected.count(link)) << link << " sent pause frames but has no interval";
+    EXPECT_EQ(p.at("pause_frames_sent").get<uint64_t>(), frames_expected[link]) << link;
+  }
+
+  if (!have_matplotlib()) GTEST_SKIP() << "python3-matplotlib is not installed (scripts/setup installs it)";
+  r = fabricsim("plot " + report + " --out " + dir);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(is_png(dir + "/pfc_timeline.png")) << r.output;
+  EXPECT_NE(r.output.find("pfc_timeline.png"), std::string::npos) << r.output;
 }
 
 }  // namespace
