@@ -35,6 +35,10 @@ SIZE = (7.0, 4.2)
 
 def save(fig, out_dir, name, written):
     path = os.path.join(out_dir, name)
+    for ax in fig.axes:  # a long title (scenario, value, what) on two lines rather than cut at the edge
+        t = ax.get_title()
+        if len(t) > 64 and "\n" not in t and ": " in t:
+            ax.set_title(t.replace(": ", ":\n", 1), fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=DPI)
     plt.close(fig)
@@ -68,7 +72,7 @@ def plot_timeseries(rows, title, out_dir, suffix, written):
         line, = ax.plot(t, good, lw=1, label=key + " goodput")
         ax.plot(t, rate, lw=1, ls="--", color=line.get_color(), label=key + " rate")
     ax.set_xlabel("simulated time (us)")
-    ax.set_ylabel("Gb/s")
+    ax.set_ylabel("rate (Gb/s)")
     ax.set_title("%s: per-flow %s over time" % (title, "sending rate" if many else "rate (dashed) and goodput"))
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, ncol=2)
@@ -226,13 +230,13 @@ def plot_report(rep, title, out_dir, suffix, written):
                 senders.append(a)
             if b not in receivers:
                 receivers.append(b)
-        # With switch-to-switch links, map those (the fabric's core, where ECMP collides): host links would
-        # make the map a mostly empty band of hundreds of rows.
+        # In a large fabric with switch-to-switch links, map those (the fabric's core, where ECMP collides):
+        # host links would make the map a mostly empty band of hundreds of rows. A small one shows every link.
         def is_host(n):
             return n.startswith("h") and n[1:].isdigit()
         core = {k: v for k, v in util.items() if not is_host(k[0]) and not is_host(k[1])}
         what = "link"
-        if core:
+        if core and len(set(senders) | set(receivers)) > 48:
             util, what = core, "switch-to-switch link"
             senders = [n for n in senders if not is_host(n)]
             receivers = [n for n in receivers if not is_host(n)]
