@@ -316,7 +316,12 @@ def main():
             return 2
         stem = os.path.splitext(os.path.basename(path))[0]
         suffix = "" if len(a.timeseries) == 1 else "." + stem
-        title = a.title or rep.get("scenario", stem) if "runs" not in rep else (a.title or stem)
+        title = a.title or rep.get("scenario", stem)
+        if "runs" in rep and not a.title:  # a comparison's FILE.<value>.csv: name the run it holds
+            title = stem
+            for r in rep["runs"]:
+                if stem.endswith("." + str(r["value"])):
+                    title = "%s (%s=%s)" % (r["report"].get("scenario", ""), rep["compare"], r["value"])
         plot_timeseries(rows, title, a.out, suffix, written)
     if not written:
         sys.stderr.write("plot: %s holds nothing to plot\n" % a.report)

@@ -5,6 +5,7 @@
 
 #include <dirent.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <cstdio>
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -128,6 +130,55 @@ bool is_png(const std::string& path) {
 
 bool have_matplotlib() { return std::system("/usr/bin/python3 -c 'import matplotlib' >/dev/null 2>&1") == 0; }
 
+// Runs a shell command line in `dir`: exit status and everything it printed.
+run_result run_in(const std::string& dir, const std::string& cmd) {
+  FILE* p = popen(("cd " + dir + " && " + cmd + " 2>&1").c_str(), "r");
+  if (!p) return {-1, "popen failed"};
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  const int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+// The `fabricsim ...` commands after "Example:" on a help page, `&&`-joined ones split.
+std::vector<std::string> help_examples(const std::string& help) {
+  std::vector<std::string> out;
+  std::istringstream in(help);
+  std::string line;
+  while (std::getline(in, line)) {
+    const size_t ex = line.find("xample: fabricsim");
+    if (ex == std::string::npos) continue;
+    std::string rest = line.substr(ex + 8);
+    for (size_t amp; (amp = rest.find(" && ")) != std::string::npos; rest = rest.substr(amp + 4))
+      out.push_back(rest.substr(0, amp));
+    out.push_back(rest);
+  }
+  return out;
+}
+
+// The examples of the cheap pages run as written, from a directory laid out like the checkout: the plot
+// page's chains a run of a comparison scenario into `fabricsim plot`, which the parser alone cannot check.
+TEST(ux, the_examples_of_plot_explain_list_and_keys_run_as_written) {
+  const std::string dir = testing::TempDir() + "ux_examples";
+  ASSERT_EQ(std::system(("rm -rf " + dir + " && mkdir -p " + dir + " && ln -s " + source_dir + "/testbench " + dir +
+                         "/testbench").c_str()),
+            0);
+  for (const char* page : {"plot", "explain", "list-scenarios", "keys"}) {
+    if (std::string(page) == "plot" && !have_matplotlib()) continue;
+    const run_result help = fabricsim(std::string(page) + " --help");
+    const std::vector<std::string> ex = help_examples(help.output);
+    ASSERT_FALSE(ex.empty()) << page << ":\n" << help.output;
+    for (const std::string& cmd : ex) {
+      ASSERT_EQ(cmd.compare(0, 10, "fabricsim "), 0) << cmd;
+      const run_result r = run_in(dir, std::string(FABRICSIM_BINARY) + cmd.substr(9));
+      EXPECT_EQ(r.exit_code, 0) << "`" << cmd << "` (" << page << " --help):\n" << r.output.substr(0, 3000);
+    }
+  }
+  EXPECT_TRUE(is_png(dir + "/plots/compare.png"));
+}
+
 TEST(ux, plot_writes_png_figures_of_a_run_and_of_a_collective) {
   if (!have_matplotlib()) GTEST_SKIP() << "python3-matplotlib is not installed (scripts/setup installs it)";
   const std::string dir = testing::TempDir() + "ux_plot";
@@ -238,6 +289,31 @@ TEST(ux, pfc_pause_timeline_matches_the_xoff_xon_reasoning_and_is_plotted) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(is_png(dir + "/pfc_timeline.png")) << r.output;
   EXPECT_NE(r.output.find("pfc_timeline.png"), std::string::npos) << r.output;
+}
+
+// Past its bound the log keeps the run's first 4096 XOFFs and says from when it is incomplete: the same
+// incast run for 16 ms (about 5000 XOFFs at the 4:1 incast's one per port every ~8.5 us, the rate the
+// 60 us run above shows) fills it.
+TEST(ux, pfc_pause_log_past_its_bound_keeps_the_first_intervals_and_says_where_it_stops) {
+  const std::string report = testing::TempDir() + "ux_pfc_bound.json";
+  const run_result r = fabricsim("run " + source_dir + "/tests/cli/incast_dcqcn_tiny.yaml --set nic.cc=none "
+                                 "--set run.duration_us=16000 --set workload.message_bytes=268435456 --json " +
+                                 report + " --quiet");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream in(report);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  const nlohmann::json& log = j.at("fabric").at("pfc_pause_intervals");
+  const nlohmann::json& ivs = log.at("intervals");
+  ASSERT_EQ(ivs.size(), 4096u);
+  EXPECT_EQ(log.at("recorded").get<size_t>(), 4096u);
+  ASSERT_FALSE(log.at("complete_until_ns").is_null());
+  const double cut = log.at("complete_until_ns").get<double>();
+  EXPECT_LT(cut, j.at("simulated_time_ns").get<double>());
+  for (const auto& iv : ivs) EXPECT_LT(iv.at("start_ns").get<double>(), cut);
+  // More XOFF than kept: every interval costs an XOFF and (closed) an XON frame; the frames sent say how many.
+  uint64_t frames = 0;
+  for (const auto& p : j.at("fabric").at("pfc_pauses_by_port")) frames += p.at("pause_frames_sent").get<uint64_t>();
+  EXPECT_GT(frames, 2u * 4096u + 100u);
 }
 
 }  // namespace
