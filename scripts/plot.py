@@ -7,7 +7,8 @@ simulates. Each figure is written only when the report (or CSV) holds what it ne
   flow_rate.png        per-flow sending rate and goodput over time      (time series)
   queue_depth.png      queue depth over time per congested port         (time series)
   flow_goodput.png     goodput per completed flow                       (flows[])
-  pfc_pauses.png       PFC frames sent and time paused per switch port  (fabric.pfc_pauses_by_port, stats paused_us)
+  pfc_pauses.png       PFC frames sent per switch port                  (fabric.pfc_pauses_by_port)
+  pfc_timeline.png     PFC pause timeline: XOFF..XON per port, priority (fabric.pfc_pause_intervals)
   ooo_distance.png     out-of-order distance histogram over the NICs    (stats <nic>.ooo_distance)
   busbw.png            nccl-tests busbw against message size            (collective)
   link_utilization.png link utilization heat map, transmitter x receiver (ports[])
@@ -34,6 +35,10 @@ SIZE = (7.0, 4.2)
 
 def save(fig, out_dir, name, written):
     path = os.path.join(out_dir, name)
+    for ax in fig.axes:  # a long title (scenario, value, what) on two lines rather than cut at the edge
+        t = ax.get_title()
+        if len(t) > 64 and "\n" not in t and ": " in t:
+            ax.set_title(t.replace(": ", ":\n", 1), fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=DPI)
     plt.close(fig)
@@ -67,7 +72,7 @@ def plot_timeseries(rows, title, out_dir, suffix, written):
         line, = ax.plot(t, good, lw=1, label=key + " goodput")
         ax.plot(t, rate, lw=1, ls="--", color=line.get_color(), label=key + " rate")
     ax.set_xlabel("simulated time (us)")
-    ax.set_ylabel("Gb/s")
+    ax.set_ylabel("rate (Gb/s)")
     ax.set_title("%s: per-flow %s over time" % (title, "sending rate" if many else "rate (dashed) and goodput"))
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, ncol=2)
@@ -94,6 +99,44 @@ def plot_timeseries(rows, title, out_dir, suffix, written):
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
     save(fig, out_dir, "queue_depth%s.png" % suffix, written)
+
+
+TIMELINE_ROWS = 32
+
+
+def plot_pfc_timeline(log, sim_end_ns, title, out_dir, suffix, written):
+    """One row per (link the pause frames went down, priority): a bar from XOFF to XON."""
+    intervals = log.get("intervals") or []
+    if not intervals:
+        return
+    rows = defaultdict(list)
+    for iv in intervals:
+        end = iv["end_ns"] if iv.get("end_ns") is not None else sim_end_ns
+        rows["%s prio %d" % (iv["link"], iv["priority"])].append((iv["start_ns"] / 1e3, (end - iv["start_ns"]) / 1e3))
+    # The most paused rows, in the order their first pause began: back-pressure spreading reads top down.
+    total = {k: sum(d for _, d in v) for k, v in rows.items()}
+    shown = sorted(total, key=lambda k: -total[k])[:TIMELINE_ROWS]
+    shown.sort(key=lambda k: min(s for s, _ in rows[k]))
+    fig, ax = plt.subplots(figsize=(7.0, max(3.0, 1.2 + 0.22 * len(shown))))
+    for i, k in enumerate(shown):
+        ax.broken_barh(rows[k], (i - 0.4, 0.8), color="tab:red")
+    ax.set_yticks(range(len(shown)))
+    ax.set_yticklabels(shown, fontsize=6)
+    ax.invert_yaxis()
+    ax.set_ylim(len(shown) - 0.5, -0.5)
+    ax.set_xlim(0, sim_end_ns / 1e3 if sim_end_ns > 0 else None)
+    ax.set_xlabel("simulated time (us)")
+    ax.set_ylabel("link the pause went down, priority", fontsize=8)
+    note = ""
+    if len(rows) > len(shown):
+        note += ", the %d most paused of %d" % (len(shown), len(rows))
+    if log.get("complete_until_ns") is not None:
+        cut = log["complete_until_ns"] / 1e3
+        ax.axvline(cut, color="black", ls=":", lw=1)
+        note += ", log full after %.1f us (first %d XOFFs kept)" % (cut, log.get("limit", 0))
+    ax.set_title("%s:\nPFC pause timeline, XOFF to XON%s" % (title, note), fontsize=10)
+    ax.grid(axis="x", alpha=0.3)
+    save(fig, out_dir, "pfc_timeline%s.png" % suffix, written)
 
 
 def plot_report(rep, title, out_dir, suffix, written):
@@ -129,6 +172,9 @@ def plot_report(rep, title, out_dir, suffix, written):
         ax.set_title("%s: PFC pauses by port (the link they were sent on)" % title)
         ax.grid(axis="x", alpha=0.3)
         save(fig, out_dir, "pfc_pauses%s.png" % suffix, written)
+
+    plot_pfc_timeline(fabric.get("pfc_pause_intervals") or {}, float(rep.get("simulated_time_ns", 0)), title,
+                      out_dir, suffix, written)
 
     # Out-of-order distance: the NICs' power-of-two histograms, summed.
     buckets = defaultdict(int)
@@ -184,13 +230,13 @@ def plot_report(rep, title, out_dir, suffix, written):
                 senders.append(a)
             if b not in receivers:
                 receivers.append(b)
-        # With switch-to-switch links, map those (the fabric's core, where ECMP collides): host links would
-        # make the map a mostly empty band of hundreds of rows.
+        # In a large fabric with switch-to-switch links, map those (the fabric's core, where ECMP collides):
+        # host links would make the map a mostly empty band of hundreds of rows. A small one shows every link.
         def is_host(n):
             return n.startswith("h") and n[1:].isdigit()
         core = {k: v for k, v in util.items() if not is_host(k[0]) and not is_host(k[1])}
         what = "link"
-        if core:
+        if core and len(set(senders) | set(receivers)) > 48:
             util, what = core, "switch-to-switch link"
             senders = [n for n in senders if not is_host(n)]
             receivers = [n for n in receivers if not is_host(n)]
@@ -270,7 +316,12 @@ def main():
             return 2
         stem = os.path.splitext(os.path.basename(path))[0]
         suffix = "" if len(a.timeseries) == 1 else "." + stem
-        title = a.title or rep.get("scenario", stem) if "runs" not in rep else (a.title or stem)
+        title = a.title or rep.get("scenario", stem)
+        if "runs" in rep and not a.title:  # a comparison's FILE.<value>.csv: name the run it holds
+            title = stem
+            for r in rep["runs"]:
+                if stem.endswith("." + str(r["value"])):
+                    title = "%s (%s=%s)" % (r["report"].get("scenario", ""), rep["compare"], r["value"])
         plot_timeseries(rows, title, a.out, suffix, written)
     if not written:
         sys.stderr.write("plot: %s holds nothing to plot\n" % a.report)

@@ -9,6 +9,8 @@
 #include <cstring>
 #include <fstream>
 
+#include <nlohmann/json.hpp>
+
 #include "sc_models/core/params.h"
 
 #ifndef FABRICSIM_PLOT_SCRIPT
@@ -22,12 +24,55 @@ std::string plot_script_path() {
   return env && *env ? env : FABRICSIM_PLOT_SCRIPT;
 }
 
+namespace {
+
+// The values of a --compare report (its runs[].value), or none for a single run's report.
+std::vector<std::string> compare_values(const std::string& report) {
+  std::vector<std::string> values;
+  std::ifstream in(report);
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("runs") || !j["runs"].is_array()) return values;
+  for (const auto& r : j["runs"])
+    if (r.is_object() && r.contains("value")) values.push_back(r["value"].is_string() ? r["value"].get<std::string>()
+                                                                                        : r["value"].dump());
+  return values;
+}
+
+}  // namespace
+
+// A comparison's `fabricsim run --timeseries ts.csv` writes ts.<value>.csv per value; `--timeseries ts.csv`
+// given back to plot, when that file does not exist, stands for those (the same name the run was given).
+std::vector<std::string> expand_timeseries(const std::string& report, const std::vector<std::string>& given) {
+  std::vector<std::string> out;
+  for (const std::string& csv : given) {
+    if (std::ifstream(csv).good()) {
+      out.push_back(csv);
+      continue;
+    }
+    const size_t slash = csv.find_last_of('/');
+    const size_t dot = csv.find_last_of('.');
+    const bool has_ext = dot != std::string::npos && (slash == std::string::npos || dot > slash);
+    const std::string stem = has_ext ? csv.substr(0, dot) : csv, ext = has_ext ? csv.substr(dot) : "";
+    std::vector<std::string> found;
+    std::string tried;
+    for (const std::string& v : compare_values(report)) {
+      const std::string per_value = stem + "." + v + ext;
+      tried += (tried.empty() ? "" : ", ") + per_value;
+      if (std::ifstream(per_value).good()) found.push_back(per_value);
+    }
+    if (found.empty())
+      throw core::config_error("--timeseries " + csv + ": cannot open the file" +
+                               (tried.empty() ? std::string() : " (nor the comparison's " + tried + ")"));
+    out.insert(out.end(), found.begin(), found.end());
+  }
+  return out;
+}
+
 int run_plot(const plot_options& opts) {
   if (!std::ifstream(opts.report).good())
     throw core::config_error(opts.report + ": cannot open the report (write one with `fabricsim run S.yaml --json " +
                              opts.report + "`)");
-  for (const std::string& csv : opts.timeseries)
-    if (!std::ifstream(csv).good()) throw core::config_error("--timeseries " + csv + ": cannot open the file");
+  const std::vector<std::string> timeseries = expand_timeseries(opts.report, opts.timeseries);
   const std::string python = "/usr/bin/python3";
   const std::string script = plot_script_path();
   if (access(python.c_str(), X_OK) != 0)
@@ -35,7 +80,7 @@ int run_plot(const plot_options& opts) {
   if (!std::ifstream(script).good())
     throw core::config_error(script + ": the plotting script is missing (set FABRICSIM_PLOT_SCRIPT to scripts/plot.py)");
   std::vector<std::string> args = {python, script, opts.report, "--out", opts.out_dir};
-  for (const std::string& csv : opts.timeseries) {
+  for (const std::string& csv : timeseries) {
     args.push_back("--timeseries");
     args.push_back(csv);
   }

@@ -18,6 +18,11 @@ struct plot_options {
 // binary was built from.
 std::string plot_script_path();
 
+// The --timeseries files to draw: each given file, or when it does not exist and the report is a comparison,
+// its per-value files (`ts.csv` -> ts.<value>.csv, as `fabricsim run --compare ... --timeseries ts.csv`
+// wrote them). Throws core::config_error naming the file when neither exists.
+std::vector<std::string> expand_timeseries(const std::string& report, const std::vector<std::string>& given);
+
 // Runs /usr/bin/python3 plot.py on the options and returns its exit status (0: figures written, their paths
 // on stdout). Throws core::config_error when the report is missing or python3 / the script cannot be run.
 int run_plot(const plot_options& opts);

@@ -208,6 +208,52 @@ nlohmann::json fair_share_convergence_ns(const std::vector<qp_sample>& samples, 
   return (*settled - std::min(*settled, last_start)).ns();
 }
 
+// The PFC pause timeline: every switch's XOFF intervals, merged in start order and held to the first
+// spectrum_switch::pause_log_limit of the run. A switch that hit the limit stopped recording at some time;
+// the merged log is complete only before the earliest such time, so later intervals are cut and
+// `complete_until_ns` says where (null: every XOFF of the run is here).
+nlohmann::json pause_intervals_report(topology::fabric& fab) {
+  struct entry {
+    sw::spectrum_switch* sw;
+    const sw::spectrum_switch::pause_interval* iv;
+  };
+  std::vector<entry> all;
+  picoseconds complete_until{UINT64_MAX};
+  uint64_t total = 0;
+  for (auto& d : fab.switches()) {
+    auto* sw = dynamic_cast<sw::spectrum_switch*>(d.get());
+    if (!sw) continue;
+    for (const auto& iv : sw->pause_log()) all.push_back({sw, &iv});
+    complete_until = std::min(complete_until, sw->pause_log_complete_until());
+  }
+  std::stable_sort(all.begin(), all.end(), [](const entry& a, const entry& b) { return a.iv->start < b.iv->start; });
+  std::vector<entry> kept;
+  for (const entry& e : all) {
+    if (e.iv->start >= complete_until) break;
+    if (kept.size() == sw::spectrum_switch::pause_log_limit) {
+      complete_until = e.iv->start;
+      break;
+    }
+    kept.push_back(e);
+  }
+  total = kept.size();
+  nlohmann::json list = nlohmann::json::array();
+  for (const entry& e : kept) {
+    sw::scheduled_port& p = e.sw->port(e.iv->port);
+    nlohmann::json o = {{"port", p.name()}, {"link", p.out().name()}, {"priority", e.iv->prio},
+                        {"start_ns", e.iv->start.ns()}};
+    o["end_ns"] = e.iv->end.value == UINT64_MAX ? nlohmann::json(nullptr) : nlohmann::json(e.iv->end.ns());
+    list.push_back(std::move(o));
+  }
+  nlohmann::json j;
+  j["limit"] = sw::spectrum_switch::pause_log_limit;
+  j["recorded"] = total;
+  j["complete_until_ns"] = complete_until.value == UINT64_MAX ? nlohmann::json(nullptr)
+                                                              : nlohmann::json(complete_until.ns());
+  j["intervals"] = std::move(list);
+  return j;
+}
+
 void congestion_figures(nlohmann::json& j, core::sim_context& ctx, topology::fabric& fab,
                         const std::vector<sender_qp>& senders, const std::vector<qp_sample>& samples,
                         picoseconds window_start, picoseconds window_end, double queue_byte_ps_at_window_start,
@@ -279,6 +325,7 @@ void congestion_figures(nlohmann::json& j, core::sim_context& ctx, topology::fab
   j["pfc_pauses_by_port"] = std::move(by_port);
   j["pfc_pauses_by_switch"] = std::move(by_switch);
   j["pfc_pauses_by_hop"] = std::move(by_hop);
+  j["pfc_pause_intervals"] = pause_intervals_report(fab);
   // InfiniBand (switch.model quantum_x800): time a ready packet waited for credit, per sending port and VL,
   // and summed by hop kind like the pauses above -- where credit back-pressure reached.
   nlohmann::json stall_ports = nlohmann::json::array();

@@ -378,6 +378,13 @@ bool spectrum_switch::admit(packet* p, unsigned in_port, unsigned egress, unsign
     a.bytes += size;
     if (!a.xoff && (a.bytes >= m_params.pfc_xoff_bytes || a.headroom > 0)) {
       a.xoff = true;
+      a.log_index = UINT32_MAX;
+      if (m_pause_log.size() < pause_log_limit) {
+        a.log_index = uint32_t(m_pause_log.size());
+        m_pause_log.push_back({in_port, uint8_t(tc), core::now(), never});
+      } else if (m_pause_log_complete_until == never) {
+        m_pause_log_complete_until = core::now();
+      }
       send_pfc(in_port, tc, uint16_t(m_params.pfc_quanta));
       a.refresh_at = core::now() + picoseconds(pause_time(in_port, uint16_t(m_params.pfc_quanta)).value / 2);
       pfc_refresh& r = *m_refresh[in_port];
@@ -411,6 +418,7 @@ void spectrum_switch::departing(packet* p, unsigned port, unsigned tc, picosecon
     a.bytes -= size;
     if (a.xoff && a.headroom == 0 && a.bytes <= m_params.pfc_xon_bytes) {
       a.xoff = false;
+      if (a.log_index != UINT32_MAX) m_pause_log[a.log_index].end = core::now();
       send_pfc(p->hop_in_port, tc, 0);
     }
   } else {

@@ -98,6 +98,19 @@ class spectrum_switch : public sc_core::sc_module, public switch_device, public 
   uint64_t admitted_bytes() const { return m_admitted_bytes; }
   uint64_t released_bytes() const { return m_released_bytes; }
 
+  // PFC pause timeline (report only): one interval per XOFF, from the moment this switch asserts it on
+  // ingress `port` for `prio` until it sends XON (`end` = never while still asserted). Recorded on state
+  // changes only, and only the first `pause_log_limit` of the run: later ones are not kept, and
+  // pause_log_complete_until() says up to when the log is complete (never: it holds every XOFF).
+  struct pause_interval {
+    uint32_t port;
+    uint8_t prio;
+    core::picoseconds start, end;
+  };
+  static constexpr size_t pause_log_limit = 4096;
+  const std::vector<pause_interval>& pause_log() const { return m_pause_log; }
+  core::picoseconds pause_log_complete_until() const { return m_pause_log_complete_until; }
+
  private:
   // Host routes in an open-addressing table whose slots hold the route itself (one cache line touched per
   // lookup in the common case); equal-cost port sets are stored once and shared (a leaf's routes to every
@@ -112,6 +125,7 @@ class spectrum_switch : public sc_core::sc_module, public switch_device, public 
     uint64_t headroom = 0;  // of which in the headroom (beyond XOFF)
     bool xoff = false;      // the upstream port is told to pause
     core::picoseconds refresh_at{};
+    uint32_t log_index = UINT32_MAX;  // this XOFF's entry in m_pause_log (UINT32_MAX: not recorded)
   };
   // Re-sends XOFF before the upstream pause expires while a priority stays congested.
   class pfc_refresh : public core::calendar_client {
@@ -172,6 +186,8 @@ class spectrum_switch : public sc_core::sc_module, public switch_device, public 
   uint64_t m_received = 0, m_no_route = 0, m_ttl_expired = 0, m_headroom_overflow = 0;
   uint64_t m_ar_decisions = 0, m_ar_rerouted = 0, m_admitted_bytes = 0, m_released_bytes = 0;
   uint64_t m_max_shared_used = 0;
+  std::vector<pause_interval> m_pause_log;
+  core::picoseconds m_pause_log_complete_until{UINT64_MAX};
 };
 
 }  // namespace fabricsim::sw
