@@ -7,8 +7,9 @@ namespace fabricsim::pcie {
 
 void host_tray_params::visit(core::param_visitor& v) {
   v.field({"data_path", "",
-           "gpudirect: the NIC writes GPU memory through the switch; bounce: it writes host memory through the "
-           "root complex and the GPU's copy engine copies each landed message up",
+           "gpudirect: the NIC writes and reads GPU memory through the switch; bounce: it writes and reads host "
+           "memory through the root complex, the GPU's copy engine copying each landed message up and each send's "
+           "payload down first",
            0, 0, {"gpudirect", "bounce"}},
           data_path);
   v.field({"p2p", "", "NIC<->GPU traffic direct through the switch, or redirected up through the root complex (ACS)",
@@ -47,12 +48,17 @@ void host_tray_params::visit(core::param_visitor& v) {
   v.field({"memory_queue_bytes", "bytes", "either memory's backlog accepted before it holds its link's credits",
            0, 1ull << 32},
           memory_queue_bytes);
-  v.field({"copy_launch_ns", "ns", "bounce: message landed in host memory to the GPU copy started (estimate)", 0,
-           1e7},
+  v.field({"copy_launch_ns", "ns",
+           "bounce: message landed in host memory to the GPU copy started; a send's copy to host memory done to "
+           "the send posted (estimate)",
+           0, 1e7},
           copy_launch_ns);
-  v.field({"copy_read_bytes", "bytes", "bounce: read request size of the GPU copy engine", 64, 1 << 20},
+  v.field({"copy_read_bytes", "bytes",
+           "bounce: request size of the GPU copy engine (reads of host memory on receive, writes to it for sends)",
+           64, 1 << 20},
           copy_read_bytes);
-  v.field({"copy_outstanding_bytes", "bytes", "bounce: copy engine reads in flight", 64, 1ull << 30},
+  v.field({"copy_outstanding_bytes", "bytes", "bounce: copy engine request bytes in flight, per copy", 64,
+           1ull << 30},
           copy_outstanding_bytes);
 }
 
