@@ -453,15 +453,17 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
   });
   s.counter(inst, "placed_bytes", "bytes", "payload bytes placed (copied into host memory unless nic.place_data is false)",
             &m_placed_bytes);
-  s.counter(inst, "tx_pcie_reads", "reads", "placement pcie: payload reads the NIC issued over PCIe (one per packet)",
-            &m_tx_reads);
-  s.counter(inst, "tx_pcie_read_bytes", "bytes", "placement pcie: payload bytes the NIC read over PCIe to send",
-            &m_tx_read_bytes);
-  s.counter(inst, "tx_pcie_peak_reads", "reads", "placement pcie: most payload reads in flight at once",
-            &m_tx_peak_reads);
-  s.counter(inst, "tx_pcie_peak_read_ahead", "packets",
-            "placement pcie: most transmit buffers in use at once (reads in flight plus data waiting for the wire)",
-            &m_tx_peak_slots);
+  if (m_tx_pcie) {  // nic.placement pcie only: other runs' reports stay as they were
+    s.counter(inst, "tx_pcie_reads", "reads", "placement pcie: payload reads the NIC issued over PCIe (one per packet)",
+              &m_tx_reads);
+    s.counter(inst, "tx_pcie_read_bytes", "bytes", "placement pcie: payload bytes the NIC read over PCIe to send",
+              &m_tx_read_bytes);
+    s.counter(inst, "tx_pcie_peak_reads", "reads", "placement pcie: most payload reads in flight at once",
+              &m_tx_peak_reads);
+    s.counter(inst, "tx_pcie_peak_read_ahead", "packets",
+              "placement pcie: most transmit buffers in use at once (reads in flight plus data waiting for the wire)",
+              &m_tx_peak_slots);
+  }
   s.counter(inst, "rx_buffer_drops", "packets",
             "nic.placement pcie: data packets dropped because the receive buffer was full of unlanded writes",
             &m_rx_buffer_drops);
