@@ -827,6 +827,10 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
     t["cpu_link_down_payload_bytes"] = host.tray->pcie().port("cpu").down.payload_bytes();
     t["cpu_link_up_payload_bytes"] = host.tray->pcie().port("cpu").up.payload_bytes();
     t["host_memory_bytes"] = host.tray->root().host_memory.bytes_written() + host.tray->root().host_memory.bytes_read();
+    t["nic_read_bytes"] = host.tray->nic_read_bytes();
+    t["send_copy_bytes"] = host.tray->send_copy_bytes();
+    t["cpu_link_down_tlps"] = host.tray->pcie().port("cpu").down.tlps();
+    t["cpu_link_up_tlps"] = host.tray->pcie().port("cpu").up.tlps();
     r["pcie"].push_back(std::move(t));
   }
   r["time_limited"] = time_limited;

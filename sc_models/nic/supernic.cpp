@@ -81,6 +81,11 @@ void supernic_params::visit(core::param_visitor& v) {
            "it is dropped and counted (rx_buffer_drops)",
            4096, 1ull << 32},
           rx_buffer_bytes);
+  v.field({"tx_read_ahead_packets", "packets",
+           "placement pcie: packet payloads the NIC reads from memory ahead of the wire (non-posted reads in "
+           "flight plus data waiting for its packet to leave); each holds an MTU-sized transmit buffer (estimate)",
+           1, 65536},
+          tx_read_ahead_packets);
   v.field({"rx_overflow", "",
            "placement pcie, receive buffer filling: pfc pauses the switch port (XOFF/XON at the thresholds below), "
            "drop drops what does not fit",
@@ -251,6 +256,13 @@ struct supernic::queue_pair {
   bool error = false;                   // retries exhausted: every work request completes in error
   std::unique_ptr<dcqcn_rate_engine> rate;  // DCQCN reaction point (nic.cc dcqcn)
   std::unique_ptr<hpcc_cc> hpcc;            // HPCC-style window (nic.cc hpcc)
+  // nic.placement pcie, transmit: payload reads ahead of the wire, new data packets (in PSN order from
+  // fetch_psn, the work request at fetch_wr) and READ responses (packet fetch_k of responses[fetch_job]).
+  core::ring<tx_fetch> fetch_data{8};
+  core::ring<tx_fetch> fetch_resp{8};
+  uint32_t fetch_psn = 0;
+  size_t fetch_wr = 0, fetch_job = 0, stage_index = 0;  // stage_index: the oldest work request not yet staged
+  uint32_t fetch_k = 0;
   picoseconds next_send{};              // pacing: the earliest start of this QP's next data packet
   picoseconds pace_from{};              // pacing: when the last data packet's gap started
   uint64_t pace_bits = 0;               // pacing: that packet's wire bits (0: nothing sent yet)
@@ -337,6 +349,7 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
       m_hpcc(params.cc == "hpcc") {
   const std::string inst = this->name();
   m_rx_pfc = params.rx_overflow == "pfc";
+  m_tx_pcie = params.placement == "pcie";
   const uint64_t mtu = params.mtu_bytes;
   core::require(mtu >= 256 && mtu <= 4096 && (mtu & (mtu - 1)) == 0, inst,
                 "nic.mtu_bytes " + std::to_string(mtu) + " is not one of 256, 512, 1024, 2048, 4096");
@@ -469,6 +482,17 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
   });
   s.counter(inst, "placed_bytes", "bytes", "payload bytes placed (copied into host memory unless nic.place_data is false)",
             &m_placed_bytes);
+  if (m_tx_pcie) {  // nic.placement pcie only: other runs' reports stay as they were
+    s.counter(inst, "tx_pcie_reads", "reads", "placement pcie: payload reads the NIC issued over PCIe (one per packet)",
+              &m_tx_reads);
+    s.counter(inst, "tx_pcie_read_bytes", "bytes", "placement pcie: payload bytes the NIC read over PCIe to send",
+              &m_tx_read_bytes);
+    s.counter(inst, "tx_pcie_peak_reads", "reads", "placement pcie: most payload reads in flight at once",
+              &m_tx_peak_reads);
+    s.counter(inst, "tx_pcie_peak_read_ahead", "packets",
+              "placement pcie: most transmit buffers in use at once (reads in flight plus data waiting for the wire)",
+              &m_tx_peak_slots);
+  }
   s.counter(inst, "rx_buffer_drops", "packets",
             "nic.placement pcie: data packets dropped because the receive buffer was full of unlanded writes",
             &m_rx_buffer_drops);
@@ -495,6 +519,11 @@ void supernic::end_of_elaboration() {
                 name(), "host memory does not grant read/write DMI from address 0");
   m_mem_ptr = dmi.get_dmi_ptr();
   m_mem_size = dmi.get_end_address() + 1;
+  // The transmit buffers hold each payload at its own address: a packet's payload reference then stays valid
+  // until the receiver has used it (a real NIC's buffer is a small ring whose occupancy, the read-ahead, is what
+  // the model bounds), and a resend finds its bytes where the first read put them. Not value-initialised, so
+  // only the pages the reads touch are ever mapped.
+  if (m_tx_pcie) m_tx_buf.reset(new uint8_t[m_mem_size]);
   core::require(m_out != nullptr, name(), "no link connected");
   if (m_ib) {
     // Link initialisation with the switch port: each side learns the other's credit limit.
@@ -565,6 +594,7 @@ void supernic::connect_qp(uint32_t qpn, core::ip_address remote_ip, uint32_t rem
   qp.remote_ip = remote_ip;
   qp.remote_qpn = remote_qpn;
   qp.next_psn = qp.snd_max = qp.una = qp.post_psn = qp.acked = qp.rd_max = sq_psn & core::psn_mask;
+  qp.fetch_psn = sq_psn & core::psn_mask;
   qp.tracker->reset(rq_psn & core::psn_mask);
   qp.head = qp.rx_max = qp.placed_head = rq_psn & core::psn_mask;
   // Fixed entropy: a hash of the connection, as NICs derive the RoCEv2 source port from the QP.
@@ -607,6 +637,7 @@ void supernic::post(uint32_t qpn, uint64_t wr_id, rdma_op op, uint64_t local_add
   wr.length = length;
   wr.rkey = rkey;
   wr.post_at = post_at;
+  wr.staged_at = post_at;
   wr.op = op;
   wr.imm = imm;
   if (m_mem_ptr) check_work_request(wr);
@@ -620,6 +651,11 @@ void supernic::post(uint32_t qpn, uint64_t wr_id, rdma_op op, uint64_t local_add
   wr.packets = uint32_t(std::max<uint64_t>(1, (length + m_params.mtu_bytes - 1) / m_params.mtu_bytes));
   if (op == rdma_op::read) wr.got.assign(wr.packets, 0);
   qp.post_psn = core::psn_add(qp.post_psn, wr.packets);
+  // Bounce buffer: the payload is copied from GPU to host memory first; the NIC sees the work request once the
+  // host has posted it after the copy (tx_staged).
+  if (m_tx_pcie && m_placement && op != rdma_op::read && length > 0 &&
+      m_placement->stage_send(local_addr, length, post_at, uint64_t(qpn - first_qpn) << 1))
+    wr.staged_at = never;
   qp.wqes.push_back(wr);
   if (m_started) wake_transmitter(max(post_at + m_wqe_latency, core::now()));
 }
@@ -669,6 +705,13 @@ void supernic::transmit() {
   if (m_rto_wake != never) wake_transmitter(m_rto_wake);
   if (m_rx_xoff && m_pfc_refresh_at != never && t < m_pfc_refresh_at) wake_transmitter(m_pfc_refresh_at);
   while (!m_tx_fifo.empty() && m_tx_fifo.front() <= t) m_tx_fifo.pop_front();
+  if (m_tx_pcie) {
+    while (!m_tx_departures.empty() && m_tx_departures.front() <= t) {  // their transmit buffers are free
+      m_tx_departures.pop_front();
+      --m_tx_slots;
+    }
+    prefetch();
+  }
   // PFC pauses the priority of data and ACKs; CNPs travel on their own priority and still go.
   const bool paused = t < m_paused_until;
   // Fill the MAC FIFO: each frame starts when the one before it has left, so the wire stays busy while the
@@ -695,7 +738,14 @@ void supernic::transmit() {
     p->injected_at = start;
     ++m_tx_packets;
     m_tx_fifo.push_back(m_out->transmit(p, start));
+    if (m_tx_took_slot) {
+      m_tx_took_slot = false;
+      m_tx_departures.push_back(m_tx_fifo.back());
+    }
   }
+  // All transmit buffers taken: the next one frees when its packet has left, and more can be read then.
+  if (m_tx_pcie && m_tx_slots >= m_params.tx_read_ahead_packets && !m_tx_departures.empty())
+    wake_transmitter(m_tx_departures.front());
   if (!m_tx_fifo.empty()) {
     // Refill when one frame is left in the FIFO (at once for a FIFO of one frame).
     const size_t n = m_tx_fifo.size();
@@ -814,13 +864,19 @@ packet* supernic::next_data(picoseconds* next_ready) {
     // READ responses (the responder's side of the QP) go first: the peer's READ waits on them.
     if (!qp.responses.empty()) {
       read_job& job = qp.responses.front();
-      if (t >= job.ready) {
+      // nic.placement pcie: only once the response's payload is in its transmit buffer (the read's completion
+      // wakes the transmitter).
+      if (t >= job.ready && (!m_tx_pcie || job.k * m_params.mtu_bytes >= job.length ||
+                             (!qp.fetch_resp.empty() && qp.fetch_resp.front().done))) {
         m_rr = (m_rr + i + 1) % n;
         packet* p = build_read_response(qp, job);
-        if (++job.k == job.packets) qp.responses.pop_front();
+        if (++job.k == job.packets) {
+          qp.responses.pop_front();
+          if (qp.fetch_job > 0) --qp.fetch_job; else qp.fetch_k = 0;
+        }
         return p;
       }
-      if (job.ready < *next_ready) *next_ready = job.ready;
+      if (t < job.ready && job.ready < *next_ready) *next_ready = job.ready;  // (a read in flight wakes us itself)
     }
     if (t < qp.rnr_until) {  // after an RNR NAK the requester waits before it resends
       if (qp.tx_index < qp.wqes.size() && qp.rnr_until < *next_ready) *next_ready = qp.rnr_until;
@@ -843,12 +899,15 @@ packet* supernic::next_data(picoseconds* next_ready) {
     }
     if (qp.tx_index >= qp.wqes.size()) continue;
     const work_request& next = qp.wqes[qp.tx_index];
-    const picoseconds ready = next.post_at + m_wqe_latency;
+    if (next.staged_at == never) continue;  // bounce: its copy to host memory is not done (tx_staged wakes us)
+    const picoseconds ready = next.staged_at + m_wqe_latency;
     if (t < ready) {
       if (ready < *next_ready) *next_ready = ready;
       continue;
     }
     const uint32_t psn = qp.next_psn;
+    // nic.placement pcie: a new packet waits for its payload's read (resends find it in the buffer).
+    if (m_tx_pcie && psn == qp.snd_max && !data_fetched(qp, psn, next)) continue;
     if (psn == qp.snd_max) {  // new PSNs: the send window, and for new work the send queue and READ limits
       // PSNs the responder has not acknowledged (its ACKs cover a READ once its request is in: the READ's
       // responses are not what the responder's window holds).
@@ -944,7 +1003,16 @@ packet* supernic::build_data_packet(queue_pair& qp, size_t index, uint32_t psn) 
     }
     p->bth.ack_req = last || m_hpcc;  // HPCC acts per ACK: every packet asks for one (Li et al. ACK each packet)
     p->bth.pad_count = uint8_t((4 - payload % 4) % 4);
-    p->payload = m_mem_ptr + wr.local_addr + offset;  // a reference: the bytes are read where placed
+    if (m_tx_pcie) {
+      // What the NIC's reads brought in; a new packet gives back its buffer when it has left the wire.
+      p->payload = m_tx_buf.get() + wr.local_addr + offset;
+      if (payload > 0 && !core::psn_before(psn, qp.snd_max)) {
+        qp.fetch_data.pop_front();
+        m_tx_took_slot = true;
+      }
+    } else {
+      p->payload = m_mem_ptr + wr.local_addr + offset;  // a reference: the bytes are read where placed
+    }
     p->payload_bytes = uint32_t(payload);
     p->int_requested = m_hpcc;  // HPCC: every switch egress on the way appends its record
     p->seal();
@@ -979,7 +1047,15 @@ packet* supernic::build_read_response(queue_pair& qp, read_job& job) {
     p->aeth.msn = qp.msn & core::psn_mask;
   }
   p->bth.pad_count = uint8_t((4 - payload % 4) % 4);
-  p->payload = m_mem_ptr + job.va + offset;  // the responder's memory, read where it lies
+  if (m_tx_pcie) {
+    p->payload = m_tx_buf.get() + job.va + offset;  // what the NIC's read brought in
+    if (payload > 0) {
+      qp.fetch_resp.pop_front();
+      m_tx_took_slot = true;
+    }
+  } else {
+    p->payload = m_mem_ptr + job.va + offset;  // the responder's memory, read where it lies
+  }
   p->payload_bytes = uint32_t(payload);
   p->int_requested = m_hpcc;  // HPCC: every switch egress on the way appends its record
   p->seal();
@@ -1059,6 +1135,11 @@ void supernic::advance(queue_pair& qp) {
     }
     m_completions.push_back({wr.wr_id, qp.qpn, wr.length, wr.post_at, core::now(), completion_status::success,
                              wr.retransmitted, wr.op});
+    if (qp.fetch_wr > 0)
+      --qp.fetch_wr;
+    else if (!core::psn_before(wr.last_psn(), qp.fetch_psn))
+      qp.fetch_psn = core::psn_add(wr.last_psn(), 1);  // a payload-less packet sent before the fetch passed it
+    if (qp.stage_index > 0) --qp.stage_index;
     qp.wqes.pop_front();
     if (qp.tx_index > 0) --qp.tx_index;
     completed = true;
@@ -1237,6 +1318,7 @@ void supernic::fail_qp(queue_pair& qp, completion_status why) {
   qp.wqes.clear();
   qp.tx_index = 0;
   qp.reads_in_flight = 0;
+  drop_fetches(qp);
 }
 
 // ---- receive -------------------------------------------------------------------------------------------
@@ -1596,8 +1678,15 @@ void supernic::on_read_request(queue_pair& qp, packet* p, bool duplicate) {
     }
   }
   if (valid) {
-    qp.responses.push_back({p->bth.psn, packets, 0, va, length, core::now() + m_rx_latency});
-    if (m_started) wake_transmitter(max(core::now() + m_rx_latency, m_out->wire_free_at()));
+    picoseconds ready = core::now() + m_rx_latency;
+    // Bounce buffer: the responder's data goes through host memory too (a GPU-to-host copy the host runs
+    // before the NIC may read it; tx_staged). An approximation: a one-sided READ involves no host, so a real
+    // application would have staged the buffer beforehand.
+    if (m_tx_pcie && m_placement && length > 0 &&
+        m_placement->stage_send(va, length, ready, (uint64_t(qp.qpn - first_qpn) << 1) | 1))
+      ready = never;
+    qp.responses.push_back({p->bth.psn, packets, 0, va, length, ready});
+    if (m_started && ready != never) wake_transmitter(max(ready, m_out->wire_free_at()));
   } else {
     ++m_rx_access_errors;  // not answered: the requester's retries run out
   }
@@ -1648,6 +1737,138 @@ void supernic::process_send(queue_pair& qp, packet* p) {
     qp.in_send = false;
   }
   m_ctx.pool.release(p);
+}
+
+// ---- transmit reads over PCIe (nic.placement pcie) ---------------------------------------------------------
+//
+// The NIC reads each data packet's payload (WRITE and SEND packets, READ responses) from memory with a
+// non-posted read of up to one MTU, which the PCIe switch cuts at the max read request size and the memory
+// answers with completions cut at the read completion boundary. Reads run ahead of the wire: at most
+// nic.tx_read_ahead_packets packet buffers are being read into or hold data whose packet has not left yet,
+// shared round-robin by the QPs, each QP reading its READ responses and its new packets in the order it sends
+// them. A new packet goes out only once its read is complete; a resend takes the bytes the first read brought.
+
+void supernic::prefetch() {
+  const size_t n = m_qps.size();
+  const uint64_t limit = m_params.tx_read_ahead_packets;
+  bool progress = true;
+  while (progress && m_tx_slots < limit) {
+    progress = false;
+    const size_t from = m_fetch_rr;
+    for (size_t i = 0; i < n && m_tx_slots < limit; ++i) {
+      const size_t q = (from + i) % n;
+      if (fetch_one(*m_qps[q], q)) {
+        progress = true;
+        m_fetch_rr = (q + 1) % n;
+      }
+    }
+  }
+}
+
+bool supernic::fetch_one(queue_pair& qp, size_t index) {
+  if (qp.error || !qp.connected) return false;
+  const picoseconds t = core::now();
+  const uint64_t mtu = m_params.mtu_bytes;
+  // READ responses first, as the transmitter sends them first.
+  while (qp.fetch_job < qp.responses.size()) {
+    const read_job& job = qp.responses[qp.fetch_job];
+    if (job.ready == never || t < job.ready) break;
+    const uint64_t offset = uint64_t(qp.fetch_k) * mtu;
+    const uint64_t len = std::min(mtu, job.length - std::min(job.length, offset));
+    if (++qp.fetch_k == job.packets) {
+      ++qp.fetch_job;
+      qp.fetch_k = 0;
+    }
+    if (len == 0) continue;
+    issue_fetch(qp, index, true, 0, job.va + offset, len);
+    return true;
+  }
+  while (qp.fetch_wr < qp.wqes.size()) {
+    const work_request& wr = qp.wqes[qp.fetch_wr];
+    if (wr.staged_at == never || t < wr.staged_at + m_wqe_latency) return false;  // not visible to the NIC yet
+    const uint32_t k = (qp.fetch_psn - wr.first_psn) & core::psn_mask;
+    if (wr.op == rdma_op::read || k >= wr.packets) {  // a READ request carries no payload
+      qp.fetch_psn = core::psn_add(wr.last_psn(), 1);
+      ++qp.fetch_wr;
+      continue;
+    }
+    const uint64_t offset = uint64_t(k) * mtu;
+    const uint64_t len = std::min(mtu, wr.length - offset);
+    const uint32_t psn = qp.fetch_psn;
+    qp.fetch_psn = core::psn_add(psn, 1);
+    if (k + 1 == wr.packets) ++qp.fetch_wr;
+    if (len == 0) continue;
+    issue_fetch(qp, index, false, psn, wr.local_addr + offset, len);
+    return true;
+  }
+  return false;
+}
+
+void supernic::issue_fetch(queue_pair& qp, size_t index, bool response, uint32_t psn, uint64_t va,
+                           uint64_t length) {
+  const uint64_t seq = m_tx_read_seq++ & ((uint64_t(1) << 40) - 1);
+  (response ? qp.fetch_resp : qp.fetch_data).push_back({psn, seq, false});
+  ++m_tx_slots;
+  ++m_tx_reads_outstanding;
+  ++m_tx_reads;
+  m_tx_read_bytes += length;
+  m_tx_peak_slots = std::max(m_tx_peak_slots, m_tx_slots);
+  m_tx_peak_reads = std::max(m_tx_peak_reads, m_tx_reads_outstanding);
+  m_placement->post_read(va, m_tx_buf.get() + va, length,
+                         (uint64_t(index) << 41) | (uint64_t(response) << 40) | seq);
+}
+
+bool supernic::data_fetched(queue_pair& qp, uint32_t psn, const work_request& wr) {
+  if (wr.op == rdma_op::read) return true;
+  const uint32_t k = (psn - wr.first_psn) & core::psn_mask;
+  if (uint64_t(k) * m_params.mtu_bytes >= wr.length) return true;  // no payload to read
+  return !qp.fetch_data.empty() && qp.fetch_data.front().psn == psn && qp.fetch_data.front().done;
+}
+
+void supernic::tx_read_done(uint64_t cookie) {
+  queue_pair& qp = *m_qps[cookie >> 41];
+  core::ring<tx_fetch>& ring = (cookie >> 40) & 1 ? qp.fetch_resp : qp.fetch_data;
+  const uint64_t seq = cookie & ((uint64_t(1) << 40) - 1);
+  --m_tx_reads_outstanding;
+  for (size_t i = 0; i < ring.size(); ++i)
+    if (ring[i].seq == seq) {
+      ring[i].done = true;
+      wake_transmitter(core::now());
+      return;
+    }
+  --m_tx_slots;  // its QP failed meanwhile (drop_fetches): the buffer is free now
+  wake_transmitter(core::now());
+}
+
+void supernic::tx_staged(uint64_t cookie) {
+  queue_pair& qp = *m_qps[cookie >> 1];
+  if (cookie & 1) {  // a READ response's data is in host memory
+    for (size_t i = 0; i < qp.responses.size(); ++i)
+      if (qp.responses[i].ready == never) {
+        qp.responses[i].ready = core::now();
+        wake_transmitter(core::now());
+        return;
+      }
+    return;
+  }
+  // Copies finish in the order they were asked for: the oldest work request still waiting is this one.
+  while (qp.stage_index < qp.wqes.size() && qp.wqes[qp.stage_index].staged_at != never) ++qp.stage_index;
+  if (qp.stage_index == qp.wqes.size()) return;  // flushed (the QP failed)
+  qp.wqes[qp.stage_index++].staged_at = core::now();
+  wake_transmitter(core::now() + m_wqe_latency);
+}
+
+void supernic::drop_fetches(queue_pair& qp) {
+  for (core::ring<tx_fetch>* ring : {&qp.fetch_data, &qp.fetch_resp}) {
+    for (size_t i = 0; i < ring->size(); ++i)
+      if ((*ring)[i].done) --m_tx_slots;  // reads still in flight free theirs when they complete
+    ring->clear();
+  }
+  qp.fetch_wr = 0;
+  qp.fetch_psn = qp.post_psn;
+  qp.fetch_job = qp.responses.size();
+  qp.fetch_k = 0;
+  qp.stage_index = 0;
 }
 
 void supernic::write_payload(uint64_t va, const uint8_t* data, uint64_t length) {

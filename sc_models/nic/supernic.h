@@ -56,6 +56,10 @@ struct supernic_params {
   // rx_buffer_bytes of payload not yet landed: a data packet that would overflow it is dropped and counted.
   std::string placement = "dmi";
   uint64_t rx_buffer_bytes = 1u << 20;
+  // nic.placement pcie, transmit: payloads are read from memory with non-posted reads into MTU-sized packet
+  // buffers, at most this many read ahead of the wire (reads in flight plus data waiting for its packet to
+  // leave); a packet goes on the wire only once its payload's completions are all in.
+  uint64_t tx_read_ahead_packets = 32;
   // When the receive buffer fills: "pfc" pauses the switch port above (XOFF once rx_pfc_xoff_bytes are in
   // flight, XON below rx_pfc_xon_bytes; the rest of the buffer is headroom for what is on the way), "drop"
   // only drops what does not fit (the requester's loss recovery resends it).
@@ -184,8 +188,20 @@ class placement_target {
   // Called (by the target) whenever writes have landed and bytes_in_flight() fell.
   void set_on_landed(std::function<void()> f) { m_on_landed = std::move(f); }
 
+  // Transmit: read `length` bytes at the workload address `va` into `dst` with non-posted reads (GPU memory,
+  // or host memory for a bounce buffer); the read-done callback gets `cookie` when the last completion is in.
+  virtual void post_read(uint64_t va, uint8_t* dst, uint64_t length, uint64_t cookie) = 0;
+  // Transmit, bounce buffer: the payload at [va, +bytes) must first be copied from GPU to host memory, no
+  // earlier than `at`; the staged callback gets `cookie` once the copy is done and the host has posted the
+  // send. Copies finish in the order asked. False: no staging on this path (GPUDirect reads GPU memory).
+  virtual bool stage_send(uint64_t va, uint64_t bytes, core::picoseconds at, uint64_t cookie) = 0;
+  void set_on_read(std::function<void(uint64_t)> f) { m_on_read = std::move(f); }
+  void set_on_staged(std::function<void(uint64_t)> f) { m_on_staged = std::move(f); }
+
  protected:
   std::function<void()> m_on_landed;
+  std::function<void(uint64_t)> m_on_read;
+  std::function<void(uint64_t)> m_on_staged;
 };
 
 class supernic : public sc_core::sc_module, public core::packet_sink, public sw::ib::credit_peer {
@@ -230,6 +246,8 @@ class supernic : public sc_core::sc_module, public core::packet_sink, public sw:
   void set_placement(placement_target& t) {
     m_placement = &t;
     t.set_on_landed([this] { rx_drained(); });
+    t.set_on_read([this](uint64_t cookie) { tx_read_done(cookie); });
+    t.set_on_staged([this](uint64_t cookie) { tx_staged(cookie); });
   }
 
   const std::vector<completion>& completions() const { return m_completions; }
@@ -249,6 +267,7 @@ class supernic : public sc_core::sc_module, public core::packet_sink, public sw:
     uint32_t rkey = 0;
     core::picoseconds post_at{};
     uint32_t first_psn = 0, packets = 1;  // PSNs are given at post time: the QP's PSNs are consecutive
+    core::picoseconds staged_at{};        // visible to the NIC (post_at; bounce: when its copy was posted)
     uint64_t retransmitted = 0;
     rdma_op op = rdma_op::write;
     uint32_t imm = 0;
@@ -274,7 +293,13 @@ class supernic : public sc_core::sc_module, public core::packet_sink, public sw:
   struct read_job {  // READ responses owed: packets k .. packets-1 of a response to one request
     uint32_t first_psn, packets, k;
     uint64_t va, length;
-    core::picoseconds ready;
+    core::picoseconds ready;  // never: a bounce copy of its data is still to be done
+  };
+  // nic.placement pcie: one packet's payload read ahead into a transmit buffer.
+  struct tx_fetch {
+    uint32_t psn;   // the data packet's PSN (READ responses: unused, they go in order)
+    uint64_t seq;   // the read's number (its cookie)
+    bool done;      // every completion is in
   };
   struct queue_pair;
 
@@ -354,6 +379,22 @@ class supernic : public sc_core::sc_module, public core::packet_sink, public sw:
   bool rx_buffer_admits(const core::packet* p);
   // nic.rx_overflow pfc: XON once the buffer has drained below rx_pfc_xon_bytes.
   void rx_drained();
+  // nic.placement pcie, transmit: payload reads ahead of the wire (docs/pcie.md).
+  bool m_tx_pcie = false;
+  std::unique_ptr<uint8_t[]> m_tx_buf;  // the transmit buffers, kept at the payload's own address (see prefetch)
+  uint64_t m_tx_slots = 0;              // packet buffers read into or waiting for their packet to leave
+  uint64_t m_tx_reads_outstanding = 0, m_tx_zombie_reads = 0, m_tx_read_seq = 0;
+  size_t m_fetch_rr = 0;
+  core::ring<core::picoseconds> m_tx_departures{16};  // when each sent packet holding a buffer leaves the wire
+  bool m_tx_took_slot = false;                         // the packet just built holds a buffer
+  void prefetch();
+  bool fetch_one(queue_pair& qp, size_t index);
+  void issue_fetch(queue_pair& qp, size_t index, bool response, uint32_t psn, uint64_t va, uint64_t length);
+  bool data_fetched(queue_pair& qp, uint32_t psn, const work_request& wr);  // may the new PSN `psn` go?
+  void tx_read_done(uint64_t cookie);
+  void tx_staged(uint64_t cookie);
+  void drop_fetches(queue_pair& qp);
+  uint64_t m_tx_reads = 0, m_tx_read_bytes = 0, m_tx_peak_reads = 0, m_tx_peak_slots = 0, m_tx_read_waits = 0;
   core::packet* next_pfc();  // an XOFF (or its refresh) or XON owed to the switch, if any
   bool m_rx_xoff = false;    // the switch port above is paused by us
   bool m_rx_pfc = false;     // nic.rx_overflow pfc

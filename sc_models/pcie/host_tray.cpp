@@ -7,8 +7,9 @@ namespace fabricsim::pcie {
 
 void host_tray_params::visit(core::param_visitor& v) {
   v.field({"data_path", "",
-           "gpudirect: the NIC writes GPU memory through the switch; bounce: it writes host memory through the "
-           "root complex and the GPU's copy engine copies each landed message up",
+           "gpudirect: the NIC writes and reads GPU memory through the switch; bounce: it writes and reads host "
+           "memory through the root complex, the GPU's copy engine copying each landed message up and each send's "
+           "payload down first",
            0, 0, {"gpudirect", "bounce"}},
           data_path);
   v.field({"p2p", "", "NIC<->GPU traffic direct through the switch, or redirected up through the root complex (ACS)",
@@ -47,12 +48,17 @@ void host_tray_params::visit(core::param_visitor& v) {
   v.field({"memory_queue_bytes", "bytes", "either memory's backlog accepted before it holds its link's credits",
            0, 1ull << 32},
           memory_queue_bytes);
-  v.field({"copy_launch_ns", "ns", "bounce: message landed in host memory to the GPU copy started (estimate)", 0,
-           1e7},
+  v.field({"copy_launch_ns", "ns",
+           "bounce: message landed in host memory to the GPU copy started; a send's copy to host memory done to "
+           "the send posted (estimate)",
+           0, 1e7},
           copy_launch_ns);
-  v.field({"copy_read_bytes", "bytes", "bounce: read request size of the GPU copy engine", 64, 1 << 20},
+  v.field({"copy_read_bytes", "bytes",
+           "bounce: request size of the GPU copy engine (reads of host memory on receive, writes to it for sends)",
+           64, 1 << 20},
           copy_read_bytes);
-  v.field({"copy_outstanding_bytes", "bytes", "bounce: copy engine reads in flight", 64, 1ull << 30},
+  v.field({"copy_outstanding_bytes", "bytes", "bounce: copy engine request bytes in flight, per copy", 64,
+           1ull << 30},
           copy_outstanding_bytes);
 }
 
@@ -119,6 +125,80 @@ host_tray::host_tray(sc_core::sc_module_name name, const host_tray_params& param
   SC_METHOD(on_copy);
   sensitive << m_copy_event;
   dont_initialize();
+  SC_METHOD(on_send_copy);
+  sensitive << m_send_copy_event;
+  dont_initialize();
+  SC_METHOD(on_staged);
+  sensitive << m_staged_event;
+  dont_initialize();
+}
+
+void host_tray::start_of_simulation() {
+  m_started = true;
+  if (!m_send_copies.empty()) m_send_copy_event.notify(sc_core::SC_ZERO_TIME);
+}
+
+void host_tray::post_read(uint64_t va, uint8_t* dst, uint64_t length, uint64_t cookie) {
+  m_nic.read((m_bounce ? 0 : gpu_base) + va, dst, uint32_t(length), read_flag | cookie);
+  ++m_reads;
+  m_read_bytes += length;
+}
+
+bool host_tray::stage_send(uint64_t va, uint64_t bytes, core::picoseconds at, uint64_t cookie) {
+  if (!m_bounce) return false;
+  m_send_copies.push_back({at, va, bytes, cookie});
+  if (m_started && !m_send_copying) m_send_copy_event.notify(sc_core::SC_ZERO_TIME);
+  return true;
+}
+
+// Send copies run one after another, in the order asked (one stream), each as posted writes of GPU memory's
+// bytes to the same address in host memory: down the cpu link, through the root complex, into host memory.
+void host_tray::on_send_copy() {
+  if (m_send_copying || m_send_copies.empty()) return;
+  const core::picoseconds now = core::now();
+  if (m_send_copies.front().ready > now) {
+    m_send_copy_event.notify(core::to_sc_time(m_send_copies.front().ready - now));
+    return;
+  }
+  m_send_copying = true;
+  m_send_copy = m_send_copies.front();
+  m_send_copies.pop_front();
+  m_send_copy_next = m_send_copy_done = 0;
+  issue_send_copy_writes();
+}
+
+void host_tray::issue_send_copy_writes() {
+  while (m_send_copy_next < m_send_copy.bytes &&
+         m_send_copy_next - m_send_copy_done < m_params.copy_outstanding_bytes) {
+    const uint64_t len = std::min<uint64_t>(m_params.copy_read_bytes, m_send_copy.bytes - m_send_copy_next);
+    const uint64_t va = m_send_copy.va + m_send_copy_next;
+    m_copy.write(va, m_gpu_data + va, uint32_t(len), send_copy_flag | len);  // GPU memory -> host memory at va
+    m_send_copy_next += len;
+  }
+}
+
+void host_tray::send_copy_done(uint64_t length) {
+  m_send_copy_done += length;
+  m_bytes_staged += length;
+  if (m_send_copy_done < m_send_copy.bytes) {
+    issue_send_copy_writes();
+    return;
+  }
+  // The host sees the copy done and posts the send (the same launch delay as a copy's).
+  m_staged.push_back({core::now() + core::picoseconds::from_ns(m_params.copy_launch_ns), m_send_copy.cookie});
+  m_staged_event.notify(core::to_sc_time(m_staged.front().at - core::now()));
+  m_send_copying = false;
+  m_send_copy_event.notify(sc_core::SC_ZERO_TIME);
+}
+
+void host_tray::on_staged() {
+  const core::picoseconds now = core::now();
+  while (!m_staged.empty() && m_staged.front().at <= now) {
+    const uint64_t cookie = m_staged.front().cookie;
+    m_staged.pop_front();
+    if (m_on_staged) m_on_staged(cookie);
+  }
+  if (!m_staged.empty()) m_staged_event.notify(core::to_sc_time(m_staged.front().at - now));
 }
 
 void host_tray::post_write(uint64_t va, const uint8_t* data, uint64_t length) {
@@ -130,6 +210,10 @@ void host_tray::post_write(uint64_t va, const uint8_t* data, uint64_t length) {
 }
 
 void host_tray::dma_done(uint64_t length, bool) {
+  if (length & read_flag) {  // a transmit read: its completions are all in
+    if (m_on_read) m_on_read(length & ~read_flag);
+    return;
+  }
   m_in_flight -= length;
   m_bytes_written += length;
   ++m_writes_landed;
@@ -208,6 +292,10 @@ void host_tray::register_stats(core::stats_registry& stats) const {
                 &m_bytes_written);
   stats.counter(inst, "copy_bytes", "bytes", "bounce: bytes the GPU copy engine moved from host to GPU memory",
                 &m_bytes_copied);
+  stats.counter(inst, "nic_reads", "reads", "transmit: payload reads the NIC issued (one per packet)", &m_reads);
+  stats.counter(inst, "nic_read_bytes", "bytes", "transmit: payload bytes the NIC read", &m_read_bytes);
+  stats.counter(inst, "send_copy_bytes", "bytes", "bounce: bytes the GPU copy engine moved from GPU to host memory "
+                "for sends", &m_bytes_staged);
   stats.counter(inst, "peak_in_flight_bytes", "bytes", "most payload bytes issued and not yet landed at once",
                 &m_peak_in_flight);
   m_switch.register_stats(stats);

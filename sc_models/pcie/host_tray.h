@@ -6,6 +6,10 @@
 //   bounce:    NIC -> switch -> root complex -> host memory; once a message has landed the host launches a copy
 //              (copy_launch_ns later) and the GPU's copy engine reads it back up into GPU memory, one copy at a
 //              time, so every byte crosses the root port link twice and host memory twice.
+// The NIC's transmit side reads payloads here (post_read): non-posted reads of GPU memory through the switch
+// (gpudirect), or of host memory behind the root complex (bounce), where each send's payload has first been
+// copied from GPU memory by the GPU's copy engine (stage_send: posted writes up through the root complex, one
+// copy at a time, the send posted copy_launch_ns after its copy is done).
 // The GPU memory is the host's fabric memory (the workload's buffers): the bytes the test checks at the end are
 // the ones the PCIe writes (or the bounce copies) landed.
 #pragma once
@@ -71,6 +75,8 @@ class host_tray : public sc_core::sc_module, public nic::placement_target, publi
   void post_write(uint64_t va, const uint8_t* data, uint64_t length) override;
   uint64_t bytes_in_flight() const override { return m_in_flight; }
   void message_issued(uint64_t va, uint64_t bytes) override;
+  void post_read(uint64_t va, uint8_t* dst, uint64_t length, uint64_t cookie) override;
+  bool stage_send(uint64_t va, uint64_t bytes, core::picoseconds at, uint64_t cookie) override;
 
   const std::vector<landed_message>& landed() const { return m_landed; }
   void register_stats(core::stats_registry& stats) const;
@@ -78,11 +84,22 @@ class host_tray : public sc_core::sc_module, public nic::placement_target, publi
   root_complex& root() { return m_rc; }
   pcie_memory& gpu_memory() { return m_gpu; }
   uint64_t peak_in_flight() const { return m_peak_in_flight; }
+  uint64_t nic_read_bytes() const { return m_read_bytes; }          // transmit: payload the NIC read
+  uint64_t send_copy_bytes() const { return m_bytes_staged; }      // bounce: GPU -> host copies for sends
 
   static constexpr uint64_t gpu_base = 0x100000000000ull;  // the GPU's window (connectx8_gb300_ports())
 
  private:
-  void dma_done(uint64_t cookie, bool ok) override;  // a NIC write has landed
+  void dma_done(uint64_t cookie, bool ok) override;  // a NIC write has landed (or a NIC read is in)
+  void start_of_simulation() override;
+  void on_send_copy();
+  void issue_send_copy_writes();
+  void send_copy_done(uint64_t length);
+  void on_staged();
+  // Cookie bits of the shared engines: a NIC read (vs a received payload's write), a send's copy (vs a
+  // received message's copy).
+  static constexpr uint64_t read_flag = uint64_t(1) << 63;
+  static constexpr uint64_t send_copy_flag = uint64_t(1) << 62;
   void copy_done(uint64_t length);
   void check_messages();
   void on_copy();
@@ -90,7 +107,12 @@ class host_tray : public sc_core::sc_module, public nic::placement_target, publi
 
   struct copy_handler : dma_engine::handler {
     host_tray* owner = nullptr;
-    void dma_done(uint64_t cookie, bool) override { owner->copy_done(cookie); }
+    void dma_done(uint64_t cookie, bool) override {
+      if (cookie & send_copy_flag)
+        owner->send_copy_done(cookie & ~send_copy_flag);
+      else
+        owner->copy_done(cookie);
+    }
   };
   struct issued {
     uint64_t va, bytes, seq;  // seq: NIC writes issued up to and including its last
@@ -99,6 +121,14 @@ class host_tray : public sc_core::sc_module, public nic::placement_target, publi
   struct queued_copy {
     core::picoseconds ready;
     landed_message m;
+  };
+  struct send_copy {  // bounce: a send's payload to copy from GPU to host memory
+    core::picoseconds ready;
+    uint64_t va, bytes, cookie;
+  };
+  struct staged {
+    core::picoseconds at;
+    uint64_t cookie;
   };
 
   host_tray_params m_params;
@@ -119,6 +149,14 @@ class host_tray : public sc_core::sc_module, public nic::placement_target, publi
   uint64_t m_in_flight = 0, m_peak_in_flight = 0;
   uint64_t m_writes_issued = 0, m_writes_landed = 0, m_bytes_written = 0, m_bytes_copied = 0;
   std::vector<landed_message> m_landed;
+  // Transmit.
+  sc_core::sc_event m_send_copy_event, m_staged_event;
+  core::ring<send_copy> m_send_copies{64};
+  core::ring<staged> m_staged{64};
+  bool m_send_copying = false, m_started = false;
+  send_copy m_send_copy{};
+  uint64_t m_send_copy_next = 0, m_send_copy_done = 0;
+  uint64_t m_reads = 0, m_read_bytes = 0, m_bytes_staged = 0;
 };
 
 }  // namespace fabricsim::pcie

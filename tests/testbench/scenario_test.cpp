@@ -238,6 +238,7 @@ TEST(scenario, nic_overrides_errors) {
             "mtu_bytes, reorder, reorder_window, wqe_latency_ns, rx_latency_ns, link_layer, ack_every_packets, "
             "path_entropy, "
             "flowlet_gap_ns, random_initial_psn, initial_psn, dscp, place_data, placement, rx_buffer_bytes, "
+            "tx_read_ahead_packets, "
             "rx_overflow, rx_pfc_xoff_bytes, rx_pfc_xon_bytes, rx_pfc_quanta, tx_fifo_frames, cc, dcqcn_preset, "
             "dcqcn_model, cnp_model, cnp_interval_ns, cnp_mode, cnp_dscp, dcqcn_rpg_time_reset_us, dcqcn_rpg_byte_reset, "
             "dcqcn_rpg_threshold, dcqcn_rpg_ai_rate_mbps, dcqcn_rpg_hai_rate_mbps, dcqcn_rpg_min_rate_mbps, "
