@@ -201,7 +201,7 @@ std::vector<section> plain_sections(scenario& s) {
        visitor_of(s.quantum)},
       {"sharp",
        "SHARP in-network reduction on a `quantum_x800` fabric, used by `collective.algo: sharp`: each tree "
-       "switch's aggregation ALU, latency and slots ([quantum_x800.md](quantum_x800.md#sharp)).",
+       "switch's aggregation ALU, latency and slots ([quantum_x800.md](quantum_x800.md#sharp-in-network-allreduce)).",
        visitor_of(s.sharp)},
       {"nic", "Every host's SuperNIC; `nic_overrides` changes single hosts.", visitor_of(s.nic)},
       {"pcie",

@@ -32,6 +32,7 @@
 #include "sc_models/core/arrival_calendar.h"
 #include "sc_models/core/packet.h"
 #include "sc_models/core/params.h"
+#include "sc_models/core/ring.h"
 #include "sc_models/core/sim_context.h"
 
 namespace fabricsim::sw {
@@ -153,7 +154,7 @@ class sharp_aggregator : public core::calendar_client {
   std::vector<uint32_t> m_free;         // free slots
   std::deque<piece> m_wait;             // pieces waiting for a slot, in arrival order
   std::vector<uint32_t> m_port_waiting;  // by port: pieces of it in m_wait
-  std::deque<piece> m_alu;              // pieces in the ALU's queue, in service order (done times rise)
+  core::ring<piece> m_alu;              // pieces in the ALU's queue, in service order (done times rise)
   core::picoseconds m_alu_free{};
   core::picoseconds m_wake{UINT64_MAX};
   std::vector<replica_entry> m_replicas;
