@@ -83,6 +83,11 @@ std::vector<size_t> place_ranks(const scenario& s) {
     if (p.dtype == "half")
       throw config_error(src + ": collective.dtype half: the SHARP model reduces float, bfloat16 and int32; "
                                "use one of those or algo ring");
+    for (const auto& [name, params] : s.nic_overrides)
+      if (params.mtu_bytes != s.nic.mtu_bytes)
+        throw config_error(src + ": nic_overrides." + name + ".mtu_bytes: collective.algo sharp cuts every rank's "
+                           "buffer into chunks of one nic.mtu_bytes (" + std::to_string(s.nic.mtu_bytes) +
+                           "); give every NIC the same MTU");
   }
   if ((p.algo == "tree" || p.algo == "binary_tree") && p.op != "allreduce" && p.op != "broadcast")
     throw config_error(src + ": collective.algo " + p.algo + ": NCCL runs " + p.op + " on rings only; " + p.algo +

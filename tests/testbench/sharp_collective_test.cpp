@@ -163,6 +163,9 @@ TEST(sharp_collective, sharp_needs_a_quantum_fabric_and_allreduce) {
             std::string::npos);
   EXPECT_NE(error_of(base + quantum + "collective: {algo: sharp, dtype: half}\n").find("collective.dtype half"),
             std::string::npos);
+  EXPECT_NE(error_of(base + quantum + "collective: {algo: sharp}\nnic_overrides: {h1: {mtu_bytes: 1024}}\n")
+                .find("nic_overrides.h1.mtu_bytes"),
+            std::string::npos);
 }
 
 }  // namespace
