@@ -844,6 +844,18 @@ class engine {
     uint64_t unexpected = 0;
     for (const auto& h : m_sharp_hosts) unexpected += h->unexpected();
     j["host_unexpected"] = unexpected;
+    // Credit accounting on every hop of the tree: sends without credit (switch ports and HCAs) and packets
+    // that arrived beyond a receive buffer. Both 0 when credits are honoured.
+    uint64_t violations = 0, overruns = 0;
+    for (const sw::sharp_tree_node& node : m_tree.nodes)
+      for (unsigned i = 0; i < node.sw->ports(); ++i)
+        if (node.sw->connected(i)) {
+          violations += node.sw->port(i).sender().violations();
+          overruns += node.sw->receiver(i).overruns();
+        }
+    for (const rank_memory& m : m_ranks) violations += m_fab_ptr->hosts()[m.host].nic->ib_sender().violations();
+    j["credit_violations"] = violations;
+    j["credit_overruns"] = overruns;
     return j;
   }
 

@@ -92,6 +92,8 @@ TEST(sharp_collective, results_equal_the_software_reduction) {
       EXPECT_EQ(s["unexpected"].get<uint64_t>(), 0u);
     }
     EXPECT_EQ(sh["switches"].size(), 4u);
+    EXPECT_EQ(sh["credit_violations"].get<uint64_t>(), 0u);
+    EXPECT_EQ(sh["credit_overruns"].get<uint64_t>(), 0u);
     EXPECT_EQ(r["fabric"]["drops"].get<uint64_t>(), 0u);
   }
 }
@@ -122,6 +124,32 @@ TEST(sharp_collective, a_slot_limit_makes_chunks_wait) {
   const double t1 = one["collective"]["rows"][0]["time_us"].get<double>() * 1000;
   const double t4 = four["collective"]["rows"][0]["time_us"].get<double>() * 1000;
   EXPECT_GT(t1 - t4, 3 * (200 - 41.38));
+}
+
+TEST(sharp_collective, waiting_for_slots_backpressures_the_hosts_through_credits) {
+  // 2 hosts, one slot, 256 KiB = 64 chunks: every chunk holds the slot for at least sharp.latency_ns =
+  // 200 ns, while the hosts could send one every 41.38 ns, so pieces pile up in the switch's ingress
+  // buffers. Those hold 1024 credits (64 KiB) each: 15 packets of 65 credits. Once full, a host must wait
+  // for credit -- visible as the HCA's credit-stall time -- and nothing is sent without credit or dropped.
+  // The slot paces the run. Chunk 0's pieces arrive at 200 (WQE) + 41.38 + 110 (cable) = 351.38 ns and take
+  // the slot. From then on each chunk holds it for its two pieces' ALU time (2 x 1024 elements / 14.4e12 =
+  // 0.142 ns) plus the 200 ns latency, its result copies leaving at once (the down ports are idle), and the
+  // next chunk's pieces -- already waiting -- take it: 64 x 200.142 = 12809.1 ns. Then the last result's
+  // packet and cable (41.38 + 110) and the receive latency (200): 13511.9 ns in all. Every piece after
+  // chunk 0's waits: 2 x 63 = 126.
+  const json r = sharp_run("{kind: single_switch, hosts: 2, link_gbps: 800}",
+                           "dtype: int32, min_bytes: 262144, max_bytes: 262144, iterations: 1, warmup_iterations: 0",
+                           "sharp: {slots: 1}\n");
+  ASSERT_TRUE(r.contains("collective"));
+  const json& sh = r["collective"]["sharp"];
+  EXPECT_TRUE(r["verified"].get<bool>());
+  EXPECT_EQ(sh["credit_violations"].get<uint64_t>(), 0u);
+  EXPECT_EQ(sh["credit_overruns"].get<uint64_t>(), 0u);
+  EXPECT_EQ(r["fabric"]["drops"].get<uint64_t>(), 0u);
+  EXPECT_EQ(sh["switches"][0]["slot_waits"].get<uint64_t>(), 126u);
+  EXPECT_GT(r["stats"]["h0_nic"]["credit_stall_ps"]["value"].get<uint64_t>(), 1000000u);  // > 1 us
+  const double hand_ns = 351.38 + 64 * 200.142 + 41.38 + 110 + 200;
+  EXPECT_NEAR(r["collective"]["rows"][0]["time_us"].get<double>() * 1000, hand_ns, 0.005 * hand_ns);
 }
 
 TEST(sharp_collective, a_small_allreduce_takes_the_hand_computed_time) {
