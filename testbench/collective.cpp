@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -16,6 +17,9 @@
 #include "sc_models/core/rng.h"
 #include "sc_models/core/sim_context.h"
 #include "sc_models/core/transaction_log.h"
+#include "sc_models/switch/quantum/quantum_switch.h"
+#include "sc_models/switch/quantum/sharp_aggregator.h"
+#include "sc_models/switch/quantum/sharp_host.h"
 #include "sc_models/switch/spectrum/spectrum_switch.h"
 #include "sc_models/topology/fabric.h"
 #include "testbench/scenario.h"
@@ -69,9 +73,22 @@ std::vector<size_t> place_ranks(const scenario& s) {
   const collective_params& p = s.collective;
   const std::string& src = s.source;
   const size_t hosts = s.topology.host_count();
-  if (p.algo == "sharp")
-    throw config_error(src + ": collective.algo sharp: the fabric has no SHARP-capable switch (in-network "
-                             "reduction needs the Quantum-X800 model, not built yet); use ring or tree");
+  if (p.algo == "sharp") {
+    if (s.switch_.model != "quantum_x800")
+      throw config_error(src + ": collective.algo sharp: the fabric has no SHARP-capable switch (switch.model is " +
+                         s.switch_.model + "; in-network reduction needs switch.model quantum_x800); use ring or tree");
+    if (p.op != "allreduce")
+      throw config_error(src + ": collective.algo sharp: SHARP runs allreduce here, not " + p.op +
+                         "; use ring for it");
+    if (p.dtype == "half")
+      throw config_error(src + ": collective.dtype half: the SHARP model reduces float, bfloat16 and int32; "
+                               "use one of those or algo ring");
+    for (const auto& [name, params] : s.nic_overrides)
+      if (params.mtu_bytes != s.nic.mtu_bytes)
+        throw config_error(src + ": nic_overrides." + name + ".mtu_bytes: collective.algo sharp cuts every rank's "
+                           "buffer into chunks of one nic.mtu_bytes (" + std::to_string(s.nic.mtu_bytes) +
+                           "); give every NIC the same MTU");
+  }
   if ((p.algo == "tree" || p.algo == "binary_tree") && p.op != "allreduce" && p.op != "broadcast")
     throw config_error(src + ": collective.algo " + p.algo + ": NCCL runs " + p.op + " on rings only; " + p.algo +
                        " is for allreduce and broadcast");
@@ -171,7 +188,10 @@ struct size_result {
 class engine {
  public:
   engine(const scenario& s, std::vector<size_t> rank_host, bool check_data)
-      : m_p(s.collective), m_n(uint32_t(rank_host.size())), m_check(check_data) {
+      : m_p(s.collective), m_n(uint32_t(rank_host.size())), m_check(check_data), m_sharp(s.collective.algo == "sharp"),
+        m_sharp_params(s.sharp), m_mtu(s.nic.mtu_bytes),
+        m_start_latency(picoseconds::from_ns(s.nic.wqe_latency_ns)),
+        m_rx_latency(picoseconds::from_ns(s.nic.rx_latency_ns)) {
     m_elt = dtype_bytes(m_p.dtype);
     m_slice = std::max<uint64_t>(m_elt, m_p.chunk_bytes / m_elt * m_elt);
     m_reduce_ps_per_byte = m_p.reduce_gbps > 0 ? 1000.0 / m_p.reduce_gbps : 0.0;  // 1 GB/s = 1 byte/ns
@@ -236,6 +256,7 @@ class engine {
       const size_t host = m_ranks[r].host;
       fab().hosts()[host].nic->set_placed_callback([this, host](const nic::placed_message& m) { on_placed(host, m); });
     }
+    if (m_sharp) elaborate_sharp(seed, fill);
     start_size(0, picoseconds{});
   }
 
@@ -283,6 +304,7 @@ class engine {
   void plan_connections() {
     m_root = m_p.op == "broadcast" ? uint32_t(m_p.root) : 0;
     const bool red = reduces(m_p.op);
+    if (m_sharp) return;  // no queue pairs: the hosts' SHARP ends use the NICs' ports directly
     if (m_p.op == "alltoall") {
       for (uint32_t r = 0; r < m_n; ++r)
         for (uint32_t k = 1; k < m_n; ++k) conn(r, (r + k) % m_n, false);
@@ -419,6 +441,7 @@ class engine {
     m_slices_per_rank = uint32_t(bytes / m_slice + m_n + 1);
     const std::string& op = m_p.op;
     const uint32_t n = m_n;
+    if (m_sharp) return;  // no WRITEs: the switches reduce (start_iteration starts the hosts' SHARP ends)
     auto S = [&](uint32_t r) { return m_ranks[r].send; };
     auto R = [&](uint32_t r) { return m_ranks[r].recv; };
     if (op == "alltoall") {
@@ -501,6 +524,7 @@ class engine {
     res.writes = m_x.size();
     res.sent_per_rank.assign(m_n, 0);
     for (const transfer& t : m_x) res.sent_per_rank[t.src] += t.bytes;
+    if (m_sharp) res.sent_per_rank.assign(m_n, res.bytes);  // each rank sends its buffer once, up the tree
     m_deps.resize(m_x.size());
     m_ready_at.resize(m_x.size());
     m_iter = 0;
@@ -522,6 +546,67 @@ class engine {
     for (uint32_t i = 0; i < m_x.size(); ++i)
       if (m_deps[i] == 0) m_conns[m_x[i].conn].ready.push_back(i);
     for (connection& k : m_conns) try_post(k);
+    if (m_sharp) start_sharp(at);
+  }
+
+  // ---- SHARP ---------------------------------------------------------------------------------------------
+
+  sw::sharp_dtype sharp_type() const {
+    return m_p.dtype == "int32" ? sw::sharp_dtype::int32 : m_p.dtype == "bfloat16" ? sw::sharp_dtype::bf16
+                                                                                    : sw::sharp_dtype::fp32;
+  }
+
+  // The tree over the switches of the ranks, an aggregation unit on each of its switches, a SHARP end on each
+  // rank's NIC. Float sources are refilled with finite values in [-1, 1) (the random bytes of the other
+  // algorithms would be NaNs and infinities as floats).
+  void elaborate_sharp(uint64_t seed, bool fill) {
+    std::vector<sw::quantum_switch*> switches;
+    for (auto& d : fab().switches()) {
+      auto* q = dynamic_cast<sw::quantum_switch*>(d.get());
+      if (q == nullptr) throw std::logic_error("collective.algo sharp on a fabric that is not all quantum_x800");
+      switches.push_back(q);
+    }
+    std::vector<std::pair<size_t, unsigned>> members;
+    for (const rank_memory& m : m_ranks) members.push_back({fab().hosts()[m.host].leaf, fab().host_port(m.host)});
+    m_tree = sw::build_sharp_tree(switches, members);
+    for (const sw::sharp_tree_node& node : m_tree.nodes) {
+      m_aggs.push_back(std::make_unique<sw::sharp_aggregator>(*node.sw, m_sharp_params, node, node.sw->ctx()));
+      node.sw->set_sharp(m_aggs.back().get());
+    }
+    for (uint32_t r = 0; r < m_n; ++r) {
+      topology::host& h = fab().hosts()[m_ranks[r].host];
+      m_sharp_hosts.push_back(std::make_unique<sw::sharp_host>(*h.nic, h.mem->data(), m_start_latency, m_rx_latency,
+                                                               switches.front()->ctx()));
+      if (!fill || m_p.dtype == "int32") continue;
+      uint64_t state = core::stream_seed(seed, "collective", "sharp_rank" + std::to_string(r));
+      uint8_t* p = h.mem->data() + m_ranks[r].send;
+      for (uint64_t b = 0; b + m_elt <= m_max_bytes; b += m_elt) {
+        const float v = float(double(core::splitmix64(state++) >> 40) / double(1ull << 24) * 2.0 - 1.0);
+        if (m_elt == 4) {
+          std::memcpy(p + b, &v, 4);
+        } else {
+          const uint16_t h16 = sw::bf16_from_float(v);
+          std::memcpy(p + b, &h16, 2);
+        }
+      }
+    }
+  }
+
+  void start_sharp(picoseconds at) {
+    const uint64_t bytes = m_results[m_size].bytes;
+    const uint32_t chunk = uint32_t(m_mtu);  // one chunk per packet: the MTU
+    ++m_sharp_op;
+    for (auto& a : m_aggs) a->start_op(m_sharp_op, bytes, chunk, sharp_type(), m_check);
+    m_sharp_done = 0;
+    for (uint32_t r = 0; r < m_n; ++r)
+      m_sharp_hosts[r]->start(m_sharp_op, m_ranks[r].send, m_ranks[r].recv, bytes, chunk, m_check, at,
+                              [this](picoseconds t) {
+                                m_iter_end = core::max(m_iter_end, t);
+                                if (++m_sharp_done == m_n) {
+                                  // The iteration ends when the last rank has its result (at m_iter_end).
+                                  end_iteration();
+                                }
+                              });
   }
 
   void try_post(connection& k) {
@@ -652,6 +737,7 @@ class engine {
       for (uint64_t i = 0; i < len; i += m_elt) wrong += std::memcmp(got + i, expect + i, m_elt) != 0;
     };
     const std::string& op = m_p.op;
+    if (m_sharp) return check_sharp(bytes);
     if (reduces(op)) {
       std::memcpy(ref.data(), mem(0) + m_ranks[0].send, bytes);
       for (uint32_t r = 1; r < m_n; ++r) reduce(ref.data(), ref.data(), mem(r) + m_ranks[r].send, bytes);
@@ -672,11 +758,122 @@ class engine {
     return wrong;
   }
 
+  // SHARP results against a plain software reduction: each element summed over the ranks in rank order in
+  // double precision (exact for these n and inputs). int32: equal bit for bit (wrapping sum). fp32 and bf16:
+  // within gamma_(n-1) sum|x_i|, gamma_k = k u / (1 - k u), u = 2^-24 (fp32) or 2^-8 (bf16): the bound on the
+  // rounding error of any order of n-1 rounded additions (Higham, Accuracy and Stability of Numerical
+  // Algorithms, 2nd ed., sec. 4.2), whatever order the switches added in.
+  uint64_t check_sharp(uint64_t bytes) {
+    uint64_t wrong = 0;
+    const uint64_t count = bytes / m_elt;
+    const double u = m_p.dtype == "bfloat16" ? std::ldexp(1.0, -8) : std::ldexp(1.0, -24);
+    const double k = double(m_n - 1);
+    const double gamma = k * u / (1.0 - k * u);
+    double worst = 0.0;
+    for (uint64_t i = 0; i < count; ++i) {
+      const uint64_t off = i * m_elt;
+      if (m_p.dtype == "int32") {
+        uint32_t sum = 0, x;
+        for (uint32_t r = 0; r < m_n; ++r) {
+          std::memcpy(&x, mem(r) + m_ranks[r].send + off, 4);
+          sum += x;
+        }
+        for (uint32_t r = 0; r < m_n; ++r) {
+          std::memcpy(&x, mem(r) + m_ranks[r].recv + off, 4);
+          wrong += x != sum;
+        }
+        continue;
+      }
+      auto load = [&](const uint8_t* p) {
+        if (m_elt == 4) {
+          float f;
+          std::memcpy(&f, p, 4);
+          return double(f);
+        }
+        uint16_t h;
+        std::memcpy(&h, p, 2);
+        return double(sw::float_from_bf16(h));
+      };
+      double sum = 0.0, abs_sum = 0.0;
+      for (uint32_t r = 0; r < m_n; ++r) {
+        const double x = load(mem(r) + m_ranks[r].send + off);
+        sum += x;
+        abs_sum += std::fabs(x);
+      }
+      const double tol = gamma * abs_sum;
+      for (uint32_t r = 0; r < m_n; ++r) {
+        const double err = std::fabs(load(mem(r) + m_ranks[r].recv + off) - sum);
+        wrong += !(err <= tol);  // NaN counts as wrong
+        if (abs_sum > 0) worst = std::max(worst, err / abs_sum);
+      }
+    }
+    m_sharp_worst = std::max(m_sharp_worst, worst);
+    return wrong;
+  }
+
+ public:
+  // SHARP: the tree, its units' counters and the largest float error seen (relative to sum|x_i|).
+  nlohmann::json sharp_report() const {
+    nlohmann::json j;
+    if (!m_sharp) return j;
+    j["root"] = m_tree.nodes.empty() ? std::string() : std::string(m_tree.nodes[0].sw->device_name());
+    j["chunk_bytes"] = m_mtu;
+    j["tflops"] = m_sharp_params.tflops;
+    j["latency_ns"] = m_sharp_params.latency_ns;
+    j["slots"] = m_sharp_params.slots;
+    const double u = m_p.dtype == "bfloat16" ? std::ldexp(1.0, -8) : std::ldexp(1.0, -24);
+    const double k = double(m_n - 1);
+    j["float_tolerance"] = m_p.dtype == "int32" ? 0.0 : k * u / (1.0 - k * u);
+    j["max_relative_error"] = m_sharp_worst;
+    nlohmann::json sws = nlohmann::json::array();
+    for (size_t i = 0; i < m_aggs.size(); ++i) {
+      const auto& c = m_aggs[i]->counters();
+      sws.push_back({{"switch", m_aggs[i]->name()},
+                     {"depth", m_tree.nodes[i].depth},
+                     {"children", m_aggs[i]->children()},
+                     {"ops", c.ops},
+                     {"pieces", c.pieces},
+                     {"bytes_reduced", c.bytes_reduced},
+                     {"slot_waits", c.slot_waits},
+                     {"slot_wait_us", double(c.slot_wait_ps) * 1e-6},
+                     {"max_slots_used", c.max_slots_used},
+                     {"results_sent_down", c.replicated},
+                     {"unexpected", c.unexpected}});
+    }
+    j["switches"] = std::move(sws);
+    uint64_t unexpected = 0;
+    for (const auto& h : m_sharp_hosts) unexpected += h->unexpected();
+    j["host_unexpected"] = unexpected;
+    // Credit accounting on every hop of the tree: sends without credit (switch ports and HCAs) and packets
+    // that arrived beyond a receive buffer. Both 0 when credits are honoured.
+    uint64_t violations = 0, overruns = 0;
+    for (const sw::sharp_tree_node& node : m_tree.nodes)
+      for (unsigned i = 0; i < node.sw->ports(); ++i)
+        if (node.sw->connected(i)) {
+          violations += node.sw->port(i).sender().violations();
+          overruns += node.sw->receiver(i).overruns();
+        }
+    for (const rank_memory& m : m_ranks) violations += m_fab_ptr->hosts()[m.host].nic->ib_sender().violations();
+    j["credit_violations"] = violations;
+    j["credit_overruns"] = overruns;
+    return j;
+  }
+
+ private:
   collective_params m_p;
   topology::fabric* m_fab_ptr = nullptr;
   topology::fabric& fab() { return *m_fab_ptr; }
   uint32_t m_n;
   bool m_check;
+  bool m_sharp;
+  sw::sharp_params m_sharp_params;
+  uint64_t m_mtu;
+  picoseconds m_start_latency, m_rx_latency;
+  sw::sharp_tree m_tree;
+  std::vector<std::unique_ptr<sw::sharp_aggregator>> m_aggs;
+  std::vector<std::unique_ptr<sw::sharp_host>> m_sharp_hosts;
+  uint32_t m_sharp_op = 0, m_sharp_done = 0;
+  double m_sharp_worst = 0.0;
   uint64_t m_elt = 4, m_slice = 0, m_max_bytes = 0;
   double m_reduce_ps_per_byte = 0.0;
   uint32_t m_root = 0;
@@ -730,15 +927,26 @@ nlohmann::json run_collective(const scenario& s, const run_options& opts) {
                        " MiB of memory, more than 3/4 of this machine's " + std::to_string(physical >> 20) +
                        " MiB; lower collective.max_bytes or the ranks, or set nic.place_data: false");
 
-  const sw::switch_factory make_switch = [&](const std::string& name, unsigned ports) {
+  // The switch `switch.model` names; an InfiniBand fabric (quantum_x800) makes every NIC an HCA (LRH/BTH,
+  // credit flow control), as in a workload run (testbench/simulation.cpp).
+  const bool quantum = s.switch_.model == "quantum_x800";
+  const sw::switch_factory make_switch = [&](const std::string& name,
+                                             unsigned ports) -> std::unique_ptr<sw::switch_device> {
+    if (quantum) return std::make_unique<sw::quantum_switch>(name.c_str(), s.quantum, ports, ctx);
     return std::make_unique<sw::spectrum_switch>(name.c_str(), s.switch_, ports, ctx);
   };
+  nic::supernic_params nic_params = s.nic;
+  std::map<std::string, nic::supernic_params> nic_overrides = s.nic_overrides;
+  if (quantum) {
+    nic_params.link_layer = "infiniband";
+    for (auto& [name, params] : nic_overrides) params.link_layer = "infiniband";
+  }
   std::unique_ptr<core::transaction_log> rtl_log;
   if (!s.run.record_rtl_dir.empty() && !opts.elaborate_only) {
     rtl_log = std::make_unique<core::transaction_log>(s.run.record_rtl_dir);
     ctx.rtl_log = rtl_log.get();
   }
-  topology::fabric fab(s.topology, s.link, make_switch, s.nic, s.nic_overrides, mem_bytes, ctx);
+  topology::fabric fab(s.topology, s.link, make_switch, nic_params, nic_overrides, mem_bytes, ctx);
   tap_set taps(opts.taps, fab, opts.tap_frames);
   if (placing)
     for (topology::host& h : fab.hosts()) h.mem->prefault();
@@ -820,6 +1028,7 @@ nlohmann::json run_collective(const scenario& s, const run_options& opts) {
   c["reduce_gbps"] = p.reduce_gbps;
   c["bus_factor"] = bus_factor(p.op, eng.ranks());
   c["link_gbps"] = double(fab.hosts()[rank_host[0]].nic->out_link()->rate().value) / 1e9;
+  if (p.algo == "sharp") c["sharp"] = eng.sharp_report();
   c["completed"] = finished;
   c["unexpected_placements"] = eng.unexpected();
   c["avg_busbw_gbps"] = busbw_rows ? nlohmann::json(busbw_sum / double(busbw_rows)) : nlohmann::json(nullptr);
@@ -883,12 +1092,26 @@ std::string format_collective_table(const nlohmann::json& r) {
   if (!r.at("description").get<std::string>().empty()) out += fmt::format("  {}\n", r.at("description").get<std::string>());
   std::string hosts;
   for (const auto& h : c.at("rank_hosts")) hosts += (hosts.empty() ? "" : " ") + h.get<std::string>();
+  const bool sharp = c.contains("sharp");  // SHARP chunks are one packet each: the NIC's MTU
   out += fmt::format("# collective {} algo {}: {} ranks ({} placement: {}), {} Gb/s links, chunk {} bytes, "
                      "warmup iters {} iters {}\n",
                      c.at("op").get<std::string>(), c.at("algo").get<std::string>(), c.at("ranks").get<uint64_t>(),
                      c.at("placement").get<std::string>(), hosts, c.at("link_gbps").get<double>(),
-                     c.at("chunk_bytes").get<uint64_t>(), c.at("warmup_iterations").get<uint64_t>(),
-                     c.at("iterations").get<uint64_t>());
+                     sharp ? c.at("sharp").at("chunk_bytes").get<uint64_t>() : c.at("chunk_bytes").get<uint64_t>(),
+                     c.at("warmup_iterations").get<uint64_t>(), c.at("iterations").get<uint64_t>());
+  if (sharp) {
+    const auto& sh = c.at("sharp");
+    out += fmt::format("# SHARP tree rooted at {}: {} TFLOPS, {} ns, {} slots per switch\n",
+                       sh.at("root").get<std::string>(), sh.at("tflops").get<double>(),
+                       sh.at("latency_ns").get<double>(), sh.at("slots").get<uint64_t>());
+    for (const auto& sw : sh.at("switches"))
+      out += fmt::format("#   {:<10} depth {} children {:>3}: {} chunks aggregated, {} bytes reduced, {} slot waits "
+                         "({:.3f} us), max {} slots in use\n",
+                         sw.at("switch").get<std::string>(), sw.at("depth").get<uint64_t>(),
+                         sw.at("children").get<uint64_t>(), sw.at("ops").get<uint64_t>(),
+                         sw.at("bytes_reduced").get<uint64_t>(), sw.at("slot_waits").get<uint64_t>(),
+                         sw.at("slot_wait_us").get<double>(), sw.at("max_slots_used").get<uint64_t>());
+  }
   out += fmt::format("#\n# {:>10} {:>12} {:>8} {:>6} {:>6} {:>10} {:>7} {:>7} {:>6}\n", "size", "count", "type", "redop",
                      "root", "time", "algbw", "busbw", "#wrong");
   out += fmt::format("# {:>10} {:>12} {:>8} {:>6} {:>6} {:>10} {:>7} {:>7} {:>6}\n", "(B)", "(elements)", "", "", "",
@@ -916,8 +1139,13 @@ std::string format_collective_table(const nlohmann::json& r) {
                      r.at("fabric").at("max_queue_bytes").get<uint64_t>());
   out += fmt::format("data: {}{}\n",
                      !r.at("data_checked").get<bool>() ? "not checked (nic.place_data is false)"
-                     : r.at("verified").get<bool>()     ? "every WRITE VERIFIED byte for byte at placement, every result "
-                                                          "equal to the reference"
+                     : r.at("verified").get<bool>() && sharp
+                         ? fmt::format("every result VERIFIED against a software reduction (int32 exact, floats "
+                                       "within {:.3g} of sum|x|; largest relative error seen {:.3g})",
+                                       c.at("sharp").at("float_tolerance").get<double>(),
+                                       c.at("sharp").at("max_relative_error").get<double>())
+                     : r.at("verified").get<bool>() ? "every WRITE VERIFIED byte for byte at placement, every result "
+                                                      "equal to the reference"
                                                         : "NOT VERIFIED",
                      c.at("completed").get<bool>() ? "" : " (the sweep did not finish: see collective.stopped_at)");
   return out;

@@ -199,6 +199,10 @@ std::vector<section> plain_sections(scenario& s) {
        "The Quantum-X800 InfiniBand switch, used when `switch.model` is `quantum_x800`: ports, VLs, VL "
        "arbitration, routing and credit flow control ([quantum_x800.md](quantum_x800.md)).",
        visitor_of(s.quantum)},
+      {"sharp",
+       "SHARP in-network reduction on a `quantum_x800` fabric, used by `collective.algo: sharp`: each tree "
+       "switch's aggregation ALU, latency and slots ([quantum_x800.md](quantum_x800.md#sharp-in-network-allreduce)).",
+       visitor_of(s.sharp)},
       {"nic", "Every host's SuperNIC; `nic_overrides` changes single hosts.", visitor_of(s.nic)},
       {"pcie",
        "Each host's PCIe tray when `nic.placement` is `pcie`: the ConnectX-8 switch, GPU memory, the root complex "
@@ -217,7 +221,7 @@ std::vector<section> plain_sections(scenario& s) {
 // Every top-level key that names a section, in the order the documentation lists them.
 const std::vector<std::string>& top_level_sections() {
   static const std::vector<std::string> keys = {"run",           "topology", "link",       "switch", "quantum",
-                                                "nic",           "pcie",     "nic_overrides", "workload",
+                                                "sharp",         "nic",           "pcie",     "nic_overrides", "workload",
                                                 "collective",    "writes",   "compare",    "fault",  "faults"};
   return keys;
 }

@@ -11,6 +11,7 @@
 #include "sc_models/core/params.h"
 #include "sc_models/nic/supernic.h"
 #include "sc_models/switch/quantum/quantum_switch.h"
+#include "sc_models/switch/quantum/sharp_aggregator.h"
 #include "sc_models/switch/spectrum/spectrum_switch.h"
 #include "sc_models/topology/fabric.h"
 #include "testbench/collective_params.h"
@@ -96,6 +97,7 @@ struct scenario {
   topology::cable_params link;  // YAML section "link": ns per metre and FEC; rates and lengths are in topology
   sw::spectrum_params switch_;  // YAML section "switch": the Spectrum-4 pipeline
   sw::quantum_params quantum;   // YAML section "quantum": the Quantum-X800 switch (switch.model quantum_x800)
+  sw::sharp_params sharp;       // YAML section "sharp": SHARP aggregation units (collective.algo sharp)
   nic::supernic_params nic;
   pcie::host_tray_params pcie;  // YAML "pcie": each host's PCIe tray when nic.placement is pcie
   std::map<std::string, nic::supernic_params> nic_overrides;  // YAML "nic_overrides: {h1: {reorder: ref}}"

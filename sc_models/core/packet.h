@@ -86,6 +86,10 @@ enum class bth_opcode : uint8_t {
   rc_rdma_read_response_only = 0x10,
   rc_acknowledge = 0x11,
   cnp = 0x81,  // RoCEv2 congestion notification packet
+  // Manufacturer-specific opcodes (IBTA 0xC0-0xFF): SHARP aggregation data going up a tree, results coming
+  // down (sc_models/switch/quantum/sharp_aggregator.h).
+  sharp_up = 0xc0,
+  sharp_down = 0xc1,
 };
 
 // An IPv4 address is held as ::ffff:a.b.c.d so that one type carries both families.

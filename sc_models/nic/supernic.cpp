@@ -728,6 +728,7 @@ void supernic::transmit() {
     packet* p = next_pfc();  // MAC control: never paused itself
     if (p == nullptr) p = next_cnp();
     if (p == nullptr && !paused) p = next_ack();
+    if (p == nullptr && !paused && m_client != nullptr) p = m_client->next_packet(t, &next_ready);
     if (p == nullptr && !paused) p = next_data(&next_ready);
     if (p == nullptr) break;
     const picoseconds start = max(t, m_out->wire_free_at());
@@ -1343,6 +1344,11 @@ void supernic::receive(packet* p, unsigned /*port*/) {
     const uint64_t blocks = sw::ib::blocks_of(p->wire().value);
     m_ib_rx->received(0, blocks);
     m_ib_rx->released(0, blocks, core::now());
+  }
+  if (m_client != nullptr && (p->bth.opcode == core::bth_opcode::sharp_up ||
+                              p->bth.opcode == core::bth_opcode::sharp_down)) {
+    m_client->receive(p);
+    return;
   }
   if (p->kind == core::frame_kind::pfc) {
     on_pause(p);

@@ -204,8 +204,23 @@ class placement_target {
   std::function<void(uint64_t)> m_on_staged;
 };
 
+// A block beside the RC engine that sends and receives its own packets on the NIC's port (SHARP:
+// sc_models/switch/quantum/sharp_host.h). Its packets share the transmit scheduler, the credit check and
+// the link; received SHARP packets go to it.
+class port_client {
+ public:
+  virtual ~port_client() = default;
+  // The next packet to send at `t`, or nullptr; lowers `*next_ready` to when one will be.
+  virtual core::packet* next_packet(core::picoseconds t, core::picoseconds* next_ready) = 0;
+  virtual void receive(core::packet* p) = 0;
+};
+
 class supernic : public sc_core::sc_module, public core::packet_sink, public sw::ib::credit_peer {
  public:
+  void attach_port_client(port_client* c) { m_client = c; }
+  void wake_port_client(core::picoseconds at) {
+    if (m_started) wake_transmitter(at);
+  }
   // DMA into host memory: DMI for placement and source reads, taken once at the end of elaboration.
   tlm_utils::simple_initiator_socket<supernic> dma;
 
@@ -368,6 +383,7 @@ class supernic : public sc_core::sc_module, public core::packet_sink, public sw:
   supernic_params m_params;
   // nic.link_layer infiniband: the HCA end of the credit flow control (one data VL).
   bool m_ib = false;
+  port_client* m_client = nullptr;  // attach_port_client
   uint64_t m_ib_max_blocks = 0;  // credits the largest packet needs: checked before one is built
   sw::ib::credit_sender m_ib_tx;
   std::unique_ptr<sw::ib::credit_receiver> m_ib_rx;

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <sstream>
 
+#include "sc_models/switch/quantum/sharp_aggregator.h"
+
 namespace fabricsim::sw {
 
 using core::packet;
@@ -465,6 +467,10 @@ void quantum_switch::receive(packet* p, unsigned in_port) {
   m_rx[in_port]->received(in_vl, blocks);
   p->hop_in_port = uint16_t(in_port);
   p->hop_tc = uint8_t(in_vl);
+  if (m_sharp != nullptr && is_sharp(p->bth.opcode)) {  // SHARP data: the aggregation unit holds it
+    m_sharp->receive(p, in_port, in_vl, blocks);
+    return;
+  }
   const uint16_t dlid = p->lrh.dlid;
   if (dlid >= m_lft.size() || m_lft[dlid] == no_port) {
     ++m_no_route;
@@ -497,6 +503,10 @@ void quantum_switch::receive(packet* p, unsigned in_port) {
 }
 
 void quantum_switch::departing(packet* p, uint32_t blocks, picoseconds t) {
+  if (p->hop_in_port == 0xffff) {  // made by the SHARP unit here: it holds no ingress buffer
+    if (m_sharp != nullptr) m_sharp->departed(p, t);
+    return;
+  }
   m_rx[p->hop_in_port]->released(p->hop_tc, blocks, t);
 }
 

@@ -62,6 +62,7 @@ std::vector<vl_arb_entry> parse_vl_table(const std::string& text, unsigned data_
                                          const std::string& inst);
 
 class quantum_switch;
+class sharp_aggregator;
 
 // The egress side of a port: a queue per VL, VL arbitration, the credit sender, the link.
 class quantum_port : public core::calendar_client {
@@ -191,6 +192,8 @@ class quantum_switch : public sc_core::sc_module, public switch_device, public i
   // Called by a port when a packet is committed to its wire: frees the ingress buffer (credits go back).
   void departing(core::packet* p, uint32_t blocks, core::picoseconds t);
   core::sim_context& ctx() { return m_ctx; }
+  // SHARP (sharp_aggregator.h): this switch's aggregation unit on a tree; it takes SHARP packets.
+  void set_sharp(sharp_aggregator* a) { m_sharp = a; }
 
  protected:
   void end_of_elaboration() override;
@@ -217,6 +220,7 @@ class quantum_switch : public sc_core::sc_module, public switch_device, public i
   uint64_t m_received = 0, m_no_route = 0, m_not_ib = 0, m_ar_decisions = 0, m_ar_rerouted = 0;
   uint64_t m_no_live_port = 0;
   uint64_t m_stall_ps_total = 0;
+  sharp_aggregator* m_sharp = nullptr;
 };
 
 }  // namespace fabricsim::sw
