@@ -22,7 +22,7 @@ void arrival_calendar::wake(picoseconds at) {
 }
 
 void arrival_calendar::schedule(calendar_client* c, picoseconds at, const void* head) {
-  m_heap.push_back({at, m_seq++, c, head});
+  m_heap.push_back({at, c->calendar_key(), m_seq++, c, head});
   std::push_heap(m_heap.begin(), m_heap.end(), std::greater<entry>());
   if (!m_firing) wake(at);  // inside fire() one notification at the end covers everything scheduled
 }
