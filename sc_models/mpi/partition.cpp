@@ -60,7 +60,7 @@ partition::partition(topology::fabric& fab, int ranks) : m_ranks(ranks), m_hosts
       }
     const size_t best = size_t(std::max_element(cables.begin(), cables.end()) - cables.begin());
     size_t r = best;
-    if (placed == 0 || cables[best] * 2 <= placed)  // no majority: the least loaded rank
+    if (placed == 0 || cables[best] * 4 < placed * 3)  // no clear majority (3/4): the least loaded rank
       r = size_t(std::min_element(load.begin(), load.end()) - load.begin());
     m_switch_rank[s] = int(r);
     ++load[r];

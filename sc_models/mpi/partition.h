@@ -16,8 +16,9 @@ class partition {
  public:
   // Leaves (switches with hosts) in contiguous blocks of about leaves / ranks, each with its hosts, so that
   // traffic within a leaf group (three_tier: within a pod) stays in one process. Every other switch goes
-  // where the majority of its cables go (a pod's spines with their pod), or, when no rank holds a majority
-  // (a spine or core that every leaf group reaches equally), to the rank with the fewest switches so far.
+  // where at least 3/4 of its cables to switches placed before it go (a pod's spines with their pod), or,
+  // when no rank holds that many (a spine or core that every leaf group reaches), to the rank with the fewest
+  // switches so far (lowest rank on a tie), which spreads the spines.
   partition(topology::fabric& fab, int ranks);
 
   int ranks() const { return m_ranks; }
