@@ -387,6 +387,8 @@ int fabricsim_cli(int argc, char* argv[], bool parse_only) {
   if (parse_only) return 0;
   try {
     if (*replay_cmd) {
+      if (mpi::launched_as_rank())
+        throw core::config_error("replay is not cut across MPI ranks yet: run it in one process (docs/scale_out.md)");
       replay_opts.timing = testbench::parse_replay_timing(replay_timing);
       const testbench::replay_result result = testbench::run_replay(replay_opts);
       for (const std::string& w : result.warnings) std::cerr << "fabricsim: warning: " << w << '\n';
