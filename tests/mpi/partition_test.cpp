@@ -36,8 +36,8 @@ json describe(const topology::topology_params& topo, int ranks, const std::vecto
     for (const std::string& i : instances) out["instance"][i] = part.instance_rank(i);
     return out.dump();
   });
-  EXPECT_TRUE(c.ok) << c.text;
-  return json::parse(c.text);
+  EXPECT_TRUE(c.ok) << c.output;
+  return json::parse(c.output);
 }
 
 TEST(Partition, LeafSpineLeavesInBlocksSpinesSpread) {
