@@ -6,10 +6,14 @@
 
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
+
 #include <CLI/CLI.hpp>
 #include <systemc>
 
 #include "sc_models/core/params.h"
+#include "sc_models/mpi/mpi_world.h"
 #include "testbench/compare.h"
 #include "testbench/explain.h"
 #include "testbench/plot.h"
@@ -39,8 +43,39 @@ struct run_args {
   std::string timeseries;  // --timeseries FILE: run.timeseries_csv
   std::vector<std::string> taps;  // --tap NODE:PORT=FILE | LINK=FILE (testbench/taps.h)
   std::string record_rtl;  // --record-rtl DIR: run.record_rtl_dir
+  unsigned ranks = 0;      // --ranks N: run across N processes (re-launched under mpirun, docs/scale_out.md)
   bool quiet = false;
 };
+
+// `fabricsim run ... --ranks N`: the same command line again under `mpirun -n N`, without --ranks (each
+// rank then finds itself launched by MPI). Returns only when mpirun cannot be started.
+int relaunch_under_mpirun(unsigned ranks, int argc, char* argv[]) {
+  if (!mpi::available())
+    throw core::config_error("--ranks " + std::to_string(ranks) + ": this fabricsim was built without MPI "
+                             "(install libopenmpi-dev and configure with -DFABRICSIM_MPI=ON; docs/scale_out.md)");
+  char exe[4096];
+  const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  std::vector<std::string> args = {"mpirun", "-n", std::to_string(ranks), "--oversubscribe"};
+  if (geteuid() == 0) args.push_back("--allow-run-as-root");  // Open MPI refuses root without it
+  args.push_back(n > 0 ? std::string(exe, size_t(n)) : std::string(argv[0]));
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--ranks") {
+      ++i;
+      continue;
+    }
+    if (a.rfind("--ranks=", 0) == 0) continue;
+    args.push_back(a);
+  }
+  std::vector<char*> cargs;
+  for (std::string& a : args) cargs.push_back(a.data());
+  cargs.push_back(nullptr);
+  std::cout.flush();
+  execvp("mpirun", cargs.data());
+  throw core::config_error("--ranks " + std::to_string(ranks) + ": cannot start mpirun (" + std::strerror(errno) +
+                           "): install openmpi-bin (scripts/setup), or start fabricsim under your MPI launcher: "
+                           "mpirun -n " + std::to_string(ranks) + " fabricsim run ...");
+}
 
 // The exit status of one run's report (docs/report.md): 0 verified (or, timing only, every operation done),
 // 1 otherwise, with why on stderr after `prefix`.
@@ -100,12 +135,23 @@ int run(const run_args& a) {
 
   const testbench::compare_params compare =
       a.compare.empty() ? s.compare : testbench::parse_compare_option(a.compare);
+  // Under mpirun every rank runs its part and ends with the same merged report; rank 0 writes it.
+  mpi::world& world = mpi::world::get();
   if (compare.empty()) {
     const nlohmann::json report = testbench::run_scenario(s, opts);
+    if (world.rank() != 0) {  // the same status as rank 0, without repeating its message
+      std::streambuf* err = std::cerr.rdbuf(nullptr);
+      const int status = run_status(report, "");
+      std::cerr.rdbuf(err);
+      return status;
+    }
     if (!a.json_out.empty()) write_json(a.json_out, report);
     if (!a.quiet) std::cout << testbench::format_table(report);
     return run_status(report, "fabricsim: ");
   }
+  if (world.distributed())
+    throw core::config_error("--compare: a comparison runs each value in its own process; it is not cut across "
+                             "MPI ranks (run each value with --set under mpirun instead; docs/scale_out.md)");
 
   // A comparison: every value loads (and so is checked) before anything runs; the value goes last, after
   // the file and every --set.
@@ -211,6 +257,10 @@ int fabricsim_cli(int argc, char* argv[], bool parse_only) {
                       "Record every transaction of every RTL block instance (RTL or reference model) into this "
                       "directory, one file per block type, for verify-rtl --replay (sets run.record_rtl_dir; a "
                       "comparison records into DIR/<value>/)");
+  run_cmd->add_option("--ranks", args.ranks,
+                      "Run across N processes: starts `mpirun -n N` on this same command line (docs/scale_out.md); "
+                      "under mpirun the ranks are found by themselves")
+      ->check(CLI::Range(1u, 4096u));
   run_cmd->add_flag("--quiet", args.quiet,
                     "Do not print the result table, nor the progress line a run longer than about two seconds "
                     "shows on a terminal");
@@ -337,6 +387,8 @@ int fabricsim_cli(int argc, char* argv[], bool parse_only) {
   if (parse_only) return 0;
   try {
     if (*replay_cmd) {
+      if (mpi::launched_as_rank())
+        throw core::config_error("replay is not cut across MPI ranks yet: run it in one process (docs/scale_out.md)");
       replay_opts.timing = testbench::parse_replay_timing(replay_timing);
       const testbench::replay_result result = testbench::run_replay(replay_opts);
       for (const std::string& w : result.warnings) std::cerr << "fabricsim: warning: " << w << '\n';
@@ -381,13 +433,18 @@ int fabricsim_cli(int argc, char* argv[], bool parse_only) {
       (result.matched ? std::cout : std::cerr) << testbench::format_verify_rtl(verify, result);
       return result.matched ? 0 : 1;
     }
+    if (args.ranks > 1 && !mpi::launched_as_rank()) return relaunch_under_mpirun(args.ranks, argc, argv);
     return run(args);
   } catch (const core::config_error& e) {
-    std::cerr << "fabricsim: error: " << e.what() << '\n';
+    // Under mpirun every rank reads the same input and fails the same way: one message is enough.
+    if (!mpi::launched_as_rank() || !mpi::available() || mpi::world::get().rank() == 0)
+      std::cerr << "fabricsim: error: " << e.what() << '\n';
     return 2;
   } catch (const std::exception& e) {
     // Anything else is a fault in the model, not in the input: say so rather than let the kernel abort.
     std::cerr << "fabricsim: internal error (please report it with the scenario): " << e.what() << '\n';
+    // The other ranks may be waiting for this one in a collective: stop them all.
+    if (mpi::launched_as_rank()) mpi::world::get().abort(3);
     return 3;
   }
 }

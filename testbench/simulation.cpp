@@ -26,6 +26,7 @@
 #include "testbench/faults.h"
 #include "testbench/fct_report.h"
 #include "testbench/progress.h"
+#include "testbench/scale_out.h"
 #include "testbench/workload.h"
 
 namespace fabricsim::testbench {
@@ -51,6 +52,7 @@ struct sender_qp {
   uint32_t sq = 0, rq = 0;        // requester QPN at src, responder QPN at dst
   picoseconds first_post{UINT64_MAX};  // its first work request becomes visible
   uint64_t placed_at_window_start = 0;
+  uint64_t placed_at_end = 0;  // responder's placed bytes after the run (from the responder's rank under mpirun)
 };
 
 // One sample of one sending QP (a row of the time-series CSV, docs/report.md).
@@ -257,12 +259,12 @@ nlohmann::json pause_intervals_report(topology::fabric& fab) {
 void congestion_figures(nlohmann::json& j, core::sim_context& ctx, topology::fabric& fab,
                         const std::vector<sender_qp>& senders, const std::vector<qp_sample>& samples,
                         picoseconds window_start, picoseconds window_end, double queue_byte_ps_at_window_start,
-                        size_t convergence_samples) {
+                        double queue_byte_ps_at_window_end, size_t convergence_samples) {
   const double window_s = double((window_end - window_start).value) * 1e-12;
   std::map<size_t, uint64_t> per_host;  // sending host -> payload placed for it in the window
   std::map<size_t, uint64_t> per_target;
   for (const sender_qp& q : senders) {
-    const uint64_t b = fab.hosts()[q.dst].nic->qp_state(q.rq).placed_bytes - q.placed_at_window_start;
+    const uint64_t b = q.placed_at_end - q.placed_at_window_start;
     per_host[q.src] += b;
     per_target[q.dst] += b;
   }
@@ -289,7 +291,7 @@ void congestion_figures(nlohmann::json& j, core::sim_context& ctx, topology::fab
       sw::scheduled_port& port = leaf->port(fab.host_port(target));
       b["port"] = port.name();
       b["queue_max_bytes"] = ctx.stats.counter_value(port.name(), "max_queue_bytes");
-      const double integral = port.queue_byte_ps(window_end) - queue_byte_ps_at_window_start;
+      const double integral = queue_byte_ps_at_window_end - queue_byte_ps_at_window_start;
       b["queue_mean_bytes"] = window_end > window_start ? integral / double((window_end - window_start).value) : 0.0;
     }
     j["bottleneck"] = std::move(b);
@@ -411,6 +413,7 @@ nlohmann::json link_ports_report(const topology::fabric& fab, const core::sim_co
 }
 
 nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
+  check_scale_out_supported(s, opts);  // under mpirun: what is not cut across processes yet fails here
   if (s.workload.kind == "collective") {
     if (!s.faults.empty())
       throw core::config_error(s.source + ": faults: not supported with workload.kind collective (docs/faults.md)");
@@ -500,6 +503,9 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
   if (opts.elaborate_only) any_placement = false;
   if (any_placement)
     for (topology::host& h : fab.hosts()) h.mem->prefault();
+  // Under mpirun this rank simulates part of the fabric (docs/scale_out.md); every rank builds all of it and
+  // fills every source, but posts work only to the NICs it simulates. One process: it owns everything.
+  scale_out so(fab, ctx, any_placement);
 
   // Buffers: sources filled from the workload's seeded stream, destinations zero, each destination a region.
   uint64_t fill_state = core::stream_seed(s.seed, "workload", "payload");  // splitmix64 counter: fast to fill
@@ -535,8 +541,9 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
     // A SEND lands in a receive buffer at the responder's destination address; a WRITE with immediate
     // consumes a receive (its bytes go where the RETH says). Receives are posted in the order they are used.
     if (w.op == nic::rdma_op::send || w.op == nic::rdma_op::send_imm || w.op == nic::rdma_op::write_imm)
-      dst.nic->post_recv(it->second.second, i, w.dst_addr, w.op == nic::rdma_op::write_imm ? 0 : w.bytes);
-    src.nic->post(it->second.first, i, w.op, w.src_addr, w.dst_addr, rkey, w.bytes, w.post_at, uint32_t(i));
+      if (so.owns_host(w.dst))
+        dst.nic->post_recv(it->second.second, i, w.dst_addr, w.op == nic::rdma_op::write_imm ? 0 : w.bytes);
+    if (so.owns_host(w.src)) src.nic->post(it->second.first, i, w.op, w.src_addr, w.dst_addr, rkey, w.bytes, w.post_at, uint32_t(i));
   }
   std::vector<sender_qp> senders;
   for (const auto& [key, qpns] : qps) {
@@ -567,9 +574,10 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
   std::vector<delivered_sample> delivered;
   // The port the report calls the bottleneck (the last hop to the one destination), for its queue integral.
   sw::scheduled_port* bottleneck = nullptr;
+  size_t target = 0;
   {
     std::vector<bool> is_dst(hosts, false);
-    size_t dsts = 0, target = 0;
+    size_t dsts = 0;
     for (const sender_qp& q : senders)
       if (!is_dst[q.dst]) {
         is_dst[q.dst] = true;
@@ -625,12 +633,12 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
   // halved after each slice), so the line is redrawn a few times a second. A slice is one more stop like a
   // sample's: no model event.
   std::optional<progress_reporter> progress;
-  if (opts.progress) progress.emplace(*opts.progress, opts.progress_interval_s, opts.progress_delay_s);
+  if (opts.progress && !so.distributed()) progress.emplace(*opts.progress, opts.progress_interval_s, opts.progress_delay_s);
   uint64_t progress_slice_ps = 1000000;  // 1 us to start with
   for (bool first = true;; first = false) {
     const picoseconds now = core::now();
     if (now >= end) break;
-    if (!first && s.run.duration_us == 0 && !sc_core::sc_pending_activity()) break;
+    if (!first && s.run.duration_us == 0 && !so.pending()) break;
     picoseconds stop = std::min(end, next_sample);
     if (!window_open) stop = std::min(stop, warmup_end);
     if (progress) {
@@ -645,11 +653,10 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
       if (slice < end.value - now.value) stop = std::min(stop, picoseconds{now.value + slice});
     }
     const auto slice_wall0 = std::chrono::steady_clock::now();
-    if (stop > now) sc_core::sc_start(sc_core::sc_time(double((stop - now).value), sc_core::SC_PS), policy);
-    // Starving, the kernel leaves the clock short of `stop` when the next event lies beyond it: while anything
-    // is pending, move it on to `stop` (no event is added) so that the stop happens at its time.
-    if (core::now() < stop && sc_core::sc_pending_activity())
-      sc_core::sc_start(sc_core::sc_time(double((stop - core::now()).value), sc_core::SC_PS), sc_core::SC_RUN_TO_TIME);
+    // sc_start to `stop`; starving, the kernel leaves the clock short of `stop` when the next event lies
+    // beyond it: while anything is pending, it is moved on to `stop` (no event is added) so that the stop
+    // happens at its time. Under mpirun the ranks advance in lookahead windows (testbench/scale_out.h).
+    so.start(stop, policy);
     if (progress) {
       const auto wall = std::chrono::steady_clock::now();
       const double slice_s = std::chrono::duration<double>(wall - slice_wall0).count();
@@ -677,10 +684,11 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
         open_window();
         window_open = true;
       }
-      if (!sc_core::sc_pending_activity()) break;
+      if (!so.pending()) break;
     }
   }
   if (progress) progress->finish();
+  so.merge_statistics();  // under mpirun: every rank's counters, so that each holds the whole fabric's
   if (rtl_log) rtl_log->flush();
   if (!s.run.timeseries_csv.empty()) {
     std::ofstream csv(s.run.timeseries_csv);
@@ -718,6 +726,31 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
     auto it = placed.find({writes[i].dst, writes[i].dst_addr});
     if (it != placed.end() && it->second->bytes == writes[i].bytes) results[i].responder = it->second;
   }
+  if (so.distributed()) {  // the requester's completion from its rank, the responder's record from its
+    std::vector<std::pair<size_t, size_t>> ends;
+    std::vector<const nic::completion*> req;
+    std::vector<const nic::placed_message*> resp;
+    for (size_t i = 0; i < writes.size(); ++i) {
+      ends.push_back({writes[i].src, writes[i].dst});
+      req.push_back(results[i].requester);
+      resp.push_back(results[i].responder);
+    }
+    so.merge_outcomes(ends, req, resp);
+    for (size_t i = 0; i < writes.size(); ++i) results[i] = {req[i], resp[i]};
+  }
+  // Bytes compared where they landed (a READ's at the requester), by the rank that simulated that host.
+  std::vector<uint64_t> mismatches(writes.size(), 0);
+  for (size_t i = 0; i < writes.size(); ++i) {
+    const planned_write& w = writes[i];
+    const bool finished = results[i].requester != nullptr;
+    if (data_checked && (finished || s.run.duration_us <= 0) &&
+        so.owns_host(w.op == nic::rdma_op::read ? w.src : w.dst)) {
+      const uint8_t* a = fab.hosts()[w.src].mem->data() + w.src_addr;
+      const uint8_t* b = fab.hosts()[w.dst].mem->data() + w.dst_addr;
+      for (uint64_t k = 0; k < w.bytes; ++k) mismatches[i] += a[k] != b[k];
+    }
+  }
+  if (so.distributed()) so.sum(mismatches);
   // nic.placement pcie: messages in GPU memory, by (host, address).
   std::map<std::pair<size_t, uint64_t>, const pcie::landed_message*> gpu_landed;
   for (size_t h = 0; h < fab.hosts().size(); ++h)
@@ -737,12 +770,7 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
     const planned_write& w = writes[i];
     const nic::completion* c = results[i].requester;
     const bool finished = c != nullptr;  // successfully or in error
-    uint64_t mismatched = 0;
-    if (data_checked && (finished || !time_limited)) {
-      const uint8_t* a = fab.hosts()[w.src].mem->data() + w.src_addr;
-      const uint8_t* b = fab.hosts()[w.dst].mem->data() + w.dst_addr;
-      for (uint64_t k = 0; k < w.bytes; ++k) mismatched += a[k] != b[k];
-    }
+    const uint64_t mismatched = mismatches[i];
     mismatched_bytes_total += mismatched;
     const bool done = finished && c->status == nic::completion_status::success;
     completed += done;
@@ -840,14 +868,24 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
   r["fabric"] = fabric_summary(ctx, fab, writes, window_start, sim_end, placed_at_window_start, flow_throughputs);
   const size_t convergence_samples =
       s.run.sample_us > 0 ? std::max<size_t>(1, size_t(std::llround(s.run.convergence_window_us / s.run.sample_us))) : 0;
+  // What each sender delivered and the bottleneck's queue integral, from the rank that simulated the
+  // responder (one process: this one).
+  std::vector<double> at_end(senders.size() + 1, 0.0);
+  for (size_t k = 0; k < senders.size(); ++k)
+    if (so.owns_host(senders[k].dst))
+      at_end[k] = double(fab.hosts()[senders[k].dst].nic->qp_state(senders[k].rq).placed_bytes);
+  if (bottleneck && so.owns_host(target)) at_end.back() = bottleneck->queue_byte_ps(sim_end);
+  if (so.distributed()) so.sum(at_end);
+  for (size_t k = 0; k < senders.size(); ++k) senders[k].placed_at_end = uint64_t(at_end[k]);
   congestion_figures(r["fabric"], ctx, fab, senders, samples, window_start, sim_end, queue_byte_ps_at_window_start,
-                     convergence_samples);
+                     at_end.back(), convergence_samples);
   if (!faults.empty()) r["faults"] = faults.report(sim_end, delivered, ctx.stats.counter_total("tx_retransmitted"));
   r["flows"] = std::move(flows);
   add_fct_report(s, r);  // flows[].ideal_fct_ns and slowdown, and the `fct` object (testbench/fct_report.h)
   r["ports"] = std::move(ports);
   r["stats"] = ctx.stats.to_json();
-  r["packets_in_use_at_end"] = ctx.pool.in_use();
+  r["packets_in_use_at_end"] = so.distributed() ? so.sum(ctx.pool.in_use()) : ctx.pool.in_use();
+  if (so.distributed()) r["scale_out"] = so.report();
   taps.close();
   r["taps"] = taps.to_json();
   return r;

@@ -22,12 +22,22 @@ void arrival_calendar::wake(picoseconds at) {
 }
 
 void arrival_calendar::schedule(calendar_client* c, picoseconds at, const void* head) {
-  m_heap.push_back({at, m_seq++, c, head});
+  m_heap.push_back({at, c->calendar_key(), m_seq++, c, head});
   std::push_heap(m_heap.begin(), m_heap.end(), std::greater<entry>());
   if (!m_firing) wake(at);  // inside fire() one notification at the end covers everything scheduled
 }
 
 void arrival_calendar::fire() {
+  // Serve the arrivals one delta cycle after the time's own timed processes (the NIC transmitters' wake-ups
+  // due at the same picosecond): the kernel orders simultaneous timed events by its own heap, which holds
+  // different events when the fabric is cut across processes, so "calendar first" or "transmitter first"
+  // would depend on the partition (docs/scale_out.md). m_firing marks the deferral: schedule() then leaves
+  // the wake-up to the end of the deferred pass, exactly as during it.
+  if (!m_firing) {
+    m_firing = true;
+    m_event.notify(sc_core::SC_ZERO_TIME);
+    return;
+  }
   ++m_wakeups;
   const picoseconds t = now();
   m_wake_at = picoseconds(UINT64_MAX);

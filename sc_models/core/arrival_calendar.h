@@ -1,5 +1,6 @@
 // The arrival calendar: the heads of every link's in-flight ring, in one heap ordered by arrival time
-// (then by the order they were scheduled), behind a single SystemC event. The kernel is woken once per
+// (then by the client's key and the order they were scheduled), behind a single SystemC event. The kernel is
+// woken once per
 // distinct arrival time rather than once per link, and the order of simultaneous arrivals is fixed by the
 // model, not by the kernel's run queue. One calendar per simulation kernel (per MPI rank later).
 #pragma once
@@ -19,6 +20,16 @@ class calendar_client {
  public:
   virtual ~calendar_client() = default;
   virtual void on_due(picoseconds t) = 0;
+
+  // Clients due at the same time are served in order of this key, then in scheduling order. The fabric gives
+  // every link its global index + 1, so simultaneous arrivals are ordered the same however the fabric is cut
+  // across processes (docs/scale_out.md); ports keep 0 (served first, in scheduling order: they are only
+  // scheduled by their own device, so that order is the same in every partition).
+  void set_calendar_key(uint64_t k) { m_calendar_key = k; }
+  uint64_t calendar_key() const { return m_calendar_key; }
+
+ private:
+  uint64_t m_calendar_key = 0;
 };
 
 class arrival_calendar : public sc_core::sc_module {
@@ -36,10 +47,14 @@ class arrival_calendar : public sc_core::sc_module {
  private:
   struct entry {
     picoseconds at;
+    uint64_t key;  // the client's calendar_key(): ties at one time do not depend on scheduling order
     uint64_t seq;
     calendar_client* c;
     const void* head;  // the descriptor due, kept here so it can be prefetched without touching the link
-    bool operator>(const entry& o) const { return at != o.at ? at > o.at : seq > o.seq; }
+    bool operator>(const entry& o) const {
+      if (at != o.at) return at > o.at;
+      return key != o.key ? key > o.key : seq > o.seq;
+    }
   };
   void fire();
   void wake(picoseconds at);

@@ -67,10 +67,27 @@ picoseconds link::transmit(packet* p, picoseconds start) {
     corrupted = v == fault_injector::verdict::corrupted;
     m_fault_lost += lost;
   }
+  if (m_proxy != nullptr) {  // the far end is in another process (docs/scale_out.md)
+    m_proxy->forward(*this, p, end + m_latency,
+                     uint8_t((lost ? frame_lost : 0) | (corrupted ? frame_corrupted : 0) | (injected ? frame_injected : 0)));
+    return end;
+  }
   const bool was_empty = m_in_flight.empty();
   m_in_flight.push_back({end + m_latency, p, lost, corrupted, injected});
   if (was_empty) m_ctx.calendar.schedule(this, end + m_latency, p);
   return end;
+}
+
+void link::inject(packet* p, picoseconds arrival, uint8_t flags) {
+  // A frame from the past would break causality: the window protocol guarantees this never happens.
+  if (arrival < now() || (!m_in_flight.empty() && arrival < m_in_flight.back().arrival))
+    throw std::logic_error(std::string(name()) + ": a frame from another process arrives at " +
+                           std::to_string(arrival.value) + " ps, in this process's past (now " +
+                           std::to_string(now().value) + " ps): the lookahead was violated");
+  const bool was_empty = m_in_flight.empty();
+  m_in_flight.push_back({arrival, p, (flags & frame_lost) != 0, (flags & frame_corrupted) != 0,
+                         (flags & frame_injected) != 0});
+  if (was_empty) m_ctx.calendar.schedule(this, arrival, p);
 }
 
 void link::deliver(picoseconds t) {

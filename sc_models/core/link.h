@@ -28,6 +28,16 @@ class packet_sink {
 
 class link;
 
+// Scale-out (docs/scale_out.md): the transmitting half of a link whose far end lives in another process.
+// Instead of the link's own ring, each frame goes to the proxy with its arrival time; the far process
+// injects it into its copy of the link (link::inject) before that time.
+class link_proxy {
+ public:
+  virtual ~link_proxy() = default;
+  // `p` was put on `l` and arrives at `arrival`; the proxy owns `p` now. `flags`: link::frame_flags.
+  virtual void forward(link& l, packet* p, picoseconds arrival, uint8_t flags) = 0;
+};
+
 // Watches the frames a link puts on the wire (packet captures). Called once per frame from transmit(),
 // before loss injection: a frame lost on the wire still left the transmitter. The observer must not keep `p`.
 class link_observer {
@@ -86,6 +96,15 @@ class link : public sc_core::sc_module, public calendar_client {
   uint64_t fcs_errors() const { return m_fcs_errors; }
   uint64_t tx_known_down() const { return m_tx_known_down; }
 
+  // Scale-out (docs/scale_out.md). A link with a proxy hands its frames to it instead of its ring (its far
+  // end is in another process); the far process calls inject() on its copy of the link, in arrival order,
+  // with an arrival no earlier than its present time. The frame is then delivered, dropped or counted exactly
+  // as if it had been transmitted here.
+  enum frame_flags : uint8_t { frame_lost = 1, frame_corrupted = 2, frame_injected = 4 };
+  void set_proxy(link_proxy* x) { m_proxy = x; }
+  link_proxy* proxy() const { return m_proxy; }
+  void inject(packet* p, picoseconds arrival, uint8_t flags);
+
   // Called by the arrival calendar at `t`: hands every packet that has arrived by `t` to the far end.
   void deliver(picoseconds t);
   void on_due(picoseconds t) override { deliver(t); }
@@ -116,6 +135,7 @@ class link : public sc_core::sc_module, public calendar_client {
   rng_stream m_drop_rng;
   uint64_t m_dropped_injected = 0;
   fault_injector* m_fault = nullptr;
+  link_proxy* m_proxy = nullptr;
   uint64_t m_fault_lost = 0, m_fcs_errors = 0, m_tx_known_down = 0;
 };
 

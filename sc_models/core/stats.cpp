@@ -86,4 +86,13 @@ nlohmann::json stats_registry::to_json() const {
   return out;
 }
 
+void stats_registry::for_each_entry(const std::function<void(const merge_entry&)>& f) {
+  // The registry keeps const pointers because blocks never expect it to write; the merge is the one writer,
+  // and every registered value is a non-const member of a live block.
+  for (auto& [instance, names] : m_entries)
+    for (auto& [name, e] : names)
+      f({instance, name, e.k == kind::counter ? const_cast<uint64_t*>(e.counter) : nullptr,
+         e.k == kind::histogram ? const_cast<histogram*>(e.hist) : nullptr, e.k == kind::gauge ? &e.gauge : nullptr});
+}
+
 }  // namespace fabricsim::core

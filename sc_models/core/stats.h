@@ -29,6 +29,14 @@ class histogram {
   uint64_t max() const { return m_max; }
   double mean() const { return m_count ? double(m_sum) / double(m_count) : 0.0; }
   uint64_t bucket(unsigned k) const { return m_buckets[k]; }
+  // Adds `o`'s values (an empty histogram changes nothing): merging the processes of a scale-out run.
+  void merge(const histogram& o) {
+    for (unsigned k = 0; k < 65; ++k) m_buckets[k] += o.m_buckets[k];
+    m_count += o.m_count;
+    m_sum += o.m_sum;
+    if (o.m_min < m_min) m_min = o.m_min;
+    if (o.m_max > m_max) m_max = o.m_max;
+  }
 
  private:
   uint64_t m_buckets[65] = {};
@@ -56,6 +64,18 @@ class stats_registry {
   // Largest value of one counter over every instance that has it (0 when none has).
   uint64_t counter_max(const std::string& name) const;
   bool has(const std::string& instance, const std::string& name) const;
+
+  // Every entry, by instance then name (the same order in every process that built the same blocks), with
+  // write access: a scale-out run (docs/scale_out.md) merges the statistics of its processes into each
+  // registry before the report reads it. Exactly one of counter, hist and gauge is set.
+  struct merge_entry {
+    const std::string& instance;
+    const std::string& name;
+    uint64_t* counter;
+    histogram* hist;
+    std::function<double()>* gauge;
+  };
+  void for_each_entry(const std::function<void(const merge_entry&)>& f);
 
   // {"instance": {"name": {"value": v, "unit": u, "description": d}, ...}, ...}
   nlohmann::json to_json() const;

@@ -316,6 +316,9 @@ std::pair<core::link*, core::link*> fabric::cable(const std::string& a, const st
   m_links.push_back(std::make_unique<core::link>(ab_name.c_str(), params_of(ab_name), m_ctx));
   core::link* ab = m_links.back().get();
   m_links.push_back(std::make_unique<core::link>(ba_name.c_str(), params_of(ba_name), m_ctx));
+  // Simultaneous arrivals are served in link order, the same however the fabric is cut (docs/scale_out.md).
+  ab->set_calendar_key(m_links.size() - 1);
+  m_links.back()->set_calendar_key(m_links.size());
   return {ab, m_links.back().get()};
 }
 

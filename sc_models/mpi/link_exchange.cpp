@@ -1,0 +1,195 @@
+// The links that cross between ranks, and the window protocol.
+#include "sc_models/mpi/link_exchange.h"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <type_traits>
+
+namespace fabricsim::mpi {
+
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+// One frame on the wire between ranks: this header, the descriptor, its telemetry records, its payload.
+struct frame_header {
+  uint32_t link;        // index in fabric::links()
+  uint8_t flags;        // core::link::frame_flags
+  uint8_t int_records;  // telemetry records that follow the descriptor
+  uint8_t has_payload;  // payload bytes follow the records
+  uint8_t pad = 0;
+  int32_t payload_host;  // -1: no payload reference
+  uint32_t pad2 = 0;
+  uint64_t payload_offset;
+  uint64_t arrival_ps;
+};
+static_assert(std::is_trivially_copyable_v<core::packet>, "descriptors are sent as bytes");
+static_assert(std::is_trivially_copyable_v<frame_header>);
+
+template <class T>
+void put(std::vector<uint8_t>& b, const T& v) {
+  const size_t at = b.size();
+  b.resize(at + sizeof(T));
+  std::memcpy(b.data() + at, &v, sizeof(T));
+}
+
+}  // namespace
+
+link_exchange::link_exchange(world& w, const partition& part, topology::fabric& fab, core::sim_context& ctx,
+                             bool ship_payload)
+    : m_world(w),
+      m_part(part),
+      m_fab(fab),
+      m_ctx(ctx),
+      m_ship_payload(ship_payload),
+      m_active(w.distributed() && part.cross_links() > 0),
+      m_out(size_t(w.size())) {
+  for (size_t i = 0; i < fab.links().size(); ++i) {
+    core::link& l = *fab.links()[i];
+    if (l.calendar_key() != i + 1) throw std::logic_error("link_exchange: links are not numbered in fabric order");
+    if (m_active && part.crosses(i) && part.tx_rank(i) == w.rank()) l.set_proxy(this);
+  }
+  for (size_t h = 0; h < fab.hosts().size(); ++h)
+    m_regions.push_back({fab.hosts()[h].mem->data(), fab.hosts()[h].mem->size(), uint32_t(h)});
+  std::sort(m_regions.begin(), m_regions.end(), [](const region& a, const region& b) { return a.base < b.base; });
+}
+
+link_exchange::~link_exchange() {
+  for (auto& l : m_fab.links())
+    if (l->proxy() == this) l->set_proxy(nullptr);
+}
+
+void link_exchange::forward(core::link& l, core::packet* p, core::picoseconds arrival, uint8_t flags) {
+  const size_t index = size_t(l.calendar_key() - 1);
+  std::vector<uint8_t>& b = m_out[size_t(m_part.rx_rank(index))];
+  frame_header h{};
+  h.link = uint32_t(index);
+  h.flags = flags;
+  h.int_records = p->telemetry_slot != 0 ? p->int_hops : 0;
+  h.payload_host = -1;
+  h.arrival_ps = arrival.value;
+  if (p->payload != nullptr) {
+    // The payload is a reference into a host's memory: name it by host and offset (the far rank has the same
+    // hosts, at other addresses).
+    auto it = std::upper_bound(m_regions.begin(), m_regions.end(), p->payload,
+                               [](const uint8_t* a, const region& r) { return a < r.base; });
+    if (it == m_regions.begin() || p->payload >= (it - 1)->base + (it - 1)->size)
+      throw std::logic_error(std::string(l.name()) + ": a frame's payload is not in any host's memory");
+    --it;
+    h.payload_host = int32_t(it->host);
+    h.payload_offset = uint64_t(p->payload - it->base);
+    h.has_payload = m_ship_payload && p->payload_bytes > 0;
+  }
+  put(b, h);
+  put(b, *p);
+  if (h.int_records) {
+    const auto& rec = m_ctx.pool.telemetry(p);
+    for (unsigned k = 0; k < h.int_records; ++k) put(b, rec[k]);
+  }
+  if (h.has_payload) b.insert(b.end(), p->payload, p->payload + p->payload_bytes);
+  ++m_frames_sent;
+  m_ctx.pool.release(p);  // the far rank takes a descriptor from its own pool
+}
+
+void link_exchange::inject(const std::vector<uint8_t>& in) {
+  size_t at = 0;
+  while (at < in.size()) {
+    frame_header h;
+    std::memcpy(&h, in.data() + at, sizeof h);
+    at += sizeof h;
+    core::packet* p = m_ctx.pool.acquire();
+    const uint64_t id = p->id;
+    std::memcpy(static_cast<void*>(p), in.data() + at, sizeof(core::packet));
+    at += sizeof(core::packet);
+    p->id = id;  // ids are per pool (traces only)
+    p->telemetry_slot = 0;
+    if (h.int_records) {
+      auto& rec = m_ctx.pool.telemetry(p);
+      for (unsigned k = 0; k < h.int_records; ++k) {
+        std::memcpy(&rec[k], in.data() + at, sizeof(core::int_record));
+        at += sizeof(core::int_record);
+      }
+    }
+    p->payload = nullptr;
+    if (h.payload_host >= 0) {
+      topology::host& src = m_fab.hosts()[size_t(h.payload_host)];
+      uint8_t* where = src.mem->data() + h.payload_offset;
+      if (h.has_payload) {
+        // The bytes land in this rank's copy of the sending host's memory, at the same place: the descriptor
+        // then refers to them as it did on the sending rank. A host this rank simulates already holds them.
+        if (m_part.host_rank(size_t(h.payload_host)) != m_world.rank())
+          std::memcpy(where, in.data() + at, p->payload_bytes);
+        at += p->payload_bytes;
+      }
+      p->payload = where;
+    }
+    m_fab.links()[h.link]->inject(p, core::picoseconds(h.arrival_ps), h.flags);
+  }
+}
+
+void link_exchange::exchange() {
+  for (const auto& b : m_out) m_bytes_sent += b.size();
+  std::vector<std::vector<uint8_t>> in = m_world.all_to_all(m_out);
+  for (auto& b : m_out) b.clear();
+  // Rank order, and within a rank the order the frames were sent: per link that is arrival order.
+  for (const auto& b : in) inject(b);
+}
+
+uint64_t link_exchange::local_next() const {
+  if (!sc_core::sc_pending_activity()) return UINT64_MAX;
+  return core::now().value + core::from_sc_time(sc_core::sc_time_to_pending_activity()).value;
+}
+
+bool link_exchange::pending() {
+  if (!m_active) return sc_core::sc_pending_activity();
+  const auto t0 = clock::now();
+  const bool any = m_world.min(local_next()) != UINT64_MAX;
+  m_wait_s += std::chrono::duration<double>(clock::now() - t0).count();
+  return any;
+}
+
+void link_exchange::start(core::picoseconds stop, sc_core::sc_starvation_policy policy) {
+  if (!m_active) {  // one kernel with the whole fabric: exactly the single-process calls
+    const core::picoseconds now = core::now();
+    if (stop > now) sc_core::sc_start(sc_core::sc_time(double((stop - now).value), sc_core::SC_PS), policy);
+    // Starving, the kernel leaves the clock short of `stop` when the next event lies beyond it: move it on.
+    if (core::now() < stop && sc_core::sc_pending_activity())
+      sc_core::sc_start(sc_core::sc_time(double((stop - core::now()).value), sc_core::SC_PS), sc_core::SC_RUN_TO_TIME);
+    return;
+  }
+  const uint64_t lookahead = m_part.lookahead().value;
+  // Before the first sc_start the kernel reports nothing pending: run its initialization (time 0, no time
+  // passes) so that every rank sees its first events.
+  if (sc_core::sc_get_status() == sc_core::SC_ELABORATION) sc_core::sc_start(sc_core::SC_ZERO_TIME);
+  uint64_t next = 0;
+  for (;;) {
+    auto t0 = clock::now();
+    next = m_world.min(local_next());
+    m_wait_s += std::chrono::duration<double>(clock::now() - t0).count();
+    if (next == UINT64_MAX || next > stop.value) break;
+    // Every rank may run to the earliest next event anywhere plus the lookahead: nothing sent from then on
+    // arrives before that.
+    const uint64_t end = std::min(stop.value, next + lookahead);
+    const uint64_t now = core::now().value;
+    if (end <= now) break;
+    t0 = clock::now();
+    // A rank with nothing to do before `end` leaves its clock where it is (starving, the kernel would not move
+    // it either); a frame injected later is scheduled relative to it.
+    if (local_next() <= end)
+      sc_core::sc_start(sc_core::sc_time(double(end - now), sc_core::SC_PS), sc_core::SC_EXIT_ON_STARVATION);
+    const auto t1 = clock::now();
+    m_run_s += std::chrono::duration<double>(t1 - t0).count();
+    ++m_windows;
+    exchange();
+    m_wait_s += std::chrono::duration<double>(clock::now() - t1).count();
+  }
+  // Where one kernel would have stopped: at `stop` when running to a time or when anything is left beyond it;
+  // starving with nothing left anywhere, at the last event of the whole fabric.
+  uint64_t until = stop.value;
+  if (policy != sc_core::SC_RUN_TO_TIME && next == UINT64_MAX) until = m_world.max(core::now().value);
+  const uint64_t now = core::now().value;
+  if (until > now) sc_core::sc_start(sc_core::sc_time(double(until - now), sc_core::SC_PS), sc_core::SC_RUN_TO_TIME);
+}
+
+}  // namespace fabricsim::mpi

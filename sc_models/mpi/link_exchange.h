@@ -1,0 +1,69 @@
+// The links that cross between ranks, and the conservative window protocol that keeps the ranks' kernels in
+// step (docs/scale_out.md). A frame put on a crossing link is serialized (descriptor, telemetry records and,
+// when data is placed, its payload bytes once) into the buffer for the far rank with its arrival time; at
+// the end of each window the ranks swap buffers and inject what they received into their copies of those
+// links. A window is never longer than the lookahead (the smallest latency of a crossing link), and every
+// frame arrives more than one lookahead after it was sent, so no frame reaches a rank in its past.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+#include <systemc>
+
+#include "sc_models/core/link.h"
+#include "sc_models/core/sim_context.h"
+#include "sc_models/mpi/mpi_world.h"
+#include "sc_models/mpi/partition.h"
+#include "sc_models/topology/fabric.h"
+
+namespace fabricsim::mpi {
+
+class link_exchange : public core::link_proxy {
+ public:
+  // Becomes the proxy of every link this rank transmits on whose far end is on another rank. With
+  // `ship_payload` a frame's payload bytes travel with it (where data is placed and compared).
+  link_exchange(world& w, const partition& part, topology::fabric& fab, core::sim_context& ctx, bool ship_payload);
+  link_exchange(const link_exchange&) = delete;
+  link_exchange& operator=(const link_exchange&) = delete;
+  ~link_exchange() override;
+
+  void forward(core::link& l, core::packet* p, core::picoseconds arrival, uint8_t flags) override;
+
+  // Runs every rank's kernel as sc_start(stop - now, policy) runs one kernel with the whole fabric: to
+  // `stop`, or, starving, until nothing is left to happen anywhere (then every rank's clock is at the last
+  // event any rank had). A collective call: every rank calls it with the same arguments.
+  void start(core::picoseconds stop, sc_core::sc_starvation_policy policy);
+  // Anything left to happen on any rank (a collective call).
+  bool pending();
+
+  uint64_t windows() const { return m_windows; }
+  uint64_t frames_sent() const { return m_frames_sent; }
+  uint64_t bytes_sent() const { return m_bytes_sent; }
+  double wait_s() const { return m_wait_s; }  // wall time in the window-end collectives
+  double run_s() const { return m_run_s; }    // wall time simulating inside windows
+
+ private:
+  uint64_t local_next() const;  // the time of this rank's next event, UINT64_MAX when none
+  void exchange();
+  void inject(const std::vector<uint8_t>& in);
+
+  world& m_world;
+  const partition& m_part;
+  topology::fabric& m_fab;
+  core::sim_context& m_ctx;
+  bool m_ship_payload;
+  bool m_active;  // more than one rank and some link crosses
+  std::vector<std::vector<uint8_t>> m_out;  // [rank]: frames for it, this window
+  struct region {
+    const uint8_t* base;
+    uint64_t size;
+    uint32_t host;
+  };
+  std::vector<region> m_regions;  // host memories by address, to name a payload by (host, offset)
+  uint64_t m_windows = 0, m_frames_sent = 0, m_bytes_sent = 0;
+  double m_wait_s = 0.0, m_run_s = 0.0;
+};
+
+}  // namespace fabricsim::mpi

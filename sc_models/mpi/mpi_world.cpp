@@ -1,0 +1,131 @@
+// The processes of a scale-out run.
+#include "sc_models/mpi/mpi_world.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+
+#include "sc_models/core/params.h"
+
+#ifdef FABRICSIM_HAVE_MPI
+#include <mpi.h>
+#endif
+
+namespace fabricsim::mpi {
+
+namespace {
+// The size of the world a launcher announced in the environment (Open MPI, MPICH/Hydra, PMIx), or 1.
+int launcher_world_size() {
+  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"}) {
+    if (const char* v = std::getenv(var)) {
+      const int n = std::atoi(v);
+      if (n > 0) return n;
+    }
+  }
+  return 1;
+}
+}  // namespace
+
+bool launched_as_rank() { return launcher_world_size() > 1; }
+
+#ifdef FABRICSIM_HAVE_MPI
+
+bool available() { return true; }
+
+world::world() {
+  if (!launched_as_rank()) return;  // a plain run: no MPI at all (no launcher, nothing to talk to)
+  int init = 0;
+  MPI_Initialized(&init);
+  if (!init) MPI_Init(nullptr, nullptr);
+  MPI_Comm_rank(MPI_COMM_WORLD, &m_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &m_size);
+  std::atexit([] {
+    int fin = 0;
+    MPI_Finalized(&fin);
+    if (!fin) MPI_Finalize();
+  });
+}
+
+void world::sum(uint64_t* v, size_t n) {
+  if (distributed()) MPI_Allreduce(MPI_IN_PLACE, v, int(n), MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+}
+void world::sum(double* v, size_t n) {
+  if (distributed()) MPI_Allreduce(MPI_IN_PLACE, v, int(n), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+}
+uint64_t world::min(uint64_t v) {
+  if (distributed()) MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
+  return v;
+}
+uint64_t world::max(uint64_t v) {
+  if (distributed()) MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+  return v;
+}
+
+std::vector<uint8_t> world::all_gather(const std::vector<uint8_t>& mine) {
+  if (!distributed()) return mine;
+  std::vector<uint8_t> all(mine.size() * size_t(m_size));
+  MPI_Allgather(mine.data(), int(mine.size()), MPI_BYTE, all.data(), int(mine.size()), MPI_BYTE, MPI_COMM_WORLD);
+  return all;
+}
+
+std::vector<std::vector<uint8_t>> world::all_to_all(const std::vector<std::vector<uint8_t>>& out) {
+  if (!distributed()) return out;
+  const size_t n = size_t(m_size);
+  std::vector<int> send_counts(n), recv_counts(n), send_displs(n), recv_displs(n);
+  for (size_t r = 0; r < n; ++r) send_counts[r] = int(out[r].size());
+  MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  std::vector<uint8_t> send, recv;
+  int s = 0, q = 0;
+  for (size_t r = 0; r < n; ++r) {
+    send_displs[r] = s;
+    recv_displs[r] = q;
+    s += send_counts[r];
+    q += recv_counts[r];
+  }
+  send.reserve(size_t(s));
+  for (const auto& b : out) send.insert(send.end(), b.begin(), b.end());
+  recv.resize(size_t(q));
+  MPI_Alltoallv(send.data(), send_counts.data(), send_displs.data(), MPI_BYTE, recv.data(), recv_counts.data(),
+                recv_displs.data(), MPI_BYTE, MPI_COMM_WORLD);
+  std::vector<std::vector<uint8_t>> in(n);
+  for (size_t r = 0; r < n; ++r)
+    in[r].assign(recv.begin() + recv_displs[r], recv.begin() + recv_displs[r] + recv_counts[r]);
+  return in;
+}
+
+void world::abort(int code) {
+  if (distributed()) MPI_Abort(MPI_COMM_WORLD, code);
+  std::_Exit(code);
+}
+
+void world::barrier() {
+  if (distributed()) MPI_Barrier(MPI_COMM_WORLD);
+}
+
+#else  // built without MPI: a world of one
+
+bool available() { return false; }
+
+world::world() {
+  if (launched_as_rank())
+    throw core::config_error("this fabricsim was built without MPI (cmake -DFABRICSIM_MPI=ON with libopenmpi-dev "
+                             "installed), but it was started as one of " +
+                             std::to_string(launcher_world_size()) + " MPI ranks; docs/scale_out.md");
+}
+void world::sum(uint64_t*, size_t) {}
+void world::sum(double*, size_t) {}
+uint64_t world::min(uint64_t v) { return v; }
+uint64_t world::max(uint64_t v) { return v; }
+std::vector<uint8_t> world::all_gather(const std::vector<uint8_t>& mine) { return mine; }
+std::vector<std::vector<uint8_t>> world::all_to_all(const std::vector<std::vector<uint8_t>>& out) { return out; }
+void world::abort(int code) { std::_Exit(code); }
+void world::barrier() {}
+
+#endif
+
+world& world::get() {
+  static world w;
+  return w;
+}
+
+}  // namespace fabricsim::mpi

@@ -1,0 +1,46 @@
+// The processes of a scale-out run (docs/scale_out.md): which rank this process is, how many there are, and
+// the few collective operations the run needs, as a thin layer over MPI. Built without MPI
+// (FABRICSIM_MPI=OFF, or no MPI found) every process is a world of one, and a process that mpirun started
+// as one of several ranks refuses to run rather than simulate the whole fabric once per rank.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace fabricsim::mpi {
+
+// True when this process was started by an MPI launcher (mpirun/mpiexec) as one of more than one rank.
+bool launched_as_rank();
+// Whether this build can run across processes.
+bool available();
+
+class world {
+ public:
+  // The process's world: MPI is initialized on first use when the process was launched as a rank (and
+  // finalized at exit). Throws core::config_error when launched as a rank of a build without MPI.
+  static world& get();
+
+  int rank() const { return m_rank; }
+  int size() const { return m_size; }
+  bool distributed() const { return m_size > 1; }
+
+  // Element-wise over every rank, the result on every rank.
+  void sum(uint64_t* v, size_t n);
+  void sum(double* v, size_t n);
+  uint64_t min(uint64_t v);
+  uint64_t max(uint64_t v);
+  // Every rank's `mine` (the same size on every rank), concatenated in rank order, on every rank.
+  std::vector<uint8_t> all_gather(const std::vector<uint8_t>& mine);
+  // out[r] goes to rank r; returns in[r], what rank r sent here.
+  std::vector<std::vector<uint8_t>> all_to_all(const std::vector<std::vector<uint8_t>>& out);
+  // Stops every rank (an error on one rank would leave the others waiting in a collective).
+  [[noreturn]] void abort(int code);
+  void barrier();
+
+ private:
+  world();
+  int m_rank = 0, m_size = 1;
+};
+
+}  // namespace fabricsim::mpi

@@ -1,0 +1,104 @@
+// Which rank simulates which device.
+#include "sc_models/mpi/partition.h"
+
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+
+namespace fabricsim::mpi {
+
+partition::partition(topology::fabric& fab, int ranks) : m_ranks(ranks), m_hosts(fab.hosts().size()) {
+  if (ranks < 1) throw std::logic_error("partition: at least one rank");
+  const size_t nsw = fab.switches().size();
+  std::map<std::string, size_t> device;  // name -> device index
+  for (size_t h = 0; h < m_hosts; ++h) {
+    device[fab.hosts()[h].name] = h;
+    m_host_leaf.push_back(fab.hosts()[h].leaf);
+  }
+  for (size_t s = 0; s < nsw; ++s) {
+    m_switch_by_name[fab.switches()[s]->device_name()] = s;
+    device[fab.switches()[s]->device_name()] = m_hosts + s;
+  }
+  // Links are named <from>_to_<to>, parallel cables <from>_to_<to>_<k> (docs/topology.md); device names
+  // never contain "_to_".
+  for (const auto& l : fab.links()) {
+    const std::string name = l->name();
+    const size_t cut = name.find("_to_");
+    if (cut == std::string::npos) throw std::logic_error("partition: link " + name + " is not named <a>_to_<b>");
+    std::string to = name.substr(cut + 4);
+    if (!device.count(to)) to = to.substr(0, to.rfind('_'));
+    const auto a = device.find(name.substr(0, cut)), b = device.find(to);
+    if (a == device.end() || b == device.end()) throw std::logic_error("partition: link " + name + ": unknown ends");
+    m_ends.push_back({a->second, b->second});
+  }
+
+  // Leaves: the switches hosts hang off, in index order, in contiguous blocks.
+  std::vector<bool> is_leaf(nsw, false);
+  for (size_t leaf : m_host_leaf) is_leaf[leaf] = true;
+  const size_t leaves = size_t(std::count(is_leaf.begin(), is_leaf.end(), true));
+  m_switch_rank.assign(nsw, -1);
+  std::vector<uint64_t> load(size_t(ranks), 0);
+  size_t j = 0;
+  for (size_t s = 0; s < nsw; ++s)
+    if (is_leaf[s]) {
+      m_switch_rank[s] = int(j++ * size_t(ranks) / leaves);
+      ++load[size_t(m_switch_rank[s])];
+    }
+  // Neighbours of every switch, one entry per cable (links come in pairs: count one direction).
+  std::vector<std::vector<size_t>> neighbours(nsw);
+  for (const link_ends& e : m_ends)
+    if (e.from >= m_hosts && e.to >= m_hosts) neighbours[e.from - m_hosts].push_back(e.to - m_hosts);
+  // The others in index order (spines before cores), each seeing the ranks of the switches placed so far.
+  for (size_t s = 0; s < nsw; ++s) {
+    if (m_switch_rank[s] >= 0) continue;
+    std::vector<uint64_t> cables(size_t(ranks), 0);
+    uint64_t placed = 0;
+    for (size_t v : neighbours[s])
+      if (m_switch_rank[v] >= 0) {
+        ++cables[size_t(m_switch_rank[v])];
+        ++placed;
+      }
+    const size_t best = size_t(std::max_element(cables.begin(), cables.end()) - cables.begin());
+    size_t r = best;
+    if (placed == 0 || cables[best] * 4 < placed * 3)  // no clear majority (3/4): the least loaded rank
+      r = size_t(std::min_element(load.begin(), load.end()) - load.begin());
+    m_switch_rank[s] = int(r);
+    ++load[r];
+  }
+
+  for (size_t i = 0; i < fab.links().size(); ++i) {
+    if (!crosses(i)) continue;
+    ++m_cross_links;
+    m_lookahead = std::min(m_lookahead, fab.links()[i]->latency());
+  }
+}
+
+int partition::instance_rank(const std::string& instance) const {
+  const std::string head = instance.substr(0, instance.find('.'));
+  if (head.find("_to_") != std::string::npos) return -1;  // a link
+  // A host's blocks: h<i>_nic, h<i>_mem, h<i>_pcie, ...
+  if (head.size() > 1 && head[0] == 'h') {
+    const size_t us = head.find('_');
+    const std::string h = head.substr(0, us);
+    if (h.find_first_not_of("0123456789", 1) == std::string::npos) {
+      const size_t i = size_t(std::stoull(h.substr(1)));
+      if (i < m_hosts && topology::host_name(i) == h) return host_rank(i);
+    }
+  }
+  const auto it = m_switch_by_name.find(head);
+  return it == m_switch_by_name.end() ? -1 : m_switch_rank[it->second];
+}
+
+std::vector<uint64_t> partition::hosts_per_rank() const {
+  std::vector<uint64_t> n(size_t(m_ranks), 0);
+  for (size_t h = 0; h < m_hosts; ++h) ++n[size_t(host_rank(h))];
+  return n;
+}
+
+std::vector<uint64_t> partition::switches_per_rank() const {
+  std::vector<uint64_t> n(size_t(m_ranks), 0);
+  for (int r : m_switch_rank) ++n[size_t(r)];
+  return n;
+}
+
+}  // namespace fabricsim::mpi

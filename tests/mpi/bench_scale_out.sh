@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Scale-out benchmark (docs/scale_out.md): packet-hops per second of wall time against the number of ranks,
+# the parallel efficiency, and the share of each rank's time spent at window ends.
+#   tests/mpi/bench_scale_out.sh BUILD_DIR [SCENARIO] [RANKS...]
+# Across hosts: FABRICSIM_MPIRUN_ARGS="--hostfile hosts.txt" tests/mpi/bench_scale_out.sh ... (the binary
+# and the scenario must be at the same path on every host).
+set -euo pipefail
+build=${1:?usage: bench_scale_out.sh BUILD_DIR [SCENARIO] [RANKS...]}
+here=$(cd "$(dirname "$0")" && pwd)
+scenario=${2:-$here/bench_leaf_spine.yaml}
+shift $(( $# >= 2 ? 2 : 1 ))
+ranks=("$@")
+[ ${#ranks[@]} -eq 0 ] && ranks=(1 2 4)
+fabricsim=$build/testbench/fabricsim
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+out=$(mktemp -d)
+for n in "${ranks[@]}"; do
+  if [ "$n" -eq 1 ]; then
+    "$fabricsim" run "$scenario" --json "$out/$n.json" --quiet
+  else
+    # shellcheck disable=SC2086
+    mpirun --oversubscribe ${FABRICSIM_MPIRUN_ARGS:-} -n "$n" "$fabricsim" run "$scenario" --json "$out/$n.json" --quiet
+  fi
+done
+python3 - "$out" "${ranks[@]}" <<'PY'
+import json, sys
+out, ranks = sys.argv[1], [int(r) for r in sys.argv[2:]]
+base = None
+print(f"{'ranks':>5} {'packet_hops':>12} {'wall_s':>8} {'hops/s':>12} {'speed-up':>8} {'efficiency':>10} "
+      f"{'windows':>8} {'frames_x':>9} {'wait share (max)':>16}")
+for n in ranks:
+    r = json.load(open(f"{out}/{n}.json"))
+    rate = r["packet_hops"] / r["wall_time_s"]
+    base = base or rate
+    so = r.get("scale_out", {})
+    wait = max(so.get("wait_share_per_rank", [0.0]))
+    print(f"{n:>5} {r['packet_hops']:>12} {r['wall_time_s']:>8.2f} {rate:>12.0f} {rate / base:>8.2f} "
+          f"{rate / base / n:>10.2f} {so.get('windows', 0):>8} {so.get('frames_exchanged', 0):>9} {wait:>16.2f}")
+PY
+rm -rf "$out"

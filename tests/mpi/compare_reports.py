@@ -1,0 +1,47 @@
+#!/usr/bin/env python3
+"""Compares fabricsim JSON reports field by field, apart from what legitimately differs between runs and
+rank counts (docs/scale_out.md): wall-clock figures, kernel wake-ups (each rank wakes its own kernel) and the
+`scale_out` object. Usage: compare_reports.py REFERENCE OTHER... ; exit 1 and the differing paths on a mismatch."""
+import json
+import sys
+
+# Wall-clock and per-kernel figures: not results of the model.
+IGNORED = {"wall_time_s", "packet_hops_per_s", "events", "events_per_packet_hop", "scale_out"}
+
+
+def diff(a, b, path, out):
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in sorted(set(a) | set(b)):
+            if path == "" and k in IGNORED:
+                continue
+            if k not in a or k not in b:
+                out.append(f"{path}/{k}: only in {'reference' if k in a else 'other'}")
+            else:
+                diff(a[k], b[k], f"{path}/{k}", out)
+    elif isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            out.append(f"{path}: {len(a)} entries vs {len(b)}")
+        for i, (x, y) in enumerate(zip(a, b)):
+            diff(x, y, f"{path}[{i}]", out)
+    elif a != b:
+        out.append(f"{path}: {a!r} vs {b!r}")
+
+
+def main():
+    ref = json.load(open(sys.argv[1]))
+    status = 0
+    for other in sys.argv[2:]:
+        out = []
+        diff(ref, json.load(open(other)), "", out)
+        if out:
+            status = 1
+            print(f"{other} differs from {sys.argv[1]} in {len(out)} fields:")
+            for line in out[:40]:
+                print("  " + line)
+        else:
+            print(f"{other}: identical to {sys.argv[1]} (apart from {', '.join(sorted(IGNORED))})")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
