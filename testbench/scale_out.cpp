@@ -1,10 +1,12 @@
 // One scenario run across several processes.
 #include "testbench/scale_out.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
 #include "sc_models/core/params.h"
+#include "sc_models/switch/spectrum/spectrum_switch.h"
 #include "testbench/simulation.h"
 
 namespace fabricsim::testbench {
@@ -38,6 +40,49 @@ scale_out::scale_out(topology::fabric& fab, core::sim_context& ctx, bool ship_pa
   ctx.stats.for_each_entry([&](const core::stats_registry::merge_entry& e) {
     if (e.counter) m_counter_base.push_back(*e.counter);
   });
+}
+
+void scale_out::merge_pause_logs(topology::fabric& fab) {
+  if (!distributed()) return;
+  // This rank's switches: index, complete-until, count, then (port, priority, start, end) per interval.
+  std::vector<uint64_t> mine;
+  for (size_t s = 0; s < fab.switches().size(); ++s) {
+    auto* sw = dynamic_cast<sw::spectrum_switch*>(fab.switches()[s].get());
+    if (!sw || m_part.switch_rank(s) != rank()) continue;
+    mine.push_back(s);
+    mine.push_back(sw->pause_log_complete_until().value);
+    mine.push_back(sw->pause_log().size());
+    for (const auto& iv : sw->pause_log())
+      for (uint64_t v : {uint64_t(iv.port), uint64_t(iv.prio), iv.start.value, iv.end.value}) mine.push_back(v);
+  }
+  // all_gather takes equal sizes: every rank pads to the longest.
+  std::vector<uint64_t> sizes(size_t(m_world.size()), 0);
+  sizes[size_t(rank())] = mine.size();
+  sum(sizes);
+  const uint64_t longest = *std::max_element(sizes.begin(), sizes.end());
+  mine.resize(longest, 0);
+  std::vector<uint8_t> bytes(mine.size() * sizeof(uint64_t));
+  std::memcpy(bytes.data(), mine.data(), bytes.size());
+  const std::vector<uint8_t> all = m_world.all_gather(bytes);
+  for (size_t r = 0; r < sizes.size(); ++r) {
+    if (int(r) == rank()) continue;
+    const uint8_t* base = all.data() + r * longest * sizeof(uint64_t);
+    auto at = [&](size_t i) {
+      uint64_t v;
+      std::memcpy(&v, base + i * sizeof(uint64_t), sizeof v);
+      return v;
+    };
+    for (size_t i = 0; i < sizes[r];) {
+      auto* sw = dynamic_cast<sw::spectrum_switch*>(fab.switches().at(size_t(at(i))).get());
+      const core::picoseconds complete_until{at(i + 1)};
+      const size_t n = size_t(at(i + 2));
+      i += 3;
+      std::vector<sw::spectrum_switch::pause_interval> log(n);
+      for (size_t k = 0; k < n; ++k, i += 4)
+        log[k] = {uint32_t(at(i)), uint8_t(at(i + 1)), core::picoseconds{at(i + 2)}, core::picoseconds{at(i + 3)}};
+      if (sw) sw->replace_pause_log(std::move(log), complete_until);
+    }
+  }
 }
 
 void scale_out::merge_statistics() {

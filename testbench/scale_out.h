@@ -48,6 +48,9 @@ class scale_out {
   // After the run: every statistic (counters, histograms, gauges), the hop and event counts, merged from the
   // rank that simulated each block (links: summed over both ends), written into this rank's registry.
   void merge_statistics();
+  // After the run: every Spectrum switch's PFC pause log (report only) as the rank that simulated it
+  // recorded it, so that the report's `fabric.pfc_pause_intervals` is the one-process list.
+  void merge_pause_logs(topology::fabric& fab);
   // Element-wise sums over the ranks: each rank contributes what it owns, zero elsewhere.
   void sum(std::vector<uint64_t>& v) { m_world.sum(v.data(), v.size()); }
   void sum(std::vector<double>& v) { m_world.sum(v.data(), v.size()); }

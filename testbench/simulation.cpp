@@ -688,7 +688,8 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
     }
   }
   if (progress) progress->finish();
-  so.merge_statistics();  // under mpirun: every rank's counters, so that each holds the whole fabric's
+  so.merge_statistics();
+  so.merge_pause_logs(fab);  // under mpirun: every rank's counters, so that each holds the whole fabric's
   if (rtl_log) rtl_log->flush();
   if (!s.run.timeseries_csv.empty()) {
     std::ofstream csv(s.run.timeseries_csv);
