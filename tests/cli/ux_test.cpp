@@ -131,16 +131,7 @@ bool is_png(const std::string& path) {
 bool have_matplotlib() { return std::system("/usr/bin/python3 -c 'import matplotlib' >/dev/null 2>&1") == 0; }
 
 // Runs a shell command line in `dir`: exit status and everything it printed.
-run_result run_in(const std::string& dir, const std::string& cmd) {
-  FILE* p = popen(("cd " + dir + " && " + cmd + " 2>&1").c_str(), "r");
-  if (!p) return {-1, "popen failed"};
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+run_result run_in(const std::string& dir, const std::string& cmd) { return fabricsim::test::run_shell("cd " + dir + " && " + cmd); }
 
 // The `fabricsim ...` commands after "Example:" on a help page, `&&`-joined ones split.
 std::vector<std::string> help_examples(const std::string& help) {

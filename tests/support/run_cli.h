@@ -14,8 +14,9 @@ struct run_result {
   std::string output;  // stdout and stderr together
 };
 
-inline run_result fabricsim(const std::string& args) {
-  const std::string cmd = std::string(FABRICSIM_BINARY) + " " + args + " 2>&1";
+// Runs a shell command line (stderr joined to stdout).
+inline run_result run_shell(const std::string& command) {
+  const std::string cmd = command + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return {-1, "popen failed"};
   std::string out;
@@ -25,5 +26,7 @@ inline run_result fabricsim(const std::string& args) {
   const int status = pclose(p);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
 }
+
+inline run_result fabricsim(const std::string& args) { return run_shell(std::string(FABRICSIM_BINARY) + " " + args); }
 
 }  // namespace fabricsim::test

@@ -23,4 +23,22 @@ inline nlohmann::json run_scenario_yaml(const std::string& yaml) {
   return nlohmann::json::parse(r.output);
 }
 
+// A permutation run in which `host`'s cable died for good: the one WRITE from it and the one to it end in
+// retry_exceeded, every other flow completes byte-exact.
+inline void expect_only_flows_of_dead_host_fail(const nlohmann::json& r, const std::string& host) {
+  ASSERT_TRUE(r.contains("flows"));
+  uint64_t touching = 0;
+  for (const nlohmann::json& f : r["flows"]) {
+    if (f["src"] == host || f["dst"] == host) {
+      ++touching;
+      EXPECT_EQ(f["status"], "retry_exceeded") << f.dump();
+    } else {
+      EXPECT_EQ(f["status"], "success") << f.dump();
+      EXPECT_TRUE(f["verified"].get<bool>()) << f.dump();
+      EXPECT_EQ(f["mismatched_bytes"].get<uint64_t>(), 0u);
+    }
+  }
+  EXPECT_EQ(touching, 2u);  // a permutation: the host sends once and receives once
+}
+
 }  // namespace fabricsim::test
