@@ -67,6 +67,20 @@ TEST(packet, ack_and_cnp_sizes) {
   EXPECT_EQ(cnp.frame_size().value, 78u);
 }
 
+// nic.retransmission sack: the ACK carries a 4-byte SACK extension after the AETH (reserved byte, 24-bit PSN).
+TEST(packet, sack_extension_adds_four_bytes_on_ethernet_and_infiniband) {
+  packet ack;
+  ack.bth.opcode = bth_opcode::rc_acknowledge;
+  ack.has_aeth = true;
+  ack.aeth.sack = true;
+  // 14 + 20 + 8 + 12 + AETH 4 + SACK 4 + ICRC 4 + FCS 4 = 70 frame bytes; + preamble 8 + gap 12 = 90.
+  EXPECT_EQ(ack.frame_size().value, 70u);
+  EXPECT_EQ(ack.wire_size().value, 90u);
+  ack.kind = frame_kind::infiniband;
+  // LRH 8 + BTH 12 + AETH 4 + SACK 4 + ICRC 4 + VCRC 2 = 34.
+  EXPECT_EQ(ack.frame_size().value, 34u);
+}
+
 TEST(packet, minimum_frame_is_64_bytes) {
   const packet p = write_packet(bth_opcode::rc_rdma_write_last, 0);
   // 14 + 20 + 8 + 12 + 4 + 4 = 62 < 64: padded to the Ethernet minimum.

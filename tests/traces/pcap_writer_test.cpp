@@ -403,6 +403,32 @@ TEST(pcap_writer, pfc_descriptor_is_an_802_1qbb_frame) {
   for (size_t i = head.size(); i < f.size(); ++i) EXPECT_EQ(f[i], 0) << "byte " << i;
 }
 
+// nic.retransmission sack: an ACK's SACK extension follows the AETH as a reserved byte and the 24-bit PSN,
+// and the UDP length counts it: 8 UDP + 12 BTH + 4 AETH + 4 SACK + 4 ICRC = 32. Offsets: Ethernet 14 +
+// IPv4 20 = 34 to the UDP header (length at 38), + 8 + 12 BTH = 54 to the AETH, 58 to the extension.
+TEST(pcap_writer, sack_extension_follows_the_aeth) {
+  core::packet p;
+  p.ip.src = v4(10, 0, 0, 1);
+  p.ip.dst = v4(10, 0, 0, 2);
+  p.bth.opcode = bth_opcode::rc_acknowledge;
+  p.has_aeth = true;
+  p.aeth.syndrome = 0x1f;
+  p.aeth.msn = 7;
+  p.aeth.sack = true;
+  p.aeth.sack_psn = 0x123456;
+  std::vector<uint8_t> f;
+  serialize_frame(p, f);
+  ASSERT_EQ(f.size(), 34u + 32u);
+  EXPECT_EQ(f[38], 0);
+  EXPECT_EQ(f[39], 32);
+  EXPECT_EQ(f[54], 0x1f);
+  const std::vector<uint8_t> ext = {0x00, 0x12, 0x34, 0x56};
+  EXPECT_TRUE(std::equal(ext.begin(), ext.end(), f.begin() + 58));
+  p.aeth.sack = false;
+  serialize_frame(p, f);
+  EXPECT_EQ(f.size(), 34u + 28u);  // without it, 4 bytes shorter
+}
+
 TEST(pcap_writer, errors_name_the_file) {
   const sample s;
   try {
