@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
+#include <string_view>
 #include <string>
 
 #include "sc_models/core/params.h"
@@ -32,119 +34,172 @@ void check_scale_out_supported(const scenario& s, const run_options& opts) {
   if (!s.run.record_rtl_dir.empty()) refuse("run.record_rtl_dir");
 }
 
-scale_out::scale_out(topology::fabric& fab, core::sim_context& ctx, bool ship_payload)
-    : m_world(mpi::world::get()),
-      m_part(fab, m_world.size()),
-      m_ctx(ctx),
-      m_exchange(m_world, m_part, fab, ctx, ship_payload) {
+scale_out::scale_out(const topology::fabric_layout& layout)
+    : m_world(mpi::world::get()), m_part(layout, m_world.size()) {}
+
+std::vector<bool> scale_out::built() const {
+  return distributed() ? m_part.built_by(rank()) : std::vector<bool>{};
+}
+
+void scale_out::attach(topology::fabric& fab, core::sim_context& ctx, bool ship_payload) {
+  m_ctx = &ctx;
+  m_exchange = std::make_unique<mpi::link_exchange>(m_world, m_part, fab, ctx, ship_payload);
   ctx.stats.for_each_entry([&](const core::stats_registry::merge_entry& e) {
-    if (e.counter) m_counter_base.push_back(*e.counter);
+    if (e.counter && m_part.instance_rank(e.instance) < 0) m_counter_base[{e.instance, e.name}] = *e.counter;
   });
 }
 
-void scale_out::merge_pause_logs(topology::fabric& fab) {
-  if (!distributed()) return;
-  // This rank's switches: index, complete-until, count, then (port, priority, start, end) per interval.
-  std::vector<uint64_t> mine;
-  for (size_t s = 0; s < fab.switches().size(); ++s) {
-    auto* sw = dynamic_cast<sw::spectrum_switch*>(fab.switches()[s].get());
-    if (!sw || m_part.switch_rank(s) != rank()) continue;
-    mine.push_back(s);
-    mine.push_back(sw->pause_log_complete_until().value);
-    mine.push_back(sw->pause_log().size());
-    for (const auto& iv : sw->pause_log())
-      for (uint64_t v : {uint64_t(iv.port), uint64_t(iv.prio), iv.start.value, iv.end.value}) mine.push_back(v);
-  }
-  // all_gather takes equal sizes: every rank pads to the longest.
-  std::vector<uint64_t> sizes(size_t(m_world.size()), 0);
-  sizes[size_t(rank())] = mine.size();
-  sum(sizes);
-  const uint64_t longest = *std::max_element(sizes.begin(), sizes.end());
-  mine.resize(longest, 0);
-  std::vector<uint8_t> bytes(mine.size() * sizeof(uint64_t));
-  std::memcpy(bytes.data(), mine.data(), bytes.size());
-  const std::vector<uint8_t> all = m_world.all_gather(bytes);
-  for (size_t r = 0; r < sizes.size(); ++r) {
-    if (int(r) == rank()) continue;
-    const uint8_t* base = all.data() + r * longest * sizeof(uint64_t);
-    auto at = [&](size_t i) {
-      uint64_t v;
-      std::memcpy(&v, base + i * sizeof(uint64_t), sizeof v);
-      return v;
-    };
-    for (size_t i = 0; i < sizes[r];) {
-      auto* sw = dynamic_cast<sw::spectrum_switch*>(fab.switches().at(size_t(at(i))).get());
-      const core::picoseconds complete_until{at(i + 1)};
-      const size_t n = size_t(at(i + 2));
-      i += 3;
-      std::vector<sw::spectrum_switch::pause_interval> log(n);
-      for (size_t k = 0; k < n; ++k, i += 4)
-        log[k] = {uint32_t(at(i)), uint8_t(at(i + 1)), core::picoseconds{at(i + 2)}, core::picoseconds{at(i + 3)}};
-      if (sw) sw->replace_pause_log(std::move(log), complete_until);
-    }
-  }
+std::vector<nlohmann::json> scale_out::gather(const nlohmann::json& mine) {
+  if (!distributed()) return {mine};
+  const std::string text = mine.dump();
+  std::vector<nlohmann::json> all;
+  for (const auto& b : m_world.all_gather_v(std::vector<uint8_t>(text.begin(), text.end())))
+    all.push_back(nlohmann::json::parse(b.begin(), b.end()));
+  return all;
 }
+
+namespace {
+
+// The merge's wire format: one record per entry a rank contributes.
+enum class stat_kind : uint8_t { counter, gauge, hist };
+enum class stat_mode : uint8_t { owned, summed };  // the owner's value; a change summed over the ranks
+
+class record_writer {
+ public:
+  template <class T>
+  void put(const T& v) {
+    const auto* b = reinterpret_cast<const uint8_t*>(&v);
+    bytes.insert(bytes.end(), b, b + sizeof(T));
+  }
+  void put_text(const char* s) {
+    const std::string_view v = s ? s : "";
+    put(uint32_t(v.size()));
+    bytes.insert(bytes.end(), v.begin(), v.end());
+  }
+  std::vector<uint8_t> bytes;
+};
+
+class record_reader {
+ public:
+  explicit record_reader(const std::vector<uint8_t>& b) : m_b(b) {}
+  bool done() const { return m_at >= m_b.size(); }
+  template <class T>
+  T get() {
+    T v;
+    std::memcpy(static_cast<void*>(&v), m_b.data() + m_at, sizeof(T));
+    m_at += sizeof(T);
+    return v;
+  }
+  std::string get_text() {
+    const uint32_t n = get<uint32_t>();
+    std::string s(reinterpret_cast<const char*>(m_b.data() + m_at), n);
+    m_at += n;
+    return s;
+  }
+
+ private:
+  const std::vector<uint8_t>& m_b;
+  size_t m_at = 0;
+};
+
+}  // namespace
 
 void scale_out::merge_statistics() {
   if (!distributed()) return;
-  // Every rank built the same blocks, so the registries list the same entries in the same order; check it
-  // (a mismatch would merge unrelated values).
-  uint64_t names = 0xcbf29ce484222325ull;
-  m_ctx.stats.for_each_entry([&](const core::stats_registry::merge_entry& e) {
-    for (const std::string* s : {&e.instance, &e.name})
-      for (char c : *s) names = (names ^ uint8_t(c)) * 0x100000001b3ull;
-  });
-  if (m_world.min(names) != m_world.max(names))
-    throw std::logic_error("scale_out: the ranks registered different statistics");
-
-  // A block's values come from the rank that simulated it; a link's (its transmitter counts on one rank, its
-  // receiver's drops on the other) and anything not tied to one device are summed over the ranks as changes
-  // since the run started, on top of the value before it.
-  std::vector<uint64_t> counters;
-  std::vector<double> gauges;
-  std::vector<uint8_t> hists;
-  size_t c = 0;
-  m_ctx.stats.for_each_entry([&](const core::stats_registry::merge_entry& e) {
+  // Each rank sends the entries it has a say in: every block of a device it simulates (the owner's value),
+  // and every entry not tied to one device -- a link's (its transmitter counts on one rank, its receiver's
+  // drops on the other) or a run-wide one -- as its change since the run started, with the value before.
+  record_writer out;
+  m_ctx->stats.for_each_entry([&](const core::stats_registry::merge_entry& e) {
     const int owner = m_part.instance_rank(e.instance);
-    if (e.counter) {
-      const uint64_t base = m_counter_base[c++];
-      counters.push_back(owner < 0 ? *e.counter - base + (rank() == 0 ? base : 0)
-                                   : owner == rank() ? *e.counter : 0);
-    } else if (e.gauge) {
-      gauges.push_back((owner < 0 ? rank() == 0 : owner == rank()) ? (*e.gauge)() : 0.0);
-    } else if (e.hist) {
-      // A histogram nobody else fills is empty on the other ranks, and empty ones merge to nothing.
-      const core::histogram empty;
-      const core::histogram& mine = owner < 0 || owner == rank() ? *e.hist : empty;
-      const auto* b = reinterpret_cast<const uint8_t*>(&mine);
-      hists.insert(hists.end(), b, b + sizeof(core::histogram));
+    if (owner >= 0 && owner != rank()) return;
+    const stat_kind k = e.counter ? stat_kind::counter : e.gauge ? stat_kind::gauge : stat_kind::hist;
+    const bool summed = owner < 0 && k == stat_kind::counter;
+    out.put(k);
+    out.put(summed ? stat_mode::summed : stat_mode::owned);
+    out.put_text(e.instance.c_str());
+    out.put_text(e.name.c_str());
+    out.put_text(e.unit);
+    out.put_text(e.description);
+    if (k == stat_kind::counter) {
+      const uint64_t base = summed ? m_counter_base.at({e.instance, e.name}) : 0;
+      out.put(*e.counter - base);
+      out.put(base);
+    } else if (k == stat_kind::gauge) {
+      out.put((*e.gauge)());
+    } else {
+      out.put(*e.hist);
     }
   });
-  sum(counters);
-  sum(gauges);
-  const std::vector<uint8_t> all_hists = m_world.all_gather(hists);
-  size_t ci = 0, gi = 0, hi = 0;
-  m_ctx.stats.for_each_entry([&](const core::stats_registry::merge_entry& e) {
+  struct merged {
+    stat_kind kind;
+    std::string unit, description;
+    uint64_t counter = 0;
+    bool have_base = false;
+    double gauge = 0.0;
+    bool have_gauge = false;
+    core::histogram hist;
+  };
+  std::map<std::pair<std::string, std::string>, merged> all;
+  // Rank order: a gauge not tied to a device is the lowest rank's; a summed counter starts from the lowest
+  // rank's value before the run (every rank that has it built it alike).
+  for (const std::vector<uint8_t>& bytes : m_world.all_gather_v(out.bytes)) {
+    record_reader in(bytes);
+    while (!in.done()) {
+      const auto k = in.get<stat_kind>();
+      const auto mode = in.get<stat_mode>();
+      std::string instance = in.get_text(), name = in.get_text();
+      merged& m = all[{std::move(instance), std::move(name)}];
+      m.kind = k;
+      m.unit = in.get_text();
+      m.description = in.get_text();
+      if (k == stat_kind::counter) {
+        const uint64_t v = in.get<uint64_t>(), base = in.get<uint64_t>();
+        if (mode == stat_mode::owned) {
+          m.counter = v;
+        } else {
+          m.counter += v;
+          if (!m.have_base) m.counter += base;
+          m.have_base = true;
+        }
+      } else if (k == stat_kind::gauge) {
+        const double v = in.get<double>();
+        if (!m.have_gauge) m.gauge = v;
+        m.have_gauge = true;
+      } else {
+        m.hist.merge(in.get<core::histogram>());
+      }
+    }
+  }
+  // Written back: into the entries this rank has, and added for the blocks it did not build.
+  std::map<std::pair<std::string, std::string>, core::stats_registry::merge_entry> here;
+  m_ctx->stats.for_each_entry(
+      [&](const core::stats_registry::merge_entry& e) { here.emplace(std::make_pair(e.instance, e.name), e); });
+  for (const auto& [key, m] : all) {
+    const auto it = here.find(key);
+    if (it == here.end()) {
+      if (m.kind == stat_kind::counter)
+        m_ctx->stats.adopt_counter(key.first, key.second, m.unit, m.description, m.counter);
+      else if (m.kind == stat_kind::gauge)
+        m_ctx->stats.adopt_gauge(key.first, key.second, m.unit, m.description, m.gauge);
+      else
+        m_ctx->stats.adopt_hist(key.first, key.second, m.unit, m.description, m.hist);
+      continue;
+    }
+    const core::stats_registry::merge_entry& e = it->second;
     if (e.counter) {
-      *e.counter = counters[ci++];
+      *e.counter = m.counter;
     } else if (e.gauge) {
-      const double v = gauges[gi++];
+      const double v = m.gauge;
       *e.gauge = [v] { return v; };
     } else if (e.hist) {
-      core::histogram merged;
-      for (int r = 0; r < m_world.size(); ++r) {
-        core::histogram h;
-        std::memcpy(static_cast<void*>(&h), all_hists.data() + size_t(r) * hists.size() + hi, sizeof h);
-        merged.merge(h);
-      }
-      *e.hist = merged;
-      hi += sizeof(core::histogram);
+      *e.hist = m.hist;
     }
-  });
+  }
   // Hops and kernel wake-ups: every rank counts its own (a time at which several ranks have arrivals wakes
   // each of them, so `events` is the sum of the ranks' wake-ups).
-  m_ctx.packet_hops = sum(m_ctx.packet_hops);
-  m_ctx.events = sum(m_ctx.events);
+  m_ctx->packet_hops = sum(m_ctx->packet_hops);
+  m_ctx->events = sum(m_ctx->events);
 }
 
 void scale_out::merge_outcomes(const std::vector<std::pair<size_t, size_t>>& hosts,
@@ -201,13 +256,13 @@ nlohmann::json scale_out::report() {
   j["lookahead_ns"] = m_part.cross_links() ? nlohmann::json(m_part.lookahead().ns()) : nlohmann::json(nullptr);
   j["hosts_per_rank"] = m_part.hosts_per_rank();
   j["switches_per_rank"] = m_part.switches_per_rank();
-  j["windows"] = m_exchange.windows();
-  j["frames_exchanged"] = sum(m_exchange.frames_sent());
-  j["bytes_exchanged"] = sum(m_exchange.bytes_sent());
+  j["windows"] = m_exchange->windows();
+  j["frames_exchanged"] = sum(m_exchange->frames_sent());
+  j["bytes_exchanged"] = sum(m_exchange->bytes_sent());
   // Wall-clock figures (differ run to run): the share of each rank's loop time spent at window ends.
-  const double total = m_exchange.run_s() + m_exchange.wait_s();
+  const double total = m_exchange->run_s() + m_exchange->wait_s();
   std::vector<double> wait(size_t(m_world.size()), 0.0);
-  wait[size_t(rank())] = total > 0 ? m_exchange.wait_s() / total : 0.0;
+  wait[size_t(rank())] = total > 0 ? m_exchange->wait_s() / total : 0.0;
   sum(wait);
   j["wait_share_per_rank"] = wait;
   return j;

@@ -6,6 +6,8 @@
 
 #include <cstdint>
 #include <deque>
+#include <map>
+#include <string>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -32,25 +34,32 @@ void check_scale_out_supported(const scenario& s, const run_options& opts);
 
 class scale_out {
  public:
+  // Before the fabric is built: how its layout is cut over the ranks of this run (one process: one rank).
+  explicit scale_out(const topology::fabric_layout& layout);
+  // The devices this rank builds, for fabric's constructor: empty in one process (everything).
+  std::vector<bool> built() const;
   // After the fabric is built, before the workload is posted. `ship_payload`: payload bytes travel with
   // frames between ranks (data is placed).
-  scale_out(topology::fabric& fab, core::sim_context& ctx, bool ship_payload);
+  void attach(topology::fabric& fab, core::sim_context& ctx, bool ship_payload);
+  // Releases the fabric's links (before the fabric goes; the run is over).
+  void detach() { m_exchange.reset(); }
 
   bool distributed() const { return m_world.distributed(); }
   int rank() const { return m_world.rank(); }
-  // The hosts whose NIC this rank simulates (posts work to, reads results of).
+  // The hosts whose NIC this rank simulates (posts work to, reads results of), and the switches.
   bool owns_host(size_t h) const { return m_part.host_rank(h) == m_world.rank(); }
+  bool owns_switch(size_t s) const { return m_part.switch_rank(s) == m_world.rank(); }
 
   // The kernel drive (link_exchange::start / pending): sc_start and sc_pending_activity in one process.
-  void start(core::picoseconds stop, sc_core::sc_starvation_policy policy) { m_exchange.start(stop, policy); }
-  bool pending() { return m_exchange.pending(); }
+  void start(core::picoseconds stop, sc_core::sc_starvation_policy policy) { m_exchange->start(stop, policy); }
+  bool pending() { return m_exchange->pending(); }
 
   // After the run: every statistic (counters, histograms, gauges), the hop and event counts, merged from the
-  // rank that simulated each block (links: summed over both ends), written into this rank's registry.
+  // rank that simulated each block (links: summed over both ends), written into this rank's registry, which
+  // then also lists the blocks of devices other ranks simulated.
   void merge_statistics();
-  // After the run: every Spectrum switch's PFC pause log (report only) as the rank that simulated it
-  // recorded it, so that the report's `fabric.pfc_pause_intervals` is the one-process list.
-  void merge_pause_logs(topology::fabric& fab);
+  // What every rank contributes (`mine`), in rank order, on every rank; one process: {mine}.
+  std::vector<nlohmann::json> gather(const nlohmann::json& mine);
   // Element-wise sums over the ranks: each rank contributes what it owns, zero elsewhere.
   void sum(std::vector<uint64_t>& v) { m_world.sum(v.data(), v.size()); }
   void sum(std::vector<double>& v) { m_world.sum(v.data(), v.size()); }
@@ -71,9 +80,10 @@ class scale_out {
  private:
   mpi::world& m_world;
   mpi::partition m_part;
-  core::sim_context& m_ctx;
-  mpi::link_exchange m_exchange;
-  std::vector<uint64_t> m_counter_base;  // every counter before the run, in registry order
+  core::sim_context* m_ctx = nullptr;
+  std::unique_ptr<mpi::link_exchange> m_exchange;
+  // Counters not tied to one device (links, run-wide figures) before the run: they merge as sums of changes.
+  std::map<std::pair<std::string, std::string>, uint64_t> m_counter_base;
   std::deque<nic::completion> m_completions;
   std::deque<nic::placed_message> m_placed;
 };

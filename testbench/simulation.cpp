@@ -38,6 +38,47 @@ using core::picoseconds;
 // One RDMA WRITE as planned, with where its bytes come from and go to.
 struct planned_write : planned_flow {
   uint64_t src_addr = 0, dst_addr = 0;
+  uint64_t fill_state = 0;  // the payload stream's counter at this operation's first source word
+};
+
+// The source bytes of every operation come from one splitmix64 counter, 8 bytes per step, in post order:
+// writes `bytes` of them from counter `state` into `p` (or compares them, below).
+void fill_source(uint8_t* p, uint64_t bytes, uint64_t state) {
+  for (uint64_t b = 0; b < bytes; b += 8) {
+    const uint64_t r = core::splitmix64(state++);
+    std::memcpy(p + b, &r, std::min<uint64_t>(8, bytes - b));
+  }
+}
+
+// Bytes of `landed` that differ from the source bytes an operation had: compared with the source buffer
+// when this process holds it, else with the bytes regenerated from the stream (a scale-out rank that does
+// not simulate the source host: docs/scale_out.md).
+uint64_t mismatched_bytes(const uint8_t* landed, const uint8_t* source, uint64_t bytes, uint64_t state) {
+  if (source) {
+    if (std::memcmp(source, landed, bytes) == 0) return 0;  // counted byte by byte only when they differ
+    uint64_t n = 0;
+    for (uint64_t k = 0; k < bytes; ++k) n += source[k] != landed[k];
+    return n;
+  }
+  uint64_t n = 0;
+  uint8_t chunk[4096];
+  for (uint64_t at = 0; at < bytes; at += sizeof chunk) {
+    const uint64_t len = std::min<uint64_t>(sizeof chunk, bytes - at);
+    fill_source(chunk, len, state + at / 8);
+    if (std::memcmp(chunk, landed + at, len) == 0) continue;
+    for (uint64_t k = 0; k < len; ++k) n += chunk[k] != landed[at + k];
+  }
+  return n;
+}
+
+// What a NIC another scale-out rank simulates would hand out while the run is set up (queue pair numbers,
+// R_Keys, initial PSNs), by the NIC's own rules, so that the queue pairs this rank connects to it agree.
+struct remote_nic_numbers {
+  remote_nic_numbers(const nic::supernic_params& p, uint64_t seed, const std::string& nic_name)
+      : params(p), stream(nic::supernic::nic_stream(seed, nic_name)) {}
+  nic::supernic_params params;
+  core::rng_stream stream;
+  size_t qps = 0, regions = 0;
 };
 
 std::string format_number(double v) {
@@ -120,7 +161,7 @@ nlohmann::json fabric_summary(core::sim_context& ctx, topology::fabric& fab, con
   for (size_t h = 0; h < sends.size(); ++h)
     if (sends[h]) {
       ++senders;
-      sender_rate_bps += double(fab.hosts()[h].nic->out_link()->rate().value);
+      sender_rate_bps += double(fab.hosts()[h].line_rate.value);
     }
   const uint64_t delivered = ctx.stats.counter_total("placed_bytes") - placed_at_window_start;
   const double window_s = double((window_end - window_start).value) * 1e-12;
@@ -214,26 +255,40 @@ nlohmann::json fair_share_convergence_ns(const std::vector<qp_sample>& samples, 
 // spectrum_switch::pause_log_limit of the run. A switch that hit the limit stopped recording at some time;
 // the merged log is complete only before the earliest such time, so later intervals are cut and
 // `complete_until_ns` says where (null: every XOFF of the run is here).
-nlohmann::json pause_intervals_report(topology::fabric& fab) {
+nlohmann::json pause_intervals_report(topology::fabric& fab, scale_out& so) {
+  // Every switch's log, from the process that simulated it (one process: all), in switch order.
+  nlohmann::json mine = nlohmann::json::array();
+  for (size_t i = 0; i < fab.switches().size(); ++i) {
+    auto* sw = dynamic_cast<sw::spectrum_switch*>(fab.switches()[i].get());
+    if (!sw) continue;
+    nlohmann::json log = nlohmann::json::array();
+    for (const auto& iv : sw->pause_log())
+      log.push_back({sw->port(iv.port).name(), sw->port(iv.port).out().name(), iv.prio, iv.start.value, iv.end.value});
+    mine.push_back({{"switch", i}, {"complete_until", sw->pause_log_complete_until().value}, {"log", std::move(log)}});
+  }
+  std::vector<nlohmann::json> switches;
+  for (nlohmann::json& part : so.gather(mine))
+    for (nlohmann::json& e : part) switches.push_back(std::move(e));
+  std::stable_sort(switches.begin(), switches.end(), [](const nlohmann::json& a, const nlohmann::json& b) {
+    return a["switch"].get<size_t>() < b["switch"].get<size_t>();
+  });
   struct entry {
-    sw::spectrum_switch* sw;
-    const sw::spectrum_switch::pause_interval* iv;
+    const nlohmann::json* iv;  // [port name, link name, priority, start ps, end ps]
+    picoseconds start;
   };
   std::vector<entry> all;
   picoseconds complete_until{UINT64_MAX};
   uint64_t total = 0;
-  for (auto& d : fab.switches()) {
-    auto* sw = dynamic_cast<sw::spectrum_switch*>(d.get());
-    if (!sw) continue;
-    for (const auto& iv : sw->pause_log()) all.push_back({sw, &iv});
-    complete_until = std::min(complete_until, sw->pause_log_complete_until());
+  for (const nlohmann::json& sw : switches) {
+    for (const nlohmann::json& iv : sw["log"]) all.push_back({&iv, picoseconds(iv[3].get<uint64_t>())});
+    complete_until = std::min(complete_until, picoseconds(sw["complete_until"].get<uint64_t>()));
   }
-  std::stable_sort(all.begin(), all.end(), [](const entry& a, const entry& b) { return a.iv->start < b.iv->start; });
+  std::stable_sort(all.begin(), all.end(), [](const entry& a, const entry& b) { return a.start < b.start; });
   std::vector<entry> kept;
   for (const entry& e : all) {
-    if (e.iv->start >= complete_until) break;
+    if (e.start >= complete_until) break;
     if (kept.size() == sw::spectrum_switch::pause_log_limit) {
-      complete_until = e.iv->start;
+      complete_until = e.start;
       break;
     }
     kept.push_back(e);
@@ -241,10 +296,10 @@ nlohmann::json pause_intervals_report(topology::fabric& fab) {
   total = kept.size();
   nlohmann::json list = nlohmann::json::array();
   for (const entry& e : kept) {
-    sw::scheduled_port& p = e.sw->port(e.iv->port);
-    nlohmann::json o = {{"port", p.name()}, {"link", p.out().name()}, {"priority", e.iv->prio},
-                        {"start_ns", e.iv->start.ns()}};
-    o["end_ns"] = e.iv->end.value == UINT64_MAX ? nlohmann::json(nullptr) : nlohmann::json(e.iv->end.ns());
+    const nlohmann::json& iv = *e.iv;
+    const picoseconds end(iv[4].get<uint64_t>());
+    nlohmann::json o = {{"port", iv[0]}, {"link", iv[1]}, {"priority", iv[2]}, {"start_ns", e.start.ns()}};
+    o["end_ns"] = end.value == UINT64_MAX ? nlohmann::json(nullptr) : nlohmann::json(end.ns());
     list.push_back(std::move(o));
   }
   nlohmann::json j;
@@ -256,7 +311,7 @@ nlohmann::json pause_intervals_report(topology::fabric& fab) {
   return j;
 }
 
-void congestion_figures(nlohmann::json& j, core::sim_context& ctx, topology::fabric& fab,
+void congestion_figures(nlohmann::json& j, core::sim_context& ctx, topology::fabric& fab, scale_out& so,
                         const std::vector<sender_qp>& senders, const std::vector<qp_sample>& samples,
                         picoseconds window_start, picoseconds window_end, double queue_byte_ps_at_window_start,
                         double queue_byte_ps_at_window_end, size_t convergence_samples) {
@@ -284,13 +339,16 @@ void congestion_figures(nlohmann::json& j, core::sim_context& ctx, topology::fab
     auto* leaf = dynamic_cast<sw::spectrum_switch*>(fab.switches()[fab.hosts()[target].leaf].get());
     nlohmann::json b;
     b["host"] = fab.hosts()[target].name;
-    const double line_bps = double(fab.hosts()[target].nic->out_link()->rate().value);
+    const double line_bps = double(fab.hosts()[target].line_rate.value);
     b["delivered_payload_bytes"] = per_target.begin()->second;
     b["utilization"] = window_s > 0 ? double(per_target.begin()->second) * 8.0 / (line_bps * window_s) : 0.0;
-    if (leaf) {
-      sw::scheduled_port& port = leaf->port(fab.host_port(target));
-      b["port"] = port.name();
-      b["queue_max_bytes"] = ctx.stats.counter_value(port.name(), "max_queue_bytes");
+    // The port from the process that simulated the leaf (one process: this one).
+    nlohmann::json port_name = leaf ? nlohmann::json(leaf->port(fab.host_port(target)).name()) : nlohmann::json();
+    for (const nlohmann::json& n : so.gather(port_name))
+      if (n.is_string()) port_name = n;
+    if (port_name.is_string()) {
+      b["port"] = port_name;
+      b["queue_max_bytes"] = ctx.stats.counter_value(port_name.get<std::string>(), "max_queue_bytes");
       const double integral = queue_byte_ps_at_window_end - queue_byte_ps_at_window_start;
       b["queue_mean_bytes"] = window_end > window_start ? integral / double((window_end - window_start).value) : 0.0;
     }
@@ -300,19 +358,32 @@ void congestion_figures(nlohmann::json& j, core::sim_context& ctx, topology::fab
   }
 
   // PFC pauses per switch port: where they are sent shows how far back-pressure spread.
-  nlohmann::json by_port = nlohmann::json::array();
-  nlohmann::json by_switch = nlohmann::json::object();
-  for (auto& d : fab.switches()) {
-    auto* sw = dynamic_cast<sw::spectrum_switch*>(d.get());
+  // Each switch from the process that simulated it (one process: all of them), in switch order.
+  nlohmann::json mine = nlohmann::json::array();
+  for (size_t k = 0; k < fab.switches().size(); ++k) {
+    auto* sw = dynamic_cast<sw::spectrum_switch*>(fab.switches()[k].get());
     if (!sw) continue;
     uint64_t total = 0;
+    nlohmann::json ports = nlohmann::json::array();
     for (unsigned i = 0; i < sw->ports(); ++i) {
       sw::scheduled_port& p = sw->port(i);
       const uint64_t n = ctx.stats.counter_value(p.name(), "pause_frames_sent");
       total += n;
-      if (n > 0) by_port.push_back({{"port", p.name()}, {"link", p.out().name()}, {"pause_frames_sent", n}});
+      if (n > 0) ports.push_back({{"port", p.name()}, {"link", p.out().name()}, {"pause_frames_sent", n}});
     }
-    by_switch[sw->name()] = total;
+    mine.push_back({{"switch", k}, {"name", sw->name()}, {"total", total}, {"ports", std::move(ports)}});
+  }
+  std::vector<nlohmann::json> switches;
+  for (nlohmann::json& part : so.gather(mine))
+    for (nlohmann::json& e : part) switches.push_back(std::move(e));
+  std::stable_sort(switches.begin(), switches.end(), [](const nlohmann::json& a, const nlohmann::json& b) {
+    return a["switch"].get<size_t>() < b["switch"].get<size_t>();
+  });
+  nlohmann::json by_port = nlohmann::json::array();
+  nlohmann::json by_switch = nlohmann::json::object();
+  for (nlohmann::json& sw : switches) {
+    for (nlohmann::json& p : sw["ports"]) by_port.push_back(std::move(p));
+    by_switch[sw["name"].get<std::string>()] = sw["total"];
   }
   // The same by hop kind: the tiers at the two ends of the cable the frames went down (`leaf_to_spine`:
   // a leaf paused a spine's port towards it), which shows how many hops back-pressure travelled.
@@ -327,7 +398,7 @@ void congestion_figures(nlohmann::json& j, core::sim_context& ctx, topology::fab
   j["pfc_pauses_by_port"] = std::move(by_port);
   j["pfc_pauses_by_switch"] = std::move(by_switch);
   j["pfc_pauses_by_hop"] = std::move(by_hop);
-  j["pfc_pause_intervals"] = pause_intervals_report(fab);
+  j["pfc_pause_intervals"] = pause_intervals_report(fab, so);
   // InfiniBand (switch.model quantum_x800): time a ready packet waited for credit, per sending port and VL,
   // and summed by hop kind like the pauses above -- where credit back-pressure reached.
   nlohmann::json stall_ports = nlohmann::json::array();
@@ -352,7 +423,7 @@ void congestion_figures(nlohmann::json& j, core::sim_context& ctx, topology::fab
     }
   }
   for (auto& h : fab.hosts())
-    if (h.nic->out_link()) add_stall(h.nic->out_link()->name(), h.nic->name(), 0, h.nic->ib_sender().stall_ps(0, t_end));
+    if (h.built() && h.nic->out_link()) add_stall(h.nic->out_link()->name(), h.nic->name(), 0, h.nic->ib_sender().stall_ps(0, t_end));
   j["credit_stalls_by_port"] = std::move(stall_ports);
   j["credit_stall_us_by_hop"] = std::move(stall_hops);
   j["cnps_sent"] = ctx.stats.counter_total("tx_cnps");
@@ -398,17 +469,20 @@ void add_run_header(nlohmann::json& r, const scenario& s, const run_options& opt
 }
 
 nlohmann::json link_ports_report(const topology::fabric& fab, const core::sim_context& ctx, picoseconds sim_end) {
+  // From the link's registered counters, which a scale-out run has merged over its processes (a process
+  // need not have built the link).
   nlohmann::json ports = nlohmann::json::array();
-  for (auto& l : fab.links())
-    ports.push_back({{"link", l->name()},
-                     {"packets", l->packets()},
-                     {"wire_bytes", l->wire_bytes()},
-                     {"dropped_injected", l->dropped_injected()},
-                     {"fault_lost", l->fault_lost()},
-                     {"fcs_errors", l->fcs_errors()},
-                     {"utilization", sim_end.value ? double(ctx.stats.counter_value(l->name(), "busy_ps")) /
-                                                         double(sim_end.value)
-                                                   : 0.0}});
+  for (size_t k = 0; k < fab.layout().links(); ++k) {
+    const std::string name = fab.layout().link_name(k);
+    auto count = [&](const char* what) { return ctx.stats.counter_value(name, what); };
+    ports.push_back({{"link", name},
+                     {"packets", count("packets")},
+                     {"wire_bytes", count("wire_bytes")},
+                     {"dropped_injected", count("dropped_injected")},
+                     {"fault_lost", count("fault_lost")},
+                     {"fcs_errors", count("fcs_errors")},
+                     {"utilization", sim_end.value ? double(count("busy_ps")) / double(sim_end.value) : 0.0}});
+  }
   return ports;
 }
 
@@ -489,7 +563,11 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
     rtl_log = std::make_unique<core::transaction_log>(s.run.record_rtl_dir);
     ctx.rtl_log = rtl_log.get();
   }
-  topology::fabric fab(s.topology, s.link, make_switch, nic_params, nic_overrides, mem_bytes, ctx, s.pcie);
+  // Under mpirun this rank builds and simulates part of the fabric (docs/scale_out.md): its hosts and switches
+  // and the links with an end among them. One process: all of it.
+  scale_out so(topology::plan_fabric(s.topology, s.link));
+  topology::fabric fab(s.topology, s.link, make_switch, nic_params, nic_overrides, mem_bytes, ctx, s.pcie,
+                       so.built());
   tap_set taps(opts.taps, fab, opts.tap_frames);  // files created now: a bad tap fails before the run
   fault_set faults(s, fab, ctx, picoseconds::from_ns(run_end_us * 1e3));  // docs/faults.md
 
@@ -502,10 +580,29 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
   // An elaboration check touches no payload: the memory stays unmapped and the sources unfilled.
   if (opts.elaborate_only) any_placement = false;
   if (any_placement)
-    for (topology::host& h : fab.hosts()) h.mem->prefault();
-  // Under mpirun this rank simulates part of the fabric (docs/scale_out.md); every rank builds all of it and
-  // fills every source, but posts work only to the NICs it simulates. One process: it owns everything.
-  scale_out so(fab, ctx, any_placement);
+    for (topology::host& h : fab.hosts())
+      if (h.mem) h.mem->prefault();
+  so.attach(fab, ctx, any_placement);
+  struct detach_at_exit {  // the partition outlives the fabric, its links' proxies must not
+    scale_out& so;
+    ~detach_at_exit() { so.detach(); }
+  } detach{so};
+  // The hosts another rank simulates: what their NICs hand out at set-up (one process: none).
+  std::map<size_t, remote_nic_numbers> remote;
+  for (size_t h = 0; h < hosts; ++h)
+    if (!fab.hosts()[h].built()) {
+      auto ov = nic_overrides.find(fab.hosts()[h].name);
+      remote.emplace(h, remote_nic_numbers(ov == nic_overrides.end() ? nic_params : ov->second, s.seed,
+                                           fab.hosts()[h].name + "_nic"));
+    }
+  auto create_qp = [&](topology::host& h, size_t i) {
+    return h.built() ? h.nic->create_qp() : nic::supernic::qpn_of(remote.at(i).qps++);
+  };
+  auto initial_psn = [&](topology::host& h, size_t i) {
+    if (h.built()) return h.nic->draw_initial_psn();
+    remote_nic_numbers& r = remote.at(i);
+    return nic::supernic::initial_psn(r.params, r.stream);
+  };
 
   // Buffers: sources filled from the workload's seeded stream, destinations zero, each destination a region.
   uint64_t fill_state = core::stream_seed(s.seed, "workload", "payload");  // splitmix64 counter: fast to fill
@@ -521,21 +618,23 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
     planned_write& w = writes[i];
     topology::host& src = fab.hosts()[w.src];
     topology::host& dst = fab.hosts()[w.dst];
-    w.src_addr = src.mem->allocate(w.bytes);
-    w.dst_addr = dst.mem->allocate(w.bytes);
-    // The bytes move from the requester to the responder, or the other way for a READ.
-    uint8_t* p = w.op == nic::rdma_op::read ? dst.mem->data() + w.dst_addr : src.mem->data() + w.src_addr;
-    for (uint64_t b = 0; any_placement && b < w.bytes; b += 8) {
-      const uint64_t r = core::splitmix64(fill_state++);
-      std::memcpy(p + b, &r, std::min<uint64_t>(8, w.bytes - b));
-    }
-    const uint32_t rkey = dst.nic->register_region(w.dst_addr, w.bytes);
+    w.src_addr = src.buffer().allocate(w.bytes);
+    w.dst_addr = dst.buffer().allocate(w.bytes);
+    // The bytes move from the requester to the responder, or the other way for a READ; the host holding them
+    // fills them (a scale-out rank only its own hosts': the stream moves on either way).
+    topology::host& from = w.op == nic::rdma_op::read ? dst : src;
+    w.fill_state = fill_state;
+    fill_state += (w.bytes + 7) / 8;
+    if (any_placement && from.built())
+      fill_source(from.mem->data() + (w.op == nic::rdma_op::read ? w.dst_addr : w.src_addr), w.bytes, w.fill_state);
+    const uint32_t rkey = dst.built() ? dst.nic->register_region(w.dst_addr, w.bytes)
+                                      : nic::supernic::rkey_of(remote.at(w.dst).regions++);
     auto it = qps.find({w.src, w.dst, w.qp_group});
     if (it == qps.end()) {
-      const uint32_t sq = src.nic->create_qp(), rq = dst.nic->create_qp();
-      const uint32_t psn_a = src.nic->draw_initial_psn(), psn_b = dst.nic->draw_initial_psn();
-      src.nic->connect_qp(sq, dst.ip, rq, psn_a, psn_b);
-      dst.nic->connect_qp(rq, src.ip, sq, psn_b, psn_a);
+      const uint32_t sq = create_qp(src, w.src), rq = create_qp(dst, w.dst);
+      const uint32_t psn_a = initial_psn(src, w.src), psn_b = initial_psn(dst, w.dst);
+      if (src.built()) src.nic->connect_qp(sq, dst.ip, rq, psn_a, psn_b);
+      if (dst.built()) dst.nic->connect_qp(rq, src.ip, sq, psn_b, psn_a);
       it = qps.emplace(std::make_tuple(w.src, w.dst, w.qp_group), std::make_pair(sq, rq)).first;
     }
     // A SEND lands in a receive buffer at the responder's destination address; a WRITE with immediate
@@ -688,8 +787,7 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
     }
   }
   if (progress) progress->finish();
-  so.merge_statistics();
-  so.merge_pause_logs(fab);  // under mpirun: every rank's counters, so that each holds the whole fabric's
+  so.merge_statistics();  // under mpirun: every rank's counters, so that each holds the whole fabric's
   if (rtl_log) rtl_log->flush();
   if (!s.run.timeseries_csv.empty()) {
     std::ofstream csv(s.run.timeseries_csv);
@@ -718,11 +816,13 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
   };
   std::vector<outcome> results(writes.size());
   for (topology::host& h : fab.hosts()) {
+    if (!h.built()) continue;  // simulated by another rank: merged below
     for (const nic::completion& c : h.nic->completions()) results.at(c.wr_id).requester = &c;
   }
   std::map<std::pair<size_t, uint64_t>, const nic::placed_message*> placed;  // (host, address) -> message
   for (size_t h = 0; h < fab.hosts().size(); ++h)
-    for (const nic::placed_message& m : fab.hosts()[h].nic->placed()) placed[{h, m.va}] = &m;
+    if (fab.hosts()[h].built())
+      for (const nic::placed_message& m : fab.hosts()[h].nic->placed()) placed[{h, m.va}] = &m;
   for (size_t i = 0; i < writes.size(); ++i) {
     auto it = placed.find({writes[i].dst, writes[i].dst_addr});
     if (it != placed.end() && it->second->bytes == writes[i].bytes) results[i].responder = it->second;
@@ -746,10 +846,14 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
     const bool finished = results[i].requester != nullptr;
     if (data_checked && (finished || s.run.duration_us <= 0) &&
         so.owns_host(w.op == nic::rdma_op::read ? w.src : w.dst)) {
-      const uint8_t* a = fab.hosts()[w.src].mem->data() + w.src_addr;
-      const uint8_t* b = fab.hosts()[w.dst].mem->data() + w.dst_addr;
-      if (std::memcmp(a, b, w.bytes) != 0)  // counted byte by byte only when they differ
-        for (uint64_t k = 0; k < w.bytes; ++k) mismatches[i] += a[k] != b[k];
+      // The source and where it landed: a WRITE's or SEND's from the requester to the responder, a READ's
+      // the other way (the same two buffers).
+      topology::host& from = fab.hosts()[w.op == nic::rdma_op::read ? w.dst : w.src];
+      topology::host& to = fab.hosts()[w.op == nic::rdma_op::read ? w.src : w.dst];
+      const uint64_t from_addr = w.op == nic::rdma_op::read ? w.dst_addr : w.src_addr;
+      const uint64_t to_addr = w.op == nic::rdma_op::read ? w.src_addr : w.dst_addr;
+      mismatches[i] = mismatched_bytes(to.mem->data() + to_addr, from.built() ? from.mem->data() + from_addr : nullptr,
+                                       w.bytes, w.fill_state);
     }
   }
   if (so.distributed()) so.sum(mismatches);
@@ -759,7 +863,7 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
     if (fab.hosts()[h].tray)
       for (const pcie::landed_message& m : fab.hosts()[h].tray->landed()) gpu_landed[{h, m.va}] = &m;
   // A flow's throughput is a fraction of its requester's line rate.
-  auto line_rate_bps = [&](size_t host) { return double(fab.hosts()[host].nic->out_link()->rate().value); };
+  auto line_rate_bps = [&](size_t host) { return double(fab.hosts()[host].line_rate.value); };
   std::vector<double> flow_throughputs;
   nlohmann::json flows = nlohmann::json::array();
   bool verified = data_checked;
@@ -879,7 +983,7 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
   if (bottleneck && so.owns_host(target)) at_end.back() = bottleneck->queue_byte_ps(sim_end);
   if (so.distributed()) so.sum(at_end);
   for (size_t k = 0; k < senders.size(); ++k) senders[k].placed_at_end = uint64_t(at_end[k]);
-  congestion_figures(r["fabric"], ctx, fab, senders, samples, window_start, sim_end, queue_byte_ps_at_window_start,
+  congestion_figures(r["fabric"], ctx, fab, so, senders, samples, window_start, sim_end, queue_byte_ps_at_window_start,
                      at_end.back(), convergence_samples);
   if (!faults.empty()) r["faults"] = faults.report(sim_end, delivered, ctx.stats.counter_total("tx_retransmitted"));
   r["flows"] = std::move(flows);

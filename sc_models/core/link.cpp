@@ -16,8 +16,8 @@ void link_params::visit(param_visitor& v) {
 link::link(sc_core::sc_module_name name, const link_params& params, sim_context& ctx)
     : sc_core::sc_module(name),
       m_ctx(ctx),
-      m_rate(bits_per_second::from_gbps(params.rate_gbps)),
-      m_latency(picoseconds::from_ns(params.propagation_ns + params.fec_latency_ns)),
+      m_rate(params.rate()),
+      m_latency(params.latency()),
       m_drop_threshold(uint64_t(params.drop_probability * double(uint64_t(1) << 53))),
       m_drop_rng(make_stream(ctx.seed, this->name(), "drop")) {
   require(params.rate_gbps > 0.0, this->name(), "rate_gbps must be positive");
@@ -46,7 +46,8 @@ void link::bind(packet_sink& sink, unsigned sink_port) {
 }
 
 picoseconds link::transmit(packet* p, picoseconds start) {
-  if (m_sink == nullptr) throw std::logic_error(std::string(name()) + ": transmit on an unbound link");
+  if (m_sink == nullptr && m_proxy == nullptr)
+    throw std::logic_error(std::string(name()) + ": transmit on an unbound link");
   const bytes size = p->wire();
   const picoseconds ser = serialization_time(size, m_rate);
   const picoseconds end = start + ser;

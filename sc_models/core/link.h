@@ -55,6 +55,8 @@ struct link_params {
   double fec_latency_ns = 100.0;  // RS-FEC encode + decode
   double drop_probability = 0.0;  // loss injection: chance that a RoCE frame is lost on the wire (never PFC)
   void visit(param_visitor& v);
+  bits_per_second rate() const { return bits_per_second::from_gbps(rate_gbps); }
+  picoseconds latency() const { return picoseconds::from_ns(propagation_ns + fec_latency_ns); }  // after the last bit
 };
 
 class link : public sc_core::sc_module, public calendar_client {

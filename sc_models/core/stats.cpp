@@ -92,7 +92,30 @@ void stats_registry::for_each_entry(const std::function<void(const merge_entry&)
   for (auto& [instance, names] : m_entries)
     for (auto& [name, e] : names)
       f({instance, name, e.k == kind::counter ? const_cast<uint64_t*>(e.counter) : nullptr,
-         e.k == kind::histogram ? const_cast<histogram*>(e.hist) : nullptr, e.k == kind::gauge ? &e.gauge : nullptr});
+         e.k == kind::histogram ? const_cast<histogram*>(e.hist) : nullptr, e.k == kind::gauge ? &e.gauge : nullptr,
+         e.unit, e.description});
+}
+
+const char* stats_registry::keep(const std::string& text) {
+  m_adopted_text.push_back(text);
+  return m_adopted_text.back().c_str();
+}
+
+void stats_registry::adopt_counter(const std::string& instance, const std::string& name, const std::string& unit,
+                                   const std::string& description, uint64_t value) {
+  m_adopted_counters.push_back(value);
+  counter(instance, name, keep(unit), keep(description), &m_adopted_counters.back());
+}
+
+void stats_registry::adopt_gauge(const std::string& instance, const std::string& name, const std::string& unit,
+                                 const std::string& description, double value) {
+  gauge(instance, name, keep(unit), keep(description), [value] { return value; });
+}
+
+void stats_registry::adopt_hist(const std::string& instance, const std::string& name, const std::string& unit,
+                                const std::string& description, const histogram& value) {
+  m_adopted_hists.push_back(value);
+  hist(instance, name, keep(unit), keep(description), &m_adopted_hists.back());
 }
 
 }  // namespace fabricsim::core

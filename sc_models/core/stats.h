@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <string>
@@ -74,8 +75,18 @@ class stats_registry {
     uint64_t* counter;
     histogram* hist;
     std::function<double()>* gauge;
+    const char* unit;
+    const char* description;
   };
   void for_each_entry(const std::function<void(const merge_entry&)>& f);
+  // The merge adds the entries of blocks another process simulated (and this one did not build), with
+  // their merged values, kept here.
+  void adopt_counter(const std::string& instance, const std::string& name, const std::string& unit,
+                     const std::string& description, uint64_t value);
+  void adopt_gauge(const std::string& instance, const std::string& name, const std::string& unit,
+                   const std::string& description, double value);
+  void adopt_hist(const std::string& instance, const std::string& name, const std::string& unit,
+                  const std::string& description, const histogram& value);
 
   // {"instance": {"name": {"value": v, "unit": u, "description": d}, ...}, ...}
   nlohmann::json to_json() const;
@@ -91,7 +102,11 @@ class stats_registry {
     const histogram* hist = nullptr;
   };
   void add(const std::string& instance, const std::string& name, entry e);
+  const char* keep(const std::string& text);
   std::map<std::string, std::map<std::string, entry>> m_entries;
+  std::deque<uint64_t> m_adopted_counters;  // adopted values (stable addresses)
+  std::deque<histogram> m_adopted_hists;
+  std::deque<std::string> m_adopted_text;   // their units and descriptions
 };
 
 }  // namespace fabricsim::core

@@ -46,18 +46,20 @@ link_exchange::link_exchange(world& w, const partition& part, topology::fabric& 
       m_active(w.distributed() && part.cross_links() > 0),
       m_out(size_t(w.size())) {
   for (size_t i = 0; i < fab.links().size(); ++i) {
+    if (!fab.links()[i]) continue;  // neither end on this rank
     core::link& l = *fab.links()[i];
     if (l.calendar_key() != i + 1) throw std::logic_error("link_exchange: links are not numbered in fabric order");
     if (m_active && part.crosses(i) && part.tx_rank(i) == w.rank()) l.set_proxy(this);
   }
+  // Every host's memory map: its memory when it is simulated here, else its mirror.
   for (size_t h = 0; h < fab.hosts().size(); ++h)
-    m_regions.push_back({fab.hosts()[h].mem->data(), fab.hosts()[h].mem->size(), uint32_t(h)});
+    m_regions.push_back({fab.hosts()[h].buffer().data(), fab.hosts()[h].buffer().size(), uint32_t(h)});
   std::sort(m_regions.begin(), m_regions.end(), [](const region& a, const region& b) { return a.base < b.base; });
 }
 
 link_exchange::~link_exchange() {
   for (auto& l : m_fab.links())
-    if (l->proxy() == this) l->set_proxy(nullptr);
+    if (l && l->proxy() == this) l->set_proxy(nullptr);
 }
 
 void link_exchange::forward(core::link& l, core::packet* p, core::picoseconds arrival, uint8_t flags) {
@@ -70,8 +72,8 @@ void link_exchange::forward(core::link& l, core::packet* p, core::picoseconds ar
   h.payload_host = -1;
   h.arrival_ps = arrival.value;
   if (p->payload != nullptr) {
-    // The payload is a reference into a host's memory: name it by host and offset (the far rank has the same
-    // hosts, at other addresses).
+    // The payload is a reference into a host's memory (or a mirror of it): name it by host and offset (the far
+    // rank has the same hosts' memory maps, at other addresses).
     auto it = std::upper_bound(m_regions.begin(), m_regions.end(), p->payload,
                                [](const uint8_t* a, const region& r) { return a < r.base; });
     if (it == m_regions.begin() || p->payload >= (it - 1)->base + (it - 1)->size)
@@ -114,9 +116,9 @@ void link_exchange::inject(const std::vector<uint8_t>& in) {
     p->payload = nullptr;
     if (h.payload_host >= 0) {
       topology::host& src = m_fab.hosts()[size_t(h.payload_host)];
-      uint8_t* where = src.mem->data() + h.payload_offset;
+      uint8_t* where = src.buffer().data() + h.payload_offset;
       if (h.has_payload) {
-        // The bytes land in this rank's copy of the sending host's memory, at the same place: the descriptor
+        // The bytes land in this rank's mirror of the sending host's memory, at the same place: the descriptor
         // then refers to them as it did on the sending rank. A host this rank simulates already holds them.
         if (m_part.host_rank(size_t(h.payload_host)) != m_world.rank())
           std::memcpy(where, in.data() + at, p->payload_bytes);

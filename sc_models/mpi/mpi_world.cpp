@@ -68,6 +68,29 @@ std::vector<uint8_t> world::all_gather(const std::vector<uint8_t>& mine) {
   return all;
 }
 
+std::vector<std::vector<uint8_t>> world::all_gather_v(const std::vector<uint8_t>& mine) {
+  if (!distributed()) return {mine};
+  const size_t n = size_t(m_size);
+  std::vector<uint64_t> sizes(n, 0);
+  sizes[size_t(m_rank)] = mine.size();
+  sum(sizes.data(), n);
+  std::vector<int> counts(n), displs(n);
+  uint64_t total = 0;
+  for (size_t r = 0; r < n; ++r) {
+    if (total + sizes[r] > uint64_t(INT32_MAX))
+      throw std::runtime_error("scale-out: more than 2 GiB to gather from the ranks in one step");
+    counts[r] = int(sizes[r]);
+    displs[r] = int(total);
+    total += sizes[r];
+  }
+  std::vector<uint8_t> all(total);
+  MPI_Allgatherv(mine.data(), int(mine.size()), MPI_BYTE, all.data(), counts.data(), displs.data(), MPI_BYTE,
+                 MPI_COMM_WORLD);
+  std::vector<std::vector<uint8_t>> out(n);
+  for (size_t r = 0; r < n; ++r) out[r].assign(all.begin() + displs[r], all.begin() + displs[r] + counts[r]);
+  return out;
+}
+
 std::vector<std::vector<uint8_t>> world::all_to_all(const std::vector<std::vector<uint8_t>>& out) {
   if (!distributed()) return out;
   const size_t n = size_t(m_size);
@@ -117,6 +140,7 @@ void world::sum(double*, size_t) {}
 uint64_t world::min(uint64_t v) { return v; }
 uint64_t world::max(uint64_t v) { return v; }
 std::vector<uint8_t> world::all_gather(const std::vector<uint8_t>& mine) { return mine; }
+std::vector<std::vector<uint8_t>> world::all_gather_v(const std::vector<uint8_t>& mine) { return {mine}; }
 std::vector<std::vector<uint8_t>> world::all_to_all(const std::vector<std::vector<uint8_t>>& out) { return out; }
 void world::abort(int code) { std::_Exit(code); }
 void world::barrier() {}

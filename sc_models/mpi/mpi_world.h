@@ -32,6 +32,8 @@ class world {
   uint64_t max(uint64_t v);
   // Every rank's `mine` (the same size on every rank), concatenated in rank order, on every rank.
   std::vector<uint8_t> all_gather(const std::vector<uint8_t>& mine);
+  // Every rank's `mine` (any size), in rank order, on every rank.
+  std::vector<std::vector<uint8_t>> all_gather_v(const std::vector<uint8_t>& mine);
   // out[r] goes to rank r; returns in[r], what rank r sent here.
   std::vector<std::vector<uint8_t>> all_to_all(const std::vector<std::vector<uint8_t>>& out);
   // Stops every rank (an error on one rank would leave the others waiting in a collective).

@@ -7,30 +7,12 @@
 
 namespace fabricsim::mpi {
 
-partition::partition(topology::fabric& fab, int ranks) : m_ranks(ranks), m_hosts(fab.hosts().size()) {
+partition::partition(const topology::fabric_layout& lay, int ranks) : m_ranks(ranks), m_hosts(lay.hosts) {
   if (ranks < 1) throw std::logic_error("partition: at least one rank");
-  const size_t nsw = fab.switches().size();
-  std::map<std::string, size_t> device;  // name -> device index
-  for (size_t h = 0; h < m_hosts; ++h) {
-    device[fab.hosts()[h].name] = h;
-    m_host_leaf.push_back(fab.hosts()[h].leaf);
-  }
-  for (size_t s = 0; s < nsw; ++s) {
-    m_switch_by_name[fab.switches()[s]->device_name()] = s;
-    device[fab.switches()[s]->device_name()] = m_hosts + s;
-  }
-  // Links are named <from>_to_<to>, parallel cables <from>_to_<to>_<k> (docs/topology.md); device names
-  // never contain "_to_".
-  for (const auto& l : fab.links()) {
-    const std::string name = l->name();
-    const size_t cut = name.find("_to_");
-    if (cut == std::string::npos) throw std::logic_error("partition: link " + name + " is not named <a>_to_<b>");
-    std::string to = name.substr(cut + 4);
-    if (!device.count(to)) to = to.substr(0, to.rfind('_'));
-    const auto a = device.find(name.substr(0, cut)), b = device.find(to);
-    if (a == device.end() || b == device.end()) throw std::logic_error("partition: link " + name + ": unknown ends");
-    m_ends.push_back({a->second, b->second});
-  }
+  const size_t nsw = lay.switches.size();
+  m_host_leaf = lay.host_leaf;
+  for (size_t s = 0; s < nsw; ++s) m_switch_by_name[lay.switches[s].name] = s;
+  for (size_t k = 0; k < lay.links(); ++k) m_ends.push_back({lay.link_from(k), lay.link_to(k)});
 
   // Leaves: the switches hosts hang off, in index order, in contiguous blocks.
   std::vector<bool> is_leaf(nsw, false);
@@ -66,10 +48,10 @@ partition::partition(topology::fabric& fab, int ranks) : m_ranks(ranks), m_hosts
     ++load[r];
   }
 
-  for (size_t i = 0; i < fab.links().size(); ++i) {
+  for (size_t i = 0; i < lay.links(); ++i) {
     if (!crosses(i)) continue;
     ++m_cross_links;
-    m_lookahead = std::min(m_lookahead, fab.links()[i]->latency());
+    m_lookahead = std::min(m_lookahead, lay.link_params(i).latency());
   }
 }
 
@@ -87,6 +69,12 @@ int partition::instance_rank(const std::string& instance) const {
   }
   const auto it = m_switch_by_name.find(head);
   return it == m_switch_by_name.end() ? -1 : m_switch_rank[it->second];
+}
+
+std::vector<bool> partition::built_by(int rank) const {
+  std::vector<bool> b(m_hosts + m_switch_rank.size());
+  for (size_t d = 0; d < b.size(); ++d) b[d] = device_rank(d) == rank;
+  return b;
 }
 
 std::vector<uint64_t> partition::hosts_per_rank() const {

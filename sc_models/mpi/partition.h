@@ -19,7 +19,7 @@ class partition {
   // where at least 3/4 of its cables to switches placed before it go (a pod's spines with their pod), or,
   // when no rank holds that many (a spine or core that every leaf group reaches), to the rank with the fewest
   // switches so far (lowest rank on a tie), which spreads the spines.
-  partition(topology::fabric& fab, int ranks);
+  partition(const topology::fabric_layout& layout, int ranks);
 
   int ranks() const { return m_ranks; }
   int host_rank(size_t h) const { return m_switch_rank.at(m_host_leaf.at(h)); }
@@ -31,6 +31,8 @@ class partition {
   };
   // [link index in fabric::links()]: the devices at its two ends.
   const std::vector<link_ends>& ends() const { return m_ends; }
+  // Whether this rank (`rank`) builds each device: the mask fabric's constructor takes.
+  std::vector<bool> built_by(int rank) const;
   int device_rank(size_t device) const {
     return device < m_hosts ? host_rank(device) : switch_rank(device - m_hosts);
   }

@@ -16,7 +16,6 @@ using core::packet;
 using core::picoseconds;
 
 namespace {
-constexpr uint32_t first_qpn = 2;  // QP0 and QP1 are the special management QPs
 constexpr picoseconds never{UINT64_MAX};
 constexpr uint8_t ack_syndrome = 0x1f;  // ACK, credit count field "invalid" (no end-to-end credits)
 constexpr uint8_t nak_syndrome_mask = 0xe0;    // AETH syndrome bits 7:5: 000 ACK, 001 RNR NAK, 011 NAK
@@ -333,7 +332,7 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
       m_ip(ip),
       m_mac(mac),
       m_ctx(ctx),
-      m_rng(core::make_stream(ctx.seed, this->name(), "nic")),
+      m_rng(nic_stream(ctx.seed, this->name())),
       m_wqe_latency(picoseconds::from_ns(params.wqe_latency_ns)),
       m_rx_latency(picoseconds::from_ns(params.rx_latency_ns)),
       m_spray(params.path_entropy == "per_packet"),
@@ -544,16 +543,22 @@ void supernic::start_of_simulation() { m_started = true; }
 
 uint32_t supernic::register_region(uint64_t addr, uint64_t length) {
   m_regions.push_back({addr, length});
-  return uint32_t(m_regions.size());
+  return rkey_of(m_regions.size() - 1);
 }
 
-uint32_t supernic::draw_initial_psn() {
-  return m_params.random_initial_psn ? uint32_t(m_rng() & core::psn_mask) : uint32_t(m_params.initial_psn);
+core::rng_stream supernic::nic_stream(uint64_t seed, const std::string& nic_name) {
+  return core::make_stream(seed, nic_name, "nic");
 }
+
+uint32_t supernic::initial_psn(const supernic_params& params, core::rng_stream& stream) {
+  return params.random_initial_psn ? uint32_t(stream() & core::psn_mask) : uint32_t(params.initial_psn);
+}
+
+uint32_t supernic::draw_initial_psn() { return initial_psn(m_params, m_rng); }
 
 uint32_t supernic::create_qp() {
   auto qp = std::make_unique<queue_pair>();
-  qp->qpn = first_qpn + uint32_t(m_qps.size());
+  qp->qpn = qpn_of(m_qps.size());
   qp->tracker = make_reorder_tracker(m_params.reorder, uint32_t(m_params.reorder_window));
   const std::string qp_name = m_ctx.rtl_log ? std::string(name()) + ".qp" + std::to_string(qp->qpn) : std::string();
   if (m_ctx.rtl_log)

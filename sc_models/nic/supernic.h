@@ -244,6 +244,15 @@ class supernic : public sc_core::sc_module, public core::packet_sink, public sw:
   void connect_qp(uint32_t qpn, core::ip_address remote_ip, uint32_t remote_qpn, uint32_t sq_psn, uint32_t rq_psn);
   // The first send PSN this NIC would pick for a new QP (seeded stream or the fixed parameter).
   uint32_t draw_initial_psn();
+  // The rules behind the three calls above, for a NIC that is not built here: a scale-out run
+  // (docs/scale_out.md) numbers the queue pairs, regions and PSNs of a NIC another process simulates with
+  // them, so that both ends of a queue pair agree. `stream` is the NIC's seeded stream (nic_stream), drawn
+  // from only by draw_initial_psn before the run starts.
+  static constexpr uint32_t first_qpn = 2;  // QP0 and QP1 are the special management QPs
+  static uint32_t qpn_of(size_t index) { return first_qpn + uint32_t(index); }  // the index-th create_qp()
+  static uint32_t rkey_of(size_t index) { return uint32_t(index) + 1; }        // the index-th register_region()
+  static core::rng_stream nic_stream(uint64_t seed, const std::string& nic_name);
+  static uint32_t initial_psn(const supernic_params& params, core::rng_stream& stream);
 
   // Posts an RDMA WRITE of `length` bytes from local `local_addr` to the peer's `remote_addr`; the work
   // request becomes visible to the NIC at `post_at` (which may be in the future).

@@ -187,38 +187,153 @@ std::string num(uint64_t i) { return std::to_string(i); }
 constexpr size_t k_unwired = SIZE_MAX - 1;
 }  // namespace
 
-fabric::fabric(const topology_params& topo, const cable_params& cable, const sw::switch_factory& make_switch,
-               const nic::supernic_params& nicp, const std::map<std::string, nic::supernic_params>& nic_overrides,
-               const std::vector<uint64_t>& memory_bytes, core::sim_context& ctx,
-               const pcie::host_tray_params& tray)
-    : m_ctx(ctx) {
+namespace {
+
+// Builds a layout the way the builders below describe the wiring.
+class layout_builder {
+ public:
+  explicit layout_builder(fabric_layout& l) : m_l(l) {}
+  void add_switch(const std::string& name, uint64_t ports) { m_l.switches.push_back({name, ports}); }
+  void connect_host(size_t h, size_t sw, unsigned port, const core::link_params& lp) {
+    m_l.host_port[h] = port;
+    m_l.cables.push_back({h, m_l.hosts + sw, 0, port, "", lp, lp});
+  }
+  // `links` parallel cables; switch a's ports a_port, a_port + 1, ... face b's ports b_port, b_port + 1, ...
+  void connect_switches(size_t a, unsigned a_port, size_t b, unsigned b_port, uint64_t links,
+                        const core::link_params& lp) {
+    // Parallel cables are told apart by a suffix: leaf0_to_spine1_0, leaf0_to_spine1_1, ...
+    for (unsigned k = 0; k < links; ++k)
+      m_l.cables.push_back({m_l.hosts + a, m_l.hosts + b, a_port + k, b_port + k,
+                            links > 1 ? "_" + std::to_string(k) : "", lp, lp});
+  }
+
+ private:
+  fabric_layout& m_l;
+};
+
+}  // namespace
+
+std::string fabric_layout::device_name(size_t device) const {
+  return device < hosts ? host_name(device) : switches.at(device - hosts).name;
+}
+
+std::string fabric_layout::link_name(size_t link) const {
+  return device_name(link_from(link)) + "_to_" + device_name(link_to(link)) + cables[link / 2].suffix;
+}
+
+fabric_layout plan_fabric(const topology_params& topo, const cable_params& cable) {
   topo.validate();
   core::check_ranges(cable, "link");
+  fabric_layout l;
   const size_t n = topo.host_count();
-  core::require(memory_bytes.size() == n, "fabric", "memory sizes given for " + std::to_string(memory_bytes.size()) +
-                                                        " hosts, the topology has " + std::to_string(n));
-  for (const auto& override_entry : nic_overrides)
-    core::require(host_index(override_entry.first, n).has_value(), "nic_overrides",
-                  "no host named '" + override_entry.first + "' (hosts are " + host_names(n) + ")");
+  l.hosts = n;
+  l.host_port.resize(n);
+  const bool rail = topo.kind == "rail_optimized";
+  for (size_t i = 0; i < n; ++i) l.host_leaf.push_back(leaf_of(topo, i));
+  layout_builder b(l);
+  const core::link_params host_lp = tier_link(topo, cable, tier::host);
+  const core::link_params leaf_spine_lp = tier_link(topo, cable, tier::leaf_spine);
+  const uint64_t hpl = topo.hosts_per_leaf, lps = topo.links_per_spine, spines = topo.spines;
+
+  if (topo.kind == "single_switch") {
+    b.add_switch("sw0", n);
+    for (size_t i = 0; i < n; ++i) b.connect_host(i, 0, unsigned(i), host_lp);
+  } else if (topo.kind == "leaf_spine" || rail) {
+    // Leaf l: ports [0, hosts_per_leaf) down (host or server slot), then spines x links_per_spine up, spine by
+    // spine. Spine s: port l x links_per_spine + k is cable k to leaf l. rail_optimized: leaf g x rails + r
+    // is the rail-r leaf of group g.
+    const uint64_t leaves = topo.leaf_count();
+    for (uint64_t j = 0; j < leaves; ++j) b.add_switch("leaf" + num(j), hpl + spines * lps);
+    for (uint64_t sp = 0; sp < spines; ++sp) b.add_switch("spine" + num(sp), leaves * lps);
+    for (size_t i = 0; i < n; ++i)
+      b.connect_host(i, l.host_leaf[i], unsigned(rail ? (i / topo.rails) % hpl : i % hpl), host_lp);
+    for (uint64_t j = 0; j < leaves; ++j)
+      for (uint64_t sp = 0; sp < spines; ++sp)
+        b.connect_switches(j, unsigned(hpl + sp * lps), leaves + sp, unsigned(j * lps), lps, leaf_spine_lp);
+  } else {  // three_tier
+    // Pod p is a leaf-spine (leaf ports as above; spine ports [0, leaves x links_per_spine) down). The cores
+    // form `spines` planes of cores / spines switches: spine s of every pod has one cable to each core of
+    // plane s (its ports after the down ports), and core c's port p faces pod p.
+    const uint64_t pods = topo.pods, leaves = topo.leaves, plane = topo.cores / spines;
+    const uint64_t first_spine = pods * leaves, first_core = pods * (leaves + spines);
+    for (uint64_t p = 0; p < pods; ++p)
+      for (uint64_t j = 0; j < leaves; ++j) b.add_switch("pod" + num(p) + "_leaf" + num(j), hpl + spines * lps);
+    for (uint64_t p = 0; p < pods; ++p)
+      for (uint64_t sp = 0; sp < spines; ++sp)
+        b.add_switch("pod" + num(p) + "_spine" + num(sp), leaves * lps + plane);
+    for (uint64_t c = 0; c < topo.cores; ++c) b.add_switch("core" + num(c), pods);
+    for (size_t i = 0; i < n; ++i) b.connect_host(i, l.host_leaf[i], unsigned(i % hpl), host_lp);
+    const core::link_params spine_core_lp = tier_link(topo, cable, tier::spine_core);
+    for (uint64_t p = 0; p < pods; ++p) {
+      for (uint64_t sp = 0; sp < spines; ++sp) {
+        const size_t spine = first_spine + p * spines + sp;
+        for (uint64_t j = 0; j < leaves; ++j)
+          b.connect_switches(p * leaves + j, unsigned(hpl + sp * lps), spine, unsigned(j * lps), lps, leaf_spine_lp);
+        for (uint64_t j = 0; j < plane; ++j)
+          b.connect_switches(spine, unsigned(leaves * lps + j), first_core + sp * plane + j, unsigned(p), 1,
+                             spine_core_lp);
+      }
+    }
+  }
+
+  // Loss injection applies to every link, or only to those named in link.drop_links.
+  std::vector<std::string> drop;
   for (size_t start = 0; start <= cable.drop_links.size();) {
     const size_t comma = std::min(cable.drop_links.find(',', start), cable.drop_links.size());
     std::string name = cable.drop_links.substr(start, comma - start);
     name.erase(0, name.find_first_not_of(' '));
     name.erase(name.find_last_not_of(' ') + 1);
-    if (!name.empty()) m_drop_links.push_back(name);
+    if (!name.empty()) drop.push_back(name);
     start = comma + 1;
   }
-  m_drop_link_found.assign(m_drop_links.size(), false);
+  if (!drop.empty()) {
+    std::vector<bool> found(drop.size(), false);
+    for (size_t k = 0; k < l.links(); ++k) {
+      core::link_params& p = k % 2 ? l.cables[k / 2].ba : l.cables[k / 2].ab;
+      const auto it = std::find(drop.begin(), drop.end(), l.link_name(k));
+      if (it == drop.end())
+        p.drop_probability = 0.0;
+      else
+        found[size_t(it - drop.begin())] = true;
+    }
+    for (size_t i = 0; i < drop.size(); ++i)
+      if (!found[i])
+        throw core::config_error("link.drop_links: no link named '" + drop[i] + "' (links are named " +
+                                 "<from>_to_<to>, e.g. " + l.link_name(0) + "; docs/topology.md)");
+  }
+  return l;
+}
+
+fabric::fabric(const topology_params& topo, const cable_params& cable, const sw::switch_factory& make_switch,
+               const nic::supernic_params& nicp, const std::map<std::string, nic::supernic_params>& nic_overrides,
+               const std::vector<uint64_t>& memory_bytes, core::sim_context& ctx,
+               const pcie::host_tray_params& tray, const std::vector<bool>& built)
+    : m_ctx(ctx), m_layout(plan_fabric(topo, cable)) {
+  const fabric_layout& lay = m_layout;
+  const size_t n = lay.hosts, nsw = lay.switches.size();
+  core::require(memory_bytes.size() == n, "fabric", "memory sizes given for " + std::to_string(memory_bytes.size()) +
+                                                        " hosts, the topology has " + std::to_string(n));
+  core::require(built.empty() || built.size() == n + nsw, "fabric", "the built-device mask has the wrong size");
+  for (const auto& override_entry : nic_overrides)
+    core::require(host_index(override_entry.first, n).has_value(), "nic_overrides",
+                  "no host named '" + override_entry.first + "' (hosts are " + host_names(n) + ")");
+  auto is_built = [&](size_t device) { return built.empty() || built[device]; };
   const bool rail = topo.kind == "rail_optimized";
+  const core::link_params host_lp = tier_link(topo, cable, tier::host);
   m_hosts.resize(n);
-  m_host_port.resize(n);
+  m_host_port = lay.host_port;
   for (size_t i = 0; i < n; ++i) {
     host& h = m_hosts[i];
     h.name = host_name(i);
     h.ip = host_ip(i);
-    h.leaf = leaf_of(topo, i);
+    h.leaf = lay.host_leaf[i];
     h.server = rail ? i / topo.rails : i;
     h.rail = rail ? i % topo.rails : 0;
+    h.line_rate = host_lp.rate();
+    if (!is_built(i)) {
+      h.mirror = std::make_unique<memory::host_buffer>(h.name + "_mem", memory_bytes[i]);
+      continue;
+    }
     auto ov = nic_overrides.find(h.name);
     h.mem = std::make_unique<memory::host_memory>((h.name + "_mem").c_str(), memory_bytes[i]);
     h.nic = std::make_unique<nic::supernic>((h.name + "_nic").c_str(), ov == nic_overrides.end() ? nicp : ov->second,
@@ -230,154 +345,95 @@ fabric::fabric(const topology_params& topo, const cable_params& cable, const sw:
       h.tray->register_stats(ctx.stats);
     }
   }
+  for (size_t sw = 0; sw < nsw; ++sw) {
+    const auto& e = lay.switches[sw];
+    m_peer.emplace_back(e.ports, k_unwired);
+    m_port_link.emplace_back(e.ports, nullptr);
+    if (!is_built(n + sw)) {
+      m_switches.push_back(nullptr);
+      continue;
+    }
+    m_switches.push_back(make_switch(e.name, unsigned(e.ports)));
+    if (!m_switches.back() || m_switches.back()->ports() != e.ports)
+      throw std::logic_error(e.name + ": the switch factory did not build a switch with " + std::to_string(e.ports) +
+                             " ports");
+  }
 
-  const core::link_params host_lp = tier_link(topo, cable, tier::host);
-  const core::link_params leaf_spine_lp = tier_link(topo, cable, tier::leaf_spine);
-  const uint64_t hpl = topo.hosts_per_leaf, lps = topo.links_per_spine, spines = topo.spines;
-
-  if (topo.kind == "single_switch") {
-    add_switch(make_switch, "sw0", n);
-    for (size_t i = 0; i < n; ++i) connect_host(i, 0, unsigned(i), host_lp);
-  } else if (topo.kind == "leaf_spine" || rail) {
-    // Leaf l: ports [0, hosts_per_leaf) down (host or server slot), then spines x links_per_spine up, spine by
-    // spine. Spine s: port l x links_per_spine + k is cable k to leaf l. rail_optimized: leaf g x rails + r
-    // is the rail-r leaf of group g.
-    const uint64_t leaves = topo.leaf_count();
-    for (uint64_t l = 0; l < leaves; ++l) add_switch(make_switch, "leaf" + num(l), hpl + spines * lps);
-    for (uint64_t s = 0; s < spines; ++s) add_switch(make_switch, "spine" + num(s), leaves * lps);
-    for (size_t i = 0; i < n; ++i)
-      connect_host(i, m_hosts[i].leaf, unsigned(rail ? m_hosts[i].server % hpl : i % hpl), host_lp);
-    for (uint64_t l = 0; l < leaves; ++l)
-      for (uint64_t s = 0; s < spines; ++s)
-        connect_switches(l, unsigned(hpl + s * lps), leaves + s, unsigned(l * lps), lps, leaf_spine_lp);
-  } else {  // three_tier
-    // Pod p is a leaf-spine (leaf ports as above; spine ports [0, leaves x links_per_spine) down). The cores
-    // form `spines` planes of cores / spines switches: spine s of every pod has one cable to each core of
-    // plane s (its ports after the down ports), and core c's port p faces pod p.
-    const uint64_t pods = topo.pods, leaves = topo.leaves, plane = topo.cores / spines;
-    const uint64_t first_spine = pods * leaves, first_core = pods * (leaves + spines);
-    for (uint64_t p = 0; p < pods; ++p)
-      for (uint64_t l = 0; l < leaves; ++l)
-        add_switch(make_switch, "pod" + num(p) + "_leaf" + num(l), hpl + spines * lps);
-    for (uint64_t p = 0; p < pods; ++p)
-      for (uint64_t s = 0; s < spines; ++s)
-        add_switch(make_switch, "pod" + num(p) + "_spine" + num(s), leaves * lps + plane);
-    for (uint64_t c = 0; c < topo.cores; ++c) add_switch(make_switch, "core" + num(c), pods);
-    for (size_t i = 0; i < n; ++i) connect_host(i, m_hosts[i].leaf, unsigned(i % hpl), host_lp);
-    const core::link_params spine_core_lp = tier_link(topo, cable, tier::spine_core);
-    for (uint64_t p = 0; p < pods; ++p) {
-      for (uint64_t s = 0; s < spines; ++s) {
-        const size_t spine = first_spine + p * spines + s;
-        for (uint64_t l = 0; l < leaves; ++l)
-          connect_switches(p * leaves + l, unsigned(hpl + s * lps), spine, unsigned(l * lps), lps, leaf_spine_lp);
-        for (uint64_t j = 0; j < plane; ++j)
-          connect_switches(spine, unsigned(leaves * lps + j), first_core + s * plane + j, unsigned(p), 1,
-                           spine_core_lp);
-      }
+  // Every cable: two links, one per direction. A link exists here when either of its ends is built: its
+  // transmitter sends on it, its receiver takes frames from it (in a scale-out run a link whose far end is
+  // elsewhere is served by a proxy, one whose near end is elsewhere by injection).
+  for (size_t k = 0; k < lay.links(); ++k) {
+    const size_t from = lay.link_from(k), to = lay.link_to(k);
+    const auto& c = lay.cables[k / 2];
+    const unsigned from_port = k % 2 ? c.b_port : c.a_port, to_port = k % 2 ? c.a_port : c.b_port;
+    if (to >= n && from >= n) {
+      m_peer[from - n][from_port] = to - n;
+    } else if (from >= n) {
+      m_peer[from - n][from_port] = k_host_end;
+    }
+    if (!is_built(from) && !is_built(to)) {
+      m_links.push_back(nullptr);
+      continue;
+    }
+    const std::string name = lay.link_name(k);
+    m_links.push_back(std::make_unique<core::link>(name.c_str(), lay.link_params(k), m_ctx));
+    core::link& l = *m_links.back();
+    // Simultaneous arrivals are served in link order, the same however the fabric is cut (docs/scale_out.md).
+    l.set_calendar_key(k + 1);
+    if (from >= n) m_port_link[from - n][from_port] = &l;
+    if (is_built(from)) {
+      if (from < n)
+        m_hosts[from].nic->connect(l);
+      else
+        m_switches[from - n]->connect_port(from_port, l);
+    }
+    if (is_built(to)) {
+      if (to < n)
+        l.bind(*m_hosts[to].nic, 0);
+      else
+        l.bind(*m_switches[to - n], to_port);
     }
   }
-  for (size_t s = 0; s < m_peer.size(); ++s)
-    for (size_t p = 0; p < m_peer[s].size(); ++p)
-      if (m_peer[s][p] == k_unwired)
-        throw std::logic_error(std::string(m_switches[s]->device_name()) + ": port " + std::to_string(p) +
-                               " left unwired by the " + topo.kind + " builder");
-  for (size_t i = 0; i < m_drop_links.size(); ++i)
-    if (!m_drop_link_found[i])
-      throw core::config_error("link.drop_links: no link named '" + m_drop_links[i] + "' (links are named " +
-                               "<from>_to_<to>, e.g. " + m_links.front()->name() + "; docs/topology.md)");
+  for (size_t sw = 0; sw < m_peer.size(); ++sw)
+    for (size_t p = 0; p < m_peer[sw].size(); ++p)
+      if (m_peer[sw][p] == k_unwired)
+        throw std::logic_error(lay.switches[sw].name + ": port " + std::to_string(p) + " left unwired by the " +
+                               topo.kind + " builder");
   route();
 }
 
 fabric::~fabric() = default;
 
-void fabric::add_switch(const sw::switch_factory& make_switch, const std::string& name, uint64_t ports) {
-  m_switches.push_back(make_switch(name, unsigned(ports)));
-  if (!m_switches.back() || m_switches.back()->ports() != ports)
-    throw std::logic_error(name + ": the switch factory did not build a switch with " + std::to_string(ports) +
-                           " ports");
-  m_peer.emplace_back(ports, k_unwired);
-  m_port_link.emplace_back(ports, nullptr);
-}
-
-std::pair<core::link*, core::link*> fabric::cable(const std::string& a, const std::string& b,
-                                                  const core::link_params& lp, const std::string& suffix) {
-  // Loss injection applies to every link, or only to those named in link.drop_links.
-  auto params_of = [&](const std::string& name) {
-    core::link_params p = lp;
-    if (m_drop_links.empty()) return p;
-    const auto it = std::find(m_drop_links.begin(), m_drop_links.end(), name);
-    if (it == m_drop_links.end())
-      p.drop_probability = 0.0;
-    else
-      m_drop_link_found[size_t(it - m_drop_links.begin())] = true;
-    return p;
-  };
-  const std::string ab_name = a + "_to_" + b + suffix, ba_name = b + "_to_" + a + suffix;
-  m_links.push_back(std::make_unique<core::link>(ab_name.c_str(), params_of(ab_name), m_ctx));
-  core::link* ab = m_links.back().get();
-  m_links.push_back(std::make_unique<core::link>(ba_name.c_str(), params_of(ba_name), m_ctx));
-  // Simultaneous arrivals are served in link order, the same however the fabric is cut (docs/scale_out.md).
-  ab->set_calendar_key(m_links.size() - 1);
-  m_links.back()->set_calendar_key(m_links.size());
-  return {ab, m_links.back().get()};
-}
-
-void fabric::connect_host(size_t h, size_t sw, unsigned port, const core::link_params& lp) {
-  host& hst = m_hosts[h];
-  sw::switch_device& leaf = *m_switches[sw];
-  auto [up, down] = cable(hst.name, leaf.device_name(), lp);
-  hst.nic->connect(*up);
-  up->bind(leaf, port);
-  leaf.connect_port(port, *down);
-  m_port_link[sw][port] = down;
-  down->bind(*hst.nic, 0);
-  m_peer[sw][port] = k_host_end;
-  m_host_port[h] = port;
-}
-
-void fabric::connect_switches(size_t a, unsigned a_port, size_t b, unsigned b_port, uint64_t links,
-                              const core::link_params& lp) {
-  sw::switch_device& sa = *m_switches[a];
-  sw::switch_device& sb = *m_switches[b];
-  for (unsigned k = 0; k < links; ++k) {
-    // Parallel cables are told apart by a suffix: leaf0_to_spine1_0, leaf0_to_spine1_1, ...
-    auto [ab, ba] = cable(sa.device_name(), sb.device_name(), lp, links > 1 ? "_" + std::to_string(k) : "");
-    sa.connect_port(a_port + k, *ab);
-    m_port_link[a][a_port + k] = ab;
-    ab->bind(sb, b_port + k);
-    sb.connect_port(b_port + k, *ba);
-    m_port_link[b][b_port + k] = ba;
-    ba->bind(sa, a_port + k);
-    m_peer[a][a_port + k] = b;
-    m_peer[b][b_port + k] = a;
-  }
-}
-
 core::link& fabric::egress_link(const std::string& node, unsigned port) {
   if (const auto h = host_index(node, m_hosts.size())) {
     if (port != 0)
       throw core::config_error("host " + node + " has one port, 0; port " + std::to_string(port) + " does not exist");
-    return *find_link(node + "_to_" + m_switches[m_hosts[*h].leaf]->device_name());
+    core::link* l = find_link(node + "_to_" + switch_name(m_hosts[*h].leaf));
+    if (!l) throw std::logic_error(node + ": its link is not built in this process (scale-out: another rank)");
+    return *l;
   }
   for (size_t s = 0; s < m_switches.size(); ++s) {
-    if (node != m_switches[s]->device_name()) continue;
+    if (node != switch_name(s)) continue;
     const std::vector<core::link*>& ports = m_port_link[s];
     if (port >= ports.size())
       throw core::config_error("switch " + node + " has ports 0 .. " + std::to_string(ports.size() - 1) + "; port " +
                                std::to_string(port) + " does not exist");
-    if (ports[port] == nullptr)
+    if (ports[port] == nullptr && m_peer[s][port] == k_unwired)
       throw core::config_error("switch " + node + " port " + std::to_string(port) + " is not cabled");
+    if (ports[port] == nullptr)
+      throw std::logic_error("switch " + node + " port " + std::to_string(port) + ": its link is not built in this "
+                             "process (scale-out: another rank simulates it)");
     return *ports[port];
   }
-  const std::string switches = m_switches.size() == 1 ? std::string("switch ") + m_switches.front()->device_name()
-                                                      : std::string("switches ") + m_switches.front()->device_name() +
-                                                            " .. " + m_switches.back()->device_name();
+  const std::string switches = m_switches.size() == 1
+                                   ? "switch " + switch_name(0)
+                                   : "switches " + switch_name(0) + " .. " + switch_name(m_switches.size() - 1);
   throw core::config_error("no node named '" + node + "' (hosts " + host_names(m_hosts.size()) + ", " + switches + ")");
 }
 
 core::link* fabric::find_link(const std::string& name) {
   for (const auto& l : m_links)
-    if (name == l->name()) return l.get();
+    if (l && name == l->name()) return l.get();
   return nullptr;
 }
 
@@ -404,17 +460,17 @@ void fabric::route() {
         queue.push_back(v);
       }
     }
-    for (size_t h : hosts_of[leaf]) m_switches[leaf]->add_route(m_hosts[h].ip, {m_host_port[h]});
+    if (m_switches[leaf])
+      for (size_t h : hosts_of[leaf]) m_switches[leaf]->add_route(m_hosts[h].ip, {m_host_port[h]});
     for (size_t u = 0; u < nsw; ++u) {
-      if (u == leaf) continue;
+      if (u == leaf || !m_switches[u]) continue;  // a switch another process simulates routes there
       std::vector<unsigned> ports;
       for (size_t p = 0; p < m_peer[u].size(); ++p) {
         const size_t v = m_peer[u][p];
         if (v != k_host_end && dist[v] != SIZE_MAX && dist[v] + 1 == dist[u]) ports.push_back(unsigned(p));
       }
       if (ports.empty())
-        throw std::logic_error(std::string(m_switches[u]->device_name()) + ": no path to " +
-                               m_switches[leaf]->device_name());
+        throw std::logic_error(switch_name(u) + ": no path to " + switch_name(leaf));
       for (size_t h : hosts_of[leaf]) m_switches[u]->add_route(m_hosts[h].ip, ports);
     }
   }

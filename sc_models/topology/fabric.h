@@ -84,7 +84,44 @@ core::ip_address host_ip(size_t index);  // host `index`'s address: 10.0.0.1 + i
 // `fabric::switches()[leaf_of(topo, index)]` is that leaf.
 size_t leaf_of(const topology_params& topo, size_t index);
 
-// One endpoint: a NIC with its own memory (one GPU/NIC pair).
+// The fabric's wiring, from the parameters alone and before any device is built: every switch with its
+// name and port count, where each host hangs, and every cable with the devices and ports at its two ends.
+// Devices are numbered hosts first (0 .. H-1), then switches (H ..), in fabric::switches() order; cable k
+// becomes links 2k (a to b) and 2k + 1 (b to a), in fabric::links() order. A scale-out run partitions this
+// (sc_models/mpi/partition.h) and then builds only the devices it simulates.
+struct fabric_layout {
+  struct switch_entry {
+    std::string name;
+    uint64_t ports;
+  };
+  struct cable_entry {
+    size_t a, b;              // devices at the two ends
+    unsigned a_port, b_port;  // their ports (a host's only port is 0)
+    std::string suffix;       // parallel cables: "_0", "_1", ...
+    core::link_params ab, ba;  // the two directions (loss injection may differ: link.drop_links)
+  };
+  size_t hosts = 0;
+  std::vector<size_t> host_leaf;    // [host]: the switch it hangs off
+  std::vector<unsigned> host_port;  // [host]: its port on that switch
+  std::vector<switch_entry> switches;
+  std::vector<cable_entry> cables;
+
+  std::string device_name(size_t device) const;
+  size_t links() const { return 2 * cables.size(); }
+  size_t link_from(size_t link) const { return link % 2 ? cables[link / 2].b : cables[link / 2].a; }
+  size_t link_to(size_t link) const { return link % 2 ? cables[link / 2].a : cables[link / 2].b; }
+  std::string link_name(size_t link) const;  // <from>_to_<to><suffix>
+  const core::link_params& link_params(size_t link) const {
+    return link % 2 ? cables[link / 2].ba : cables[link / 2].ab;
+  }
+};
+
+// The layout of a fabric of `topo` with `cable`'s cables; throws core::config_error as topology_params::
+// validate() does, and for a link.drop_links name that no link has.
+fabric_layout plan_fabric(const topology_params& topo, const cable_params& cable);
+
+// One endpoint: a NIC with its own memory (one GPU/NIC pair). In a scale-out run a host another process
+// simulates has no NIC, memory or tray here, only `mirror`: its memory map, where payloads it sent land.
 struct host {
   std::string name;  // "h0", "h1", ...
   core::ip_address ip;
@@ -94,6 +131,11 @@ struct host {
   std::unique_ptr<memory::host_memory> mem;
   std::unique_ptr<nic::supernic> nic;
   std::unique_ptr<pcie::host_tray> tray;  // nic.placement pcie: the PCIe path from the NIC to memory
+  std::unique_ptr<memory::host_buffer> mirror;  // only when not built here
+  core::bits_per_second line_rate{};            // its link's rate
+  bool built() const { return nic != nullptr; }
+  // Its memory's bytes: the real memory when built here, else the mirror.
+  memory::host_buffer& buffer() { return mem ? mem->buffer() : *mirror; }
 };
 
 class fabric {
@@ -102,15 +144,20 @@ class fabric {
   // host i's memory. `nic_overrides` replaces the NIC parameters of named hosts; an unknown host name
   // there is a config_error, as is any topology_params::validate() failure. A host whose NIC has
   // nic.placement pcie gets a PCIe tray built from `tray` (its memory becomes the tray's GPU memory).
+  // `built[d]` (device numbering of fabric_layout; empty: all) says which devices this process builds (a
+  // scale-out rank): the others are nullptr in hosts() (nic, mem) and switches(), and only links with a built
+  // end exist (nullptr in links() otherwise).
   fabric(const topology_params& topo, const cable_params& cable, const sw::switch_factory& make_switch,
          const nic::supernic_params& nic, const std::map<std::string, nic::supernic_params>& nic_overrides,
          const std::vector<uint64_t>& memory_bytes, core::sim_context& ctx,
-         const pcie::host_tray_params& tray = {});
+         const pcie::host_tray_params& tray = {}, const std::vector<bool>& built = {});
   fabric(const fabric&) = delete;
   fabric& operator=(const fabric&) = delete;
   ~fabric();
 
   std::vector<host>& hosts() { return m_hosts; }
+  const fabric_layout& layout() const { return m_layout; }
+  const std::string& switch_name(size_t s) const { return m_layout.switches.at(s).name; }
   // Leaves first (pod by pod for three_tier; group-major, rail-minor for rail_optimized), then spines (pod
   // by pod), then cores.
   std::vector<std::unique_ptr<sw::switch_device>>& switches() { return m_switches; }
@@ -127,23 +174,14 @@ class fabric {
  private:
   static constexpr size_t k_host_end = SIZE_MAX;  // m_peer entry of a port facing a host
 
-  void add_switch(const sw::switch_factory& make_switch, const std::string& name, uint64_t ports);
-  // A cable: two links, one per direction, named a_to_b<suffix> and b_to_a<suffix>. Returns {a_to_b, b_to_a}.
-  std::pair<core::link*, core::link*> cable(const std::string& a, const std::string& b, const core::link_params& lp,
-                                            const std::string& suffix = "");
-  void connect_host(size_t h, size_t sw, unsigned port, const core::link_params& lp);
-  // `links` parallel cables; switch a's ports a_port, a_port + 1, ... face b's ports b_port, b_port + 1, ...
-  void connect_switches(size_t a, unsigned a_port, size_t b, unsigned b_port, uint64_t links,
-                        const core::link_params& lp);
   // Shortest-path routes to every host at every switch, all equal-cost egress ports (ECMP) included.
   void route();
 
   core::sim_context& m_ctx;
+  fabric_layout m_layout;
   std::vector<host> m_hosts;
   std::vector<std::unique_ptr<sw::switch_device>> m_switches;
   std::vector<std::unique_ptr<core::link>> m_links;
-  std::vector<std::string> m_drop_links;     // link.drop_links, split at the commas
-  std::vector<bool> m_drop_link_found;       // [i]: a link named m_drop_links[i] was built
   std::vector<std::vector<size_t>> m_peer;   // [switch][port]: the switch at the far end, or k_host_end
   std::vector<unsigned> m_host_port;         // [host]: its port on its leaf
   std::vector<std::vector<core::link*>> m_port_link;  // [switch][port]: the link leaving through that port

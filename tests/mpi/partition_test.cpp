@@ -24,7 +24,7 @@ json describe(const topology::topology_params& topo, int ranks, const std::vecto
       return std::make_unique<sw::oq_switch>(name.c_str(), sw::oq_switch_params{}, ports, ctx);
     };
     topology::fabric fab(topo, {}, make, {}, {}, std::vector<uint64_t>(topo.host_count(), 4096), ctx);
-    const mpi::partition part(fab, ranks);
+    const mpi::partition part(fab.layout(), ranks);
     json out;
     out["hosts"] = part.hosts_per_rank();
     out["switches"] = part.switches_per_rank();

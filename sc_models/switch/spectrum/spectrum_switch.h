@@ -110,11 +110,6 @@ class spectrum_switch : public sc_core::sc_module, public switch_device, public 
   static constexpr size_t pause_log_limit = 4096;
   const std::vector<pause_interval>& pause_log() const { return m_pause_log; }
   core::picoseconds pause_log_complete_until() const { return m_pause_log_complete_until; }
-  // Under MPI (testbench/scale_out): the log as the rank that simulated this switch recorded it.
-  void replace_pause_log(std::vector<pause_interval> log, core::picoseconds complete_until) {
-    m_pause_log = std::move(log);
-    m_pause_log_complete_until = complete_until;
-  }
 
  private:
   // Host routes in an open-addressing table whose slots hold the route itself (one cache line touched per
