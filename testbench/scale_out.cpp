@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <string_view>
 #include <string>
@@ -32,10 +33,15 @@ void check_scale_out_supported(const scenario& s, const run_options& opts) {
   if (!s.run.timeseries_csv.empty()) refuse("run.timeseries_csv");
   if (s.run.warmup_us > 0) refuse("run.warmup_us (a measurement window)");
   if (!s.run.record_rtl_dir.empty()) refuse("run.record_rtl_dir");
+  if (!s.partition.empty() && s.partition.size() != size_t(w.size()))
+    throw core::config_error(s.source + ": partition lists " + std::to_string(s.partition.size()) +
+                             " ranks, but this run has " + ranks + " MPI ranks: run it with mpirun -n " +
+                             std::to_string(s.partition.size()) + " (or --ranks " +
+                             std::to_string(s.partition.size()) + "), or change the partition");
 }
 
-scale_out::scale_out(const topology::fabric_layout& layout)
-    : m_world(mpi::world::get()), m_part(layout, m_world.size()) {}
+scale_out::scale_out(const topology::fabric_layout& layout, const std::vector<std::vector<std::string>>& placed)
+    : m_world(mpi::world::get()), m_part(layout, m_world.size(), placed) {}
 
 std::vector<bool> scale_out::built() const {
   return distributed() ? m_part.built_by(rank()) : std::vector<bool>{};
@@ -104,7 +110,16 @@ class record_reader {
 
 }  // namespace
 
+double scale_out::peak_rss_mib() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;  // "VmHWM:   123456 kB"
+  return 0.0;
+}
+
 void scale_out::merge_statistics() {
+  m_peak_rss_mib = peak_rss_mib();
   if (!distributed()) return;
   // Each rank sends the entries it has a say in: every block of a device it simulates (the owner's value),
   // and every entry not tied to one device -- a link's (its transmitter counts on one rank, its receiver's
@@ -265,6 +280,10 @@ nlohmann::json scale_out::report() {
   wait[size_t(rank())] = total > 0 ? m_exchange->wait_s() / total : 0.0;
   sum(wait);
   j["wait_share_per_rank"] = wait;
+  std::vector<double> rss(size_t(m_world.size()), 0.0);
+  rss[size_t(rank())] = m_peak_rss_mib;
+  sum(rss);
+  j["peak_rss_mib_per_rank"] = rss;
   return j;
 }
 

@@ -34,8 +34,9 @@ void check_scale_out_supported(const scenario& s, const run_options& opts);
 
 class scale_out {
  public:
-  // Before the fabric is built: how its layout is cut over the ranks of this run (one process: one rank).
-  explicit scale_out(const topology::fabric_layout& layout);
+  // Before the fabric is built: how its layout is cut over the ranks of this run (one process: one rank),
+  // with the devices the scenario's `partition` places by hand (checked by check_scale_out_supported).
+  scale_out(const topology::fabric_layout& layout, const std::vector<std::vector<std::string>>& placed);
   // The devices this rank builds, for fabric's constructor: empty in one process (everything).
   std::vector<bool> built() const;
   // After the fabric is built, before the workload is posted. `ship_payload`: payload bytes travel with
@@ -58,6 +59,9 @@ class scale_out {
   // rank that simulated each block (links: summed over both ends), written into this rank's registry, which
   // then also lists the blocks of devices other ranks simulated.
   void merge_statistics();
+  // This process's peak resident memory so far (VmHWM), MiB: taken by merge_statistics, before the merge
+  // and the report add the whole fabric's statistics to every rank.
+  static double peak_rss_mib();
   // What every rank contributes (`mine`), in rank order, on every rank; one process: {mine}.
   std::vector<nlohmann::json> gather(const nlohmann::json& mine);
   // Element-wise sums over the ranks: each rank contributes what it owns, zero elsewhere.
@@ -84,6 +88,7 @@ class scale_out {
   std::unique_ptr<mpi::link_exchange> m_exchange;
   // Counters not tied to one device (links, run-wide figures) before the run: they merge as sums of changes.
   std::map<std::pair<std::string, std::string>, uint64_t> m_counter_base;
+  double m_peak_rss_mib = 0.0;  // before the merge
   std::deque<nic::completion> m_completions;
   std::deque<nic::placed_message> m_placed;
 };

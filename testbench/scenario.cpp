@@ -5,6 +5,8 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -222,7 +224,8 @@ std::vector<section> plain_sections(scenario& s) {
 const std::vector<std::string>& top_level_sections() {
   static const std::vector<std::string> keys = {"run",           "topology", "link",       "switch", "quantum",
                                                 "sharp",         "nic",           "pcie",     "nic_overrides", "workload",
-                                                "collective",    "writes",   "compare",    "fault",  "faults"};
+                                                "collective",    "writes",   "compare",    "fault",  "faults",
+                                                "partition"};
   return keys;
 }
 
@@ -275,6 +278,53 @@ void load_writes(const YAML::Node& node, const yaml_source& source, scenario& s)
     write_op op;
     apply_yaml(entry, visitor_of(op), source, path);
     s.writes.push_back(op);
+  }
+}
+
+void load_partition(const YAML::Node& node, const yaml_source& source, scenario& s) {
+  if (!node.IsDefined() || node.IsNull()) return;
+  const std::string example = "e.g. [[leaf0, leaf1, spine0], [leaf2, leaf3, spine1]], one list per rank";
+  if (!node.IsSequence() || node.size() == 0)
+    throw config_error(source.message("partition", node.Mark(),
+                                      "expected a sequence of device lists, " + example + ", got " + yaml_kind(node)));
+  // The names the topology has: its switches and hosts (a topology error is left to the run, which names it).
+  std::optional<topology::fabric_layout> layout;
+  try {
+    layout = topology::plan_fabric(s.topology, s.link);
+  } catch (const config_error&) {
+  }
+  std::map<std::string, std::string> seen;  // name -> where it was listed
+  for (size_t r = 0; r < node.size(); ++r) {
+    const std::string path = "partition." + std::to_string(r);
+    const YAML::Node ranks = node[r];
+    if (!ranks.IsSequence())
+      throw config_error(source.message(path, ranks.Mark(),
+                                        "expected the list of devices rank " + std::to_string(r) + " simulates, " +
+                                            example + ", got " + yaml_kind(ranks)));
+    std::vector<std::string> names;
+    for (size_t k = 0; k < ranks.size(); ++k) {
+      const std::string at = path + "." + std::to_string(k);
+      const YAML::Node n = ranks[k];
+      if (!n.IsScalar())
+        throw config_error(source.message(at, n.Mark(), "expected a switch or host name, got " + yaml_kind(n)));
+      const std::string name = n.Scalar();
+      if (layout) {
+        bool known = topology::host_index(name, layout->hosts).has_value();
+        for (const auto& sw : layout->switches) known = known || sw.name == name;
+        if (!known)
+          throw config_error(source.message(at, n.Mark(),
+                                            "no switch or host named '" + name + "' in this topology (switches " +
+                                                layout->switches.front().name + " .. " +
+                                                layout->switches.back().name + ", hosts " +
+                                                topology::host_names(layout->hosts) + ")"));
+      }
+      if (!seen.emplace(name, path).second)
+        throw config_error(source.message(at, n.Mark(),
+                                          "'" + name + "' is already in " + seen[name] +
+                                              " (a device is simulated by one rank)"));
+      names.push_back(name);
+    }
+    s.partition.push_back(std::move(names));
   }
 }
 
@@ -427,6 +477,7 @@ scenario load_scenario_text(const std::string& text, const std::string& source,
   load_writes(top["writes"], origin, s);
   load_compare(top["compare"], origin, s);
   load_faults(top["faults"], origin, s);
+  load_partition(top["partition"], origin, s);  // after topology and link: names are checked against them
   return s;
 }
 
@@ -526,6 +577,12 @@ std::string scenario_keys_markdown() {
       "(link, ber; from_us, until_us), port_down (switch, port, at_us; for_us). Entries are numbered from 0 in "
       "messages and in the report.\n\n";
   out += md_table(describe<fault_entry>());
+  out +=
+      "\n### `partition`\n\n"
+      "Under N MPI ranks ([scale_out.md](scale_out.md)), which rank simulates which device: a sequence of N "
+      "lists of switch and host names, list r for rank r, e.g. `partition: [[leaf0, leaf1, spine0], [leaf2, "
+      "leaf3, spine1]]`. Devices not named are placed automatically (a host with its leaf). One process "
+      "ignores it; a run on a different number of ranks is refused.\n";
   out +=
       "\n### `compare`\n\n"
       "Runs the scenario once per value of one key, each as its own simulation, and reports them side by side, "

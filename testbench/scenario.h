@@ -107,6 +107,9 @@ struct scenario {
   core::fault_params fault;          // YAML "fault": what every fault injector shares
   std::vector<fault_entry> faults;   // YAML "faults: [{kind: link_down, link: leaf0_to_spine1, at_us: 20}]"
   compare_params compare;        // YAML "compare: {key: nic.path_entropy, values: [fixed, per_packet]}"
+  // YAML "partition: [[leaf0, leaf1, spine0], [leaf2, leaf3, spine1]]": under N MPI ranks, entry r names
+  // devices rank r simulates (docs/scale_out.md); names are checked against the topology at load.
+  std::vector<std::vector<std::string>> partition;
   // Where each key set by the file or a `--set` came from: key path ("run.duration_us") -> "file:12" or
   // "--set run.duration_us=5"; keys left at their default are absent (`fabricsim explain`).
   std::map<std::string, std::string> key_sources;

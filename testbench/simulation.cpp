@@ -565,7 +565,7 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
   }
   // Under mpirun this rank builds and simulates part of the fabric (docs/scale_out.md): its hosts and switches
   // and the links with an end among them. One process: all of it.
-  scale_out so(topology::plan_fabric(s.topology, s.link));
+  scale_out so(topology::plan_fabric(s.topology, s.link), s.partition);
   topology::fabric fab(s.topology, s.link, make_switch, nic_params, nic_overrides, mem_bytes, ctx, s.pcie,
                        so.built());
   tap_set taps(opts.taps, fab, opts.tap_frames);  // files created now: a bad tap fails before the run
@@ -787,6 +787,8 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
     }
   }
   if (progress) progress->finish();
+  // Host memory, before the report (and, under mpirun, the merge) add the whole fabric's statistics.
+  const double peak_rss_mib = scale_out::peak_rss_mib();
   so.merge_statistics();  // under mpirun: every rank's counters, so that each holds the whole fabric's
   if (rtl_log) rtl_log->flush();
   if (!s.run.timeseries_csv.empty()) {
@@ -922,6 +924,7 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
 
   nlohmann::json r;
   add_run_header(r, s, opts, ctx, sim_end, wall_s);
+  r["peak_rss_mib"] = peak_rss_mib;
   r["operations"] = writes.size();
   r["op_counts"] = op_counts;
   r["completed"] = completed;
@@ -980,7 +983,7 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
   for (size_t k = 0; k < senders.size(); ++k)
     if (so.owns_host(senders[k].dst))
       at_end[k] = double(fab.hosts()[senders[k].dst].nic->qp_state(senders[k].rq).placed_bytes);
-  if (bottleneck && so.owns_host(target)) at_end.back() = bottleneck->queue_byte_ps(sim_end);
+  if (bottleneck) at_end.back() = bottleneck->queue_byte_ps(sim_end);  // where its leaf is built
   if (so.distributed()) so.sum(at_end);
   for (size_t k = 0; k < senders.size(); ++k) senders[k].placed_at_end = uint64_t(at_end[k]);
   congestion_figures(r["fabric"], ctx, fab, so, senders, samples, window_start, sim_end, queue_byte_ps_at_window_start,

@@ -7,24 +7,44 @@
 
 namespace fabricsim::mpi {
 
-partition::partition(const topology::fabric_layout& lay, int ranks) : m_ranks(ranks), m_hosts(lay.hosts) {
+partition::partition(const topology::fabric_layout& lay, int ranks, const std::vector<std::vector<std::string>>& placed)
+    : m_ranks(ranks), m_hosts(lay.hosts) {
   if (ranks < 1) throw std::logic_error("partition: at least one rank");
+  if (!placed.empty() && ranks > 1 && placed.size() != size_t(ranks))
+    throw std::logic_error("partition: the placement lists " + std::to_string(placed.size()) + " ranks, not " +
+                           std::to_string(ranks));
   const size_t nsw = lay.switches.size();
   m_host_leaf = lay.host_leaf;
   for (size_t s = 0; s < nsw; ++s) m_switch_by_name[lay.switches[s].name] = s;
   for (size_t k = 0; k < lay.links(); ++k) m_ends.push_back({lay.link_from(k), lay.link_to(k)});
 
+  // Devices placed by hand (one rank: all on it).
+  m_switch_rank.assign(nsw, -1);
+  std::vector<int> host_rank(m_hosts, -1);
+  std::vector<uint64_t> load(size_t(ranks), 0);
+  for (size_t r = 0; ranks > 1 && r < placed.size(); ++r)
+    for (const std::string& name : placed[r]) {
+      if (const auto h = topology::host_index(name, m_hosts)) {
+        host_rank[*h] = int(r);
+      } else if (const auto it = m_switch_by_name.find(name); it != m_switch_by_name.end()) {
+        m_switch_rank[it->second] = int(r);
+        ++load[r];
+      } else {
+        throw std::logic_error("partition: no device named " + name);
+      }
+    }
+
   // Leaves: the switches hosts hang off, in index order, in contiguous blocks.
   std::vector<bool> is_leaf(nsw, false);
   for (size_t leaf : m_host_leaf) is_leaf[leaf] = true;
   const size_t leaves = size_t(std::count(is_leaf.begin(), is_leaf.end(), true));
-  m_switch_rank.assign(nsw, -1);
-  std::vector<uint64_t> load(size_t(ranks), 0);
   size_t j = 0;
   for (size_t s = 0; s < nsw; ++s)
-    if (is_leaf[s]) {
+    if (is_leaf[s] && m_switch_rank[s] < 0) {
       m_switch_rank[s] = int(j++ * size_t(ranks) / leaves);
       ++load[size_t(m_switch_rank[s])];
+    } else if (is_leaf[s]) {
+      ++j;
     }
   // Neighbours of every switch, one entry per cable (links come in pairs: count one direction).
   std::vector<std::vector<size_t>> neighbours(nsw);
@@ -47,6 +67,10 @@ partition::partition(const topology::fabric_layout& lay, int ranks) : m_ranks(ra
     m_switch_rank[s] = int(r);
     ++load[r];
   }
+
+  // Hosts with their leaf unless placed by hand.
+  for (size_t h = 0; h < m_hosts; ++h)
+    m_host_rank.push_back(host_rank[h] >= 0 ? host_rank[h] : m_switch_rank[m_host_leaf[h]]);
 
   for (size_t i = 0; i < lay.links(); ++i) {
     if (!crosses(i)) continue;

@@ -19,10 +19,14 @@ class partition {
   // where at least 3/4 of its cables to switches placed before it go (a pod's spines with their pod), or,
   // when no rank holds that many (a spine or core that every leaf group reaches), to the rank with the fewest
   // switches so far (lowest rank on a tie), which spreads the spines.
-  partition(const topology::fabric_layout& layout, int ranks);
+  // `placed` (the scenario's `partition`): placed[r] names devices (switches, hosts) rank r simulates; the
+  // rest are placed as above (an unnamed host goes with its leaf). Ignored in one rank; else it must list
+  // `ranks` entries and name only devices of the layout (testbench checks both with clear errors).
+  partition(const topology::fabric_layout& layout, int ranks,
+            const std::vector<std::vector<std::string>>& placed = {});
 
   int ranks() const { return m_ranks; }
-  int host_rank(size_t h) const { return m_switch_rank.at(m_host_leaf.at(h)); }
+  int host_rank(size_t h) const { return m_host_rank.at(h); }
   int switch_rank(size_t s) const { return m_switch_rank.at(s); }
 
   // Device index: hosts 0 .. H-1, then switches H .. H+S-1.
@@ -57,6 +61,7 @@ class partition {
   size_t m_hosts;
   std::vector<size_t> m_host_leaf;
   std::vector<int> m_switch_rank;
+  std::vector<int> m_host_rank;
   std::vector<link_ends> m_ends;
   std::map<std::string, size_t> m_switch_by_name;
   core::picoseconds m_lookahead{UINT64_MAX};

@@ -47,7 +47,7 @@ TEST(rtl_replay, sprayed_leaf_spine_recording_replays_and_does_not_change_the_ru
   ASSERT_EQ(r.exit_code, 0) << r.output;
   json a = json::parse(slurp(with)), b = json::parse(slurp(without));
   for (json* j : {&a, &b})
-    for (const char* wall : {"wall_time_s", "packet_hops_per_s"}) j->erase(wall);
+    for (const char* wall : {"wall_time_s", "packet_hops_per_s", "peak_rss_mib"}) j->erase(wall);
   EXPECT_EQ(a, b) << "recording changed the result";
 
   // Every data packet the responders saw is one arrive line: 16 WRITEs of 256 KiB at MTU 4096, no loss.
@@ -127,7 +127,7 @@ TEST(rtl_in_the_loop, rtl_blocks_and_reference_models_give_identical_reports) {
                                    " --set nic.cnp_model=" + k + " --json " + out);
     ASSERT_EQ(r.exit_code, 0) << r.output;
     reports[i] = json::parse(slurp(out));
-    for (const char* wall : {"wall_time_s", "packet_hops_per_s"}) reports[i].erase(wall);
+    for (const char* wall : {"wall_time_s", "packet_hops_per_s", "peak_rss_mib"}) reports[i].erase(wall);
   }
   // The blocks acted: marks became CNPs, CNPs cut rates, sprayed packets arrived out of order.
   const std::string dump = reports[0].dump();

@@ -6,7 +6,7 @@ import json
 import sys
 
 # Wall-clock and per-kernel figures: not results of the model.
-IGNORED = {"wall_time_s", "packet_hops_per_s", "events", "events_per_packet_hop", "scale_out"}
+IGNORED = {"wall_time_s", "packet_hops_per_s", "peak_rss_mib", "events", "events_per_packet_hop", "scale_out"}
 
 
 def diff(a, b, path, out):

@@ -83,6 +83,43 @@ incast = same_as_one_process("incast", os.path.join(HERE, "incast_pfc.yaml"), [2
 if incast is not None:
     check(incast["fabric"]["pfc_pause_frames"] > 0, "incast: PFC pauses are sent (and cross ranks)")
 
+# A partition given in the scenario (`partition:`): leaf0 and the four spines on rank 0, the other leaves and
+# h0 (whose leaf is leaf0) on rank 1. Hosts: leaf0's h1-h3 on rank 0, the 16 under leaves 1-4 and h0 on rank
+# 1; switches 5 | 4. Crossing: leaves 1-4 to the 4 spines, 16 cables, and h0's own cable: 17 cables, 34
+# links. The shortest crossing link is now h0's 2 m host cable: 2 x 5 ns + 100 ns of FEC = 110 ns.
+with open(os.path.join(HERE, "incast_pfc.yaml")) as f:
+    incast_text = f.read()
+placed = os.path.join(WORK, "incast_placed.yaml")
+with open(placed, "w") as f:
+    f.write(incast_text + "partition:\n  - [leaf0, spine0, spine1, spine2, spine3]\n"
+            "  - [leaf1, leaf2, leaf3, leaf4, h0]\n")
+ref, _ = run(os.path.join(HERE, "incast_pfc.yaml"), 1, "incast_ref")
+rep, _ = run(placed, 2, "incast_placed")
+if ref is not None and rep is not None:
+    rep["scenario_file"] = ref["scenario_file"]  # a copy of the file, with the partition added
+    diffs = []
+    compare_reports.diff(ref, rep, "", diffs)
+    check(not diffs, "placed partition: differs from one process in " + "; ".join(diffs[:10]))
+    so = rep["scale_out"]
+    got = (so["hosts_per_rank"], so["switches_per_rank"], so["cross_links"], so["lookahead_ns"])
+    check(got == ([3, 17], [5, 4], 34, 110.0), f"placed partition: {got}, expected ([3, 17], [5, 4], 34, 110.0)")
+# The same file in one process: the partition is ignored. On 3 ranks it is refused, naming both counts.
+one, _ = run(placed, 1, "incast_placed_one")
+if one is not None and ref is not None:
+    one["scenario_file"] = ref["scenario_file"]
+    diffs = []
+    compare_reports.diff(ref, one, "", diffs)
+    check(not diffs, "a partition changes nothing in one process: " + "; ".join(diffs[:10]))
+_, p = run(placed, 3, "incast_placed_3", expect_status=2)
+check("partition lists 2 ranks, but this run has 3" in p.stderr, f"partition on 3 ranks: {p.stderr[-500:]}")
+# A name the topology does not have: refused at load, with the file, line and key.
+bad = os.path.join(WORK, "incast_bad_partition.yaml")
+with open(bad, "w") as f:
+    f.write(incast_text + "partition:\n  - [leaf0]\n  - [leaf9]\n")
+_, p = run(bad, 1, "incast_bad", expect_status=2)
+check("partition.1.0" in p.stderr and "leaf9" in p.stderr and "incast_bad_partition.yaml:" in p.stderr,
+      f"unknown device in partition: {p.stderr[-500:]}")
+
 # Not cut yet: a clear error, exit status 2, no report.
 _, p = run(os.path.join(SOURCE, "testbench", "scenarios", "allreduce_ring.yaml"), 2, "collective", expect_status=2)
 check("is not cut across processes yet" in p.stderr and "collective" in p.stderr,

@@ -20,6 +20,7 @@ void strip_wall_clock(json& j) {
   if (j.is_object()) {
     j.erase("wall_time_s");
     j.erase("packet_hops_per_s");
+    j.erase("peak_rss_mib");
     for (auto& [key, value] : j.items()) strip_wall_clock(value);
   } else if (j.is_array()) {
     for (json& value : j) strip_wall_clock(value);

@@ -126,7 +126,25 @@ workload: {kind: permutation, message_bytes: 4096, offset: 2, messages: 3}
 TEST(scenario, unknown_top_level_key_lists_the_known_ones) {
   EXPECT_EQ(error_of([] { load("name: x\nlinks:\n  fec_latency_ns: 80\n"); }),
             "t.yaml:2: links: unknown key; did you mean link? Known keys of top-level: name, description, seed, "
-            "run, topology, link, switch, quantum, sharp, nic, pcie, nic_overrides, workload, collective, writes, compare, fault, faults");
+            "run, topology, link, switch, quantum, sharp, nic, pcie, nic_overrides, workload, collective, writes, compare, fault, faults, partition");
+}
+
+// The scale-out partition (docs/scale_out.md): a list per rank of names the topology has, each once.
+TEST(scenario, partition_is_checked_against_the_topology) {
+  const std::string topo = "topology: {kind: leaf_spine, leaves: 2, spines: 2, hosts_per_leaf: 2}\n";
+  const scenario s = load(topo + "partition:\n  - [leaf0, spine0, h3]\n  - [leaf1]\n");
+  ASSERT_EQ(s.partition.size(), 2u);
+  EXPECT_EQ(s.partition[0], (std::vector<std::string>{"leaf0", "spine0", "h3"}));
+  EXPECT_EQ(error_of([&] { load(topo + "partition: leaf0\n"); }),
+            "t.yaml:2: partition: expected a sequence of device lists, e.g. [[leaf0, leaf1, spine0], [leaf2, leaf3, "
+            "spine1]], one list per rank, got \"leaf0\"");
+  EXPECT_EQ(error_of([&] { load(topo + "partition:\n  - [leaf0]\n  - [spine7]\n"); }),
+            "t.yaml:4: partition.1.0: no switch or host named 'spine7' in this topology (switches leaf0 .. spine1, "
+            "hosts h0 .. h3)");
+  EXPECT_EQ(error_of([&] { load(topo + "partition:\n  - [leaf0, h1]\n  - [h1]\n"); }),
+            "t.yaml:4: partition.1.0: 'h1' is already in partition.0 (a device is simulated by one rank)");
+  EXPECT_TRUE(contains(error_of([&] { load(topo + "partition:\n  - [[leaf0]]\n"); }),
+                       "partition.0.0: expected a switch or host name"));
 }
 
 TEST(scenario, unknown_key_in_each_section) {
