@@ -86,10 +86,12 @@ if incast is not None:
 
 # Sampling, the measurement window and taps (tests/mpi/incast_sampled.yaml). Each rank count runs in its own
 # directory with the same relative file names (the report names the files): the report, the CSV and every
-# pcap file must be byte for byte the one-process ones. Taps: leaf2_to_spine0 and spine0_to_leaf2 cross ranks
+# pcap file must be byte for byte the one-process ones. Taps: leaf2_to_spine0 and spine1_to_leaf0 cross ranks
 # at 2 ranks (leaves 0,1 | 2,3, spines 0,2 | 1,3) and at 4 (a leaf and a spine each); h0's uplink is local.
+# spine1_to_leaf0 carries WRITEs to h0 from senders on other ranks than spine1's: the payload its pcap holds
+# was shipped between ranks.
 SAMPLED = os.path.join(HERE, "incast_sampled.yaml")
-TAPS = ["leaf2_to_spine0=up.pcap", "spine0_to_leaf2=down.pcap", "h0:0=h0.pcap"]
+TAPS = ["leaf2_to_spine0=up.pcap", "spine1_to_leaf0=down.pcap", "h0:0=h0.pcap"]
 FILES = ["series.csv", "up.pcap", "down.pcap", "h0.pcap"]
 sampled = {}
 for n in [1, 2, 4]:
