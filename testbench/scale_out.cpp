@@ -2,8 +2,8 @@
 #include "testbench/scale_out.h"
 
 #include <algorithm>
-#include <memory>
 #include <cstring>
+#include <memory>
 #include <string>
 
 #include "sc_models/core/params.h"
@@ -12,7 +12,7 @@
 
 namespace fabricsim::testbench {
 
-void check_scale_out_supported(const scenario& s, const run_options& opts) {
+void check_scale_out_supported(const scenario& s, const run_options& /*opts*/) {
   mpi::world& w = mpi::world::get();
   if (!w.distributed()) return;
   const std::string ranks = std::to_string(w.size());
@@ -27,7 +27,7 @@ void check_scale_out_supported(const scenario& s, const run_options& opts) {
   if (pcie) refuse("nic.placement pcie (the PCIe trays)");
   if (!s.faults.empty()) refuse("faults");
   if (!s.run.record_rtl_dir.empty()) refuse("run.record_rtl_dir");
-  (void)opts;  // --tap, run.sample_us, run.timeseries_csv and run.warmup_us are cut (docs/scale_out.md)
+  // --tap, run.sample_us, run.timeseries_csv and run.warmup_us are cut (docs/scale_out.md).
 }
 
 link_filter tap_filter(topology::fabric& fab) {
