@@ -5,6 +5,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <string_view>
 #include <string>
 
@@ -14,7 +15,7 @@
 
 namespace fabricsim::testbench {
 
-void check_scale_out_supported(const scenario& s, const run_options& opts) {
+void check_scale_out_supported(const scenario& s, const run_options& /*opts*/) {
   mpi::world& w = mpi::world::get();
   if (!w.distributed()) return;
   const std::string ranks = std::to_string(w.size());
@@ -28,16 +29,37 @@ void check_scale_out_supported(const scenario& s, const run_options& opts) {
   for (const auto& [name, params] : s.nic_overrides) pcie = pcie || params.placement == "pcie";
   if (pcie) refuse("nic.placement pcie (the PCIe trays)");
   if (!s.faults.empty()) refuse("faults");
-  if (!opts.taps.empty()) refuse("--tap");
-  if (s.run.sample_us > 0) refuse("run.sample_us (time-series sampling)");
-  if (!s.run.timeseries_csv.empty()) refuse("run.timeseries_csv");
-  if (s.run.warmup_us > 0) refuse("run.warmup_us (a measurement window)");
   if (!s.run.record_rtl_dir.empty()) refuse("run.record_rtl_dir");
   if (!s.partition.empty() && s.partition.size() != size_t(w.size()))
     throw core::config_error(s.source + ": partition lists " + std::to_string(s.partition.size()) +
                              " ranks, but this run has " + ranks + " MPI ranks: run it with mpirun -n " +
                              std::to_string(s.partition.size()) + " (or --ranks " +
                              std::to_string(s.partition.size()) + "), or change the partition");
+  // --tap, run.sample_us, run.timeseries_csv and run.warmup_us are cut (docs/scale_out.md).
+}
+
+link_filter scale_out::tap_filter() const {
+  if (!distributed()) return {};
+  // A frame leaves a link (link::transmit, where the tap observes it) only on its transmitter's rank; a
+  // crossing link hands it to the receiving rank's copy after that, through link::inject, which no observer
+  // sees.
+  std::vector<bool> here(m_part.ends().size());
+  for (size_t k = 0; k < here.size(); ++k) here[k] = m_part.tx_rank(k) == rank();
+  return [here](size_t link) { return here.at(link); };
+}
+
+double scale_out::from_owner(double v) {
+  std::vector<double> one{v};
+  from_owner(one);
+  return one[0];
+}
+
+void scale_out::from_owner(std::vector<double>& v) {
+  if (!distributed()) return;
+  std::vector<uint64_t> bits(v.size());
+  std::memcpy(bits.data(), v.data(), v.size() * sizeof(double));  // +0.0 is all zero bits
+  sum(bits);
+  std::memcpy(v.data(), bits.data(), v.size() * sizeof(double));
 }
 
 scale_out::scale_out(const topology::fabric_layout& layout, const std::vector<std::vector<std::string>>& placed)

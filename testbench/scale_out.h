@@ -9,6 +9,7 @@
 #include <map>
 #include <string>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -22,15 +23,17 @@
 #include "sc_models/nic/supernic.h"
 #include "sc_models/topology/fabric.h"
 #include "testbench/scenario.h"
+#include "testbench/taps.h"
 
 namespace fabricsim::testbench {
 
 struct run_options;
 
 // Throws core::config_error when this process is one of several ranks and the scenario uses something not
-// cut across processes yet (collectives, PCIe trays, Quantum switches, faults, taps, sampling, warm-up,
-// RTL recording); a single-process run passes.
+// cut across processes yet (collectives, PCIe trays, Quantum switches, faults, RTL recording); a
+// single-process run passes.
 void check_scale_out_supported(const scenario& s, const run_options& opts);
+
 
 class scale_out {
  public:
@@ -50,6 +53,9 @@ class scale_out {
   // The hosts whose NIC this rank simulates (posts work to, reads results of), and the switches.
   bool owns_host(size_t h) const { return m_part.host_rank(h) == m_world.rank(); }
   bool owns_switch(size_t s) const { return m_part.switch_rank(s) == m_world.rank(); }
+  // The links whose --tap this process writes (tap_set): under mpirun those whose transmitter it simulates;
+  // in one process every link (an empty filter).
+  link_filter tap_filter() const;
 
   // The kernel drive (link_exchange::start / pending): sc_start and sc_pending_activity in one process.
   void start(core::picoseconds stop, sc_core::sc_starvation_policy policy) { m_exchange->start(stop, policy); }
@@ -71,6 +77,15 @@ class scale_out {
     m_world.sum(&v, 1);
     return v;
   }
+  // Element-wise maxima over the ranks.
+  void max(std::vector<uint64_t>& v) { m_world.max(v.data(), v.size()); }
+  // A double that one rank holds and the others hold as 0.0, on every rank, bit for bit (its bits are summed
+  // as an integer: -0.0, infinities and NaN survive, which a floating-point sum would not promise).
+  double from_owner(double v);
+  // The same for a vector: element i from the one rank that holds it.
+  void from_owner(std::vector<double>& v);
+  // An error met by one rank only (a file rank 0 alone writes), on every rank (mpi::world::first_message).
+  std::string first_message(const std::string& mine) { return m_world.first_message(mine); }
   // Each operation's requester completion (on the rank of `hosts[i].first`, the requester) and responder
   // record (`hosts[i].second`), gathered so that every rank holds both; the pointers then refer to copies
   // kept here.

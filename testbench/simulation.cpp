@@ -449,6 +449,77 @@ void congestion_figures(nlohmann::json& j, core::sim_context& ctx, topology::fab
   j["fair_share_convergence_ns"] = fair_share_convergence_ns(samples, senders, convergence_samples);
 }
 
+// Under mpirun: the rows samples[first ..] as every rank took them, each holding only what it simulates (zero
+// elsewhere), merged so that every rank holds the one-process rows. A value held by one rank is summed (as
+// bits for the doubles: exact), the largest queue of all switches is the maximum over the ranks' own.
+void merge_samples(scale_out& so, std::vector<qp_sample>& samples, size_t first) {
+  constexpr size_t k_words = 10;
+  const size_t n = samples.size() - first;
+  std::vector<uint64_t> words(n * k_words, 0);
+  auto bits = [](double d) {
+    uint64_t b;
+    std::memcpy(&b, &d, sizeof b);
+    return b;
+  };
+  for (size_t k = 0; k < n; ++k) {
+    const qp_sample& q = samples[first + k];
+    const uint64_t w[k_words] = {uint64_t(q.st.paced), bits(q.st.rate_mbps),   bits(q.st.target_mbps),
+                                 bits(q.st.alpha),     bits(q.st.window_bytes), q.st.inflight_bytes,
+                                 bits(q.st.utilization), q.st.outstanding,      q.st.placed_bytes,
+                                 q.dst_port_queue_bytes};
+    std::memcpy(&words[k * k_words], w, sizeof w);
+  }
+  so.sum(words);
+  std::vector<uint64_t> max_queue{n ? samples[first].max_queue_bytes : 0};
+  so.max(max_queue);
+  auto real = [](uint64_t b) {
+    double d;
+    std::memcpy(&d, &b, sizeof d);
+    return d;
+  };
+  for (size_t k = 0; k < n; ++k) {
+    qp_sample& q = samples[first + k];
+    const uint64_t* w = &words[k * k_words];
+    q.st.paced = w[0] != 0;
+    q.st.rate_mbps = real(w[1]);
+    q.st.target_mbps = real(w[2]);
+    q.st.alpha = real(w[3]);
+    q.st.window_bytes = real(w[4]);
+    q.st.inflight_bytes = w[5];
+    q.st.utilization = real(w[6]);
+    q.st.outstanding = w[7];
+    q.st.placed_bytes = w[8];
+    q.dst_port_queue_bytes = w[9];
+    q.max_queue_bytes = max_queue[0];
+  }
+}
+
+// run.timeseries_csv (docs/report.md): one row per sample and sending QP. Under mpirun every rank holds the
+// merged samples and rank 0 writes the file; an error there stops every rank with its message.
+void write_timeseries_csv(const scenario& s, scale_out& so, topology::fabric& fab, const std::vector<sender_qp>& senders,
+                          const std::vector<qp_sample>& samples) {
+  std::string error;
+  if (so.rank() == 0) {
+    std::ofstream csv(s.run.timeseries_csv);
+    if (!csv) {
+      error = s.source + ": run.timeseries_csv " + s.run.timeseries_csv + ": cannot open for writing";
+    } else {
+      csv << "time_ns,src,dst,qpn,active,rate_mbps,target_mbps,alpha,window_bytes,inflight_bytes,hpcc_u,"
+             "dst_port_queue_bytes,max_queue_bytes,delivered_bytes,goodput_mbps\n";
+      for (const qp_sample& q : samples) {
+        const sender_qp& sq = senders[q.sender];
+        csv << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", q.t.ns(), fab.hosts()[sq.src].name,
+                           fab.hosts()[sq.dst].name, sq.sq, int(q.active), q.st.rate_mbps, q.st.target_mbps,
+                           q.st.alpha, q.st.window_bytes, q.st.inflight_bytes, q.st.utilization,
+                           q.dst_port_queue_bytes, q.max_queue_bytes, q.st.placed_bytes, q.goodput_mbps);
+      }
+      if (!csv) error = s.source + ": run.timeseries_csv " + s.run.timeseries_csv + ": write failed";
+    }
+  }
+  if (so.distributed()) error = so.first_message(error);
+  if (!error.empty()) throw core::config_error(error);
+}
+
 constexpr uint64_t page = 4096;
 uint64_t round_up(uint64_t v) { return (v + page - 1) / page * page; }
 
@@ -568,7 +639,9 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
   scale_out so(topology::plan_fabric(s.topology, s.link), s.partition);
   topology::fabric fab(s.topology, s.link, make_switch, nic_params, nic_overrides, mem_bytes, ctx, s.pcie,
                        so.built());
-  tap_set taps(opts.taps, fab, opts.tap_frames);  // files created now: a bad tap fails before the run
+  // Files created now: a bad tap fails before the run. Under mpirun the rank simulating a link's transmitter
+  // writes its file (tap_filter).
+  tap_set taps(opts.taps, fab, opts.tap_frames, so.tap_filter());
   fault_set faults(s, fab, ctx, picoseconds::from_ns(run_end_us * 1e3));  // docs/faults.md
 
   // Bytes are compared only where every NIC placed them (nic.place_data); otherwise the run is timing only,
@@ -683,20 +756,36 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
         ++dsts;
         target = q.dst;
       }
-    if (dsts == 1)
+    if (dsts == 1 && so.owns_switch(fab.hosts()[target].leaf))  // under mpirun: on the leaf's rank only
       if (auto* leaf = dynamic_cast<sw::spectrum_switch*>(fab.switches()[fab.hosts()[target].leaf].get()))
         bottleneck = &leaf->port(fab.host_port(target));
   }
   double queue_byte_ps_at_window_start = 0.0;
+  // Every rank opens the window at the same stop. Under mpirun each reads only what it simulates (the
+  // responders' placed bytes, its NICs' `placed_bytes` counters, the bottleneck's integral on the leaf's rank)
+  // and the sums over the ranks are the one-process values.
   auto open_window = [&] {
     placed_at_window_start = ctx.stats.counter_total("placed_bytes");
-    for (sender_qp& q : senders) q.placed_at_window_start = fab.hosts()[q.dst].nic->qp_state(q.rq).placed_bytes;
+    for (sender_qp& q : senders)
+      q.placed_at_window_start = so.owns_host(q.dst) ? fab.hosts()[q.dst].nic->qp_state(q.rq).placed_bytes : 0;
     if (bottleneck) queue_byte_ps_at_window_start = bottleneck->queue_byte_ps(core::now());
+    if (!so.distributed()) return;
+    std::vector<uint64_t> v{placed_at_window_start};
+    for (const sender_qp& q : senders) v.push_back(q.placed_at_window_start);
+    so.sum(v);
+    placed_at_window_start = v[0];
+    for (size_t k = 0; k < senders.size(); ++k) senders[k].placed_at_window_start = v[k + 1];
+    queue_byte_ps_at_window_start = so.from_owner(queue_byte_ps_at_window_start);
   };
   // Sampling reads state between sc_start calls: read-only accessors, no model event.
+  // Under mpirun every rank stops at every sample time and reads only what it simulates: a requester's QP
+  // state on the source host's rank, the placed bytes on the destination's, the destination port's queue on
+  // its leaf's rank, the largest queue of its own switches; the rows are then merged (a sum where one rank
+  // holds the value, a maximum for the largest queue), so every rank holds the one-process samples.
   std::vector<sw::spectrum_switch*> spectrum_switches;
-  for (auto& d : fab.switches())
-    if (auto* sw = dynamic_cast<sw::spectrum_switch*>(d.get())) spectrum_switches.push_back(sw);
+  for (size_t i = 0; i < fab.switches().size(); ++i)
+    if (so.owns_switch(i))
+      if (auto* sw = dynamic_cast<sw::spectrum_switch*>(fab.switches()[i].get())) spectrum_switches.push_back(sw);
   std::vector<qp_sample> samples;
   std::vector<uint64_t> last_placed(senders.size(), 0);
   auto take_sample = [&] {
@@ -706,20 +795,28 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
     uint64_t max_queue = 0;
     for (auto* sw : spectrum_switches)
       for (unsigned i = 0; i < sw->ports(); ++i) max_queue = std::max(max_queue, sw->port(i).queued_bytes());
+    const size_t first = samples.size();
     for (size_t k = 0; k < senders.size(); ++k) {
       const sender_qp& q = senders[k];
       qp_sample smp{};
       smp.t = t;
       smp.sender = k;
-      smp.st = fab.hosts()[q.src].nic->qp_state(q.sq);
-      smp.st.placed_bytes = fab.hosts()[q.dst].nic->qp_state(q.rq).placed_bytes;  // delivered at the responder
-      smp.active = t >= q.first_post && smp.st.outstanding > 0;
-      auto* leaf = dynamic_cast<sw::spectrum_switch*>(fab.switches()[fab.hosts()[q.dst].leaf].get());
+      if (so.owns_host(q.src)) smp.st = fab.hosts()[q.src].nic->qp_state(q.sq);
+      // Delivered at the responder.
+      smp.st.placed_bytes = so.owns_host(q.dst) ? fab.hosts()[q.dst].nic->qp_state(q.rq).placed_bytes : 0;
+      const size_t leaf_index = fab.hosts()[q.dst].leaf;
+      auto* leaf = so.owns_switch(leaf_index) ? dynamic_cast<sw::spectrum_switch*>(fab.switches()[leaf_index].get())
+                                              : nullptr;
       smp.dst_port_queue_bytes = leaf ? leaf->port(fab.host_port(q.dst)).queued_bytes() : 0;
       smp.max_queue_bytes = max_queue;
+      samples.push_back(smp);
+    }
+    if (so.distributed()) merge_samples(so, samples, first);
+    for (size_t k = 0; k < senders.size(); ++k) {
+      qp_sample& smp = samples[first + k];
+      smp.active = t >= senders[k].first_post && smp.st.outstanding > 0;
       smp.goodput_mbps = double(smp.st.placed_bytes - last_placed[k]) * 8.0 / double(sample_period.value) * 1e6;
       last_placed[k] = smp.st.placed_bytes;
-      samples.push_back(smp);
     }
   };
   // Stops: every sample time, the end of the warm-up and the end of the run. Without a duration a call may
@@ -791,20 +888,7 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
   const double peak_rss_mib = scale_out::peak_rss_mib();
   so.merge_statistics();  // under mpirun: every rank's counters, so that each holds the whole fabric's
   if (rtl_log) rtl_log->flush();
-  if (!s.run.timeseries_csv.empty()) {
-    std::ofstream csv(s.run.timeseries_csv);
-    if (!csv) throw core::config_error(s.source + ": run.timeseries_csv " + s.run.timeseries_csv + ": cannot open for writing");
-    csv << "time_ns,src,dst,qpn,active,rate_mbps,target_mbps,alpha,window_bytes,inflight_bytes,hpcc_u,"
-           "dst_port_queue_bytes,max_queue_bytes,delivered_bytes,goodput_mbps\n";
-    for (const qp_sample& q : samples) {
-      const sender_qp& sq = senders[q.sender];
-      csv << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", q.t.ns(), fab.hosts()[sq.src].name,
-                         fab.hosts()[sq.dst].name, sq.sq, int(q.active), q.st.rate_mbps, q.st.target_mbps, q.st.alpha,
-                         q.st.window_bytes, q.st.inflight_bytes, q.st.utilization, q.dst_port_queue_bytes,
-                         q.max_queue_bytes, q.st.placed_bytes, q.goodput_mbps);
-    }
-    if (!csv) throw core::config_error(s.source + ": run.timeseries_csv " + s.run.timeseries_csv + ": write failed");
-  }
+  if (!s.run.timeseries_csv.empty()) write_timeseries_csv(s, so, fab, senders, samples);
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   const picoseconds sim_end = core::now();
   const picoseconds window_start = std::min(picoseconds::from_ns(s.run.warmup_us * 1e3), sim_end);

@@ -38,13 +38,21 @@ std::string tap_for_value(const std::string& tap, const std::string& value);
 // that compare a capture with the model's own record of the same frames.
 using tap_log = std::function<void(const core::link&, const core::packet&, uint64_t timestamp_ns)>;
 
+// Which links this process captures. Under mpirun a frame leaves a link only on the rank that simulates the
+// link's transmitter (a crossing link hands it to the other rank after serialization), so that rank alone
+// observes the link and writes its file (testbench/scale_out.h tap_filter). Empty: every link.
+using link_filter = std::function<bool(size_t link)>;  // an index into fabric::links()
+
 // The capture files of one run. Resolves every tap against the fabric and creates its file at elaboration
 // (before anything is simulated), observes the tapped links, and closes the files at the end.
+// Under mpirun (docs/scale_out.md) the constructor and close() are collective: every rank resolves every tap,
+// only the capturing rank creates and writes a file, an error on any rank stops every rank with its message,
+// and close() sums the frame counts so that to_json() lists every tap on every rank as one process would.
 class tap_set : public core::link_observer {
  public:
   // Throws core::config_error "--tap VALUE: ..." for an unknown node or link, a port out of range, a link
   // tapped twice, or a file that cannot be created.
-  tap_set(const std::vector<std::string>& values, topology::fabric& fab, tap_log log = {});
+  tap_set(const std::vector<std::string>& values, topology::fabric& fab, tap_log log = {}, link_filter here = {});
   ~tap_set() override;
   tap_set(const tap_set&) = delete;
   tap_set& operator=(const tap_set&) = delete;
@@ -59,13 +67,18 @@ class tap_set : public core::link_observer {
   struct tap {
     tap_spec spec;
     core::link* link;
-    std::unique_ptr<traces::pcap_writer> writer;
+    std::unique_ptr<traces::pcap_writer> writer;  // null on a rank that does not capture this link
+    uint64_t frames = 0;      // frames written (after close(): on every rank)
     uint64_t int_frames = 0;  // frames written without their telemetry shim and records
+    size_t index = 0;         // the link's index in fabric::links()
+    std::string link_name;
   };
   tap* find(const core::link& l);
 
   std::vector<tap> m_taps;
   tap_log m_log;
+  bool m_distributed = false;
+  std::string m_error;  // under mpirun: the first write error, reported by close() on every rank
 };
 
 }  // namespace fabricsim::testbench

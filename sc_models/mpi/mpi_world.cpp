@@ -61,6 +61,10 @@ uint64_t world::max(uint64_t v) {
   return v;
 }
 
+void world::max(uint64_t* v, size_t n) {
+  if (distributed()) MPI_Allreduce(MPI_IN_PLACE, v, int(n), MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+}
+
 std::vector<uint8_t> world::all_gather(const std::vector<uint8_t>& mine) {
   if (!distributed()) return mine;
   std::vector<uint8_t> all(mine.size() * size_t(m_size));
@@ -139,6 +143,7 @@ void world::sum(uint64_t*, size_t) {}
 void world::sum(double*, size_t) {}
 uint64_t world::min(uint64_t v) { return v; }
 uint64_t world::max(uint64_t v) { return v; }
+void world::max(uint64_t*, size_t) {}
 std::vector<uint8_t> world::all_gather(const std::vector<uint8_t>& mine) { return mine; }
 std::vector<std::vector<uint8_t>> world::all_gather_v(const std::vector<uint8_t>& mine) { return {mine}; }
 std::vector<std::vector<uint8_t>> world::all_to_all(const std::vector<std::vector<uint8_t>>& out) { return out; }
@@ -146,6 +151,25 @@ void world::abort(int code) { std::_Exit(code); }
 void world::barrier() {}
 
 #endif
+
+std::string world::first_message(const std::string& mine) {
+  if (!distributed()) return mine;
+  // all_gather takes equal sizes: every rank pads to the longest.
+  const size_t longest = size_t(max(uint64_t(mine.size())));
+  if (longest == 0) return {};
+  std::vector<uint8_t> padded(longest + 8, 0);
+  const uint64_t length = mine.size();
+  std::memcpy(padded.data(), &length, 8);
+  std::memcpy(padded.data() + 8, mine.data(), mine.size());
+  const std::vector<uint8_t> all = all_gather(padded);
+  for (size_t r = 0; r < size_t(m_size); ++r) {
+    const uint8_t* at = all.data() + r * padded.size();
+    uint64_t n;
+    std::memcpy(&n, at, 8);
+    if (n > 0) return std::string(reinterpret_cast<const char*>(at + 8), size_t(n));
+  }
+  return {};
+}
 
 world& world::get() {
   static world w;

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace fabricsim::mpi {
@@ -30,10 +31,14 @@ class world {
   void sum(double* v, size_t n);
   uint64_t min(uint64_t v);
   uint64_t max(uint64_t v);
+  void max(uint64_t* v, size_t n);
   // Every rank's `mine` (the same size on every rank), concatenated in rank order, on every rank.
   std::vector<uint8_t> all_gather(const std::vector<uint8_t>& mine);
   // Every rank's `mine` (any size), in rank order, on every rank.
   std::vector<std::vector<uint8_t>> all_gather_v(const std::vector<uint8_t>& mine);
+  // The non-empty `mine` of the lowest rank that has one (empty when no rank has), on every rank: so that an
+  // error met by one rank only (a file it alone writes) stops every rank with the same message.
+  std::string first_message(const std::string& mine);
   // out[r] goes to rank r; returns in[r], what rank r sent here.
   std::vector<std::vector<uint8_t>> all_to_all(const std::vector<std::vector<uint8_t>>& out);
   // Stops every rank (an error on one rank would leave the others waiting in a collective).

@@ -348,7 +348,6 @@ fabric::fabric(const topology_params& topo, const cable_params& cable, const sw:
   for (size_t sw = 0; sw < nsw; ++sw) {
     const auto& e = lay.switches[sw];
     m_peer.emplace_back(e.ports, k_unwired);
-    m_port_link.emplace_back(e.ports, nullptr);
     if (!is_built(n + sw)) {
       m_switches.push_back(nullptr);
       continue;
@@ -380,7 +379,6 @@ fabric::fabric(const topology_params& topo, const cable_params& cable, const sw:
     core::link& l = *m_links.back();
     // Simultaneous arrivals are served in link order, the same however the fabric is cut (docs/scale_out.md).
     l.set_calendar_key(k + 1);
-    if (from >= n) m_port_link[from - n][from_port] = &l;
     if (is_built(from)) {
       if (from < n)
         m_hosts[from].nic->connect(l);
@@ -404,26 +402,23 @@ fabric::fabric(const topology_params& topo, const cable_params& cable, const sw:
 
 fabric::~fabric() = default;
 
-core::link& fabric::egress_link(const std::string& node, unsigned port) {
+size_t fabric::egress_link_index(const std::string& node, unsigned port) const {
   if (const auto h = host_index(node, m_hosts.size())) {
     if (port != 0)
       throw core::config_error("host " + node + " has one port, 0; port " + std::to_string(port) + " does not exist");
-    core::link* l = find_link(node + "_to_" + switch_name(m_hosts[*h].leaf));
-    if (!l) throw std::logic_error(node + ": its link is not built in this process (scale-out: another rank)");
-    return *l;
+    return *link_index(node + "_to_" + switch_name(m_hosts[*h].leaf));
   }
   for (size_t s = 0; s < m_switches.size(); ++s) {
     if (node != switch_name(s)) continue;
-    const std::vector<core::link*>& ports = m_port_link[s];
-    if (port >= ports.size())
-      throw core::config_error("switch " + node + " has ports 0 .. " + std::to_string(ports.size() - 1) + "; port " +
+    const size_t ports = m_peer[s].size();
+    if (port >= ports)
+      throw core::config_error("switch " + node + " has ports 0 .. " + std::to_string(ports - 1) + "; port " +
                                std::to_string(port) + " does not exist");
-    if (ports[port] == nullptr && m_peer[s][port] == k_unwired)
-      throw core::config_error("switch " + node + " port " + std::to_string(port) + " is not cabled");
-    if (ports[port] == nullptr)
-      throw std::logic_error("switch " + node + " port " + std::to_string(port) + ": its link is not built in this "
-                             "process (scale-out: another rank simulates it)");
-    return *ports[port];
+    for (size_t k = 0; k < m_layout.links(); ++k) {  // the link leaving the switch through that port
+      const auto& c = m_layout.cables[k / 2];
+      if (m_layout.link_from(k) == m_layout.hosts + s && (k % 2 ? c.b_port : c.a_port) == port) return k;
+    }
+    throw core::config_error("switch " + node + " port " + std::to_string(port) + " is not cabled");
   }
   const std::string switches = m_switches.size() == 1
                                    ? "switch " + switch_name(0)
@@ -431,10 +426,22 @@ core::link& fabric::egress_link(const std::string& node, unsigned port) {
   throw core::config_error("no node named '" + node + "' (hosts " + host_names(m_hosts.size()) + ", " + switches + ")");
 }
 
+core::link& fabric::egress_link(const std::string& node, unsigned port) {
+  const size_t k = egress_link_index(node, port);
+  if (!m_links[k])
+    throw std::logic_error(m_layout.link_name(k) + " is not built in this process (scale-out: another rank)");
+  return *m_links[k];
+}
+
+std::optional<size_t> fabric::link_index(const std::string& name) const {
+  for (size_t k = 0; k < m_layout.links(); ++k)
+    if (m_layout.link_name(k) == name) return k;
+  return std::nullopt;
+}
+
 core::link* fabric::find_link(const std::string& name) {
-  for (const auto& l : m_links)
-    if (l && name == l->name()) return l.get();
-  return nullptr;
+  const auto k = link_index(name);
+  return k ? m_links[*k].get() : nullptr;
 }
 
 void fabric::route() {

@@ -168,6 +168,10 @@ class fabric {
   // The link leaving device `node` through `port` (a switch's port number; 0, the only port, for a host), as
   // packet captures name it. Throws core::config_error naming the node, or the port and the valid range.
   core::link& egress_link(const std::string& node, unsigned port);
+  // The same as an index into links() and the layout, valid in every process of a scale-out run (the link
+  // itself may be built by another).
+  size_t egress_link_index(const std::string& node, unsigned port) const;
+  std::optional<size_t> link_index(const std::string& name) const;
   // The link named `name` (<from>_to_<to>[_k]), or nullptr.
   core::link* find_link(const std::string& name);
 
@@ -184,7 +188,6 @@ class fabric {
   std::vector<std::unique_ptr<core::link>> m_links;
   std::vector<std::vector<size_t>> m_peer;   // [switch][port]: the switch at the far end, or k_host_end
   std::vector<unsigned> m_host_port;         // [host]: its port on its leaf
-  std::vector<std::vector<core::link*>> m_port_link;  // [switch][port]: the link leaving through that port
 };
 
 }  // namespace fabricsim::topology

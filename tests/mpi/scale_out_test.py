@@ -2,6 +2,7 @@
 """Scale-out test (docs/scale_out.md): the same scenario in one process and under `mpirun -n N` gives the
 same report, apart from wall-clock figures, kernel wake-ups and the `scale_out` object
 (tests/mpi/compare_reports.py); the partition and the number of crossing links are the hand-derived ones;
+sampling, the warm-up window and taps give the same report, the same time-series CSV and the same pcap files;
 what is not cut yet fails with a clear error.
 
 Usage: scale_out_test.py FABRICSIM SOURCE_DIR WORK_DIR"""
@@ -20,12 +21,12 @@ ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIR
 failures = []
 
 
-def run(scenario, ranks, tag, expect_status=0):
+def run(scenario, ranks, tag, expect_status=0, extra=(), cwd=None):
     out = os.path.join(WORK, f"{tag}.{ranks}.json")
-    cmd = [FABRICSIM, "run", scenario, "--json", out, "--quiet"]
+    cmd = [FABRICSIM, "run", scenario, "--json", out, "--quiet"] + list(extra)
     if ranks > 1:
         cmd = ["mpirun", "--oversubscribe", "-n", str(ranks)] + cmd
-    p = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=60)
+    p = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=60, cwd=cwd)
     if p.returncode != expect_status:
         failures.append(f"{' '.join(cmd)}: exit {p.returncode}, expected {expect_status}\n{p.stderr[-2000:]}")
         return None, p
@@ -120,6 +121,79 @@ _, p = run(bad, 1, "incast_bad", expect_status=2)
 check("partition.1.0" in p.stderr and "leaf9" in p.stderr and "incast_bad_partition.yaml:" in p.stderr,
       f"unknown device in partition: {p.stderr[-500:]}")
 
+# Sampling, the measurement window and taps (tests/mpi/incast_sampled.yaml). Each rank count runs in its own
+# directory with the same relative file names (the report names the files): the report, the CSV and every
+# pcap file must be byte for byte the one-process ones. Taps: leaf2_to_spine0 and spine1_to_leaf0 cross ranks
+# at 2 ranks (leaves 0,1 | 2,3, spines 0,2 | 1,3) and at 4 (a leaf and a spine each); h0's uplink is local.
+# spine1_to_leaf0 carries WRITEs to h0 from senders on other ranks than spine1's: the payload its pcap holds
+# was shipped between ranks.
+SAMPLED = os.path.join(HERE, "incast_sampled.yaml")
+TAPS = ["leaf2_to_spine0=up.pcap", "spine1_to_leaf0=down.pcap", "h0:0=h0.pcap"]
+FILES = ["series.csv", "up.pcap", "down.pcap", "h0.pcap"]
+sampled = {}
+for n in [1, 2, 4]:
+    d = os.path.join(WORK, f"sampled.{n}")
+    os.makedirs(d, exist_ok=True)
+    for f in FILES:
+        if os.path.exists(os.path.join(d, f)):
+            os.remove(os.path.join(d, f))
+    extra = ["--set", "run.timeseries_csv=series.csv"] + [a for t in TAPS for a in ("--tap", t)]
+    rep, _ = run(SAMPLED, n, "sampled", extra=extra, cwd=d)
+    if rep is None:
+        continue
+    files = {}
+    for f in FILES:
+        path = os.path.join(d, f)
+        check(os.path.exists(path), f"sampled: {n} ranks wrote no {f}")
+        files[f] = open(path, "rb").read() if os.path.exists(path) else b""
+    sampled[n] = (rep, files)
+if 1 in sampled:
+    ref, ref_files = sampled[1]
+    fab = ref["fabric"]
+    # 24 us sampled every 1 us: samples at 1, 2, ..., 24 us; 12 senders, so 12 rows each plus the header.
+    check(fab["samples"] == 24, f"sampled: {fab['samples']} samples, expected 24")
+    rows = ref_files["series.csv"].decode().splitlines()
+    check(len(rows) == 1 + 24 * 12, f"sampled: the CSV has {len(rows)} lines, expected 1 + 24 x 12")
+    check(fab["window_start_ns"] == 8000.0, f"sampled: window starts at {fab['window_start_ns']} ns, expected 8000")
+    # Not a trivially empty run: the last sample of h8 (leaf 2, another rank than h0 under 2 and 4 ranks) has
+    # bytes delivered, DCQCN has cut some rate below the line's 400,000 Mb/s, h0's port queued.
+    cols = rows[0].split(",")
+    last = [dict(zip(cols, r.split(","))) for r in rows[-12:]]
+    h8 = [r for r in last if r["src"] == "h8"]
+    check(len(h8) == 1 and int(h8[0]["delivered_bytes"]) > 0, "sampled: h8 delivered bytes by the last sample")
+    data = [dict(zip(cols, r.split(","))) for r in rows[1:]]
+    check(any(float(r["rate_mbps"]) < 400000 for r in data), "sampled: DCQCN cut some sender's rate")
+    check(any(int(r["dst_port_queue_bytes"]) > 0 for r in data), "sampled: h0's port queued")
+    check(fab["bottleneck"] is not None and fab["bottleneck"]["queue_mean_bytes"] > 0,
+          "sampled: the bottleneck's mean queue over the window is above 0")
+    # Each tap saw every frame its link carried: the count equals the link's own packet counter.
+    packets = {p["link"]: p["packets"] for p in ref["ports"]}
+    for t in ref["taps"]:
+        check(t["frames"] > 0 and t["frames"] == packets[t["link"]],
+              f"sampled: tap {t['tap']} wrote {t['frames']} frames, its link carried {packets[t['link']]}")
+    for n, (rep, files) in sampled.items():
+        if n == 1:
+            continue
+        diffs = []
+        compare_reports.diff(ref, rep, "", diffs)
+        check(not diffs, f"sampled: {n} ranks differ from one process in {len(diffs)} fields: " + "; ".join(diffs[:10]))
+        for f in FILES:
+            check(files[f] == ref_files[f], f"sampled: {n} ranks: {f} differs from one process's "
+                  f"({len(files[f])} bytes vs {len(ref_files[f])})")
+        so = rep.get("scale_out", {})
+        check(so.get("frames_exchanged", 0) > 0, f"sampled: {n} ranks exchanged no frame")
+
+# A tap file that cannot be created on the rank that writes it (rank 1 transmits on leaf2_to_spine0 at 2
+# ranks) stops every rank, and rank 0 prints that rank's message.
+_, p = run(SAMPLED, 2, "badtap", expect_status=2, extra=["--tap", "leaf2_to_spine0=/nonexistent/dir/up.pcap"])
+check("--tap leaf2_to_spine0=/nonexistent/dir/up.pcap" in p.stderr,
+      f"a tap file rank 1 cannot create is reported: {p.stderr[-500:]}")
+
+# The CSV only rank 0 writes: an error there stops every rank (after the run), with rank 0's message.
+_, p = run(SAMPLED, 2, "badcsv", expect_status=2, extra=["--set", "run.timeseries_csv=/nonexistent/dir/s.csv"])
+check("run.timeseries_csv /nonexistent/dir/s.csv: cannot open for writing" in p.stderr,
+      f"a CSV rank 0 cannot create is reported: {p.stderr[-500:]}")
+
 # Not cut yet: a clear error, exit status 2, no report.
 _, p = run(os.path.join(SOURCE, "testbench", "scenarios", "allreduce_ring.yaml"), 2, "collective", expect_status=2)
 check("is not cut across processes yet" in p.stderr and "collective" in p.stderr,
@@ -128,4 +202,5 @@ check("is not cut across processes yet" in p.stderr and "collective" in p.stderr
 if failures:
     print("FAILED:\n" + "\n".join(failures))
     sys.exit(1)
-print("scale-out: reports identical on 1, 2, 4 and 8 ranks; partitions as derived; unsupported runs refused")
+print("scale-out: reports identical on 1, 2, 4 and 8 ranks; samples, CSV and pcap files identical on 1, 2 and 4; "
+      "partitions as derived; unsupported runs refused")
