@@ -180,7 +180,9 @@ void scale_out::merge_statistics() {
   std::map<std::pair<std::string, std::string>, merged> all;
   // Rank order: a gauge not tied to a device is the lowest rank's; a summed counter starts from the lowest
   // rank's value before the run (every rank that has it built it alike).
-  for (const std::vector<uint8_t>& bytes : m_world.all_gather_v(out.bytes)) {
+  // Only rank 0 writes the report: the whole fabric's statistics are gathered there alone, so that the
+  // other ranks' memory stays their share of the fabric (their own entries keep their own values).
+  for (const std::vector<uint8_t>& bytes : m_world.gather_v(out.bytes)) {
     record_reader in(bytes);
     while (!in.done()) {
       const auto k = in.get<stat_kind>();
@@ -208,7 +210,7 @@ void scale_out::merge_statistics() {
       }
     }
   }
-  // Written back: into the entries this rank has, and added for the blocks it did not build.
+  // Written back (rank 0): into the entries this rank has, and added for the blocks it did not build.
   std::map<std::pair<std::string, std::string>, core::stats_registry::merge_entry> here;
   m_ctx->stats.for_each_entry(
       [&](const core::stats_registry::merge_entry& e) { here.emplace(std::make_pair(e.instance, e.name), e); });

@@ -61,9 +61,10 @@ class scale_out {
   void start(core::picoseconds stop, sc_core::sc_starvation_policy policy) { m_exchange->start(stop, policy); }
   bool pending() { return m_exchange->pending(); }
 
-  // After the run: every statistic (counters, histograms, gauges), the hop and event counts, merged from the
-  // rank that simulated each block (links: summed over both ends), written into this rank's registry, which
-  // then also lists the blocks of devices other ranks simulated.
+  // After the run: every statistic (counters, histograms, gauges) merged from the rank that simulated each
+  // block (links: summed over both ends) into rank 0's registry, which then also lists the blocks of devices
+  // other ranks simulated (the other ranks keep their own values: only rank 0's report is written); the hop
+  // and event counts summed on every rank.
   void merge_statistics();
   // This process's peak resident memory so far (VmHWM), MiB: taken by merge_statistics, before the merge
   // and the report add the whole fabric's statistics to every rank.

@@ -348,7 +348,8 @@ void congestion_figures(nlohmann::json& j, core::sim_context& ctx, topology::fab
       if (n.is_string()) port_name = n;
     if (port_name.is_string()) {
       b["port"] = port_name;
-      b["queue_max_bytes"] = ctx.stats.counter_value(port_name.get<std::string>(), "max_queue_bytes");
+      const std::string port = port_name.get<std::string>();  // (under mpirun, merged on rank 0 only)
+      b["queue_max_bytes"] = ctx.stats.has(port, "max_queue_bytes") ? ctx.stats.counter_value(port, "max_queue_bytes") : 0;
       const double integral = queue_byte_ps_at_window_end - queue_byte_ps_at_window_start;
       b["queue_mean_bytes"] = window_end > window_start ? integral / double((window_end - window_start).value) : 0.0;
     }
@@ -1004,7 +1005,9 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
     flows.push_back(std::move(f));
   }
 
-  nlohmann::json ports = link_ports_report(fab, ctx, sim_end);
+  // The whole fabric's statistics are on rank 0 only (scale_out::merge_statistics), which writes the report.
+  const bool writes_report = so.rank() == 0;
+  nlohmann::json ports = writes_report ? link_ports_report(fab, ctx, sim_end) : nlohmann::json::array();
 
   nlohmann::json r;
   add_run_header(r, s, opts, ctx, sim_end, wall_s);
@@ -1076,7 +1079,7 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
   r["flows"] = std::move(flows);
   add_fct_report(s, r);  // flows[].ideal_fct_ns and slowdown, and the `fct` object (testbench/fct_report.h)
   r["ports"] = std::move(ports);
-  r["stats"] = ctx.stats.to_json();
+  r["stats"] = writes_report ? ctx.stats.to_json() : nlohmann::json::object();
   r["packets_in_use_at_end"] = so.distributed() ? so.sum(ctx.pool.in_use()) : ctx.pool.in_use();
   if (so.distributed()) r["scale_out"] = so.report();
   taps.close();

@@ -97,8 +97,7 @@ void stats_registry::for_each_entry(const std::function<void(const merge_entry&)
 }
 
 const char* stats_registry::keep(const std::string& text) {
-  m_adopted_text.push_back(text);
-  return m_adopted_text.back().c_str();
+  return m_adopted_text.insert(text).first->c_str();  // a handful of distinct units and descriptions
 }
 
 void stats_registry::adopt_counter(const std::string& instance, const std::string& name, const std::string& unit,

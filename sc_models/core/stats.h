@@ -6,6 +6,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -106,7 +107,7 @@ class stats_registry {
   std::map<std::string, std::map<std::string, entry>> m_entries;
   std::deque<uint64_t> m_adopted_counters;  // adopted values (stable addresses)
   std::deque<histogram> m_adopted_hists;
-  std::deque<std::string> m_adopted_text;   // their units and descriptions
+  std::set<std::string> m_adopted_text;     // their units and descriptions, each kept once
 };
 
 }  // namespace fabricsim::core
