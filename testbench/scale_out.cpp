@@ -20,7 +20,13 @@ void check_scale_out_supported(const scenario& s, const run_options& opts) {
                              "not " + ranks + " MPI ranks (docs/scale_out.md)");
   };
   if (s.workload.kind == "collective") refuse("workload.kind collective");
-  if (s.switch_.model != "spectrum4") refuse("switch.model " + s.switch_.model);
+  if (s.switch_.model != "spectrum4" && s.switch_.model != "quantum_x800") refuse("switch.model " + s.switch_.model);
+  // A credit update crossing ranks must arrive beyond the lookahead (the shortest crossing cable): the cable's
+  // latency plus a positive update latency is.
+  if (s.switch_.model == "quantum_x800" && !(s.quantum.credit.update_latency_ns > 0))
+    throw core::config_error(s.source + ": quantum.credit_update_latency_ns is 0: under " + ranks +
+                             " MPI ranks a credit update must take longer than the cable it crosses (set it "
+                             "above 0, or run in one process; docs/scale_out.md)");
   bool pcie = s.nic.placement == "pcie";
   for (const auto& [name, params] : s.nic_overrides) pcie = pcie || params.placement == "pcie";
   if (pcie) refuse("nic.placement pcie (the PCIe trays)");
@@ -40,6 +46,25 @@ scale_out::scale_out(topology::fabric& fab, core::sim_context& ctx, bool ship_pa
   ctx.stats.for_each_entry([&](const core::stats_registry::merge_entry& e) {
     if (e.counter) m_counter_base.push_back(*e.counter);
   });
+}
+
+std::vector<nlohmann::json> scale_out::gather_json(const nlohmann::json& mine) {
+  if (!distributed()) return {mine};
+  const std::string text = mine.dump();
+  // all_gather takes equal sizes: every rank pads to the longest.
+  std::vector<uint64_t> sizes(size_t(m_world.size()), 0);
+  sizes[size_t(rank())] = text.size();
+  sum(sizes);
+  const size_t longest = size_t(*std::max_element(sizes.begin(), sizes.end()));
+  std::vector<uint8_t> bytes(longest, 0);
+  std::memcpy(bytes.data(), text.data(), text.size());
+  const std::vector<uint8_t> all = m_world.all_gather(bytes);
+  std::vector<nlohmann::json> out;
+  for (size_t r = 0; r < sizes.size(); ++r) {
+    const char* at = reinterpret_cast<const char*>(all.data() + r * longest);
+    out.push_back(nlohmann::json::parse(at, at + sizes[r]));
+  }
+  return out;
 }
 
 void scale_out::merge_pause_logs(topology::fabric& fab) {
@@ -204,6 +229,7 @@ nlohmann::json scale_out::report() {
   j["windows"] = m_exchange.windows();
   j["frames_exchanged"] = sum(m_exchange.frames_sent());
   j["bytes_exchanged"] = sum(m_exchange.bytes_sent());
+  j["credits_exchanged"] = sum(m_exchange.credits_sent());
   // Wall-clock figures (differ run to run): the share of each rank's loop time spent at window ends.
   const double total = m_exchange.run_s() + m_exchange.wait_s();
   std::vector<double> wait(size_t(m_world.size()), 0.0);

@@ -26,7 +26,7 @@ namespace fabricsim::testbench {
 struct run_options;
 
 // Throws core::config_error when this process is one of several ranks and the scenario uses something not
-// cut across processes yet (collectives, PCIe trays, Quantum switches, faults, taps, sampling, warm-up,
+// cut across processes yet (collectives, PCIe trays, faults, taps, sampling, warm-up,
 // RTL recording); a single-process run passes.
 void check_scale_out_supported(const scenario& s, const run_options& opts);
 
@@ -40,6 +40,8 @@ class scale_out {
   int rank() const { return m_world.rank(); }
   // The hosts whose NIC this rank simulates (posts work to, reads results of).
   bool owns_host(size_t h) const { return m_part.host_rank(h) == m_world.rank(); }
+  // The switches this rank simulates (fabric::switches() index).
+  bool owns_switch(size_t s) const { return m_part.switch_rank(s) == m_world.rank(); }
 
   // The kernel drive (link_exchange::start / pending): sc_start and sc_pending_activity in one process.
   void start(core::picoseconds stop, sc_core::sc_starvation_policy policy) { m_exchange.start(stop, policy); }
@@ -58,6 +60,9 @@ class scale_out {
     m_world.sum(&v, 1);
     return v;
   }
+  // Every rank's `mine`, in rank order, on every rank (one process: just `mine`). For report fragments that
+  // only the owning rank can fill.
+  std::vector<nlohmann::json> gather_json(const nlohmann::json& mine);
   // Each operation's requester completion (on the rank of `hosts[i].first`, the requester) and responder
   // record (`hosts[i].second`), gathered so that every rank holds both; the pointers then refer to copies
   // kept here.

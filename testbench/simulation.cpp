@@ -259,7 +259,7 @@ nlohmann::json pause_intervals_report(topology::fabric& fab) {
 void congestion_figures(nlohmann::json& j, core::sim_context& ctx, topology::fabric& fab,
                         const std::vector<sender_qp>& senders, const std::vector<qp_sample>& samples,
                         picoseconds window_start, picoseconds window_end, double queue_byte_ps_at_window_start,
-                        double queue_byte_ps_at_window_end, size_t convergence_samples) {
+                        double queue_byte_ps_at_window_end, size_t convergence_samples, scale_out& so) {
   const double window_s = double((window_end - window_start).value) * 1e-12;
   std::map<size_t, uint64_t> per_host;  // sending host -> payload placed for it in the window
   std::map<size_t, uint64_t> per_target;
@@ -333,26 +333,45 @@ void congestion_figures(nlohmann::json& j, core::sim_context& ctx, topology::fab
   nlohmann::json stall_ports = nlohmann::json::array();
   nlohmann::json stall_hops = nlohmann::json::object();
   const core::picoseconds t_end = core::now();
-  auto add_stall = [&](const std::string& link, const std::string& port, unsigned vl, uint64_t ps) {
-    if (ps == 0) return;
-    stall_ports.push_back({{"port", port}, {"link", link}, {"vl", vl}, {"stall_us", double(ps) / 1e6}});
-    const size_t cut = link.find("_to_");
-    if (cut == std::string::npos) return;
-    const std::string key = device_tier(link.substr(0, cut)) + "_to_" + device_tier(link.substr(cut + 4));
-    stall_hops[key] = stall_hops.value(key, 0.0) + double(ps) / 1e6;
+  // Each device's stalls come from the rank that simulates it (docs/scale_out.md): [device, [[port, link, vl,
+  // ps], ...]] for the devices this rank owns, gathered, then listed in fabric order (switches, then hosts).
+  nlohmann::json mine = nlohmann::json::array();
+  auto add_stall = [&](nlohmann::json& dev, const std::string& link, const std::string& port, unsigned vl,
+                       uint64_t ps) {
+    if (ps != 0) dev.push_back({port, link, vl, ps});
   };
-  for (auto& d : fab.switches()) {
-    auto* q = dynamic_cast<sw::quantum_switch*>(d.get());
+  for (size_t s = 0; s < fab.switches().size(); ++s) {
+    auto* q = so.owns_switch(s) ? dynamic_cast<sw::quantum_switch*>(fab.switches()[s].get()) : nullptr;
     if (!q) continue;
+    nlohmann::json dev = nlohmann::json::array();
     for (unsigned i = 0; i < q->ports(); ++i) {
       if (!q->connected(i)) continue;
       for (unsigned vl = 0; vl < q->data_vls(); ++vl)
-        add_stall(q->port(i).out().name(), std::string(q->name()) + ".port" + std::to_string(i), vl,
+        add_stall(dev, q->port(i).out().name(), std::string(q->name()) + ".port" + std::to_string(i), vl,
                   q->port(i).sender().stall_ps(vl, t_end));
     }
+    mine.push_back({s, std::move(dev)});
   }
-  for (auto& h : fab.hosts())
-    if (h.nic->out_link()) add_stall(h.nic->out_link()->name(), h.nic->name(), 0, h.nic->ib_sender().stall_ps(0, t_end));
+  for (size_t k = 0; k < fab.hosts().size(); ++k) {
+    const topology::host& h = fab.hosts()[k];
+    if (!so.owns_host(k) || !h.nic || !h.nic->out_link()) continue;
+    nlohmann::json dev = nlohmann::json::array();
+    add_stall(dev, h.nic->out_link()->name(), h.nic->name(), 0, h.nic->ib_sender().stall_ps(0, t_end));
+    mine.push_back({fab.switches().size() + k, std::move(dev)});
+  }
+  std::map<uint64_t, nlohmann::json> by_device;
+  for (auto& from_rank : so.gather_json(mine))
+    for (auto& d : from_rank) by_device[d[0].get<uint64_t>()] = std::move(d[1]);
+  for (const auto& [device, entries] : by_device)
+    for (const auto& e : entries) {
+      const std::string link = e[1].get<std::string>();
+      const double us = double(e[3].get<uint64_t>()) / 1e6;
+      stall_ports.push_back({{"port", e[0]}, {"link", link}, {"vl", e[2]}, {"stall_us", us}});
+      const size_t cut = link.find("_to_");
+      if (cut == std::string::npos) continue;
+      const std::string key = device_tier(link.substr(0, cut)) + "_to_" + device_tier(link.substr(cut + 4));
+      stall_hops[key] = stall_hops.value(key, 0.0) + us;
+    }
   j["credit_stalls_by_port"] = std::move(stall_ports);
   j["credit_stall_us_by_hop"] = std::move(stall_hops);
   j["cnps_sent"] = ctx.stats.counter_total("tx_cnps");
@@ -880,7 +899,7 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
   if (so.distributed()) so.sum(at_end);
   for (size_t k = 0; k < senders.size(); ++k) senders[k].placed_at_end = uint64_t(at_end[k]);
   congestion_figures(r["fabric"], ctx, fab, senders, samples, window_start, sim_end, queue_byte_ps_at_window_start,
-                     at_end.back(), convergence_samples);
+                     at_end.back(), convergence_samples, so);
   if (!faults.empty()) r["faults"] = faults.report(sim_end, delivered, ctx.stats.counter_total("tx_retransmitted"));
   r["flows"] = std::move(flows);
   add_fct_report(s, r);  // flows[].ideal_fct_ns and slowdown, and the `fct` object (testbench/fct_report.h)
