@@ -226,11 +226,16 @@ void link_exchange::start(core::picoseconds stop, sc_core::sc_starvation_policy 
     // arrives before that.
     const uint64_t end = std::min(stop.value, next + lookahead);
     const uint64_t now = core::now().value;
-    if (end <= now) break;
+    // Only a window ending at `stop` can find a rank already there (a window otherwise ends a lookahead past
+    // the earliest next event, beyond every clock), with an event at `stop` left pending, while a rank that
+    // skipped the last window may still be behind. Whether to stop is then decided together (done when no
+    // rank has anything to run before `stop`), or one rank would leave the loop while another waits for it
+    // at the next exchange.
+    if (end == stop.value ? m_world.min(now >= end || local_next() > end ? 1 : 0) == 1 : end <= now) break;
     t0 = clock::now();
     // A rank with nothing to do before `end` leaves its clock where it is (starving, the kernel would not move
     // it either); a frame injected later is scheduled relative to it.
-    if (local_next() <= end)
+    if (now < end && local_next() <= end)
       sc_core::sc_start(sc_core::sc_time(double(end - now), sc_core::SC_PS), sc_core::SC_EXIT_ON_STARVATION);
     const auto t1 = clock::now();
     m_run_s += std::chrono::duration<double>(t1 - t0).count();
