@@ -24,7 +24,13 @@ void check_scale_out_supported(const scenario& s, const run_options& /*opts*/) {
                              "not " + ranks + " MPI ranks (docs/scale_out.md)");
   };
   if (s.workload.kind == "collective") refuse("workload.kind collective");
-  if (s.switch_.model != "spectrum4") refuse("switch.model " + s.switch_.model);
+  if (s.switch_.model != "spectrum4" && s.switch_.model != "quantum_x800") refuse("switch.model " + s.switch_.model);
+  // A credit update crossing ranks must arrive beyond the lookahead (the shortest crossing cable): the cable's
+  // latency plus a positive update latency is.
+  if (s.switch_.model == "quantum_x800" && !(s.quantum.credit.update_latency_ns > 0))
+    throw core::config_error(s.source + ": quantum.credit_update_latency_ns is 0: under " + ranks +
+                             " MPI ranks a credit update must take longer than the cable it crosses (set it "
+                             "above 0, or run in one process; docs/scale_out.md)");
   bool pcie = s.nic.placement == "pcie";
   for (const auto& [name, params] : s.nic_overrides) pcie = pcie || params.placement == "pcie";
   if (pcie) refuse("nic.placement pcie (the PCIe trays)");
@@ -298,6 +304,7 @@ nlohmann::json scale_out::report() {
   j["windows"] = m_exchange->windows();
   j["frames_exchanged"] = sum(m_exchange->frames_sent());
   j["bytes_exchanged"] = sum(m_exchange->bytes_sent());
+  j["credits_exchanged"] = sum(m_exchange->credits_sent());
   // Wall-clock figures (differ run to run): the share of each rank's loop time spent at window ends.
   const double total = m_exchange->run_s() + m_exchange->wait_s();
   std::vector<double> wait(size_t(m_world.size()), 0.0);

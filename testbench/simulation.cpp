@@ -405,26 +405,45 @@ void congestion_figures(nlohmann::json& j, core::sim_context& ctx, topology::fab
   nlohmann::json stall_ports = nlohmann::json::array();
   nlohmann::json stall_hops = nlohmann::json::object();
   const core::picoseconds t_end = core::now();
-  auto add_stall = [&](const std::string& link, const std::string& port, unsigned vl, uint64_t ps) {
-    if (ps == 0) return;
-    stall_ports.push_back({{"port", port}, {"link", link}, {"vl", vl}, {"stall_us", double(ps) / 1e6}});
-    const size_t cut = link.find("_to_");
-    if (cut == std::string::npos) return;
-    const std::string key = device_tier(link.substr(0, cut)) + "_to_" + device_tier(link.substr(cut + 4));
-    stall_hops[key] = stall_hops.value(key, 0.0) + double(ps) / 1e6;
+  // Each device's stalls come from the rank that simulates it (docs/scale_out.md): [device, [[port, link, vl,
+  // ps], ...]] for the devices this rank owns, gathered, then listed in fabric order (switches, then hosts).
+  nlohmann::json stalls_here = nlohmann::json::array();
+  auto add_stall = [&](nlohmann::json& dev, const std::string& link, const std::string& port, unsigned vl,
+                       uint64_t ps) {
+    if (ps != 0) dev.push_back({port, link, vl, ps});
   };
-  for (auto& d : fab.switches()) {
-    auto* q = dynamic_cast<sw::quantum_switch*>(d.get());
+  for (size_t s = 0; s < fab.switches().size(); ++s) {
+    auto* q = so.owns_switch(s) ? dynamic_cast<sw::quantum_switch*>(fab.switches()[s].get()) : nullptr;
     if (!q) continue;
+    nlohmann::json dev = nlohmann::json::array();
     for (unsigned i = 0; i < q->ports(); ++i) {
       if (!q->connected(i)) continue;
       for (unsigned vl = 0; vl < q->data_vls(); ++vl)
-        add_stall(q->port(i).out().name(), std::string(q->name()) + ".port" + std::to_string(i), vl,
+        add_stall(dev, q->port(i).out().name(), std::string(q->name()) + ".port" + std::to_string(i), vl,
                   q->port(i).sender().stall_ps(vl, t_end));
     }
+    stalls_here.push_back({s, std::move(dev)});
   }
-  for (auto& h : fab.hosts())
-    if (h.built() && h.nic->out_link()) add_stall(h.nic->out_link()->name(), h.nic->name(), 0, h.nic->ib_sender().stall_ps(0, t_end));
+  for (size_t k = 0; k < fab.hosts().size(); ++k) {
+    const topology::host& h = fab.hosts()[k];
+    if (!so.owns_host(k) || !h.nic || !h.nic->out_link()) continue;
+    nlohmann::json dev = nlohmann::json::array();
+    add_stall(dev, h.nic->out_link()->name(), h.nic->name(), 0, h.nic->ib_sender().stall_ps(0, t_end));
+    stalls_here.push_back({fab.switches().size() + k, std::move(dev)});
+  }
+  std::map<uint64_t, nlohmann::json> by_device;
+  for (auto& from_rank : so.gather(stalls_here))
+    for (auto& d : from_rank) by_device[d[0].get<uint64_t>()] = std::move(d[1]);
+  for (const auto& [device, entries] : by_device)
+    for (const auto& e : entries) {
+      const std::string link = e[1].get<std::string>();
+      const double us = double(e[3].get<uint64_t>()) / 1e6;
+      stall_ports.push_back({{"port", e[0]}, {"link", link}, {"vl", e[2]}, {"stall_us", us}});
+      const size_t cut = link.find("_to_");
+      if (cut == std::string::npos) continue;
+      const std::string key = device_tier(link.substr(0, cut)) + "_to_" + device_tier(link.substr(cut + 4));
+      stall_hops[key] = stall_hops.value(key, 0.0) + us;
+    }
   j["credit_stalls_by_port"] = std::move(stall_ports);
   j["credit_stall_us_by_hop"] = std::move(stall_hops);
   j["cnps_sent"] = ctx.stats.counter_total("tx_cnps");

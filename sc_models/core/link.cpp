@@ -5,6 +5,11 @@
 
 namespace fabricsim::core {
 
+void link_proxy::forward_credit(link& l, unsigned /*vl*/, uint64_t /*fccl*/, picoseconds /*arrival*/) {
+  throw std::logic_error(std::string(l.name()) + ": a credit update for another process, and this link's proxy "
+                         "carries none");
+}
+
 void link_params::visit(param_visitor& v) {
   v.field({"rate_gbps", "Gb/s", "MAC line rate of every link", 1.0, 3200.0}, rate_gbps);
   v.field({"propagation_ns", "ns", "cable flight time (about 5 ns per metre)", 0.0, 1e6}, propagation_ns);

@@ -36,6 +36,10 @@ class link_proxy {
   virtual ~link_proxy() = default;
   // `p` was put on `l` and arrives at `arrival`; the proxy owns `p` now. `flags`: link::frame_flags.
   virtual void forward(link& l, packet* p, picoseconds arrival, uint8_t flags) = 0;
+  // An InfiniBand credit update (FCCL `fccl` blocks for virtual lane `vl`) sent along `l` by the port that
+  // transmits on it, for the device that sinks `l` (the sender whose buffer space it reports), arriving at
+  // `arrival`. The far process delivers it then (docs/scale_out.md). A proxy that carries no credits throws.
+  virtual void forward_credit(link& l, unsigned vl, uint64_t fccl, picoseconds arrival);
 };
 
 // Watches the frames a link puts on the wire (packet captures). Called once per frame from transmit(),
@@ -106,6 +110,12 @@ class link : public sc_core::sc_module, public calendar_client {
   void set_proxy(link_proxy* x) { m_proxy = x; }
   link_proxy* proxy() const { return m_proxy; }
   void inject(packet* p, picoseconds arrival, uint8_t flags);
+
+  // The calendar key of the credit updates that travel along this link (InfiniBand, sw::ib::credit_receiver):
+  // after every link's frame arrivals at the same time, in link order, so that simultaneous updates meet
+  // their receiving device in the same order however the fabric is cut across processes.
+  static constexpr uint64_t credit_key_offset = uint64_t(1) << 32;
+  uint64_t credit_calendar_key() const { return calendar_key() + credit_key_offset; }
 
   // Called by the arrival calendar at `t`: hands every packet that has arrived by `t` to the far end.
   void deliver(picoseconds t);

@@ -6,22 +6,26 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "sc_models/switch/quantum/credit_link.h"
+
 namespace fabricsim::mpi {
 
 namespace {
 
 using clock = std::chrono::steady_clock;
 
-// One frame on the wire between ranks: this header, the descriptor, its telemetry records, its payload.
+// One frame on the wire between ranks: this header, the descriptor, its telemetry records, its payload. A
+// credit update is this header alone (kind credit_record: vl and fccl in their fields).
+enum record_kind : uint8_t { frame_record = 0, credit_record = 1 };
 struct frame_header {
   uint32_t link;        // index in fabric::links()
   uint8_t flags;        // core::link::frame_flags
   uint8_t int_records;  // telemetry records that follow the descriptor
   uint8_t has_payload;  // payload bytes follow the records
-  uint8_t pad = 0;
+  uint8_t kind = frame_record;
   int32_t payload_host;  // -1: no payload reference
-  uint32_t pad2 = 0;
-  uint64_t payload_offset;
+  uint32_t vl = 0;       // credit_record: the virtual lane
+  uint64_t payload_offset;  // credit_record: the FCCL, in 64-byte blocks
   uint64_t arrival_ps;
 };
 static_assert(std::is_trivially_copyable_v<core::packet>, "descriptors are sent as bytes");
@@ -44,7 +48,8 @@ link_exchange::link_exchange(world& w, const partition& part, topology::fabric& 
       m_ctx(ctx),
       m_ship_payload(ship_payload),
       m_active(w.distributed() && part.cross_links() > 0),
-      m_out(size_t(w.size())) {
+      m_out(size_t(w.size())),
+      m_inbox(fab.links().size()) {
   for (size_t i = 0; i < fab.links().size(); ++i) {
     if (!fab.links()[i]) continue;  // neither end on this rank
     core::link& l = *fab.links()[i];
@@ -94,12 +99,61 @@ void link_exchange::forward(core::link& l, core::packet* p, core::picoseconds ar
   m_ctx.pool.release(p);  // the far rank takes a descriptor from its own pool
 }
 
+void link_exchange::forward_credit(core::link& l, unsigned vl, uint64_t fccl, core::picoseconds arrival) {
+  // Sent now, exchanged at the end of this window (no later than now + lookahead), delivered by the far
+  // rank's calendar: it must arrive beyond that. An update crosses the cable (at least the lookahead) plus
+  // quantum.credit_update_latency_ns, which check_scale_out_supported requires to be positive.
+  if (arrival.value <= core::now().value + m_part.lookahead().value)
+    throw std::logic_error(std::string(l.name()) + ": a credit update sent at " + std::to_string(core::now().value) +
+                           " ps arrives at " + std::to_string(arrival.value) + " ps, within the lookahead (" +
+                           std::to_string(m_part.lookahead().value) + " ps): it could reach the far rank in its past");
+  const size_t index = size_t(l.calendar_key() - 1);
+  frame_header h{};
+  h.link = uint32_t(index);
+  h.kind = credit_record;
+  h.payload_host = -1;
+  h.vl = vl;
+  h.payload_offset = fccl;
+  h.arrival_ps = arrival.value;
+  put(m_out[size_t(m_part.rx_rank(index))], h);
+  ++m_credits_sent;
+}
+
+void link_exchange::credit_inbox::push(unsigned vl, uint64_t fccl, core::picoseconds arrival) {
+  if (arrival < core::now() || (!m_due.empty() && arrival < m_due.back().arrival))
+    throw std::logic_error(std::string(m_link.name()) + ": a credit update from another process arrives at " +
+                           std::to_string(arrival.value) + " ps, in this process's past (now " +
+                           std::to_string(core::now().value) + " ps): the lookahead was violated");
+  const bool was_empty = m_due.empty();
+  m_due.push_back({arrival, uint32_t(vl), fccl});
+  if (was_empty) m_calendar.schedule(this, arrival);
+}
+
+void link_exchange::credit_inbox::on_due(core::picoseconds t) {
+  auto* peer = dynamic_cast<sw::ib::credit_peer*>(m_link.sink());
+  if (peer == nullptr)
+    throw std::logic_error(std::string(m_link.name()) + ": a credit update for a device that takes no credits");
+  // In arrival order, as the sending receiver would have delivered them in one process.
+  while (!m_due.empty() && m_due.front().arrival <= t) {
+    const update u = m_due.front();
+    m_due.pop_front();
+    peer->credit_update(m_link.sink_port(), u.vl, u.fccl);
+  }
+  if (!m_due.empty()) m_calendar.schedule(this, m_due.front().arrival);
+}
+
 void link_exchange::inject(const std::vector<uint8_t>& in) {
   size_t at = 0;
   while (at < in.size()) {
     frame_header h;
     std::memcpy(&h, in.data() + at, sizeof h);
     at += sizeof h;
+    if (h.kind == credit_record) {
+      auto& box = m_inbox[h.link];
+      if (!box) box = std::make_unique<credit_inbox>(*m_fab.links()[h.link], m_ctx.calendar);
+      box->push(h.vl, h.payload_offset, core::picoseconds(h.arrival_ps));
+      continue;
+    }
     core::packet* p = m_ctx.pool.acquire();
     const uint64_t id = p->id;
     std::memcpy(static_cast<void*>(p), in.data() + at, sizeof(core::packet));
@@ -174,11 +228,16 @@ void link_exchange::start(core::picoseconds stop, sc_core::sc_starvation_policy 
     // arrives before that.
     const uint64_t end = std::min(stop.value, next + lookahead);
     const uint64_t now = core::now().value;
-    if (end <= now) break;
+    // Only a window ending at `stop` can find a rank already there (a window otherwise ends a lookahead past
+    // the earliest next event, beyond every clock), with an event at `stop` left pending, while a rank that
+    // skipped the last window may still be behind. Whether to stop is then decided together (done when no
+    // rank has anything to run before `stop`), or one rank would leave the loop while another waits for it
+    // at the next exchange.
+    if (end == stop.value ? m_world.min(now >= end || local_next() > end ? 1 : 0) == 1 : end <= now) break;
     t0 = clock::now();
     // A rank with nothing to do before `end` leaves its clock where it is (starving, the kernel would not move
     // it either); a frame injected later is scheduled relative to it.
-    if (local_next() <= end)
+    if (now < end && local_next() <= end)
       sc_core::sc_start(sc_core::sc_time(double(end - now), sc_core::SC_PS), sc_core::SC_EXIT_ON_STARVATION);
     const auto t1 = clock::now();
     m_run_s += std::chrono::duration<double>(t1 - t0).count();

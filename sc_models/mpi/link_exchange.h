@@ -4,15 +4,19 @@
 // the end of each window the ranks swap buffers and inject what they received into their copies of those
 // links. A window is never longer than the lookahead (the smallest latency of a crossing link), and every
 // frame arrives more than one lookahead after it was sent, so no frame reaches a rank in its past.
+// InfiniBand credit updates cross the same way: sent along a crossing link by the port that transmits on it,
+// exchanged at the window end, delivered at their arrival time to the device that sinks that link.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include <systemc>
 
 #include "sc_models/core/link.h"
+#include "sc_models/core/ring.h"
 #include "sc_models/core/sim_context.h"
 #include "sc_models/mpi/mpi_world.h"
 #include "sc_models/mpi/partition.h"
@@ -30,6 +34,8 @@ class link_exchange : public core::link_proxy {
   ~link_exchange() override;
 
   void forward(core::link& l, core::packet* p, core::picoseconds arrival, uint8_t flags) override;
+  // Throws when `arrival` is not beyond the lookahead from now (it could reach the far rank in its past).
+  void forward_credit(core::link& l, unsigned vl, uint64_t fccl, core::picoseconds arrival) override;
 
   // Runs every rank's kernel as sc_start(stop - now, policy) runs one kernel with the whole fabric: to
   // `stop`, or, starving, until nothing is left to happen anywhere (then every rank's clock is at the last
@@ -41,6 +47,7 @@ class link_exchange : public core::link_proxy {
   uint64_t windows() const { return m_windows; }
   uint64_t frames_sent() const { return m_frames_sent; }
   uint64_t bytes_sent() const { return m_bytes_sent; }
+  uint64_t credits_sent() const { return m_credits_sent; }
   double wait_s() const { return m_wait_s; }  // wall time in the window-end collectives
   double run_s() const { return m_run_s; }    // wall time simulating inside windows
 
@@ -48,6 +55,28 @@ class link_exchange : public core::link_proxy {
   uint64_t local_next() const;  // the time of this rank's next event, UINT64_MAX when none
   void exchange();
   void inject(const std::vector<uint8_t>& in);
+
+  // The credit updates travelling along one crossing link into this rank, in arrival order, due at the link's
+  // credit_calendar_key() (the key its sending receiver uses in one process): handed to the link's sink, a
+  // sw::ib::credit_peer, at their arrival time.
+  class credit_inbox : public core::calendar_client {
+   public:
+    credit_inbox(core::link& l, core::arrival_calendar& cal) : m_link(l), m_calendar(cal) {
+      set_calendar_key(l.credit_calendar_key());
+    }
+    void push(unsigned vl, uint64_t fccl, core::picoseconds arrival);
+    void on_due(core::picoseconds t) override;
+
+   private:
+    struct update {
+      core::picoseconds arrival;
+      uint32_t vl;
+      uint64_t fccl;
+    };
+    core::link& m_link;
+    core::arrival_calendar& m_calendar;
+    core::ring<update> m_due;
+  };
 
   world& m_world;
   const partition& m_part;
@@ -62,7 +91,8 @@ class link_exchange : public core::link_proxy {
     uint32_t host;
   };
   std::vector<region> m_regions;  // host memories by address, to name a payload by (host, offset)
-  uint64_t m_windows = 0, m_frames_sent = 0, m_bytes_sent = 0;
+  std::vector<std::unique_ptr<credit_inbox>> m_inbox;  // [link index], made at the first update on the link
+  uint64_t m_windows = 0, m_frames_sent = 0, m_bytes_sent = 0, m_credits_sent = 0;
   double m_wait_s = 0.0, m_run_s = 0.0;
 };
 

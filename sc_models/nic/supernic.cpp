@@ -527,8 +527,11 @@ void supernic::end_of_elaboration() {
   if (m_ib) {
     // Link initialisation with the switch port: each side learns the other's credit limit.
     auto* peer = dynamic_cast<sw::ib::credit_peer*>(m_out->sink());
-    m_ib_rx->attach(peer, m_out->sink_port(), m_out->latency());
+    m_ib_rx->attach(peer, m_out->sink_port(), *m_out);
     if (peer == nullptr) m_ib_tx.set_unlimited(true);  // an Ethernet switch: no credits to wait for
+    // Scale-out keeps a host with its leaf: the switch port's initial limit comes from the switch, here.
+    core::require(m_out->proxy() == nullptr, name(), "nic.link_layer infiniband: the cable to the switch crosses "
+                  "processes (docs/scale_out.md)");
     m_ctx.stats.counter(name(), "credit_stall_ps", "ps",
                         "nic.link_layer infiniband: time a packet was ready and the switch port had no credit",
                         m_ib_tx.stall_ps_counter(0));

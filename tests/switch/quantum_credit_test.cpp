@@ -1,7 +1,8 @@
 // InfiniBand credit-based flow control (credit_link, ib_endpoint, quantum_switch): a sender never exceeds
 // the credit advertised, a credit-limited link runs at credits x 64 B per credit round trip (hand-computed
 // below), a slow receiver throttles its sender to the drain rate without any loss, and every credit comes
-// back at the end (conservation).
+// back at the end (conservation); under scale-out a proxied link gets each update with its arrival time, and
+// simultaneous deliveries follow the links' calendar keys.
 #include <gtest/gtest.h>
 
 #include <iostream>
@@ -391,6 +392,86 @@ TEST(quantum_credit, faults_on_every_link_leak_no_credit) {
   EXPECT_EQ(v[9], 256);
   EXPECT_EQ(v[10], 0);
   EXPECT_EQ(v[11], 0);
+}
+
+}  // namespace
+}  // namespace fabricsim::test
+
+namespace fabricsim::test {
+namespace {
+
+// Scale-out (docs/scale_out.md): what a credit receiver hands a link's proxy, and the order of simultaneous
+// deliveries.
+struct credit_log : core::link_proxy, sw::ib::credit_peer {
+  std::ostringstream out;
+  void forward(core::link&, core::packet*, core::picoseconds, uint8_t) override {}
+  void forward_credit(core::link& l, unsigned vl, uint64_t fccl, core::picoseconds arrival) override {
+    out << l.name() << ' ' << vl << ' ' << fccl << ' ' << arrival.value << ';';
+  }
+  void credit_update(unsigned port, unsigned vl, uint64_t fccl) override {
+    out << "port" << port << ' ' << vl << ' ' << fccl << ' ' << core::now().value << ';';
+  }
+};
+
+// A receiver whose link has a proxy (its far end in another process) sends every update to the proxy when
+// it is sent, with its arrival time, and none to the peer it was given. Buffer 10 blocks per VL, updates at
+// most every 50 ns, 20 ns to build one, a 150 ns cable. By hand, on VL 1:
+//   3 blocks arrive and leave at 0: ABR 3, all 10 free: FCCL 13, sent at 0, arrives 0 + 150 + 20 = 170 ns;
+//   2 more arrive and leave at 10 ns, inside the period: sent at 50 ns with ABR 5: FCCL 15, arrives 220 ns.
+TEST(quantum_credit, a_proxied_link_gets_each_update_with_its_arrival_time) {
+  const child_result c = run_in_child([] {
+    core::sim_context ctx;
+    core::link out("out", ib_link(150.0), ctx);
+    credit_log log;
+    out.set_proxy(&log);
+    sw::ib::credit_params cp;
+    cp.vl_buffer_bytes = 10 * 64;
+    cp.update_period_ns = 50;
+    cp.update_latency_ns = 20;
+    sw::ib::credit_receiver rx(cp, 2, ctx.calendar);
+    rx.attach(&log, 4, out);  // the peer is ignored: the far end is behind the proxy
+    if (!rx.attached()) return std::string("not attached");
+    log.out << "init;";  // nothing at link initialisation: the far end's owner knows the limit
+    rx.received(1, 3);
+    rx.released(1, 3, core::picoseconds::from_ns(0));
+    rx.received(1, 2);
+    rx.released(1, 2, core::picoseconds::from_ns(10));
+    sc_core::sc_start(1, sc_core::SC_US);
+    return log.out.str();
+  });
+  ASSERT_TRUE(c.ok) << c.output;
+  EXPECT_EQ(c.output, "init;out 1 13 170000;out 1 15 220000;");
+}
+
+// Two receivers send to one peer updates that arrive at the same time: they are delivered in the order of
+// the keys of the links they travel along (link key + 2^32, after that time's frame arrivals), not in the
+// order they were sent -- the order a far process, which receives them later, can reproduce. Receiver A
+// (link key 7, peer port 1) sends at 0, B (key 3, port 2) at 0 too but after A; both arrive at 100 + 0 ns.
+TEST(quantum_credit, simultaneous_deliveries_follow_the_links_calendar_keys) {
+  const child_result c = run_in_child([] {
+    core::sim_context ctx;
+    core::link la("la", ib_link(100.0), ctx), lb("lb", ib_link(100.0), ctx);
+    la.set_calendar_key(7);
+    lb.set_calendar_key(3);
+    credit_log log;
+    sw::ib::credit_params cp;
+    cp.vl_buffer_bytes = 10 * 64;
+    cp.update_period_ns = 0;
+    cp.update_latency_ns = 0;
+    sw::ib::credit_receiver a(cp, 1, ctx.calendar), b(cp, 1, ctx.calendar);
+    a.attach(&log, 1, la);
+    b.attach(&log, 2, lb);
+    log.out.str("");  // the initial limits, given at once
+    a.received(0, 1);
+    a.released(0, 1, core::picoseconds{0});
+    b.received(0, 2);
+    b.released(0, 2, core::picoseconds{0});
+    sc_core::sc_start(1, sc_core::SC_US);
+    return log.out.str();
+  });
+  ASSERT_TRUE(c.ok) << c.output;
+  // FCCL = ABR + 10 free blocks: A 11, B 12.
+  EXPECT_EQ(c.output, "port2 0 12 100000;port1 0 11 100000;");
 }
 
 }  // namespace

@@ -38,10 +38,15 @@ credit_receiver::credit_receiver(const credit_params& params, unsigned vls, core
       m_latency(picoseconds::from_ns(params.update_latency_ns)),
       m_calendar(calendar) {}
 
-void credit_receiver::attach(credit_peer* peer, unsigned peer_port, picoseconds cable_latency) {
-  m_peer = peer;
+void credit_receiver::attach(credit_peer* peer, unsigned peer_port, core::link& out) {
+  m_out = &out;
+  m_proxy = out.proxy();
+  m_peer = m_proxy != nullptr ? nullptr : peer;
   m_peer_port = peer_port;
-  m_latency = m_latency + cable_latency;
+  m_latency = m_latency + out.latency();
+  // Updates along one link are delivered at one key in every process: the far process delivers them at the
+  // same key (mpi::link_exchange), so simultaneous events meet the receiving device in the same order.
+  m_delivery.set_calendar_key(out.credit_calendar_key());
   if (m_peer == nullptr) return;
   for (unsigned vl = 0; vl < m_vls; ++vl) m_peer->credit_update(m_peer_port, vl, fccl(vl));
 }
@@ -55,7 +60,7 @@ void credit_receiver::received(unsigned vl, uint64_t blocks) {
 
 void credit_receiver::released(unsigned vl, uint64_t blocks, picoseconds t) {
   m_used[vl] -= std::min(blocks, m_used[vl]);
-  if (m_peer == nullptr) return;
+  if (!attached()) return;
   m_dirty |= 1u << vl;
   if (t >= m_next_send) {
     send(t);  // at once: no calendar entry just to send
@@ -72,12 +77,25 @@ void credit_receiver::resync(unsigned vl, uint64_t lost, picoseconds at) {
 void credit_receiver::send(picoseconds t) {
   for (unsigned vl = 0; vl < m_vls; ++vl)
     if (m_dirty >> vl & 1) {
-      m_flight.push_back({t + m_latency, vl, fccl(vl)});
+      if (m_proxy != nullptr) {
+        m_proxy->forward_credit(*m_out, vl, fccl(vl), t + m_latency);  // the far end is in another process
+      } else {
+        if (m_flight.empty()) m_calendar.schedule(&m_delivery, t + m_latency);
+        m_flight.push_back({t + m_latency, vl, fccl(vl)});
+      }
       ++m_updates;
     }
   m_dirty = 0;
   m_next_send = t + m_period;
-  if (!m_flight.empty()) wake(m_flight.front().arrives);
+}
+
+void credit_receiver::deliver(picoseconds t) {
+  while (!m_flight.empty() && m_flight.front().arrives <= t) {
+    const in_flight f = m_flight.front();
+    m_flight.pop_front();
+    m_peer->credit_update(m_peer_port, f.vl, f.fccl);
+  }
+  if (!m_flight.empty()) m_calendar.schedule(&m_delivery, m_flight.front().arrives);
 }
 
 void credit_receiver::wake(picoseconds t) {
@@ -95,18 +113,11 @@ void credit_receiver::on_due(picoseconds t) {
     m_resync.pop_front();
     m_abr[r.vl] += r.blocks;
     m_resynced += r.blocks;
-    if (m_peer != nullptr) m_dirty |= 1u << r.vl;
-  }
-  // Updates whose flow control packet has crossed the link.
-  while (!m_flight.empty() && m_flight.front().arrives <= t) {
-    const in_flight f = m_flight.front();
-    m_flight.pop_front();
-    m_peer->credit_update(m_peer_port, f.vl, f.fccl);
+    if (attached()) m_dirty |= 1u << r.vl;
   }
   // Send what was freed, one flow control packet per VL with news, when the period allows.
   if (m_dirty != 0 && t >= m_next_send) send(t);
   picoseconds next(UINT64_MAX);
-  if (!m_flight.empty()) next = m_flight.front().arrives;
   if (m_dirty != 0) next = std::min(next, m_next_send);
   if (!m_resync.empty()) next = std::min(next, m_resync.front().at);
   if (next.value != UINT64_MAX) wake(next);

@@ -27,6 +27,7 @@
 #include <string>
 
 #include "sc_models/core/arrival_calendar.h"
+#include "sc_models/core/link.h"
 #include "sc_models/core/packet.h"
 #include "sc_models/core/params.h"
 #include "sc_models/core/ring.h"
@@ -115,10 +116,18 @@ class credit_receiver : public core::calendar_client {
   credit_receiver(const credit_receiver&) = delete;
   credit_receiver& operator=(const credit_receiver&) = delete;
 
-  // Elaboration: where updates go (the far end's sender, its port) and how long the cable takes. Link
-  // initialisation: the far end learns the initial limit at once (IB links exchange it before going Active).
-  void attach(credit_peer* peer, unsigned peer_port, core::picoseconds cable_latency);
-  bool attached() const { return m_peer != nullptr; }
+  // Elaboration: where updates go (the far end's sender, its port) and the link they travel along (`out`,
+  // the one this port transmits on: its latency is the cable's). Link initialisation: the far end learns the
+  // initial limit at once (IB links exchange it before going Active).
+  //
+  // Scale-out (docs/scale_out.md): when `out` has a proxy the far end is in another process; `peer` is then
+  // not used (it need not exist here), each update goes to the proxy at the time it is sent, with its arrival
+  // time, and the far process delivers it. The initial limit is not sent: the far end's owner sets it
+  // (every port of a fabric advertises the same, see quantum_switch::end_of_elaboration). Updates are due
+  // with `out`'s credit_calendar_key() (in this process too: delivery is a calendar client of its own, while
+  // the receiver's own wake-ups keep key 0), so every partition delivers them in the same order.
+  void attach(credit_peer* peer, unsigned peer_port, core::link& out);
+  bool attached() const { return m_peer != nullptr || m_proxy != nullptr; }
 
   uint64_t limit_blocks() const { return m_limit; }
   // A packet of `blocks` arrived on `vl`. Beyond the buffer (a sender that ignored credits) it is still
@@ -149,6 +158,17 @@ class credit_receiver : public core::calendar_client {
   uint64_t fccl(unsigned vl) const { return m_abr[vl] + (m_limit - std::min(m_limit, m_used[vl])); }
   void wake(core::picoseconds t);
   void send(core::picoseconds t);  // one flow control packet per VL with space freed
+  void deliver(core::picoseconds t);  // the updates that have crossed the link by `t`, to the far end
+
+  // Delivers the updates in flight at their arrival, at the calendar key of the link they travel along.
+  class delivery : public core::calendar_client {
+   public:
+    explicit delivery(credit_receiver& rx) : m_rx(rx) {}
+    void on_due(core::picoseconds t) override { m_rx.deliver(t); }
+
+   private:
+    credit_receiver& m_rx;
+  };
 
   uint64_t m_limit;
   unsigned m_vls;
@@ -156,13 +176,16 @@ class credit_receiver : public core::calendar_client {
   core::arrival_calendar& m_calendar;
   credit_peer* m_peer = nullptr;
   unsigned m_peer_port = 0;
+  core::link* m_out = nullptr;         // the link updates travel along
+  core::link_proxy* m_proxy = nullptr;  // its proxy: the far end is in another process
   std::array<uint64_t, max_vls> m_abr{};
   std::array<uint64_t, max_vls> m_used{};
   std::array<uint64_t, max_vls> m_max_used{};
   uint32_t m_dirty = 0;  // VLs with space freed since the last update
   core::picoseconds m_next_send{};
   core::picoseconds m_wake{UINT64_MAX};
-  core::ring<in_flight> m_flight;
+  core::ring<in_flight> m_flight;  // arrival order (one latency, sent in time order)
+  delivery m_delivery{*this};      // due at the head of m_flight
   struct resync_due {
     core::picoseconds at;
     uint32_t vl;

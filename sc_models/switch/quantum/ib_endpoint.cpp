@@ -33,7 +33,9 @@ void ib_endpoint::connect(core::link& out) { m_out = &out; }
 void ib_endpoint::end_of_elaboration() {
   core::require(m_out != nullptr, name(), "not connected");
   auto* peer = dynamic_cast<ib::credit_peer*>(m_out->sink());
-  m_rx.attach(peer, m_out->sink_port(), m_out->latency());
+  // Scale-out keeps a host with its switch (docs/scale_out.md): the initial limit comes from the switch, here.
+  core::require(m_out->proxy() == nullptr, name(), "the cable to the switch crosses processes");
+  m_rx.attach(peer, m_out->sink_port(), *m_out);
   if (peer == nullptr) m_sender.set_unlimited(true);
 }
 

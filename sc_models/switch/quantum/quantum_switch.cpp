@@ -351,8 +351,16 @@ void quantum_switch::end_of_elaboration() {
                           "packets discarded from this port's queues once its link was known down",
                           m_ports[i]->discarded_down_counter());
     auto* peer = dynamic_cast<ib::credit_peer*>(out.sink());
-    m_rx[i]->attach(peer, out.sink_port(), out.latency());
-    if (peer == nullptr) m_ports[i]->sender().set_unlimited(true);
+    m_rx[i]->attach(peer, out.sink_port(), out);
+    if (out.proxy() != nullptr) {
+      // The far end is in another process (docs/scale_out.md: only switch-to-switch cables cross): its
+      // receiver cannot tell this sender its limit at link initialisation, and need not, since every Quantum
+      // port of the fabric has these parameters (quantum.vl_buffer_bytes, data_vls) and so advertises what
+      // this port's own receiver does.
+      for (unsigned vl = 0; vl < m_vls; ++vl) m_ports[i]->sender().update(vl, m_rx[i]->limit_blocks());
+    } else if (peer == nullptr) {
+      m_ports[i]->sender().set_unlimited(true);
+    }
     auto& s = m_ctx.stats;
     const std::string pn = "port" + std::to_string(i);
     for (unsigned vl = 0; vl < m_vls; ++vl) {
