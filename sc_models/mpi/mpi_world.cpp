@@ -72,8 +72,9 @@ std::vector<uint8_t> world::all_gather(const std::vector<uint8_t>& mine) {
   return all;
 }
 
-std::vector<std::vector<uint8_t>> world::gather_v(const std::vector<uint8_t>& mine) {
+std::vector<std::vector<uint8_t>> world::gather_v(const std::vector<uint8_t>& mine, bool everywhere) {
   if (!distributed()) return {mine};
+  // Every rank's size first, for the counts and displacements (MPI counts are int: at most 2 GiB in all).
   const size_t n = size_t(m_size);
   std::vector<uint64_t> sizes(n, 0);
   sizes[size_t(m_rank)] = mine.size();
@@ -87,35 +88,17 @@ std::vector<std::vector<uint8_t>> world::gather_v(const std::vector<uint8_t>& mi
     displs[r] = int(total);
     total += sizes[r];
   }
-  std::vector<uint8_t> all(m_rank == 0 ? total : 0);
-  MPI_Gatherv(mine.data(), int(mine.size()), MPI_BYTE, all.data(), counts.data(), displs.data(), MPI_BYTE, 0,
-              MPI_COMM_WORLD);
+  const bool here = everywhere || m_rank == 0;
+  std::vector<uint8_t> all(here ? total : 0);
+  if (everywhere)
+    MPI_Allgatherv(mine.data(), int(mine.size()), MPI_BYTE, all.data(), counts.data(), displs.data(), MPI_BYTE,
+                   MPI_COMM_WORLD);
+  else
+    MPI_Gatherv(mine.data(), int(mine.size()), MPI_BYTE, all.data(), counts.data(), displs.data(), MPI_BYTE, 0,
+                MPI_COMM_WORLD);
   std::vector<std::vector<uint8_t>> out;
-  if (m_rank == 0)
+  if (here)
     for (size_t r = 0; r < n; ++r) out.emplace_back(all.begin() + displs[r], all.begin() + displs[r] + counts[r]);
-  return out;
-}
-
-std::vector<std::vector<uint8_t>> world::all_gather_v(const std::vector<uint8_t>& mine) {
-  if (!distributed()) return {mine};
-  const size_t n = size_t(m_size);
-  std::vector<uint64_t> sizes(n, 0);
-  sizes[size_t(m_rank)] = mine.size();
-  sum(sizes.data(), n);
-  std::vector<int> counts(n), displs(n);
-  uint64_t total = 0;
-  for (size_t r = 0; r < n; ++r) {
-    if (total + sizes[r] > uint64_t(INT32_MAX))
-      throw std::runtime_error("scale-out: more than 2 GiB to gather from the ranks in one step");
-    counts[r] = int(sizes[r]);
-    displs[r] = int(total);
-    total += sizes[r];
-  }
-  std::vector<uint8_t> all(total);
-  MPI_Allgatherv(mine.data(), int(mine.size()), MPI_BYTE, all.data(), counts.data(), displs.data(), MPI_BYTE,
-                 MPI_COMM_WORLD);
-  std::vector<std::vector<uint8_t>> out(n);
-  for (size_t r = 0; r < n; ++r) out[r].assign(all.begin() + displs[r], all.begin() + displs[r] + counts[r]);
   return out;
 }
 
@@ -169,8 +152,7 @@ uint64_t world::min(uint64_t v) { return v; }
 uint64_t world::max(uint64_t v) { return v; }
 void world::max(uint64_t*, size_t) {}
 std::vector<uint8_t> world::all_gather(const std::vector<uint8_t>& mine) { return mine; }
-std::vector<std::vector<uint8_t>> world::all_gather_v(const std::vector<uint8_t>& mine) { return {mine}; }
-std::vector<std::vector<uint8_t>> world::gather_v(const std::vector<uint8_t>& mine) { return {mine}; }
+std::vector<std::vector<uint8_t>> world::gather_v(const std::vector<uint8_t>& mine, bool) { return {mine}; }
 std::vector<std::vector<uint8_t>> world::all_to_all(const std::vector<std::vector<uint8_t>>& out) { return out; }
 void world::abort(int code) { std::_Exit(code); }
 void world::barrier() {}

@@ -34,10 +34,10 @@ class world {
   void max(uint64_t* v, size_t n);
   // Every rank's `mine` (the same size on every rank), concatenated in rank order, on every rank.
   std::vector<uint8_t> all_gather(const std::vector<uint8_t>& mine);
-  // Every rank's `mine` (any size), in rank order, on rank 0; empty on the others.
-  std::vector<std::vector<uint8_t>> gather_v(const std::vector<uint8_t>& mine);
-  // Every rank's `mine` (any size), in rank order, on every rank.
-  std::vector<std::vector<uint8_t>> all_gather_v(const std::vector<uint8_t>& mine);
+  // Every rank's `mine` (any size), in rank order, on rank 0 (empty on the others), or with `everywhere` on
+  // every rank.
+  std::vector<std::vector<uint8_t>> gather_v(const std::vector<uint8_t>& mine, bool everywhere = false);
+  std::vector<std::vector<uint8_t>> all_gather_v(const std::vector<uint8_t>& mine) { return gather_v(mine, true); }
   // The non-empty `mine` of the lowest rank that has one (empty when no rank has), on every rank: so that an
   // error met by one rank only (a file it alone writes) stops every rank with the same message.
   std::string first_message(const std::string& mine);
