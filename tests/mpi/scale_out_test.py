@@ -221,6 +221,16 @@ for tag, rep, writes, sent, ops in [("ring", ring, [224, 448], [114688, 229376],
     # Each timed iteration takes time, and no bus bandwidth exceeds the 400 Gb/s (50 GB/s) links.
     check(all(len(r["iteration_times_us"]) == 2 and 0 < r["busbw_gbps"] < 50 and r["wrong"] == 0
               for r in c["rows"]), f"{tag}: two timed iterations per size, busbw in (0, 50) GB/s, no wrong element")
+# The barrier in one process: 2 sizes x 3 iterations are 5 barriers; from 200 to 1,000 ns the fabric is idle
+# at each (the timed iterations take as long), so the run ends 5 x 800 = 4,000 ns later.
+slow_barrier, _ = run(os.path.join(HERE, "collective_ring.yaml"), 1, "ring_barrier_1000",
+                      extra=["--set", "collective.barrier_ns=1000"])
+if ring is not None and slow_barrier is not None:
+    times = lambda r: [row["iteration_times_us"] for row in r["collective"]["rows"]]
+    check(times(slow_barrier) == times(ring), "ring: a longer barrier leaves the iteration times alone")
+    check(abs(slow_barrier["simulated_time_ns"] - ring["simulated_time_ns"] - 4000.0) < 1e-6,
+          f"ring: barrier 1000 ns ends {slow_barrier['simulated_time_ns'] - ring['simulated_time_ns']} ns later, "
+          "expected 5 x 800 = 4000")
 # The barrier must be at least the lookahead (150 ns) under several ranks: refused with the key and the figure.
 _, p = run(os.path.join(HERE, "collective_ring.yaml"), 2, "ring_short_barrier", expect_status=2,
            extra=["--set", "collective.barrier_ns=100"])
