@@ -22,6 +22,7 @@
 #include "sc_models/switch/quantum/sharp_host.h"
 #include "sc_models/switch/spectrum/spectrum_switch.h"
 #include "sc_models/topology/fabric.h"
+#include "testbench/scale_out.h"
 #include "testbench/scenario.h"
 #include "testbench/simulation.h"
 #include "testbench/taps.h"
@@ -191,7 +192,8 @@ class engine {
       : m_p(s.collective), m_n(uint32_t(rank_host.size())), m_check(check_data), m_sharp(s.collective.algo == "sharp"),
         m_sharp_params(s.sharp), m_mtu(s.nic.mtu_bytes),
         m_start_latency(picoseconds::from_ns(s.nic.wqe_latency_ns)),
-        m_rx_latency(picoseconds::from_ns(s.nic.rx_latency_ns)) {
+        m_rx_latency(picoseconds::from_ns(s.nic.rx_latency_ns)), m_barrier(picoseconds::from_ns(s.collective.barrier_ns)),
+        m_credit(picoseconds::from_ns(s.collective.credit_ns)), m_scenario(&s) {
     m_elt = dtype_bytes(m_p.dtype);
     m_slice = std::max<uint64_t>(m_elt, m_p.chunk_bytes / m_elt * m_elt);
     m_reduce_ps_per_byte = m_p.reduce_gbps > 0 ? 1000.0 / m_p.reduce_gbps : 0.0;  // 1 GB/s = 1 byte/ns
@@ -219,32 +221,55 @@ class engine {
   }
 
   // After the fabric exists: buffers, regions, queue pairs, source data, then iteration 0 of the first size.
-  void elaborate(topology::fabric& fabric_, uint64_t seed, bool fill) {
+  // `so`: under mpirun this rank sets up and drives only the ranks (hosts) it simulates; the others' queue
+  // pair numbers, R_Keys and PSNs come from their NICs' rules, their buffers are laid out in the mirrors.
+  void elaborate(topology::fabric& fabric_, uint64_t seed, bool fill, scale_out& so) {
     m_fab_ptr = &fabric_;
+    m_so = so.distributed() ? &so : nullptr;
+    if (m_so) m_out.assign(size_t(so.ranks()), {});
+    std::map<size_t, std::pair<size_t, size_t>> remote_counts;  // host -> (QPs, regions) handed out so far
+    std::map<size_t, core::rng_stream> remote_psn;
+    auto remote_params = [&](const topology::host& h) {
+      auto ov = m_scenario->nic_overrides.find(h.name);
+      return ov == m_scenario->nic_overrides.end() ? m_scenario->nic : ov->second;
+    };
+    auto create_qp = [&](topology::host& h, size_t host) {
+      return h.built() ? h.nic->create_qp() : nic::supernic::qpn_of(remote_counts[host].first++);
+    };
+    auto initial_psn = [&](topology::host& h, size_t host) {
+      if (h.built()) return h.nic->draw_initial_psn();
+      auto it = remote_psn.find(host);
+      if (it == remote_psn.end())
+        it = remote_psn.emplace(host, nic::supernic::nic_stream(m_scenario->seed, h.name + "_nic")).first;
+      return nic::supernic::initial_psn(remote_params(h), it->second);
+    };
+    m_seed = seed;
     for (uint32_t r = 0; r < m_n; ++r) {
       rank_memory& m = m_ranks[r];
       topology::host& h = fab().hosts()[m.host];
-      m.send = h.mem->allocate(std::max<uint64_t>(m_max_bytes, 1));
-      m.recv = h.mem->allocate(round_up(std::max<uint64_t>(m_max_bytes, 1)) + staged_in(r) * slots_bytes());
+      m.send = h.buffer().allocate(std::max<uint64_t>(m_max_bytes, 1));
+      m.recv = h.buffer().allocate(round_up(std::max<uint64_t>(m_max_bytes, 1)) + staged_in(r) * slots_bytes());
       m.staging = m.recv + round_up(m_max_bytes);
-      m.rkey = h.nic->register_region(m.recv, round_up(m_max_bytes) + staged_in(r) * slots_bytes());
+      m.rkey = h.built() ? h.nic->register_region(m.recv, round_up(m_max_bytes) + staged_in(r) * slots_bytes())
+                         : nic::supernic::rkey_of(remote_counts[m.host].second++);
+      // Only this process's hosts: the result check regenerates other ranks' bytes (send_range).
+      uint8_t* p = h.built() ? h.mem->data() + m.send : nullptr;
       uint64_t state = core::stream_seed(seed, "collective", "rank" + std::to_string(r));
-      uint8_t* p = h.mem->data() + m.send;
-      for (uint64_t b = 0; fill && b < m_max_bytes; b += 8) {
+      for (uint64_t b = 0; p && fill && b < m_max_bytes; b += 8) {
         const uint64_t v = core::splitmix64(state++);
         std::memcpy(p + b, &v, std::min<uint64_t>(8, m_max_bytes - b));
       }
     }
-    std::map<std::pair<size_t, uint32_t>, uint32_t> by_rq;
     for (uint32_t c = 0; c < m_conns.size(); ++c) {
       connection& k = m_conns[c];
-      topology::host& a = fab().hosts()[m_ranks[k.src].host];
-      topology::host& b = fab().hosts()[m_ranks[k.dst].host];
-      k.sq = a.nic->create_qp();
-      k.rq = b.nic->create_qp();
-      const uint32_t psn_a = a.nic->draw_initial_psn(), psn_b = b.nic->draw_initial_psn();
-      a.nic->connect_qp(k.sq, b.ip, k.rq, psn_a, psn_b);
-      b.nic->connect_qp(k.rq, a.ip, k.sq, psn_b, psn_a);
+      const size_t ha = m_ranks[k.src].host, hb = m_ranks[k.dst].host;
+      topology::host& a = fab().hosts()[ha];
+      topology::host& b = fab().hosts()[hb];
+      k.sq = create_qp(a, ha);
+      k.rq = create_qp(b, hb);
+      const uint32_t psn_a = initial_psn(a, ha), psn_b = initial_psn(b, hb);
+      if (a.built()) a.nic->connect_qp(k.sq, b.ip, k.rq, psn_a, psn_b);
+      if (b.built()) b.nic->connect_qp(k.rq, a.ip, k.sq, psn_b, psn_a);
       if (k.has_staging) {
         rank_memory& d = m_ranks[k.dst];
         k.staging = d.staging + uint64_t(d.staging_used++) * slots_bytes();
@@ -254,6 +279,7 @@ class engine {
     }
     for (uint32_t r = 0; r < m_n; ++r) {
       const size_t host = m_ranks[r].host;
+      if (!fab().hosts()[host].built()) continue;
       fab().hosts()[host].nic->set_placed_callback([this, host](const nic::placed_message& m) { on_placed(host, m); });
     }
     if (m_sharp) elaborate_sharp(seed, fill);
@@ -271,6 +297,56 @@ class engine {
   uint64_t current_iteration() const { return m_iter; }
   uint64_t placed_in_iteration() const { return m_placed; }
   size_t transfers_in_iteration() const { return m_x.size(); }
+
+  // Under mpirun, at every window's end on every rank (scale_out::on_window_end): the records the other
+  // ranks sent (their posts to our hosts, the slots our hosts freed for theirs), then the barrier: when
+  // every rank's placements add up to the iteration's WRITEs, the iteration ended at the latest ready time
+  // of any rank, and the next one starts barrier_ns after it. That is no earlier than this window's end when
+  // barrier_ns is at least the lookahead (the last placement came after the window's start), so the posts
+  // are at the times one process makes them.
+  void window_end() {
+    std::vector<std::vector<uint8_t>> in = m_so->all_to_all(m_out);
+    for (auto& o : m_out) o.clear();
+    std::vector<uint32_t> credited;
+    for (const auto& buf : in)
+      for (size_t at = 0; at + sizeof(record) <= buf.size(); at += sizeof(record)) {
+        record rec;
+        std::memcpy(&rec, buf.data() + at, sizeof(record));
+        connection& k = m_conns.at(rec.conn);
+        if (rec.kind == record::flight) {
+          k.flight.push_back({rec.xfer, rec.value, rec.slot});
+        } else {
+          k.free_slots.push_back({rec.slot, picoseconds{rec.value}});
+          credited.push_back(rec.conn);
+        }
+      }
+    for (uint32_t c : credited) try_post(m_conns[c]);
+    if (finished()) return;
+    const uint64_t placed = m_so->sum(m_placed);
+    const uint64_t end = m_so->max(m_iter_end.value);
+    if (placed != m_x.size() || m_x.empty()) return;
+    m_iter_end = picoseconds{end};
+    end_iteration();
+  }
+  // (source host, destination host) of every connection whose data is reduced on arrival (slot credits).
+  std::vector<std::pair<size_t, size_t>> staged_host_pairs() const {
+    std::vector<std::pair<size_t, size_t>> out;
+    for (const connection& k : m_conns)
+      if (k.has_staging) out.push_back({m_ranks[k.src].host, m_ranks[k.dst].host});
+    return out;
+  }
+  // Sums over the ranks of what each counted for its own hosts (after the run).
+  void merge_counts(scale_out& so) {
+    if (!m_so) return;
+    std::vector<uint64_t> v{m_wr_id, m_mismatched, m_unexpected, m_placed};
+    for (const size_result& r : m_results) v.push_back(r.wrong);
+    so.sum(v);
+    m_wr_id = v[0];
+    m_mismatched = v[1];
+    m_unexpected = v[2];
+    m_placed = v[3];
+    for (size_t i = 0; i < m_results.size(); ++i) m_results[i].wrong = v[4 + i];
+  }
 
  private:
   static constexpr uint64_t page = 4096;
@@ -545,7 +621,8 @@ class engine {
     }
     for (uint32_t i = 0; i < m_x.size(); ++i)
       if (m_deps[i] == 0) m_conns[m_x[i].conn].ready.push_back(i);
-    for (connection& k : m_conns) try_post(k);
+    for (connection& k : m_conns)
+      if (here(k.src)) try_post(k);
     if (m_sharp) start_sharp(at);
   }
 
@@ -627,7 +704,10 @@ class engine {
       topology::host& h = fab().hosts()[m_ranks[t.src].host];
       h.nic->post_write(k.sq, m_wr_id++, t.src_addr, dst, m_ranks[t.dst].rkey, t.bytes, at);
       k.last_post = at;
-      k.flight.push_back({i, dst, slot});
+      // The receiver matches placements against this record; on another rank it gets it at the window's end,
+      // before the WRITE's first packet can arrive there (that takes more than a lookahead).
+      if (here(t.dst)) k.flight.push_back({i, dst, slot});
+      else send_record(t.dst, record{record::flight, uint32_t(&k - m_conns.data()), i, slot, dst});
     }
   }
 
@@ -651,7 +731,8 @@ class engine {
     k.flight.erase(fit);
     const transfer& t = m_x[f.xfer];
     uint8_t* dst_mem = fab().hosts()[host].mem->data();
-    const uint8_t* src_mem = fab().hosts()[m_ranks[t.src].host].mem->data();
+    // The sender's memory, or under mpirun its mirror here, where the bytes it sent were shipped.
+    const uint8_t* src_mem = fab().hosts()[m_ranks[t.src].host].buffer().data();
     if (m_check && std::memcmp(dst_mem + f.dst_addr, src_mem + t.src_addr, t.bytes) != 0)
       for (uint64_t b = 0; b < t.bytes; ++b) m_mismatched += dst_mem[f.dst_addr + b] != src_mem[t.src_addr + b];
     picoseconds ready = core::now();
@@ -662,8 +743,14 @@ class engine {
       const picoseconds start = core::max(ready, me.reduce_free);
       me.reduce_free = start + picoseconds(uint64_t(double(t.bytes) * m_reduce_ps_per_byte + 0.5));
       ready = me.reduce_free;
-      k.free_slots.push_back({f.slot, ready});
-      try_post(k);
+      // The credit reaches the sender credit_ns later; on another rank at the end of this window, which is
+      // no later than that when credit_ns is at least the lookahead (checked before the run).
+      if (here(t.src)) {
+        k.free_slots.push_back({f.slot, ready + m_credit});
+        try_post(k);
+      } else {
+        send_record(t.src, record{record::credit, it->second, 0, f.slot, (ready + m_credit).value});
+      }
     }
     m_iter_end = core::max(m_iter_end, ready);
     for (uint32_t nx : t.next) {
@@ -674,7 +761,8 @@ class engine {
         try_post(c);
       }
     }
-    if (++m_placed == m_x.size()) end_iteration();
+    // Under mpirun the iteration's end is a global condition, found at a window's end (window_end).
+    if (++m_placed == m_x.size() && !m_so) end_iteration();
   }
 
   // out = a + b, element by element, as unsigned integers of the element's width (exact, order-free).
@@ -703,35 +791,72 @@ class engine {
     if (m_iter >= m_p.warmup_iterations) res.times.push_back(m_iter_end - m_iter_start);
     ++m_iter;
     if (m_iter < total_iterations()) {
-      start_iteration(m_iter_end);
+      start_iteration(m_iter_end + m_barrier);
       return;
     }
     if (m_check) res.wrong = check_result(res.bytes);
     res.done = true;
-    start_size(m_size + 1, m_iter_end);
+    start_size(m_size + 1, m_iter_end + m_barrier);
   }
 
   uint8_t* mem(uint32_t r) { return fab().hosts()[m_ranks[r].host].mem->data(); }
+  // Bytes [off, off + len) of rank r's send buffer: in its memory, or under mpirun, for a rank another
+  // process simulates, regenerated from its seeded stream (byte b is byte b % 8 of the stream's word b / 8,
+  // as elaborate fills it) into a scratch buffer that the next call reuses.
+  const uint8_t* send_range(uint32_t r, uint64_t off, uint64_t len) {
+    if (here(r)) return mem(r) + m_ranks[r].send + off;
+    m_scratch.resize(len);
+    const uint64_t state = core::stream_seed(m_seed, "collective", "rank" + std::to_string(r));
+    for (uint64_t i = 0; i < len;) {
+      const uint64_t b = off + i, v = core::splitmix64(state + b / 8);
+      const uint64_t n = std::min<uint64_t>(8 - b % 8, len - i);
+      std::memcpy(m_scratch.data() + i, reinterpret_cast<const uint8_t*>(&v) + b % 8, n);
+      i += n;
+    }
+    return m_scratch.data();
+  }
+  // Whether this process simulates rank r's host (always in one process).
+  bool here(uint32_t r) const { return !m_so || m_so->owns_host(m_ranks[r].host); }
+
+  // ---- across MPI ranks ----------------------------------------------------------------------------------
+
+  // What one process learns from another at a window's end: a posted WRITE the receiver must match
+  // (flight), or a staging slot freed for the sender (credit).
+  struct record {
+    enum kind_t : uint32_t { flight, credit } kind;
+    uint32_t conn, xfer, slot;
+    uint64_t value;  // flight: destination address; credit: when the slot is free at the sender (ps)
+  };
+  void send_record(uint32_t to_rank, const record& rec) {
+    std::vector<uint8_t>& out = m_out.at(size_t(m_so->host_rank(m_ranks[to_rank].host)));
+    const size_t at = out.size();
+    out.resize(at + sizeof(record));
+    std::memcpy(out.data() + at, &rec, sizeof(record));
+  }
 
   // Before the last iteration of a size: clear the receive buffers, so that the result check sees only what
   // this iteration wrote, and put each rank's own part where the op leaves it locally (no WRITE carries it).
   void prepare_check() {
     if (!m_check) return;
     const uint64_t bytes = m_results[m_size].bytes;
-    for (uint32_t r = 0; r < m_n; ++r) std::memset(mem(r) + m_ranks[r].recv, 0, bytes);
+    for (uint32_t r = 0; r < m_n; ++r)
+      if (here(r)) std::memset(mem(r) + m_ranks[r].recv, 0, bytes);
     for (uint32_t r = 0; r < m_n; ++r) {
+      if (!here(r)) continue;
       if (m_p.op == "allgather") std::memcpy(mem(r) + m_ranks[r].recv + part_off(r, bytes), mem(r) + m_ranks[r].send, part_len(r, bytes));
       if (m_p.op == "alltoall")
         std::memcpy(mem(r) + m_ranks[r].recv + part_off(r, bytes), mem(r) + m_ranks[r].send + part_off(r, bytes), part_len(r, bytes));
     }
-    if (m_p.op == "broadcast") std::memcpy(mem(m_root) + m_ranks[m_root].recv, mem(m_root) + m_ranks[m_root].send, bytes);
+    if (m_p.op == "broadcast" && here(m_root)) std::memcpy(mem(m_root) + m_ranks[m_root].recv, mem(m_root) + m_ranks[m_root].send, bytes);
   }
 
   // Elements of the ranks' results that differ from a reference built here from the send buffers alone.
   uint64_t check_result(uint64_t bytes) {
     std::vector<uint8_t> ref(bytes);
     uint64_t wrong = 0;
+    // Under mpirun each rank checks the results of the ranks it simulates; the run sums the counts.
     auto compare = [&](uint32_t r, uint64_t off, const uint8_t* expect, uint64_t len) {
+      if (!here(r)) return;
       const uint8_t* got = mem(r) + m_ranks[r].recv + off;
       if (std::memcmp(got, expect, len) == 0) return;
       for (uint64_t i = 0; i < len; i += m_elt) wrong += std::memcmp(got + i, expect + i, m_elt) != 0;
@@ -739,21 +864,22 @@ class engine {
     const std::string& op = m_p.op;
     if (m_sharp) return check_sharp(bytes);
     if (reduces(op)) {
-      std::memcpy(ref.data(), mem(0) + m_ranks[0].send, bytes);
-      for (uint32_t r = 1; r < m_n; ++r) reduce(ref.data(), ref.data(), mem(r) + m_ranks[r].send, bytes);
+      std::memcpy(ref.data(), send_range(0, 0, bytes), bytes);
+      for (uint32_t r = 1; r < m_n; ++r) reduce(ref.data(), ref.data(), send_range(r, 0, bytes), bytes);
       for (uint32_t r = 0; r < m_n; ++r) {
         if (op == "allreduce") compare(r, 0, ref.data(), bytes);
         else compare(r, part_off(r, bytes), ref.data() + part_off(r, bytes), part_len(r, bytes));
       }
     } else if (op == "allgather") {
       for (uint32_t r = 0; r < m_n; ++r)
-        for (uint32_t c = 0; c < m_n; ++c) compare(r, part_off(c, bytes), mem(c) + m_ranks[c].send, part_len(c, bytes));
+        for (uint32_t c = 0; c < m_n && here(r); ++c) compare(r, part_off(c, bytes), send_range(c, 0, part_len(c, bytes)), part_len(c, bytes));
     } else if (op == "alltoall") {
       for (uint32_t r = 0; r < m_n; ++r)
-        for (uint32_t c = 0; c < m_n; ++c)
-          compare(r, part_off(c, bytes), mem(c) + m_ranks[c].send + part_off(r, bytes), part_len(r, bytes));
+        for (uint32_t c = 0; c < m_n && here(r); ++c)
+          compare(r, part_off(c, bytes), send_range(c, part_off(r, bytes), part_len(r, bytes)), part_len(r, bytes));
     } else {  // broadcast
-      for (uint32_t r = 0; r < m_n; ++r) compare(r, 0, mem(m_root) + m_ranks[m_root].send, bytes);
+      const uint8_t* root = send_range(m_root, 0, bytes);
+      for (uint32_t r = 0; r < m_n; ++r) compare(r, 0, root, bytes);
     }
     return wrong;
   }
@@ -869,6 +995,12 @@ class engine {
   sw::sharp_params m_sharp_params;
   uint64_t m_mtu;
   picoseconds m_start_latency, m_rx_latency;
+  picoseconds m_barrier, m_credit;
+  const scenario* m_scenario;
+  scale_out* m_so = nullptr;                       // under mpirun only
+  uint64_t m_seed = 0;
+  std::vector<uint8_t> m_scratch;                   // send_range's regenerated bytes
+  std::vector<std::vector<uint8_t>> m_out;          // by MPI rank: records for it, this window
   sw::sharp_tree m_tree;
   std::vector<std::unique_ptr<sw::sharp_aggregator>> m_aggs;
   std::vector<std::unique_ptr<sw::sharp_host>> m_sharp_hosts;
@@ -946,27 +1078,70 @@ nlohmann::json run_collective(const scenario& s, const run_options& opts) {
     rtl_log = std::make_unique<core::transaction_log>(s.run.record_rtl_dir);
     ctx.rtl_log = rtl_log.get();
   }
-  topology::fabric fab(s.topology, s.link, make_switch, nic_params, nic_overrides, mem_bytes, ctx);
-  tap_set taps(opts.taps, fab, opts.tap_frames);
+  // Under mpirun this rank builds only its part of the fabric and drives the ranks on its hosts
+  // (docs/scale_out.md); one process: all of it.
+  scale_out so(topology::plan_fabric(s.topology, s.link), s.partition);
+  if (so.distributed()) {
+    // Steps that need every rank's state (the iteration barrier; a staging slot's credit on a connection
+    // between processes) are taken at window ends, which is exact only if they take at least a lookahead.
+    const picoseconds look = so.lookahead();
+    auto too_short = [&](const char* key, double ns, const std::string& why) {
+      throw config_error(s.source + ": collective." + key + " " + fmt::format("{}", ns) + " ns is below the " +
+                         fmt::format("{}", look.ns()) + " ns lookahead of this " + std::to_string(so.ranks()) +
+                         "-rank partition (" + why + "): set collective." + key + " to at least " +
+                         fmt::format("{}", look.ns()) + " (docs/scale_out.md), or run it in one process");
+    };
+    if (look.value != UINT64_MAX && picoseconds::from_ns(s.collective.barrier_ns) < look)
+      too_short("barrier_ns", s.collective.barrier_ns, "every iteration ends with a barrier across processes");
+    bool staged_crossing = false;
+    for (const auto& [src_host, dst_host] : eng.staged_host_pairs())
+      staged_crossing = staged_crossing || so.host_rank(src_host) != so.host_rank(dst_host);
+    if (staged_crossing && picoseconds::from_ns(s.collective.credit_ns) < look)
+      too_short("credit_ns", s.collective.credit_ns, "a reducing connection's slot credits cross processes");
+  }
+  topology::fabric fab(s.topology, s.link, make_switch, nic_params, nic_overrides, mem_bytes, ctx, {}, so.built());
+  tap_set taps(opts.taps, fab, opts.tap_frames, so.tap_filter());
   if (placing)
-    for (topology::host& h : fab.hosts()) h.mem->prefault();
-  eng.elaborate(fab, s.seed, placing);
+    for (topology::host& h : fab.hosts())
+      if (h.mem) h.mem->prefault();
+  so.attach(fab, ctx, placing);
+  struct detach_at_exit {  // the partition outlives the fabric, its links' proxies must not
+    scale_out& so;
+    ~detach_at_exit() { so.detach(); }
+  } detach{so};
+  if (so.distributed() && !so.windowed())
+    throw config_error(s.source + ": collective: no link crosses between the " + std::to_string(so.ranks()) +
+                       " MPI ranks of this partition, so they cannot keep in step: run it in one process");
+  eng.elaborate(fab, s.seed, placing, so);
   if (opts.elaborate_only) return nlohmann::json::object();
+  if (so.distributed()) so.on_window_end([&eng] { eng.window_end(); });
 
   // Until the sweep is over and the fabric idle (the last ACKs), or the time limit.
   const auto wall0 = std::chrono::steady_clock::now();
   const double end_us = s.run.duration_us > 0 ? s.run.duration_us : s.run.limit_us;
-  sc_core::sc_start(sc_core::sc_time(end_us * 1e6, sc_core::SC_PS), sc_core::SC_EXIT_ON_STARVATION);
+  so.start(picoseconds::from_ns(end_us * 1e3), sc_core::SC_EXIT_ON_STARVATION);
   if (rtl_log) rtl_log->flush();
+  so.merge_statistics();  // under mpirun: every rank's counters, so that each holds the whole fabric's
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   const picoseconds sim_end = core::now();
 
   uint64_t completed = 0, failed = 0;
   for (topology::host& h : fab.hosts())
-    for (const nic::completion& c : h.nic->completions()) {
-      completed += c.status == nic::completion_status::success;
-      failed += c.status != nic::completion_status::success;
-    }
+    if (h.built())
+      for (const nic::completion& c : h.nic->completions()) {
+        completed += c.status == nic::completion_status::success;
+        failed += c.status != nic::completion_status::success;
+      }
+  if (so.distributed()) {
+    completed = so.sum(completed);
+    failed = so.sum(failed);
+  }
+  eng.merge_counts(so);
+  // The ranks' link rates, each from the process that simulates its host.
+  std::vector<double> rank_rate(rank_host.size(), 0.0);
+  for (size_t i = 0; i < rank_host.size(); ++i)
+    if (fab.hosts()[rank_host[i]].built()) rank_rate[i] = double(fab.hosts()[rank_host[i]].nic->out_link()->rate().value);
+  so.from_owner(rank_rate);
   const bool finished = eng.finished();
   uint64_t wrong_total = 0;
   nlohmann::json rows = nlohmann::json::array();
@@ -1027,7 +1202,7 @@ nlohmann::json run_collective(const scenario& s, const run_options& opts) {
   c["buffer_slots"] = p.buffer_slots;
   c["reduce_gbps"] = p.reduce_gbps;
   c["bus_factor"] = bus_factor(p.op, eng.ranks());
-  c["link_gbps"] = double(fab.hosts()[rank_host[0]].nic->out_link()->rate().value) / 1e9;
+  c["link_gbps"] = rank_rate[0] / 1e9;
   if (p.algo == "sharp") c["sharp"] = eng.sharp_report();
   c["completed"] = finished;
   c["unexpected_placements"] = eng.unexpected();
@@ -1044,7 +1219,7 @@ nlohmann::json run_collective(const scenario& s, const run_options& opts) {
   nlohmann::json fabric_j;
   const uint64_t delivered = ctx.stats.counter_total("placed_bytes");
   double rate_bps = 0.0;
-  for (size_t h : rank_host) rate_bps += double(fab.hosts()[h].nic->out_link()->rate().value);
+  for (double rate : rank_rate) rate_bps += rate;
   const double window_s = double(sim_end.value) * 1e-12;
   uint64_t max_queue = ctx.stats.counter_max("max_queue_bytes");
   fabric_j["window_start_ns"] = 0.0;
@@ -1064,7 +1239,9 @@ nlohmann::json run_collective(const scenario& s, const run_options& opts) {
   fabric_j["min_flow_throughput"] = nullptr;
   fabric_j["cnps_sent"] = ctx.stats.counter_total("tx_cnps");
 
-  nlohmann::json ports = link_ports_report(fab, ctx, sim_end);
+  // The whole fabric's statistics are on rank 0 only (scale_out::merge_statistics), which writes the report.
+  const bool writes_report = so.rank() == 0;
+  nlohmann::json ports = writes_report ? link_ports_report(fab, ctx, sim_end) : nlohmann::json::array();
   nlohmann::json r;
   add_run_header(r, s, opts, ctx, sim_end, wall_s);
   r["operations"] = eng.writes_posted();
@@ -1079,10 +1256,11 @@ nlohmann::json run_collective(const scenario& s, const run_options& opts) {
   r["collective"] = std::move(c);
   r["flows"] = nlohmann::json::array();
   r["ports"] = std::move(ports);
-  r["stats"] = ctx.stats.to_json();
-  r["packets_in_use_at_end"] = ctx.pool.in_use();
+  r["stats"] = writes_report ? ctx.stats.to_json() : nlohmann::json::object();
+  r["packets_in_use_at_end"] = so.distributed() ? so.sum(ctx.pool.in_use()) : ctx.pool.in_use();
   taps.close();
   r["taps"] = taps.to_json();
+  if (so.distributed()) r["scale_out"] = so.report();
   return r;
 }
 

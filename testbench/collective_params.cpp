@@ -54,6 +54,18 @@ void collective_params::visit(core::param_visitor& v) {
            "time per rank (default: H100 SXM HBM3 3.35 TB/s over 3 bytes moved per output byte); 0: free",
            0.0, 1e6},
           reduce_gbps);
+  v.field({"barrier_ns", "ns",
+           "the barrier between iterations (and sizes): the next iteration's first WRITEs are posted this long "
+           "after the last placement or reduction of the previous one (not counted in either's time); under "
+           "several MPI ranks at least the lookahead (docs/scale_out.md); 0: at once",
+           0.0, 1e9},
+          barrier_ns);
+  v.field({"credit_ns", "ns",
+           "time for a freed staging slot's credit to reach the sender (NCCL returns it with a small RDMA "
+           "write, not modelled as a packet); under several MPI ranks at least the lookahead when a reducing "
+           "connection crosses ranks (docs/scale_out.md); 0: at once",
+           0.0, 1e9},
+          credit_ns);
 }
 
 }  // namespace fabricsim::testbench

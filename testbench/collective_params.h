@@ -25,6 +25,8 @@ struct collective_params {
   uint64_t chunk_bytes = 524288;    // pipelining slice: one RDMA WRITE moves at most this much
   uint64_t buffer_slots = 8;        // receive staging slots per connection (NCCL_STEPS): credits
   double reduce_gbps = 1100.0;      // reduction compute rate per rank, GB/s of output; 0: free
+  double barrier_ns = 0.0;          // from the end of an iteration (or size) to the next one's first posts
+  double credit_ns = 0.0;           // from a staging slot's release at the receiver to the sender's use of it
   void visit(core::param_visitor& v);
 };
 

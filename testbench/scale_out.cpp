@@ -23,7 +23,11 @@ void check_scale_out_supported(const scenario& s, const run_options& /*opts*/) {
     throw core::config_error(s.source + ": " + what + " is not cut across processes yet: run it in one process, "
                              "not " + ranks + " MPI ranks (docs/scale_out.md)");
   };
-  if (s.workload.kind == "collective") refuse("workload.kind collective");
+  // Collectives are cut on Spectrum fabrics (docs/scale_out.md); SHARP needs the Quantum switches, and a
+  // collective on InfiniBand HCAs is not cut yet.
+  if (s.workload.kind == "collective" && s.collective.algo == "sharp") refuse("collective.algo sharp");
+  if (s.workload.kind == "collective" && s.switch_.model != "spectrum4")
+    refuse("a collective on switch.model " + s.switch_.model);
   if (s.switch_.model != "spectrum4" && s.switch_.model != "quantum_x800") refuse("switch.model " + s.switch_.model);
   // A credit update crossing ranks must arrive beyond the lookahead (the shortest crossing cable): the cable's
   // latency plus a positive update latency is.

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <string>
 #include <memory>
@@ -49,6 +50,7 @@ class scale_out {
 
   bool distributed() const { return m_world.distributed(); }
   int rank() const { return m_world.rank(); }
+  int ranks() const { return m_world.size(); }
   // The hosts whose NIC this rank simulates (posts work to, reads results of), and the switches.
   bool owns_host(size_t h) const { return m_part.host_rank(h) == m_world.rank(); }
   bool owns_switch(size_t s) const { return m_part.switch_rank(s) == m_world.rank(); }
@@ -59,6 +61,17 @@ class scale_out {
   // The kernel drive (link_exchange::start / pending): sc_start and sc_pending_activity in one process.
   void start(core::picoseconds stop, sc_core::sc_starvation_policy policy) { m_exchange->start(stop, policy); }
   bool pending() { return m_exchange->pending(); }
+  // Work done on every rank at the end of every window (link_exchange::on_window_end); under mpirun only.
+  void on_window_end(std::function<void()> hook) { m_exchange->on_window_end(std::move(hook)); }
+  bool windowed() const { return m_exchange && m_exchange->windowed(); }
+  // The rank that simulates host h, and the lookahead of the windows (UINT64_MAX ps when nothing crosses).
+  int host_rank(size_t h) const { return m_part.host_rank(h); }
+  core::picoseconds lookahead() const { return m_part.lookahead(); }
+  // out[r] to rank r; returns what each rank sent here, in rank order (mpi::world::all_to_all).
+  std::vector<std::vector<uint8_t>> all_to_all(const std::vector<std::vector<uint8_t>>& out) {
+    return m_world.all_to_all(out);
+  }
+  uint64_t max(uint64_t v) { return m_world.max(v); }
 
   // After the run: every statistic (counters, histograms, gauges) merged from the rank that simulated each
   // block (links: summed over both ends) into rank 0's registry, which then also lists the blocks of devices

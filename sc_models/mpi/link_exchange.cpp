@@ -243,6 +243,7 @@ void link_exchange::start(core::picoseconds stop, sc_core::sc_starvation_policy 
     m_run_s += std::chrono::duration<double>(t1 - t0).count();
     ++m_windows;
     exchange();
+    if (m_window_end) m_window_end();
     m_wait_s += std::chrono::duration<double>(clock::now() - t1).count();
   }
   // Where one kernel would have stopped: at `stop` when running to a time or when anything is left beyond it;

@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -43,6 +44,13 @@ class link_exchange : public core::link_proxy {
   void start(core::picoseconds stop, sc_core::sc_starvation_policy policy);
   // Anything left to happen on any rank (a collective call).
   bool pending();
+
+  // Called on every rank at the end of every window, after the frames are swapped and injected: work that
+  // depends on what other ranks did in the window (the collective engine's barrier and credits) is done
+  // here, at a time no later than anything it schedules. A collective call in the hook is allowed.
+  void on_window_end(std::function<void()> hook) { m_window_end = std::move(hook); }
+  // Whether the ranks run in windows (more than one rank and some link crosses): otherwise the hook never runs.
+  bool windowed() const { return m_active; }
 
   uint64_t windows() const { return m_windows; }
   uint64_t frames_sent() const { return m_frames_sent; }
@@ -93,6 +101,7 @@ class link_exchange : public core::link_proxy {
   std::vector<region> m_regions;  // host memories by address, to name a payload by (host, offset)
   std::vector<std::unique_ptr<credit_inbox>> m_inbox;  // [link index], made at the first update on the link
   uint64_t m_windows = 0, m_frames_sent = 0, m_bytes_sent = 0, m_credits_sent = 0;
+  std::function<void()> m_window_end;
   double m_wait_s = 0.0, m_run_s = 0.0;
 };
 

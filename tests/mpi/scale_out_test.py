@@ -238,13 +238,61 @@ _, p = run(os.path.join(HERE, "quantum_incast.yaml"), 2, "quantum_zero", expect_
            extra=["--set", "quantum.credit_update_latency_ns=0"])
 check("credit_update_latency_ns" in p.stderr, f"a zero credit update latency under 2 ranks is refused: {p.stderr[-500:]}")
 
+# Collectives (docs/scale_out.md): each process drives the ranks on its hosts; the iteration barrier, slot
+# credits between processes and the posts a receiver must match are exchanged at window ends.
+# Ring allreduce, 8 ranks on 4 leaves x 2 hosts, 4 KiB slices. Per iteration, 2(n-1) = 14 steps of n = 8
+# WRITEs, each step moving one part (size / 8) in 4 KiB slices: 64 KiB -> 8 KiB parts, 2 slices, 14 x 8 x 2
+# = 224 WRITEs; 128 KiB -> 448. Each rank sends 2(n-1)/n of the buffer: 114,688 and 229,376 bytes. Three
+# iterations per size (a warm-up, two timed): (224 + 448) x 3 = 2,016 WRITEs. Partition: leaves and spines
+# dealt as in `flows` above (2 ranks: 4 | 4 hosts; 4 ranks: a leaf and a spine each, 2 hosts per rank).
+ring = same_as_one_process("ring", os.path.join(HERE, "collective_ring.yaml"), [2, 4],
+                           {2: ([4, 4], [4, 4], 16), 4: ([2, 2, 2, 2], [2, 2, 2, 2], 24)})
+# Alltoall, 16 ranks on 4 leaves x 4 hosts: every rank writes a part of size / 16 to each of the 15 others,
+# one WRITE each (4 and 8 KiB parts, 8 KiB slices): 240 WRITEs per iteration, 15 x 4,096 = 61,440 and
+# 15 x 8,192 = 122,880 bytes sent per rank; (240 + 240) x 3 = 1,440 WRITEs.
+a2a = same_as_one_process("alltoall", os.path.join(HERE, "collective_alltoall.yaml"), [2, 4],
+                          {2: ([8, 8], [4, 4], 16), 4: ([4, 4, 4, 4], [2, 2, 2, 2], 24)})
+for tag, rep, writes, sent, ops in [("ring", ring, [224, 448], [114688, 229376], 2016),
+                                    ("alltoall", a2a, [240, 240], [61440, 122880], 1440)]:
+    if rep is None:
+        continue
+    c = rep["collective"]
+    check(rep["verified"] and c["completed"] and rep["operations"] == rep["completed"] == ops,
+          f"{tag}: every WRITE completes and is verified ({rep['operations']} WRITEs, expected {ops})")
+    check([r["writes_per_iteration"] for r in c["rows"]] == writes,
+          f"{tag}: WRITEs per iteration {[r['writes_per_iteration'] for r in c['rows']]}, expected {writes}")
+    check([r["bytes_sent_per_rank"][0] for r in c["rows"]] == sent, f"{tag}: bytes sent per rank")
+    # Each timed iteration takes time, and no bus bandwidth exceeds the 400 Gb/s (50 GB/s) links.
+    check(all(len(r["iteration_times_us"]) == 2 and 0 < r["busbw_gbps"] < 50 and r["wrong"] == 0
+              for r in c["rows"]), f"{tag}: two timed iterations per size, busbw in (0, 50) GB/s, no wrong element")
+# The barrier in one process: 2 sizes x 3 iterations are 5 barriers; from 200 to 1,000 ns the fabric is idle
+# at each (the timed iterations take as long), so the run ends 5 x 800 = 4,000 ns later.
+slow_barrier, _ = run(os.path.join(HERE, "collective_ring.yaml"), 1, "ring_barrier_1000",
+                      extra=["--set", "collective.barrier_ns=1000"])
+if ring is not None and slow_barrier is not None:
+    times = lambda r: [row["iteration_times_us"] for row in r["collective"]["rows"]]
+    check(times(slow_barrier) == times(ring), "ring: a longer barrier leaves the iteration times alone")
+    check(abs(slow_barrier["simulated_time_ns"] - ring["simulated_time_ns"] - 4000.0) < 1e-6,
+          f"ring: barrier 1000 ns ends {slow_barrier['simulated_time_ns'] - ring['simulated_time_ns']} ns later, "
+          "expected 5 x 800 = 4000")
+# The barrier must be at least the lookahead (150 ns) under several ranks: refused with the key and the figure.
+_, p = run(os.path.join(HERE, "collective_ring.yaml"), 2, "ring_short_barrier", expect_status=2,
+           extra=["--set", "collective.barrier_ns=100"])
+check("collective.barrier_ns 100 ns is below the 150 ns lookahead" in p.stderr,
+      f"a barrier shorter than the lookahead is refused: {p.stderr[-500:]}")
+_, p = run(os.path.join(HERE, "collective_ring.yaml"), 2, "ring_short_credit", expect_status=2,
+           extra=["--set", "collective.credit_ns=0"])
+check("collective.credit_ns 0 ns is below the 150 ns lookahead" in p.stderr,
+      f"a credit faster than the lookahead is refused: {p.stderr[-500:]}")
+
 # Not cut yet: a clear error, exit status 2, no report.
-_, p = run(os.path.join(SOURCE, "testbench", "scenarios", "allreduce_ring.yaml"), 2, "collective", expect_status=2)
-check("is not cut across processes yet" in p.stderr and "collective" in p.stderr,
-      f"a collective under 2 ranks names what is not supported: {p.stderr[-500:]}")
+_, p = run(os.path.join(SOURCE, "testbench", "scenarios", "allreduce_sharp_64.yaml"), 2, "sharp", expect_status=2)
+check("is not cut across processes yet" in p.stderr and "sharp" in p.stderr,
+      f"a SHARP collective under 2 ranks names what is not supported: {p.stderr[-500:]}")
 
 if failures:
     print("FAILED:\n" + "\n".join(failures))
     sys.exit(1)
 print("scale-out: reports identical on 1, 2, 4 and 8 ranks (Ethernet and InfiniBand); samples, CSV and pcap "
-      "files identical on 1, 2 and 4; partitions as derived; credits cross; unsupported runs refused")
+      "files identical on 1, 2 and 4; ring allreduce and alltoall identical on 1, 2 and 4; partitions as derived; "
+      "credits cross; unsupported runs refused")
