@@ -30,7 +30,7 @@ namespace fabricsim::testbench {
 struct run_options;
 
 // Throws core::config_error when this process is one of several ranks and the scenario uses something not
-// cut across processes yet (collectives, PCIe trays, Quantum switches, faults, RTL recording); a
+// cut across processes yet (collectives, PCIe trays, Quantum switches and their faults, RTL recording); a
 // single-process run passes.
 void check_scale_out_supported(const scenario& s, const run_options& opts);
 
