@@ -2,6 +2,7 @@
 #include "testbench/faults.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "sc_models/nic/supernic.h"
 #include "sc_models/switch/quantum/quantum_switch.h"
@@ -24,21 +25,12 @@ std::string canonical_link_name(std::string name) {
   return name;
 }
 
-// The other direction of `l`'s cable: a_to_b<suffix> -> b_to_a<suffix>.
-core::link* reverse_of(topology::fabric& fab, const core::link& l) {
-  const std::string name = l.name();
-  const size_t cut = name.find("_to_");
-  const std::string a = name.substr(0, cut), rest = name.substr(cut + 4);
-  for (const auto& m : fab.links()) {
-    const std::string n = m->name();
-    const size_t c = n.find("_to_");
-    if (c == std::string::npos) continue;
-    const std::string x = n.substr(0, c), y = n.substr(c + 4);
-    if (rest.compare(0, x.size(), x) != 0) continue;
-    const std::string suffix = rest.substr(x.size());
-    if (y == a + suffix && (suffix.empty() || suffix[0] == '_')) return m.get();
-  }
-  return nullptr;
+// Whether this process simulates the device that transmits on link `k` (a scale-out rank builds only its
+// own devices: docs/scale_out.md; one process builds all).
+bool transmitter_built(topology::fabric& fab, size_t k) {
+  const size_t from = fab.layout().link_from(k);
+  if (from < fab.layout().hosts) return fab.hosts()[from].built();
+  return fab.switches()[from - fab.layout().hosts] != nullptr;
 }
 
 }  // namespace
@@ -46,39 +38,39 @@ core::link* reverse_of(topology::fabric& fab, const core::link& l) {
 fault_set::fault_set(const scenario& s, topology::fabric& fab, core::sim_context& ctx, picoseconds run_end)
     : m_scenario(s), m_ctx(ctx), m_detect(us(s.fault.detect_us)) {
   m_counters.resize(s.faults.size());
-  m_injectors.reserve(fab.links().size());
+  const topology::fabric_layout& lay = fab.layout();
+  for (size_t k = 0; k < lay.links(); ++k) m_link_names.push_back(lay.link_name(k));
+  // Names resolve against the layout, which every scale-out rank has whole: the same entries, the same
+  // errors on every rank, whichever devices it builds.
   for (size_t i = 0; i < s.faults.size(); ++i) {
     const fault_entry& f = s.faults[i];
     const std::string where = s.source + ": faults." + std::to_string(i);
     entry e{&f, "", {}, {}, {}};
     if (f.kind == "port_down") {
       try {
-        core::link& out = fab.egress_link(f.switch_name, unsigned(f.port));
-        e.links.push_back(&out);
+        e.links.push_back(fab.egress_link_index(f.switch_name, unsigned(f.port)));
       } catch (const config_error& err) {
         throw config_error(where + (f.switch_name.empty() ? ".switch" : ".port") + ": " + err.what());
       }
       e.target = f.switch_name + ".port" + std::to_string(f.port);
     } else {
       const std::string name = canonical_link_name(f.link);
-      core::link* l = fab.find_link(name);
-      if (l == nullptr)
+      const std::optional<size_t> k = fab.link_index(name);
+      if (!k)
         throw config_error(where + ".link: no link named '" + f.link + "'; links are named <from>_to_<to>, with _<k> " +
-                           "for parallel cables (docs/topology.md), from " + fab.links().front()->name() + " to " +
-                           fab.links().back()->name());
-      e.links.push_back(l);
+                           "for parallel cables (docs/topology.md), from " + m_link_names.front() + " to " +
+                           m_link_names.back());
+      e.links.push_back(*k);
       e.target = name;
     }
-    // A carrier fault takes the whole cable (both directions); loss and bit errors hit the one direction named.
+    // A carrier fault takes the whole cable (both directions: cable c is links 2c and 2c + 1, fabric_layout);
+    // loss and bit errors hit the one direction named.
     const bool carrier = f.kind == "link_down" || f.kind == "flap" || f.kind == "port_down";
-    if (carrier) {
-      core::link* back = reverse_of(fab, *e.links.front());
-      if (back != nullptr) e.links.push_back(back);
-    }
+    if (carrier) e.links.push_back(e.links.front() ^ 1);
     if (f.kind == "link_down" || f.kind == "port_down") {
       e.start = us(f.at_us);
       e.end = f.for_us > 0 ? us(f.at_us + f.for_us) : forever;
-      for (core::link* l : e.links) injector_of(*l).add_down(e.start, e.end, i);
+      for (size_t k : e.links) injector_of(fab, k).add_down(e.start, e.end, i);
     } else if (f.kind == "flap") {
       e.start = us(f.from_us);
       e.end = f.until_us > 0 ? us(f.until_us) : run_end;
@@ -88,11 +80,11 @@ fault_set::fault_set(const scenario& s, topology::fabric& fab, core::sim_context
         throw config_error(where + ".period_us: " + std::to_string(windows) +
                            " flap periods in the run; at most 1000000 (lengthen period_us or shorten the span)");
       for (picoseconds t = e.start; t < e.end; t = t + period)
-        for (core::link* l : e.links) injector_of(*l).add_down(t, std::min(t + down, e.end), i);
+        for (size_t k : e.links) injector_of(fab, k).add_down(t, std::min(t + down, e.end), i);
     } else {
       e.start = us(f.from_us);
       e.end = f.until_us > 0 ? us(f.until_us) : run_end;
-      core::fault_injector& inj = injector_of(*e.links.front());
+      core::fault_injector& inj = injector_of(fab, e.links.front());
       if (f.kind == "loss" ? inj.has_loss() : inj.has_ber())
         throw config_error(where + ".link: " + e.target + " already has a " + f.kind + " entry; one per link");
       // Faults that run to the end of the run have no end of their own: the window stays open.
@@ -104,27 +96,52 @@ fault_set::fault_set(const scenario& s, topology::fabric& fab, core::sim_context
   }
 }
 
-core::fault_injector& fault_set::injector_of(core::link& l) {
-  if (l.fault() == nullptr) {
-    m_injectors.push_back(std::make_unique<core::fault_injector>(l.name(), m_ctx.seed, m_detect, m_counters));
-    l.set_fault(m_injectors.back().get());
-    // An InfiniBand receiver at the far end (a Quantum port or an HCA): the blocks of frames lost on this
-    // wire come back at the sender's next FCTBS refresh (docs/faults.md).
-    sw::ib::credit_receiver* rx = nullptr;
-    unsigned vls = 1;
-    if (auto* q = dynamic_cast<sw::quantum_switch*>(l.sink())) {
-      rx = &q->receiver(l.sink_port());
-      vls = q->data_vls();
-    } else if (auto* n = dynamic_cast<nic::supernic*>(l.sink())) {
-      rx = n->ib_receiver();
-    }
-    if (rx != nullptr) {
-      m_recoveries.push_back(std::make_unique<sw::ib::wire_loss_recovery>(
-          *rx, vls, l.latency(), picoseconds::from_ns(m_scenario.quantum.credit.fc_refresh_ns), *l.fault()));
-      l.fault()->set_listener(m_recoveries.back().get());
-    }
+core::fault_injector& fault_set::injector_of(topology::fabric& fab, size_t k) {
+  std::unique_ptr<core::fault_injector>& inj = m_injectors[k];
+  if (inj) return *inj;
+  inj = std::make_unique<core::fault_injector>(m_link_names[k], m_ctx.seed, m_detect, m_counters);
+  // Only the rank that transmits on the link judges its frames (link::transmit) and routes by it (a switch
+  // asks the link leaving it whether it is known down). A crossing link's copy on the receiving rank gets
+  // the verdicts with the frames (link::inject) and needs no injector.
+  core::link* l = fab.links()[k].get();
+  if (l == nullptr || !transmitter_built(fab, k)) return *inj;
+  l->set_fault(inj.get());
+  // An InfiniBand receiver at the far end (a Quantum port or an HCA): the blocks of frames lost on this
+  // wire come back at the sender's next FCTBS refresh (docs/faults.md). (Quantum fabrics with faults run
+  // in one process: check_scale_out_supported.)
+  sw::ib::credit_receiver* rx = nullptr;
+  unsigned vls = 1;
+  if (auto* q = dynamic_cast<sw::quantum_switch*>(l->sink())) {
+    rx = &q->receiver(l->sink_port());
+    vls = q->data_vls();
+  } else if (auto* n = dynamic_cast<nic::supernic*>(l->sink())) {
+    rx = n->ib_receiver();
   }
-  return *l.fault();
+  if (rx != nullptr) {
+    m_recoveries.push_back(std::make_unique<sw::ib::wire_loss_recovery>(
+        *rx, vls, l->latency(), picoseconds::from_ns(m_scenario.quantum.credit.fc_refresh_ns), *inj));
+    inj->set_listener(m_recoveries.back().get());
+  }
+  return *inj;
+}
+
+void fault_set::merge(scale_out& so) {
+  if (!so.distributed() || m_counters.empty()) return;
+  // Each frame is judged once, on its link's transmitter rank: the counts add up; the latest loss is the
+  // latest over the ranks.
+  std::vector<uint64_t> counts, last;
+  for (const core::fault_counters& c : m_counters) {
+    counts.insert(counts.end(), {c.frames_lost, c.fcs_errors, c.frames_judged});
+    last.push_back(c.last_loss.value);
+  }
+  so.sum(counts);
+  so.max(last);
+  for (size_t i = 0; i < m_counters.size(); ++i) {
+    m_counters[i].frames_lost = counts[3 * i];
+    m_counters[i].fcs_errors = counts[3 * i + 1];
+    m_counters[i].frames_judged = counts[3 * i + 2];
+    m_counters[i].last_loss = picoseconds{last[i]};
+  }
 }
 
 nlohmann::json fault_set::report(picoseconds sim_end, const std::vector<delivered_sample>& delivered,
@@ -142,7 +159,7 @@ nlohmann::json fault_set::report(picoseconds sim_end, const std::vector<delivere
     j["kind"] = e.cfg->kind;
     j["target"] = e.target;
     nlohmann::json links = nlohmann::json::array();
-    for (const core::link* l : e.links) links.push_back(l->name());
+    for (size_t k : e.links) links.push_back(m_link_names[k]);
     j["links"] = links;
     j["start_ns"] = e.start.ns();
     const bool open_ended = e.end == forever || ((e.cfg->kind == "loss" || e.cfg->kind == "bit_errors") &&
@@ -152,7 +169,7 @@ nlohmann::json fault_set::report(picoseconds sim_end, const std::vector<delivere
     j["fcs_errors"] = c.fcs_errors;
     j["frames_exposed"] = c.frames_judged;
     // One direction's carrier-down time: both directions of a cable go down together.
-    j["time_down_ns"] = e.links.front()->fault()->down_time(i, sim_end).ns();
+    j["time_down_ns"] = m_injectors.at(e.links.front())->down_time(i, sim_end).ns();
     const bool carrier = e.cfg->kind == "link_down" || e.cfg->kind == "flap" || e.cfg->kind == "port_down";
     j["detection_ns"] = carrier ? nlohmann::json(m_detect.ns()) : nlohmann::json(nullptr);
     j["last_loss_ns"] = c.frames_lost + c.fcs_errors > 0 ? nlohmann::json(c.last_loss.ns()) : nlohmann::json(nullptr);

@@ -1,7 +1,12 @@
 // The scenario's `faults` list put on the fabric: one fault injector per affected link direction, and the
-// `faults` object of the report (docs/faults.md).
+// `faults` object of the report (docs/faults.md). Under mpirun (docs/scale_out.md) every rank resolves the
+// whole list against the fabric's layout (the same names, entries and errors everywhere), but attaches an
+// injector only to the link directions whose transmitter it simulates: the verdicts are judged where the
+// frame is put on the wire, and a switch learns of a carrier change from the injector of the link leaving
+// it, which is on its own rank. The counters are summed over the ranks before the report.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -11,6 +16,7 @@
 #include "sc_models/core/sim_context.h"
 #include "sc_models/switch/quantum/credit_link.h"
 #include "sc_models/topology/fabric.h"
+#include "testbench/scale_out.h"
 #include "testbench/scenario.h"
 
 namespace fabricsim::testbench {
@@ -32,6 +38,10 @@ class fault_set {
   fault_set& operator=(const fault_set&) = delete;
 
   bool empty() const { return m_entries.empty(); }
+  // Under mpirun, after the run and on every rank (a collective): each entry's counters summed over the
+  // ranks (frames lost, FCS errors, frames exposed; the latest loss their maximum), so that report() gives
+  // the one-process figures. One process: nothing to do.
+  void merge(scale_out& so);
   // The `faults` object (docs/report.md): per entry what it did and how long the fabric took to recover.
   nlohmann::json report(core::picoseconds sim_end, const std::vector<delivered_sample>& delivered,
                         uint64_t retransmissions) const;
@@ -41,16 +51,20 @@ class fault_set {
     const fault_entry* cfg;
     std::string target;               // link name(s) or switch.port, for the report
     core::picoseconds start, end;     // the fault's span (end: the run's end for an open-ended one)
-    std::vector<core::link*> links;   // the link directions it acts on
+    std::vector<size_t> links;        // the link directions it acts on: indices into the fabric's layout
   };
-  core::fault_injector& injector_of(core::link& l);
+  // The injector of link `k` (the layout's index), made on first use. It is attached to the link only when
+  // this process simulates the link's transmitter; otherwise it stays detached (it holds the schedule the
+  // report's time down is read from, and its verdicts are made on the transmitter's rank).
+  core::fault_injector& injector_of(topology::fabric& fab, size_t k);
 
   const scenario& m_scenario;
   core::sim_context& m_ctx;
   core::picoseconds m_detect;
   std::vector<core::fault_counters> m_counters;  // one per entry, sized before any injector exists
   std::vector<entry> m_entries;
-  std::vector<std::unique_ptr<core::fault_injector>> m_injectors;
+  std::vector<std::string> m_link_names;  // [k]: the layout's link names
+  std::map<size_t, std::unique_ptr<core::fault_injector>> m_injectors;  // by link index
   // InfiniBand links: credit recovery for frames the faults destroy (sw::ib::wire_loss_recovery).
   std::vector<std::unique_ptr<sw::ib::wire_loss_recovery>> m_recoveries;
 };

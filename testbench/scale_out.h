@@ -31,7 +31,8 @@ namespace fabricsim::testbench {
 struct run_options;
 
 // Throws core::config_error when this process is one of several ranks and the scenario uses something not
-// cut across processes yet (collectives, PCIe trays, faults, RTL recording); a single-process run passes.
+// cut across processes yet (SHARP and InfiniBand collectives, PCIe trays, faults on Quantum switches, RTL
+// recording); a single-process run passes.
 void check_scale_out_supported(const scenario& s, const run_options& opts);
 
 

@@ -810,7 +810,8 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
   std::vector<uint64_t> last_placed(senders.size(), 0);
   auto take_sample = [&] {
     const picoseconds t = core::now();
-    if (!faults.empty()) delivered.push_back({t, ctx.stats.counter_total("placed_bytes")});
+    // Under mpirun each rank counts its own NICs' placed bytes: the fabric's total is their sum.
+    if (!faults.empty()) delivered.push_back({t, so.sum(ctx.stats.counter_total("placed_bytes"))});
     if (s.run.sample_us <= 0) return;  // sampling only for the faults report
     uint64_t max_queue = 0;
     for (auto* sw : spectrum_switches)
@@ -1094,6 +1095,7 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
   for (size_t k = 0; k < senders.size(); ++k) senders[k].placed_at_end = uint64_t(at_end[k]);
   congestion_figures(r["fabric"], ctx, fab, so, senders, samples, window_start, sim_end, queue_byte_ps_at_window_start,
                      at_end.back(), convergence_samples);
+  if (!faults.empty()) faults.merge(so);  // under mpirun: every rank's fault counters (a collective)
   if (!faults.empty()) r["faults"] = faults.report(sim_end, delivered, ctx.stats.counter_total("tx_retransmitted"));
   r["flows"] = std::move(flows);
   add_fct_report(s, r);  // flows[].ideal_fct_ns and slowdown, and the `fct` object (testbench/fct_report.h)

@@ -117,7 +117,7 @@ fault_injector::verdict fault_injector::decide(const packet& p, picoseconds star
   if (const interval* iv = down_at(start, end)) {
     fault_counters& c = m_counters[iv->entry];
     ++c.frames_lost;
-    c.last_loss = start;
+    c.last_loss = std::max(c.last_loss, start);
     return verdict::lost;
   }
   if (m_loss.p > 0.0 && start >= m_loss.from && start < m_loss.until) {
@@ -125,7 +125,7 @@ fault_injector::verdict fault_injector::decide(const packet& p, picoseconds star
     ++c.frames_judged;
     if ((m_rng() >> 11) < threshold(m_loss.p)) {
       ++c.frames_lost;
-      c.last_loss = start;
+      c.last_loss = std::max(c.last_loss, start);
       return verdict::lost;
     }
   }
@@ -138,7 +138,7 @@ fault_injector::verdict fault_injector::decide(const packet& p, picoseconds star
                                : p.wire().value - header_bytes::preamble_sfd - header_bytes::inter_frame_gap;
     if ((m_rng() >> 11) < threshold(frame_error_probability(m_ber.p, frame))) {
       ++c.fcs_errors;
-      c.last_loss = start;
+      c.last_loss = std::max(c.last_loss, start);
       return verdict::corrupted;
     }
   }

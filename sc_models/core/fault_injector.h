@@ -31,7 +31,9 @@ struct fault_params {
 struct fault_counters {
   uint64_t frames_lost = 0;       // serialized while the carrier was down, or lost at random
   uint64_t fcs_errors = 0;        // corrupted by bit errors and dropped by the receiver's FCS/ICRC check
-  picoseconds last_loss{};        // when the last of those frames was put on the wire (0: none)
+  // The latest time one of those frames was put on the wire (0: none): a maximum, not the last judged, so
+  // that it does not depend on the order in which links on different scale-out ranks judged their frames.
+  picoseconds last_loss{};
   uint64_t frames_judged = 0;     // frames this entry could have hit (loss and bit errors)
 };
 

@@ -223,7 +223,11 @@ void link_exchange::start(core::picoseconds stop, sc_core::sc_starvation_policy 
     auto t0 = clock::now();
     next = m_world.min(local_next());
     m_wait_s += std::chrono::duration<double>(clock::now() - t0).count();
-    if (next == UINT64_MAX || next > stop.value) break;
+    // An event at `stop` itself is not run by this call (sc_start to a time leaves the events at that time
+    // pending, in one process too): the ranks agree to stop here. Were it left to each rank's own clock (end
+    // <= now below), a rank that has reached `stop` would leave the loop while another, still short of it,
+    // waits for it at the next window's exchange.
+    if (next == UINT64_MAX || next >= stop.value) break;
     // Every rank may run to the earliest next event anywhere plus the lookahead: nothing sent from then on
     // arrives before that.
     const uint64_t end = std::min(stop.value, next + lookahead);
