@@ -1104,11 +1104,7 @@ nlohmann::json run_collective(const scenario& s, const run_options& opts) {
   if (placing)
     for (topology::host& h : fab.hosts())
       if (h.mem) h.mem->prefault();
-  so.attach(fab, ctx, placing);
-  struct detach_at_exit {  // the partition outlives the fabric, its links' proxies must not
-    scale_out& so;
-    ~detach_at_exit() { so.detach(); }
-  } detach{so};
+  const scale_out::attachment attached = so.attach(fab, ctx, placing);
   if (so.distributed() && !so.windowed())
     throw config_error(s.source + ": collective: no link crosses between the " + std::to_string(so.ranks()) +
                        " MPI ranks of this partition, so they cannot keep in step: run it in one process");

@@ -81,12 +81,13 @@ std::vector<bool> scale_out::built() const {
   return distributed() ? m_part.built_by(rank()) : std::vector<bool>{};
 }
 
-void scale_out::attach(topology::fabric& fab, core::sim_context& ctx, bool ship_payload) {
+scale_out::attachment scale_out::attach(topology::fabric& fab, core::sim_context& ctx, bool ship_payload) {
   m_ctx = &ctx;
   m_exchange = std::make_unique<mpi::link_exchange>(m_world, m_part, fab, ctx, ship_payload);
   ctx.stats.for_each_entry([&](const core::stats_registry::merge_entry& e) {
     if (e.counter && m_part.instance_rank(e.instance) < 0) m_counter_base[{e.instance, e.name}] = *e.counter;
   });
+  return attachment(*this);
 }
 
 std::vector<nlohmann::json> scale_out::gather(const nlohmann::json& mine) {

@@ -45,9 +45,23 @@ class scale_out {
   std::vector<bool> built() const;
   // After the fabric is built, before the workload is posted. `ship_payload`: payload bytes travel with
   // frames between ranks (data is placed).
-  void attach(topology::fabric& fab, core::sim_context& ctx, bool ship_payload);
-  // Releases the fabric's links (before the fabric goes; the run is over).
-  void detach() { m_exchange.reset(); }
+  // The partition outlives the fabric (it is made first): the returned guard releases the fabric's links when
+  // it goes, so declare it after the fabric.
+  class attachment {
+   public:
+    explicit attachment(scale_out& so) : m_so(&so) {}
+    attachment(attachment&& o) noexcept : m_so(o.m_so) { o.m_so = nullptr; }
+    attachment(const attachment&) = delete;
+    attachment& operator=(const attachment&) = delete;
+    attachment& operator=(attachment&&) = delete;
+    ~attachment() {
+      if (m_so) m_so->m_exchange.reset();
+    }
+
+   private:
+    scale_out* m_so;
+  };
+  [[nodiscard]] attachment attach(topology::fabric& fab, core::sim_context& ctx, bool ship_payload);
 
   bool distributed() const { return m_world.distributed(); }
   int rank() const { return m_world.rank(); }

@@ -675,11 +675,7 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
   if (any_placement)
     for (topology::host& h : fab.hosts())
       if (h.mem) h.mem->prefault();
-  so.attach(fab, ctx, any_placement);
-  struct detach_at_exit {  // the partition outlives the fabric, its links' proxies must not
-    scale_out& so;
-    ~detach_at_exit() { so.detach(); }
-  } detach{so};
+  const scale_out::attachment attached = so.attach(fab, ctx, any_placement);
   // The hosts another rank simulates: what their NICs hand out at set-up (one process: none).
   std::map<size_t, remote_nic_numbers> remote;
   for (size_t h = 0; h < hosts; ++h)
