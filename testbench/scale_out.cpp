@@ -225,7 +225,8 @@ void scale_out::merge_statistics() {
   }
   // Written back (rank 0): into the entries this rank has, and added for the blocks it did not build.
   std::map<std::pair<std::string, std::string>, core::stats_registry::merge_entry> here;
-  m_ctx->stats.for_each_entry(
+  if (!all.empty())
+    m_ctx->stats.for_each_entry(
       [&](const core::stats_registry::merge_entry& e) { here.emplace(std::make_pair(e.instance, e.name), e); });
   for (const auto& [key, m] : all) {
     const auto it = here.find(key);
