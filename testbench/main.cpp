@@ -215,7 +215,7 @@ int fabricsim_cli(int argc, char* argv[], bool parse_only) {
       "  fabricsim\n"
       "  fabricsim run testbench/scenarios/leaf_spine_permutation.yaml --set topology.link_gbps=800 --set switch.port_config=64x800 --json out.json\n"
       "  fabricsim run testbench/scenarios/leaf_spine_small.yaml --compare switch.routing=ecmp,adaptive\n"
-      "  fabricsim replay ../shared/traces/rdma_write_sprayed.pcap --timing asap --json replay.json\n"
+      "  fabricsim replay traces/samples/rdma_write_sprayed.pcap --timing asap --json replay.json\n"
       "  fabricsim keys > scenario-keys.md\n"
       "  fabricsim verify-rtl --block reorder_tracker --window 256 --seed 3\n"
       "  fabricsim verify-rtl --block cnp_gen --flows 1024 --cycles 200000\n"
@@ -276,7 +276,7 @@ int fabricsim_cli(int argc, char* argv[], bool parse_only) {
       "the capture holds (`trace`) and what the fabric did with it (`replay`, flows, switch counters).\n"
       "Endpoint i of the capture (in address order) becomes host hi; each WRITE, SEND and READ is posted at\n"
       "the time of its first captured packet, immediates kept (docs/replay.md).\n"
-      "Example: fabricsim replay ../shared/traces/rdma_write_inorder.pcap --timing scale=10 --json replay.json");
+      "Example: fabricsim replay traces/samples/rdma_write_inorder.pcap --timing scale=10 --json replay.json");
   replay_cmd->add_option("trace", replay_opts.trace, "Capture file (pcap or pcapng, Ethernet)")->required();
   replay_cmd->add_option("--scenario", replay_opts.scenario_file,
                          "Fabric to replay on (its workload is ignored); default: one Spectrum switch with a port "

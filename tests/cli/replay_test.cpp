@@ -1,5 +1,5 @@
-// `fabricsim replay` as a user runs it: the shared scapy captures (expected figures from
-// shared/traces/README.md), a round trip through our own --tap captures, the timing modes, every operation
+// `fabricsim replay` as a user runs it: the sample scapy captures (traces/samples) (expected figures from
+// traces/samples/README.md), a round trip through our own --tap captures, the timing modes, every operation
 // (READ, SEND, immediates, zero length), and broken captures made here from good ones.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/run_cli.h"
-#include "tests/support/shared_traces.h"
+#include "tests/support/sample_traces.h"
 #include "traces/pcap_writer.h"
 
 namespace {
@@ -25,7 +25,7 @@ using fabricsim::test::fabricsim;
 using fabricsim::test::run_result;
 using nlohmann::json;
 
-const fs::path shared = fabricsim::test::shared_traces_dir();
+const fs::path samples = fabricsim::test::sample_traces_dir();
 
 std::string scratch(const std::string& name) {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
@@ -67,8 +67,7 @@ const json& flow(const json& flows, const std::string& src, const std::string& d
   return none;
 }
 
-TEST(replay, shared_captures_trace_objects_match_the_readme_and_every_write_completes) {
-  REQUIRE_SHARED_TRACES();
+TEST(replay, sample_captures_trace_objects_match_the_readme_and_every_write_completes) {
   struct expected {
     const char* file;
     uint64_t frames, roce, skipped, flows, messages, bytes;
@@ -81,7 +80,7 @@ TEST(replay, shared_captures_trace_objects_match_the_readme_and_every_write_comp
                             expected{"mixed_vlan_ipv6.pcapng", 14, 12, 2, 2, 2, 8192 + 4096}}) {
     SCOPED_TRACE(e.file);
     const std::string out = scratch(std::string(e.file) + ".json");
-    const run_result r = fabricsim("replay " + (shared / e.file).string() + " --quiet --json " + out);
+    const run_result r = fabricsim("replay " + (samples / e.file).string() + " --quiet --json " + out);
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const json j = load(out);
     const json& t = j["trace"];
@@ -106,7 +105,7 @@ TEST(replay, shared_captures_trace_objects_match_the_readme_and_every_write_comp
 
   // Details: PSN ranges, the reordering and the marks of the sprayed capture, the skip reasons.
   const std::string out = scratch("sprayed.json");
-  ASSERT_EQ(fabricsim("replay " + (shared / "rdma_write_sprayed.pcap").string() + " --quiet --json " + out).exit_code,
+  ASSERT_EQ(fabricsim("replay " + (samples / "rdma_write_sprayed.pcap").string() + " --quiet --json " + out).exit_code,
             0);
   const json s = load(out)["trace"];
   const json& data = flow(s["flows"], "10.0.0.1", "10.0.0.2");
@@ -128,7 +127,7 @@ TEST(replay, shared_captures_trace_objects_match_the_readme_and_every_write_comp
   EXPECT_EQ(back["naks"], 0);
   fs::remove(out);
 
-  ASSERT_EQ(fabricsim("replay " + (shared / "mixed_vlan_ipv6.pcapng").string() + " --quiet --json " + out).exit_code,
+  ASSERT_EQ(fabricsim("replay " + (samples / "mixed_vlan_ipv6.pcapng").string() + " --quiet --json " + out).exit_code,
             0);
   const json m = load(out)["trace"];
   EXPECT_EQ(m["skipped_frames"]["by_reason"]["not_ip"], 1);             // ARP
@@ -146,8 +145,7 @@ TEST(replay, shared_captures_trace_objects_match_the_readme_and_every_write_comp
 }
 
 TEST(replay, timing_captured_asap_and_scaled) {
-  REQUIRE_SHARED_TRACES();
-  const fs::path trace = shared / "rdma_write_inorder.pcap";
+  const fs::path trace = samples / "rdma_write_inorder.pcap";
   // The second QP's FIRST is frame 2; its gap to frame 1, read from the record headers here.
   const std::vector<char> bytes = slurp(trace);
   const std::vector<size_t> at = record_offsets(bytes);
@@ -381,8 +379,7 @@ TEST(replay, messages_beyond_the_time_limit_and_a_self_addressed_write) {
 }
 
 TEST(replay, bad_captures_name_the_file_and_frame_and_never_crash) {
-  REQUIRE_SHARED_TRACES();
-  const std::vector<char> good = slurp(shared / "rdma_write_inorder.pcap");
+  const std::vector<char> good = slurp(samples / "rdma_write_inorder.pcap");
   const std::vector<size_t> at = record_offsets(good);
   ASSERT_EQ(at.size(), 34u);
 
@@ -446,7 +443,7 @@ TEST(replay, bad_captures_name_the_file_and_frame_and_never_crash) {
   // A fabric too small for the capture's four endpoints.
   const std::string two = scratch("two.yaml");
   std::ofstream(two) << "topology: {kind: single_switch, hosts: 2}\n";
-  r = fabricsim("replay " + (shared / "rdma_write_inorder.pcap").string() + " --scenario " + two);
+  r = fabricsim("replay " + (samples / "rdma_write_inorder.pcap").string() + " --scenario " + two);
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("has 4 endpoints (10.0.0.1, 10.0.0.2, 10.0.0.3, 10.0.0.4) but the fabric has 2 hosts"),
             std::string::npos)
@@ -481,12 +478,11 @@ TEST(replay, help_lists_replay_and_its_example_works) {
   ASSERT_NE(e, std::string::npos) << r.output;
   std::string example = r.output.substr(e + marker.size());
   example = example.substr(0, example.find('\n'));
-  // The example names ../shared/traces relative to the repository; run it from there, JSON to a scratch file.
+  // The example names traces/samples relative to the repository; run it from there, JSON to a scratch file.
   const std::string out = scratch("example.json");
   const size_t json_flag = example.find("--json ");
   ASSERT_NE(json_flag, std::string::npos) << example;
   example = example.substr(0, json_flag) + "--json " + out;
-  if (!fs::is_directory(shared)) GTEST_SKIP() << "reference captures not found at " << shared;
   const std::string cmd =
       std::string("cd ") + FABRICSIM_SOURCE_DIR + " && " + FABRICSIM_BINARY + " " + example + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");

@@ -1,10 +1,10 @@
-// Tests of the capture reader and the per-flow summary against the shared reference captures (expected
-// figures from shared/traces/README.md) and against broken files made here.
+// Tests of the capture reader and the per-flow summary against the sample captures (traces/samples, written by scapy) (expected
+// figures from traces/samples/README.md) and against broken files made here.
 #include "traces/pcap_reader.h"
 
 #include <gtest/gtest.h>
 
-#include "tests/support/shared_traces.h"
+#include "tests/support/sample_traces.h"
 
 #include <unistd.h>
 
@@ -22,7 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 using core::bth_opcode;
 
-const fs::path& shared_dir = test::shared_traces_dir();
+const fs::path& samples_dir = test::sample_traces_dir();
 using test::v4;
 
 
@@ -78,8 +78,7 @@ uint64_t opcode_count(const flow_stats& f, bth_opcode op) {
 }
 
 TEST(pcap_reader, inorder_capture_two_queue_pairs) {
-  REQUIRE_SHARED_TRACES();
-  const capture_summary s = summarize_capture((shared_dir / "rdma_write_inorder.pcap").string());
+  const capture_summary s = summarize_capture((samples_dir / "rdma_write_inorder.pcap").string());
   EXPECT_EQ(s.frames, 34u);
   EXPECT_EQ(s.roce_packets, 34u);
   EXPECT_EQ(s.skipped_frames, 0u);
@@ -112,8 +111,7 @@ TEST(pcap_reader, inorder_capture_two_queue_pairs) {
 }
 
 TEST(pcap_reader, sprayed_capture_reordered_with_ecn_and_cnp) {
-  REQUIRE_SHARED_TRACES();
-  const capture_summary s = summarize_capture((shared_dir / "rdma_write_sprayed.pcap").string());
+  const capture_summary s = summarize_capture((samples_dir / "rdma_write_sprayed.pcap").string());
   EXPECT_EQ(s.frames, 66u);
   EXPECT_EQ(s.roce_packets, 66u);
   EXPECT_EQ(s.skipped_frames, 0u);
@@ -143,7 +141,7 @@ TEST(pcap_reader, sprayed_capture_reordered_with_ecn_and_cnp) {
   EXPECT_EQ(s.flows.size(), 2u);
 
   // Frame by frame: the RETH announces 256 KiB, every data packet fits the 4096-byte MTU.
-  pcap_reader reader((shared_dir / "rdma_write_sprayed.pcap").string());
+  pcap_reader reader((samples_dir / "rdma_write_sprayed.pcap").string());
   roce_decoder decoder;
   capture_frame frame;
   core::packet p;
@@ -164,8 +162,7 @@ TEST(pcap_reader, sprayed_capture_reordered_with_ecn_and_cnp) {
 }
 
 TEST(pcap_reader, pcapng_with_vlan_ipv6_arp_and_plain_udp) {
-  REQUIRE_SHARED_TRACES();
-  const std::string path = (shared_dir / "mixed_vlan_ipv6.pcapng").string();
+  const std::string path = (samples_dir / "mixed_vlan_ipv6.pcapng").string();
   const capture_summary s = summarize_capture(path);
   EXPECT_EQ(s.frames, 14u);
   EXPECT_EQ(s.roce_packets, 12u);
@@ -205,10 +202,9 @@ TEST(pcap_reader, pcapng_with_vlan_ipv6_arp_and_plain_udp) {
 }
 
 TEST(pcap_reader, file_cut_inside_a_frame_yields_the_whole_frames_and_a_warning) {
-  REQUIRE_SHARED_TRACES();
   for (const char* name : {"rdma_write_inorder.pcap", "mixed_vlan_ipv6.pcapng"}) {
     SCOPED_TRACE(name);
-    const auto bytes = slurp(shared_dir / name);
+    const auto bytes = slurp(samples_dir / name);
     // Cut the file at growing sizes until a cut falls inside frame 5: 4 whole frames and a warning.
     uint64_t four_frames_bytes = 0;
     const fs::path cut = scratch(std::string("cut_") + name);
