@@ -68,6 +68,17 @@ std::vector<size_t> hosts_by_address(const std::vector<core::ip_address>& eps) {
   return host;
 }
 
+// A flow's PSN figures of one PSN space (docs/report.md, trace.flows[].psn); null when it has none.
+nlohmann::json psn_json(const traces::psn_stats& p) {
+  if (p.packets == 0) return nullptr;
+  return {{"first", p.first},
+          {"last", p.last},
+          {"span", ((p.last - p.first) & core::psn_mask) + 1},
+          {"distinct", p.seen.size()},
+          {"out_of_order", p.out_of_order},
+          {"duplicates", p.duplicates}};
+}
+
 nlohmann::json flow_id(const flow_key& k) {
   return {{"src", ip_string(k.src)}, {"dst", ip_string(k.dst)}, {"dest_qp", k.dest_qp}};
 }
@@ -156,6 +167,11 @@ nlohmann::json trace_json(const traces::capture_trace& t, const std::vector<std:
   for (const auto& [reason, n] : s.skipped_by_reason) by_reason[reason] = n;
   j["skipped_frames"] = {{"total", s.skipped_frames + s.malformed_frames}, {"by_reason", by_reason}};
   j["malformed"] = s.malformed_messages;
+  j["header_only_frames"] = s.header_only_frames;  // cut by the snapshot length: headers decoded, payload not kept
+  nlohmann::json cm = nlohmann::json::object();
+  for (const auto& [name, n] : t.connection_management.by_message) cm[name] = n;
+  j["connection_management"] = {{"packets", t.connection_management.packets}, {"by_message", cm}};
+  j["atomic_acks"] = t.atomic_acks;
   j["warning"] = s.warning.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.warning);
   j["duration_ns"] = s.last_frame_ns - s.first_frame_ns;
   j["path_mtu_bytes"] = t.path_mtu_bytes ? nlohmann::json(t.path_mtu_bytes) : nlohmann::json(nullptr);
@@ -182,6 +198,9 @@ nlohmann::json trace_json(const traces::capture_trace& t, const std::vector<std:
                    {"WRITE", by_op["WRITE"]},
                    {"SEND", by_op["SEND"]},
                    {"READ", by_op["READ"]},
+                   {"CMP_SWAP", by_op["CMP_SWAP"]},
+                   {"FETCH_ADD", by_op["FETCH_ADD"]},
+                   {"UD_SEND", by_op["UD_SEND"]},
                    {"with_immediate", immediate},
                    {"first_packet_missing", incomplete}};
 
@@ -194,16 +213,10 @@ nlohmann::json trace_json(const traces::capture_trace& t, const std::vector<std:
     nlohmann::json ops = nlohmann::json::object();
     for (const auto& [opcode, n] : f.packets_by_opcode) ops[traces::opcode_name(opcode)] = n;
     o["opcodes"] = std::move(ops);
-    if (f.psn_packets == 0) {
-      o["psn"] = nullptr;  // CNPs only
-    } else {
-      o["psn"] = {{"first", f.first_psn},
-                  {"last", f.last_psn},
-                  {"span", ((f.last_psn - f.first_psn) & core::psn_mask) + 1},
-                  {"distinct", f.seen_psns.size()},
-                  {"out_of_order", f.out_of_order},
-                  {"duplicates", f.duplicates}};
-    }
+    o["psn"] = psn_json(f.requests);  // null: CNPs or responses only
+    o["response_psn"] = psn_json(f.responses);
+    auto mtu = t.path_mtu_by_flow.find(key);
+    o["path_mtu_bytes"] = mtu == t.path_mtu_by_flow.end() ? nlohmann::json(nullptr) : nlohmann::json(mtu->second);
     auto it = messages_per_flow.find(key);
     o["messages"] = it == messages_per_flow.end() ? 0 : it->second;
     auto a = t.acks.find(key);
@@ -220,6 +233,10 @@ nlohmann::json trace_json(const traces::capture_trace& t, const std::vector<std:
 replay_result run_replay(const replay_options& opts) {
   replay_result result;
   const traces::capture_trace t = traces::analyze_capture(opts.trace);
+  // A RETH length the capture contradicts would size a buffer of up to 4 GiB: refused before anything exists.
+  for (const captured_message& m : t.messages)
+    if (!m.length_error.empty())
+      throw core::config_error(opts.trace + ": " + m.length_error + " (a replay posts the RETH length; nothing was run)");
   if (!t.summary.warning.empty()) result.warnings.push_back(t.summary.warning);
   for (const std::string& m : t.summary.malformed_messages) result.warnings.push_back(m + " (skipped)");
 
@@ -302,6 +319,13 @@ replay_result run_replay(const replay_options& opts) {
         case message_op::write: why = plan_write(m, src, dst, group, post_at, f); break;
         case message_op::send: why = plan_send(m, src, dst, group, post_at, f); break;
         case message_op::read: why = plan_read(m, src, dst, group, post_at, f); break;
+        case message_op::cmp_swap:
+        case message_op::fetch_add:
+          why = "atomics are decoded and counted but not replayed: the NIC model has no atomic operation";
+          break;
+        case message_op::ud_send:
+          why = "UD datagrams are decoded and counted but not replayed: the NIC model runs RC queue pairs";
+          break;
       }
     }
     if (!why.empty()) {

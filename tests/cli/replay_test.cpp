@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -449,6 +450,107 @@ TEST(replay, bad_captures_name_the_file_and_frame_and_never_crash) {
             std::string::npos)
       << r.output;
   for (const std::string& f : {text, wifi, cut, out, lying, two}) fs::remove(f);
+}
+
+// Issue 20 item 6: UD and CM, atomics, header-only frames and PSNs per direction on the samples (README
+// table), each replayed with what it can be and counted with its own reason.
+TEST(replay, ud_atomics_header_only_and_read_samples_replay_with_their_own_reasons) {
+  const std::string out = scratch("samples.json");
+  auto replay = [&](const char* file) {
+    const run_result r = fabricsim("replay " + (samples / file).string() + " --quiet --json " + out);
+    EXPECT_EQ(r.exit_code, 0) << file << "\n" << r.output;
+    return load(out);
+  };
+  auto reasons = [](const json& j, const std::string& op) {
+    uint64_t n = 0;
+    for (const json& m : j["replay"]["not_replayed"]) n += m["op"] == op;
+    return n;
+  };
+  // ud_cm: 7 RoCEv2 packets (tshark's count), none malformed; REQ/REP/RTU are connection management; the UD
+  // datagram is not replayed; the 8 KiB WRITE completes.
+  json j = replay("ud_cm.pcap");
+  EXPECT_EQ(j["trace"]["roce_packets"], 7);
+  EXPECT_EQ(j["trace"]["skipped_frames"]["total"], 0);
+  EXPECT_EQ(j["trace"]["connection_management"]["packets"], 3);
+  EXPECT_EQ(j["trace"]["connection_management"]["by_message"]["REQ"], 1);
+  EXPECT_EQ(j["trace"]["messages"]["UD_SEND"], 1);
+  EXPECT_EQ(reasons(j, "UD_SEND"), 1u);
+  EXPECT_EQ(j["completed"], 1);
+  EXPECT_TRUE(j["verified"].get<bool>());
+  // atomics: both atomics skipped with their reason, the WRITE replayed.
+  j = replay("atomics.pcap");
+  EXPECT_EQ(j["trace"]["roce_packets"], 6);
+  EXPECT_EQ(j["trace"]["skipped_frames"]["total"], 0);
+  EXPECT_EQ(j["trace"]["messages"]["CMP_SWAP"], 1);
+  EXPECT_EQ(j["trace"]["messages"]["FETCH_ADD"], 1);
+  EXPECT_EQ(j["trace"]["atomic_acks"], 2);
+  EXPECT_EQ(reasons(j, "CMP_SWAP"), 1u);
+  EXPECT_EQ(reasons(j, "FETCH_ADD"), 1u);
+  EXPECT_NE(j["replay"]["not_replayed"][0]["reason"].get<std::string>().find("atomics are decoded and counted"),
+            std::string::npos);
+  EXPECT_EQ(j["completed"], 1);
+  // header_only: every one of the 34 frames decodes, 32 of them header-only; both 64 KiB WRITEs complete.
+  j = replay("header_only.pcap");
+  EXPECT_EQ(j["trace"]["roce_packets"], 34);
+  EXPECT_EQ(j["trace"]["header_only_frames"], 32);
+  EXPECT_EQ(j["trace"]["skipped_frames"]["total"], 0);
+  EXPECT_EQ(j["replay"]["messages_posted"], 2);
+  EXPECT_EQ(j["completed"], 2);
+  uint64_t bytes = 0;
+  for (const json& f : j["replay"]["flows"]) bytes += f["completed_bytes"].get<uint64_t>();
+  EXPECT_EQ(bytes, 2u * 65536);
+  // rdma_read: request PSNs and response PSNs apart in each direction; both READs and the WRITE complete.
+  j = replay("rdma_read.pcap");
+  const json& up = flow(j["trace"]["flows"], "10.0.0.1", "10.0.0.2");
+  EXPECT_EQ(up["psn"]["first"], 300);
+  EXPECT_EQ(up["psn"]["last"], 316);
+  EXPECT_EQ(up["psn"]["distinct"], 2);
+  EXPECT_EQ(up["response_psn"]["first"], 7003);
+  const json& down = flow(j["trace"]["flows"], "10.0.0.2", "10.0.0.1");
+  EXPECT_EQ(down["psn"]["span"], 4);
+  EXPECT_EQ(down["psn"]["duplicates"], 0);
+  EXPECT_EQ(down["response_psn"]["span"], 17);
+  EXPECT_EQ(down["path_mtu_bytes"], 1024);
+  EXPECT_EQ(j["trace"]["messages"]["READ"], 2);
+  EXPECT_EQ(j["completed"], 3);
+  EXPECT_TRUE(j["verified"].get<bool>());
+  // send_imm: three SENDs (two with immediate) and a WRITE with immediate, all complete.
+  j = replay("send_imm.pcap");
+  EXPECT_EQ(j["trace"]["messages"]["SEND"], 3);
+  EXPECT_EQ(j["trace"]["messages"]["with_immediate"], 3);
+  EXPECT_EQ(j["completed"], 4);
+  fs::remove(out);
+}
+
+TEST(replay, reth_length_the_capture_contradicts_is_refused_naming_the_frame_before_allocating) {
+  // The RETH of frame 1 claims 0xffffffff bytes (README); the replay used to allocate 8.4 GB and fail after
+  // half a minute without naming the frame.
+  const auto start = std::chrono::steady_clock::now();
+  const run_result r = fabricsim("replay " + (samples / "bad_reth_length.pcap").string() + " --quiet");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("bad_reth_length.pcap: frame 1: RC RDMA_WRITE_FIRST RETH DMA length 4294967295 exceeds "
+                          "the RC message limit of 2^31 bytes"),
+            std::string::npos)
+      << r.output;
+  EXPECT_LT(seconds, 5.0);
+
+  // A RETH length within the limit that the WRITE's own packets contradict: 4 x 1024 bytes carried, 8192
+  // claimed. Frame 1's DMA length field sits after Ethernet (14), IPv4 (20), UDP (8), BTH (12), VA and R_Key.
+  std::vector<char> b = slurp(samples / "bad_reth_length.pcap");
+  const std::vector<size_t> at = record_offsets(b);
+  ASSERT_EQ(at.size(), 5u);
+  const size_t dma = at[0] + 16 + 14 + 20 + 8 + 12 + 12;
+  b[dma] = 0, b[dma + 1] = 0, b[dma + 2] = char(0x20), b[dma + 3] = 0;  // 8192
+  const std::string lying = scratch("lying_reth.pcap");
+  spill(lying, b, b.size());
+  const run_result r2 = fabricsim("replay " + lying + " --quiet");
+  EXPECT_EQ(r2.exit_code, 2) << r2.output;
+  EXPECT_NE(r2.output.find(": frame 1: RC RDMA_WRITE_FIRST RETH DMA length 8192 differs from the 4096 payload bytes its "
+                           "4 packets (PSN 900 on) carry in the capture"),
+            std::string::npos)
+      << r2.output;
+  fs::remove(lying);
 }
 
 TEST(replay, bad_timing_and_missing_trace_are_cli_errors) {

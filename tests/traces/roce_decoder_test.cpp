@@ -299,9 +299,9 @@ TEST(roce_decoder, malformed_frames_name_the_frame_header_and_field) {
   ihl[14] = 0x44;
   expect_malformed(ihl, ihl.size(), 17, "frame 17: IPv4 IHL 4 is below the minimum 5");
 
-  auto ud = good;
-  ud[42] = 0x64;  // UD SEND only: its DETH has no place in the descriptor
-  expect_malformed(ud, ud.size(), 18, "frame 18: BTH opcode 0x64 is not one the packet descriptor carries");
+  auto rd = good;
+  rd[42] = 0x44;  // RD SEND only: reliable datagram headers (RDETH, DETH) are not decoded
+  expect_malformed(rd, rd.size(), 18, "frame 18: BTH opcode 0x44 is not one this decoder knows");
 
   auto version = good;
   version[43] = 0x01;
