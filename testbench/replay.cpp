@@ -8,8 +8,10 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "sc_models/core/params.h"
 #include "sc_models/core/units.h"
@@ -116,19 +118,55 @@ std::string plan_read(const captured_message& m, size_t src, size_t dst, uint32_
   return plan_common(m, src, dst, qp_group, post_at, nic::rdma_op::read, out);
 }
 
+bool supported_mtu(uint64_t m) { return m == 256 || m == 512 || m == 1024 || m == 2048 || m == 4096; }
+
+// The path MTU of each endpoint from the capture: every flow's (its FIRST and MIDDLE payloads), the smallest
+// over each group of endpoints that talk to each other, since both ends of a queue pair run one path MTU;
+// 0 where the capture shows none the NIC supports. A group whose flows differ gets a line in `warnings`.
+std::vector<uint64_t> endpoint_mtus(const traces::capture_trace& t, const std::vector<core::ip_address>& eps,
+                                    const std::string& trace, std::vector<std::string>& warnings) {
+  std::vector<size_t> group(eps.size());
+  for (size_t i = 0; i < group.size(); ++i) group[i] = i;
+  auto root = [&](size_t i) {
+    while (group[i] != i) i = group[i] = group[group[i]];
+    return i;
+  };
+  for (const auto& [key, mtu] : t.path_mtu_by_flow)
+    if (supported_mtu(mtu)) group[root(endpoint_index(eps, key.src))] = root(endpoint_index(eps, key.dst));
+  std::map<size_t, std::set<uint64_t>> mtus;  // group root -> the flows' MTUs
+  for (const auto& [key, mtu] : t.path_mtu_by_flow)
+    if (supported_mtu(mtu)) mtus[root(endpoint_index(eps, key.src))].insert(mtu);
+  std::vector<uint64_t> out(eps.size(), 0);
+  for (size_t i = 0; i < eps.size(); ++i) {
+    auto it = mtus.find(root(i));
+    if (it != mtus.end()) out[i] = *it->second.begin();
+  }
+  for (const auto& [r, set] : mtus)
+    if (set.size() > 1)
+      warnings.push_back(fmt::format("{}: queue pairs of path MTUs {} share endpoints (with {}): they all run at the "
+                                     "smallest, {} bytes",
+                                     trace, fmt::join(set, ", "), ip_string(eps[r]), *set.begin()));
+  return out;
+}
+
 // The fabric used without --scenario: one Spectrum switch with `hosts` ports (at least two), at the
-// capture's path MTU when it is one the NIC supports.
-std::string default_scenario_yaml(const std::string& trace, size_t hosts, uint64_t mtu) {
+// capture's path MTU when it is one the NIC supports; `host_mtu` gives hosts whose queue pairs run another.
+std::string default_scenario_yaml(const std::string& trace, size_t hosts, uint64_t mtu,
+                                  const std::map<std::string, uint64_t>& host_mtu) {
   hosts = std::max<size_t>(2, hosts);
   const bool breakout = hosts > 128;  // 128 x 400G, else 256 x 200G (the same 51.2 Tb/s ASIC)
+  std::string overrides;
+  for (const auto& [host, m] : host_mtu)
+    overrides += fmt::format("{}{}: {{mtu_bytes: {}}}", overrides.empty() ? "" : ", ", host, m);
   return fmt::format(
       "name: replay\n"
       "description: \"replay of {} on one Spectrum switch with a port per endpoint\"\n"
       "run: {{duration_us: 0, limit_us: 100000}}\n"
       "topology: {{kind: single_switch, hosts: {}, link_gbps: {}}}\n"
       "switch: {{port_config: {}}}\n"
-      "nic: {{mtu_bytes: {}}}\n",
-      trace, hosts, breakout ? 200 : 400, breakout ? "256x200" : "128x400", mtu);
+      "nic: {{mtu_bytes: {}}}\n{}",
+      trace, hosts, breakout ? 200 : 400, breakout ? "256x200" : "128x400", mtu,
+      overrides.empty() ? "" : "nic_overrides: {" + overrides + "}\n");
 }
 
 }  // namespace
@@ -259,8 +297,19 @@ replay_result run_replay(const replay_options& opts) {
   std::vector<std::string> overrides = opts.sets;
   if (!opts.seed.empty()) overrides.push_back("seed=" + opts.seed);
   const size_t default_hosts = by_address.empty() ? eps.size() : by_address_hosts;
+  // Each queue pair's path MTU from the capture, unless a scenario or a --set gives one.
+  std::map<std::string, uint64_t> host_mtu;
+  const bool mtu_given = !opts.scenario_file.empty() ||
+                         std::any_of(opts.sets.begin(), opts.sets.end(),
+                                     [](const std::string& o) { return o.find("mtu_bytes=") != std::string::npos; });
+  if (!mtu_given) {
+    const std::vector<uint64_t> by_endpoint = endpoint_mtus(t, eps, opts.trace, result.warnings);
+    for (size_t i = 0; i < eps.size(); ++i)
+      if (by_endpoint[i] != 0 && by_endpoint[i] != mtu)
+        host_mtu[topology::host_name(by_address.empty() ? i : by_address[i])] = by_endpoint[i];
+  }
   scenario s = opts.scenario_file.empty()
-                   ? load_scenario_text(default_scenario_yaml(opts.trace, default_hosts, mtu),
+                   ? load_scenario_text(default_scenario_yaml(opts.trace, default_hosts, mtu, host_mtu),
                                         "<replay default fabric>", overrides)
                    : load_scenario_file(opts.scenario_file, overrides);
   const size_t hosts = s.topology.host_count();
@@ -354,6 +403,9 @@ replay_result run_replay(const replay_options& opts) {
   replay["scale"] = opts.timing.kind == replay_timing::mode::scale ? opts.timing.factor : 1.0;
   replay["fabric"] = opts.scenario_file.empty() ? "<replay default fabric>" : opts.scenario_file;
   replay["mapping"] = by_address.empty() ? "address_order" : "by_address";
+  replay["path_mtu"] = {{"source", mtu_given ? "scenario" : "capture"},
+                        {"nic_mtu_bytes", s.nic.mtu_bytes},
+                        {"by_host", host_mtu}};
   replay["messages_posted"] = planned.size();
   replay["unreplayable"] = std::move(unreplayable);
   replay["not_replayed"] = std::move(not_replayed);

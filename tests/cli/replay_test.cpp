@@ -553,6 +553,55 @@ TEST(replay, reth_length_the_capture_contradicts_is_refused_naming_the_frame_bef
   fs::remove(lying);
 }
 
+// Each queue pair runs the path MTU its capture shows (FIRST and MIDDLE payloads), not the largest of the
+// capture for all: 10.0.0.1 -> .2 writes 4 KiB at MTU 1024 (4 packets), 10.0.0.3 -> .4 8 KiB at 4096 (2).
+TEST(replay, each_queue_pair_runs_the_path_mtu_of_its_capture_unless_one_is_set) {
+  using fabricsim::core::bth_opcode;
+  const std::string trace = scratch("mtus.pcap"), out = scratch("mtus.json");
+  {
+    fabricsim::traces::pcap_writer w(trace);
+    uint64_t t = 0;
+    auto add = [&](uint8_t src, uint32_t qp, bth_opcode op, uint32_t psn, uint32_t payload, uint32_t reth) {
+      fabricsim::core::packet p;
+      p.ip.src = fabricsim::test::v4(10, 0, 0, src);
+      p.ip.dst = fabricsim::test::v4(10, 0, 0, uint8_t(src + 1));
+      p.bth.opcode = op;
+      p.bth.psn = psn;
+      p.bth.dest_qp = qp;
+      p.payload_bytes = payload;
+      p.has_reth = reth != 0;
+      p.reth.dma_length = reth;
+      w.write(p, t += 1000);
+    };
+    add(1, 0x11, bth_opcode::rc_rdma_write_first, 0, 1024, 4096);
+    add(1, 0x11, bth_opcode::rc_rdma_write_middle, 1, 1024, 0);
+    add(1, 0x11, bth_opcode::rc_rdma_write_middle, 2, 1024, 0);
+    add(1, 0x11, bth_opcode::rc_rdma_write_last, 3, 1024, 0);
+    add(3, 0x22, bth_opcode::rc_rdma_write_first, 0, 4096, 8192);
+    add(3, 0x22, bth_opcode::rc_rdma_write_last, 1, 4096, 0);
+    w.close();
+  }
+  run_result r = fabricsim("replay " + trace + " --quiet --json " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  json j = load(out);
+  EXPECT_EQ(j["replay"]["path_mtu"]["source"], "capture");
+  EXPECT_EQ(j["replay"]["path_mtu"]["nic_mtu_bytes"], 4096);
+  EXPECT_EQ(j["replay"]["path_mtu"]["by_host"], json({{"h0", 1024}, {"h1", 1024}}));
+  EXPECT_EQ(j["stats"]["h0_nic"]["tx_data_packets"]["value"], 4);  // 4096 B at 1024
+  EXPECT_EQ(j["stats"]["h2_nic"]["tx_data_packets"]["value"], 2);  // 8192 B at 4096
+  EXPECT_EQ(j["completed"], 2);
+  // A --set of the MTU is the scenario's choice: every NIC at it.
+  r = fabricsim("replay " + trace + " --quiet --set nic.mtu_bytes=2048 --json " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  j = load(out);
+  EXPECT_EQ(j["replay"]["path_mtu"]["source"], "scenario");
+  EXPECT_TRUE(j["replay"]["path_mtu"]["by_host"].empty());
+  EXPECT_EQ(j["stats"]["h0_nic"]["tx_data_packets"]["value"], 2);  // 4096 B at 2048
+  EXPECT_EQ(j["stats"]["h2_nic"]["tx_data_packets"]["value"], 4);  // 8192 B at 2048
+  fs::remove(trace);
+  fs::remove(out);
+}
+
 TEST(replay, bad_timing_and_missing_trace_are_cli_errors) {
   for (const std::string bad : {"fast", "scale=0", "scale=abc", "scale="}) {
     SCOPED_TRACE(bad);
