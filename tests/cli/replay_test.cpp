@@ -559,26 +559,26 @@ TEST(replay, each_queue_pair_runs_the_path_mtu_of_its_capture_unless_one_is_set)
   using fabricsim::core::bth_opcode;
   const std::string trace = scratch("mtus.pcap"), out = scratch("mtus.json");
   {
+    struct row { uint8_t src; uint32_t qp; bth_opcode op; uint32_t psn, payload, reth; };
+    const row rows[] = {{1, 0x11, bth_opcode::rc_rdma_write_first, 0, 1024, 4096},
+                        {1, 0x11, bth_opcode::rc_rdma_write_middle, 1, 1024, 0},
+                        {1, 0x11, bth_opcode::rc_rdma_write_middle, 2, 1024, 0},
+                        {1, 0x11, bth_opcode::rc_rdma_write_last, 3, 1024, 0},
+                        {3, 0x22, bth_opcode::rc_rdma_write_first, 0, 4096, 8192},
+                        {3, 0x22, bth_opcode::rc_rdma_write_last, 1, 4096, 0}};
     fabricsim::traces::pcap_writer w(trace);
-    uint64_t t = 0;
-    auto add = [&](uint8_t src, uint32_t qp, bth_opcode op, uint32_t psn, uint32_t payload, uint32_t reth) {
+    for (size_t i = 0; i < std::size(rows); ++i) {
       fabricsim::core::packet p;
-      p.ip.src = fabricsim::test::v4(10, 0, 0, src);
-      p.ip.dst = fabricsim::test::v4(10, 0, 0, uint8_t(src + 1));
-      p.bth.opcode = op;
-      p.bth.psn = psn;
-      p.bth.dest_qp = qp;
-      p.payload_bytes = payload;
-      p.has_reth = reth != 0;
-      p.reth.dma_length = reth;
-      w.write(p, t += 1000);
-    };
-    add(1, 0x11, bth_opcode::rc_rdma_write_first, 0, 1024, 4096);
-    add(1, 0x11, bth_opcode::rc_rdma_write_middle, 1, 1024, 0);
-    add(1, 0x11, bth_opcode::rc_rdma_write_middle, 2, 1024, 0);
-    add(1, 0x11, bth_opcode::rc_rdma_write_last, 3, 1024, 0);
-    add(3, 0x22, bth_opcode::rc_rdma_write_first, 0, 4096, 8192);
-    add(3, 0x22, bth_opcode::rc_rdma_write_last, 1, 4096, 0);
+      p.ip.src = fabricsim::test::v4(10, 0, 0, rows[i].src);
+      p.ip.dst = fabricsim::test::v4(10, 0, 0, uint8_t(rows[i].src + 1));
+      p.bth.opcode = rows[i].op;
+      p.bth.psn = rows[i].psn;
+      p.bth.dest_qp = rows[i].qp;
+      p.payload_bytes = rows[i].payload;
+      p.has_reth = rows[i].reth != 0;
+      p.reth.dma_length = rows[i].reth;
+      w.write(p, 1000 * (i + 1));
+    }
     w.close();
   }
   run_result r = fabricsim("replay " + trace + " --quiet --json " + out);
