@@ -35,6 +35,29 @@ compare_params parse_compare_option(const std::string& text) {
   return c;
 }
 
+compare_params effective_compare(const compare_params& from_file, const std::string& option,
+                                 const std::vector<std::string>& sets, bool no_compare) {
+  if (!option.empty()) {
+    if (no_compare)
+      throw config_error("--compare " + option + " and --no-compare contradict each other: give one of them");
+    return parse_compare_option(option);
+  }
+  if (no_compare || from_file.empty()) return {};
+  for (const std::string& set : sets)
+    if (set.compare(0, set.find('='), from_file.key) == 0 && set.find('=') == from_file.key.size()) return {};
+  return from_file;
+}
+
+std::string mpi_compare_advice(const compare_params& compare, const std::string& origin) {
+  const std::string one = compare.key + "=" + compare.values.front();
+  std::string advice = origin + " " + compare.key + ": a comparison runs each value in its own process and is not "
+                       "cut across MPI ranks; run one value per mpirun instead, e.g. --set " + one;
+  advice += origin == "--compare" ? " in place of --compare"
+                                  : " (a --set of the compare key runs that value alone), or --no-compare for the "
+                                    "file's own values";
+  return advice + " (docs/scale_out.md)";
+}
+
 child_outcome run_forked(const std::function<std::string()>& fn) {
   // Anything buffered now would be written twice, once by each process.
   std::cout.flush();

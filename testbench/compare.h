@@ -17,6 +17,17 @@ namespace fabricsim::testbench {
 // no '=', an empty key, or an empty value.
 compare_params parse_compare_option(const std::string& text);
 
+// The comparison a run makes: `--compare` (`option`, when given) replaces the file's `compare:` section
+// (`from_file`); without it, the file's section is dropped by `no_compare` and by a `--set` of its key (in
+// `sets`, "KEY=V" each): that value then runs alone, as the --set asks. Throws core::config_error when
+// --compare and --no-compare are both given.
+compare_params effective_compare(const compare_params& from_file, const std::string& option,
+                                 const std::vector<std::string>& sets, bool no_compare);
+
+// Why a comparison cannot run under MPI and what to run instead (the message of the error), naming the key
+// and its first value; `origin` is "--compare" or "FILE: compare".
+std::string mpi_compare_advice(const compare_params& compare, const std::string& origin);
+
 // What a forked child did: its exit code (0 done, 2 configuration error, 3 other error) or the signal that
 // killed it, and what it sent back (the result, or the error message).
 struct child_outcome {

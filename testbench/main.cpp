@@ -44,6 +44,7 @@ struct run_args {
   std::vector<std::string> taps;  // --tap NODE:PORT=FILE | LINK=FILE (testbench/taps.h)
   std::string record_rtl;  // --record-rtl DIR: run.record_rtl_dir
   unsigned ranks = 0;      // --ranks N: run across N processes (re-launched under mpirun, docs/scale_out.md)
+  bool no_compare = false;  // --no-compare: the file's base values, its `compare:` section ignored
   bool quiet = false;
 };
 
@@ -134,7 +135,7 @@ int run(const run_args& a) {
   if (testbench::progress_wanted(a.quiet, isatty(STDERR_FILENO) != 0)) opts.progress = &std::cerr;
 
   const testbench::compare_params compare =
-      a.compare.empty() ? s.compare : testbench::parse_compare_option(a.compare);
+      testbench::effective_compare(s.compare, a.compare, a.sets, a.no_compare);
   // Under mpirun every rank runs its part and ends with the same merged report; rank 0 writes it.
   mpi::world& world = mpi::world::get();
   if (compare.empty()) {
@@ -149,13 +150,11 @@ int run(const run_args& a) {
     if (!a.quiet) std::cout << testbench::format_table(report);
     return run_status(report, "fabricsim: ");
   }
-  if (world.distributed())
-    throw core::config_error("--compare: a comparison runs each value in its own process; it is not cut across "
-                             "MPI ranks (run each value with --set under mpirun instead; docs/scale_out.md)");
+  const std::string origin = a.compare.empty() ? s.source + ": compare" : "--compare";
+  if (world.distributed()) throw core::config_error(testbench::mpi_compare_advice(compare, origin));
 
   // A comparison: every value loads (and so is checked) before anything runs; the value goes last, after
   // the file and every --set.
-  const std::string origin = a.compare.empty() ? s.source + ": compare" : "--compare";
   std::vector<testbench::scenario> runs;
   for (const std::string& value : compare.values) {
     const std::string assignment = compare.key + "=" + value;
@@ -216,7 +215,7 @@ int fabricsim_cli(int argc, char* argv[], bool parse_only) {
       "  fabricsim\n"
       "  fabricsim run testbench/scenarios/leaf_spine_permutation.yaml --set topology.link_gbps=800 --set switch.port_config=64x800 --json out.json\n"
       "  fabricsim run testbench/scenarios/leaf_spine_small.yaml --compare switch.routing=ecmp,adaptive\n"
-      "  fabricsim replay ../shared/traces/rdma_write_sprayed.pcap --timing asap --json replay.json\n"
+      "  fabricsim replay traces/samples/rdma_write_sprayed.pcap --timing asap --json replay.json\n"
       "  fabricsim keys > scenario-keys.md\n"
       "  fabricsim verify-rtl --block reorder_tracker --window 256 --seed 3\n"
       "  fabricsim verify-rtl --block cnp_gen --flows 1024 --cycles 200000\n"
@@ -244,6 +243,9 @@ int fabricsim_cli(int argc, char* argv[], bool parse_only) {
   run_cmd->add_option("--compare", args.compare,
                       "Run once per value of one key and compare, e.g. --compare nic.path_entropy=fixed,per_packet "
                       "(replaces the file's `compare` section; each value runs in its own process)");
+  run_cmd->add_flag("--no-compare", args.no_compare,
+                    "Ignore the file's `compare` section: one run with the file's own values (a --set of the "
+                    "compare key also runs that one value alone)");
   run_cmd->add_option("--timeseries", args.timeseries,
                       "Write per-QP samples (every run.sample_us) as CSV here (sets run.timeseries_csv; a "
                       "comparison writes FILE.<value>.csv per value; columns: docs/report.md)");
@@ -274,7 +276,7 @@ int fabricsim_cli(int argc, char* argv[], bool parse_only) {
       "the capture holds (`trace`) and what the fabric did with it (`replay`, flows, switch counters).\n"
       "Endpoint i of the capture (in address order) becomes host hi; each WRITE, SEND and READ is posted at\n"
       "the time of its first captured packet, immediates kept (docs/replay.md).\n"
-      "Example: fabricsim replay ../shared/traces/rdma_write_inorder.pcap --timing scale=10 --json replay.json");
+      "Example: fabricsim replay traces/samples/rdma_write_inorder.pcap --timing scale=10 --json replay.json");
   replay_cmd->add_option("trace", replay_opts.trace, "Capture file (pcap or pcapng, Ethernet)")->required();
   replay_cmd->add_option("--scenario", replay_opts.scenario_file,
                          "Fabric to replay on (its workload is ignored); default: one Spectrum switch with a port "

@@ -8,8 +8,10 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "sc_models/core/params.h"
 #include "sc_models/core/units.h"
@@ -68,6 +70,17 @@ std::vector<size_t> hosts_by_address(const std::vector<core::ip_address>& eps) {
   return host;
 }
 
+// A flow's PSN figures of one PSN space (docs/report.md, trace.flows[].psn); null when it has none.
+nlohmann::json psn_json(const traces::psn_stats& p) {
+  if (p.packets == 0) return nullptr;
+  return {{"first", p.first},
+          {"last", p.last},
+          {"span", ((p.last - p.first) & core::psn_mask) + 1},
+          {"distinct", p.seen.size()},
+          {"out_of_order", p.out_of_order},
+          {"duplicates", p.duplicates}};
+}
+
 nlohmann::json flow_id(const flow_key& k) {
   return {{"src", ip_string(k.src)}, {"dst", ip_string(k.dst)}, {"dest_qp", k.dest_qp}};
 }
@@ -105,19 +118,55 @@ std::string plan_read(const captured_message& m, size_t src, size_t dst, uint32_
   return plan_common(m, src, dst, qp_group, post_at, nic::rdma_op::read, out);
 }
 
+bool supported_mtu(uint64_t m) { return m == 256 || m == 512 || m == 1024 || m == 2048 || m == 4096; }
+
+// The path MTU of each endpoint from the capture: every flow's (its FIRST and MIDDLE payloads), the smallest
+// over each group of endpoints that talk to each other, since both ends of a queue pair run one path MTU;
+// 0 where the capture shows none the NIC supports. A group whose flows differ gets a line in `warnings`.
+std::vector<uint64_t> endpoint_mtus(const traces::capture_trace& t, const std::vector<core::ip_address>& eps,
+                                    const std::string& trace, std::vector<std::string>& warnings) {
+  std::vector<size_t> group(eps.size());
+  for (size_t i = 0; i < group.size(); ++i) group[i] = i;
+  auto root = [&](size_t i) {
+    while (group[i] != i) i = group[i] = group[group[i]];
+    return i;
+  };
+  for (const auto& [key, mtu] : t.path_mtu_by_flow)
+    if (supported_mtu(mtu)) group[root(endpoint_index(eps, key.src))] = root(endpoint_index(eps, key.dst));
+  std::map<size_t, std::set<uint64_t>> mtus;  // group root -> the flows' MTUs
+  for (const auto& [key, mtu] : t.path_mtu_by_flow)
+    if (supported_mtu(mtu)) mtus[root(endpoint_index(eps, key.src))].insert(mtu);
+  std::vector<uint64_t> out(eps.size(), 0);
+  for (size_t i = 0; i < eps.size(); ++i) {
+    auto it = mtus.find(root(i));
+    if (it != mtus.end()) out[i] = *it->second.begin();
+  }
+  for (const auto& [r, set] : mtus)
+    if (set.size() > 1)
+      warnings.push_back(fmt::format("{}: queue pairs of path MTUs {} share endpoints (with {}): they all run at the "
+                                     "smallest, {} bytes",
+                                     trace, fmt::join(set, ", "), ip_string(eps[r]), *set.begin()));
+  return out;
+}
+
 // The fabric used without --scenario: one Spectrum switch with `hosts` ports (at least two), at the
-// capture's path MTU when it is one the NIC supports.
-std::string default_scenario_yaml(const std::string& trace, size_t hosts, uint64_t mtu) {
+// capture's path MTU when it is one the NIC supports; `host_mtu` gives hosts whose queue pairs run another.
+std::string default_scenario_yaml(const std::string& trace, size_t hosts, uint64_t mtu,
+                                  const std::map<std::string, uint64_t>& host_mtu) {
   hosts = std::max<size_t>(2, hosts);
   const bool breakout = hosts > 128;  // 128 x 400G, else 256 x 200G (the same 51.2 Tb/s ASIC)
+  std::string overrides;
+  for (const auto& [host, m] : host_mtu)
+    overrides += fmt::format("{}{}: {{mtu_bytes: {}}}", overrides.empty() ? "" : ", ", host, m);
   return fmt::format(
       "name: replay\n"
       "description: \"replay of {} on one Spectrum switch with a port per endpoint\"\n"
       "run: {{duration_us: 0, limit_us: 100000}}\n"
       "topology: {{kind: single_switch, hosts: {}, link_gbps: {}}}\n"
       "switch: {{port_config: {}}}\n"
-      "nic: {{mtu_bytes: {}}}\n",
-      trace, hosts, breakout ? 200 : 400, breakout ? "256x200" : "128x400", mtu);
+      "nic: {{mtu_bytes: {}}}\n{}",
+      trace, hosts, breakout ? 200 : 400, breakout ? "256x200" : "128x400", mtu,
+      overrides.empty() ? "" : "nic_overrides: {" + overrides + "}\n");
 }
 
 }  // namespace
@@ -156,6 +205,11 @@ nlohmann::json trace_json(const traces::capture_trace& t, const std::vector<std:
   for (const auto& [reason, n] : s.skipped_by_reason) by_reason[reason] = n;
   j["skipped_frames"] = {{"total", s.skipped_frames + s.malformed_frames}, {"by_reason", by_reason}};
   j["malformed"] = s.malformed_messages;
+  j["header_only_frames"] = s.header_only_frames;  // cut by the snapshot length: headers decoded, payload not kept
+  nlohmann::json cm = nlohmann::json::object();
+  for (const auto& [name, n] : t.connection_management.by_message) cm[name] = n;
+  j["connection_management"] = {{"packets", t.connection_management.packets}, {"by_message", cm}};
+  j["atomic_acks"] = t.atomic_acks;
   j["warning"] = s.warning.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.warning);
   j["duration_ns"] = s.last_frame_ns - s.first_frame_ns;
   j["path_mtu_bytes"] = t.path_mtu_bytes ? nlohmann::json(t.path_mtu_bytes) : nlohmann::json(nullptr);
@@ -182,6 +236,9 @@ nlohmann::json trace_json(const traces::capture_trace& t, const std::vector<std:
                    {"WRITE", by_op["WRITE"]},
                    {"SEND", by_op["SEND"]},
                    {"READ", by_op["READ"]},
+                   {"CMP_SWAP", by_op["CMP_SWAP"]},
+                   {"FETCH_ADD", by_op["FETCH_ADD"]},
+                   {"UD_SEND", by_op["UD_SEND"]},
                    {"with_immediate", immediate},
                    {"first_packet_missing", incomplete}};
 
@@ -194,16 +251,10 @@ nlohmann::json trace_json(const traces::capture_trace& t, const std::vector<std:
     nlohmann::json ops = nlohmann::json::object();
     for (const auto& [opcode, n] : f.packets_by_opcode) ops[traces::opcode_name(opcode)] = n;
     o["opcodes"] = std::move(ops);
-    if (f.psn_packets == 0) {
-      o["psn"] = nullptr;  // CNPs only
-    } else {
-      o["psn"] = {{"first", f.first_psn},
-                  {"last", f.last_psn},
-                  {"span", ((f.last_psn - f.first_psn) & core::psn_mask) + 1},
-                  {"distinct", f.seen_psns.size()},
-                  {"out_of_order", f.out_of_order},
-                  {"duplicates", f.duplicates}};
-    }
+    o["psn"] = psn_json(f.requests);  // null: CNPs or responses only
+    o["response_psn"] = psn_json(f.responses);
+    auto mtu = t.path_mtu_by_flow.find(key);
+    o["path_mtu_bytes"] = mtu == t.path_mtu_by_flow.end() ? nlohmann::json(nullptr) : nlohmann::json(mtu->second);
     auto it = messages_per_flow.find(key);
     o["messages"] = it == messages_per_flow.end() ? 0 : it->second;
     auto a = t.acks.find(key);
@@ -220,6 +271,10 @@ nlohmann::json trace_json(const traces::capture_trace& t, const std::vector<std:
 replay_result run_replay(const replay_options& opts) {
   replay_result result;
   const traces::capture_trace t = traces::analyze_capture(opts.trace);
+  // A RETH length the capture contradicts would size a buffer of up to 4 GiB: refused before anything exists.
+  for (const captured_message& m : t.messages)
+    if (!m.length_error.empty())
+      throw core::config_error(opts.trace + ": " + m.length_error + " (a replay posts the RETH length; nothing was run)");
   if (!t.summary.warning.empty()) result.warnings.push_back(t.summary.warning);
   for (const std::string& m : t.summary.malformed_messages) result.warnings.push_back(m + " (skipped)");
 
@@ -242,8 +297,19 @@ replay_result run_replay(const replay_options& opts) {
   std::vector<std::string> overrides = opts.sets;
   if (!opts.seed.empty()) overrides.push_back("seed=" + opts.seed);
   const size_t default_hosts = by_address.empty() ? eps.size() : by_address_hosts;
+  // Each queue pair's path MTU from the capture, unless a scenario or a --set gives one.
+  std::map<std::string, uint64_t> host_mtu;
+  const bool mtu_given = !opts.scenario_file.empty() ||
+                         std::any_of(opts.sets.begin(), opts.sets.end(),
+                                     [](const std::string& o) { return o.find("mtu_bytes=") != std::string::npos; });
+  if (!mtu_given) {
+    const std::vector<uint64_t> by_endpoint = endpoint_mtus(t, eps, opts.trace, result.warnings);
+    for (size_t i = 0; i < eps.size(); ++i)
+      if (by_endpoint[i] != 0 && by_endpoint[i] != mtu)
+        host_mtu[topology::host_name(by_address.empty() ? i : by_address[i])] = by_endpoint[i];
+  }
   scenario s = opts.scenario_file.empty()
-                   ? load_scenario_text(default_scenario_yaml(opts.trace, default_hosts, mtu),
+                   ? load_scenario_text(default_scenario_yaml(opts.trace, default_hosts, mtu, host_mtu),
                                         "<replay default fabric>", overrides)
                    : load_scenario_file(opts.scenario_file, overrides);
   const size_t hosts = s.topology.host_count();
@@ -302,6 +368,13 @@ replay_result run_replay(const replay_options& opts) {
         case message_op::write: why = plan_write(m, src, dst, group, post_at, f); break;
         case message_op::send: why = plan_send(m, src, dst, group, post_at, f); break;
         case message_op::read: why = plan_read(m, src, dst, group, post_at, f); break;
+        case message_op::cmp_swap:
+        case message_op::fetch_add:
+          why = "atomics are decoded and counted but not replayed: the NIC model has no atomic operation";
+          break;
+        case message_op::ud_send:
+          why = "UD datagrams are decoded and counted but not replayed: the NIC model runs RC queue pairs";
+          break;
       }
     }
     if (!why.empty()) {
@@ -330,6 +403,9 @@ replay_result run_replay(const replay_options& opts) {
   replay["scale"] = opts.timing.kind == replay_timing::mode::scale ? opts.timing.factor : 1.0;
   replay["fabric"] = opts.scenario_file.empty() ? "<replay default fabric>" : opts.scenario_file;
   replay["mapping"] = by_address.empty() ? "address_order" : "by_address";
+  replay["path_mtu"] = {{"source", mtu_given ? "scenario" : "capture"},
+                        {"nic_mtu_bytes", s.nic.mtu_bytes},
+                        {"by_host", host_mtu}};
   replay["messages_posted"] = planned.size();
   replay["unreplayable"] = std::move(unreplayable);
   replay["not_replayed"] = std::move(not_replayed);

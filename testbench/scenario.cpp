@@ -588,7 +588,8 @@ std::string scenario_keys_markdown() {
       "Runs the scenario once per value of one key, each as its own simulation, and reports them side by side, "
       "e.g. `compare: {key: nic.path_entropy, values: [fixed, per_packet]}`. `key` is any key `--set` accepts; "
       "each value is applied as `--set key=value` after the file and the command line's `--set`s. "
-      "`fabricsim run FILE --compare key=v1,v2` replaces this section.\n\n"
+      "`fabricsim run FILE --compare key=v1,v2` replaces this section; `--set key=v` of its own key runs that one "
+      "value alone (no comparison), and `--no-compare` runs the file's own values.\n\n"
       "| key | type | description |\n|---|---|---|\n"
       "| `key` | string | the scenario key to vary (required) |\n"
       "| `values` | sequence | the values to run, in order (required, at least one) |\n";

@@ -66,6 +66,28 @@ bool flow_key::operator<(const flow_key& o) const {
   return dest_qp < o.dest_qp;
 }
 
+bool is_response_opcode(uint8_t opcode) {
+  return opcode >> 5 == 0 && (opcode & 0x1f) >= 0x0d && (opcode & 0x1f) <= 0x12;  // RC 0x0d .. 0x12
+}
+
+void psn_stats::add(uint32_t psn) {
+  if (packets++ == 0) {
+    first = last = psn;
+    seen.insert(psn);
+    return;
+  }
+  if (!seen.insert(psn).second) {
+    ++duplicates;
+    return;
+  }
+  if (core::psn_before(psn, last)) {
+    ++out_of_order;  // arrived after a later PSN
+    if (core::psn_before(psn, first)) first = psn;
+  } else {
+    last = psn;
+  }
+}
+
 void add_to_flows(std::map<flow_key, flow_stats>& flows, const core::packet& pkt) {
   flow_stats& f = flows[flow_key{pkt.ip.src, pkt.ip.dst, pkt.bth.dest_qp}];
   ++f.packets;
@@ -75,21 +97,7 @@ void add_to_flows(std::map<flow_key, flow_stats>& flows, const core::packet& pkt
   if (pkt.bth.opcode == core::bth_opcode::cnp) return;
 
   const uint32_t psn = pkt.bth.psn & core::psn_mask;
-  if (f.psn_packets++ == 0) {
-    f.first_psn = f.last_psn = psn;
-    f.seen_psns.insert(psn);
-    return;
-  }
-  if (!f.seen_psns.insert(psn).second) {
-    ++f.duplicates;
-    return;
-  }
-  if (core::psn_before(psn, f.last_psn)) {
-    ++f.out_of_order;  // arrived after a later PSN
-    if (core::psn_before(psn, f.first_psn)) f.first_psn = psn;
-  } else {
-    f.last_psn = psn;
-  }
+  (is_response_opcode(uint8_t(pkt.bth.opcode)) ? f.responses : f.requests).add(psn);
 }
 
 capture_summary summarize_capture(const std::string& path, const roce_decoder_params& params,
@@ -105,11 +113,12 @@ capture_summary summarize_capture(const std::string& path, const roce_decoder_pa
     if (s.frames++ == 0) s.first_frame_ns = s.last_frame_ns = frame.timestamp_ns;
     s.first_frame_ns = std::min(s.first_frame_ns, frame.timestamp_ns);
     s.last_frame_ns = std::max(s.last_frame_ns, frame.timestamp_ns);
-    switch (decoder.decode(frame.data, frame.captured_bytes, frame.number, pkt)) {
+    switch (decoder.decode(frame.data, frame.captured_bytes, frame.number, pkt, frame.original_bytes)) {
       case decode_verdict::roce:
         ++s.roce_packets;
+        s.header_only_frames += decoder.layout().header_only;
         add_to_flows(s.flows, pkt);
-        if (visit) visit(frame, pkt);
+        if (visit) visit(frame, pkt, decoder.layout());
         break;
       case decode_verdict::not_roce:
         ++s.skipped_frames;

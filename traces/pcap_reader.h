@@ -71,19 +71,28 @@ struct flow_key {
   bool operator==(const flow_key& o) const { return src == o.src && dst == o.dst && dest_qp == o.dest_qp; }
 };
 
+// PSN figures of one PSN space, in 24-bit sequence order (wrap at 2^24 handled).
+struct psn_stats {
+  uint64_t packets = 0;
+  uint32_t first = 0;          // earliest in sequence order
+  uint32_t last = 0;           // latest in sequence order (the highest seen)
+  uint64_t out_of_order = 0;   // new PSNs that arrived after a later PSN had been seen
+  uint64_t duplicates = 0;     // PSNs seen before
+  std::unordered_set<uint32_t> seen;
+  void add(uint32_t psn);
+};
+
 struct flow_stats {
   uint64_t packets = 0;
   uint64_t payload_bytes = 0;
   uint64_t ecn_ce_packets = 0;                     // IP ECN = 3, marked by a switch
   std::map<uint8_t, uint64_t> packets_by_opcode;  // BTH opcode -> packets
-  // PSN range in 24-bit sequence order (wrap at 2^24 handled). CNPs carry no meaningful PSN and are left
-  // out of the PSN figures, though they count in packets and packets_by_opcode.
-  uint64_t psn_packets = 0;
-  uint32_t first_psn = 0;      // earliest in sequence order
-  uint32_t last_psn = 0;       // latest in sequence order (the highest seen)
-  uint64_t out_of_order = 0;   // new PSNs that arrived after a later PSN had been seen
-  uint64_t duplicates = 0;     // PSNs seen before
-  std::unordered_set<uint32_t> seen_psns;  // to tell a late packet from a duplicate
+  // PSNs of the flow's requests (SEND, WRITE, READ request, atomics, UD), which number the sender's own PSN
+  // space. Responses (ACK, NAK, READ RESPONSE, ATOMIC ACKNOWLEDGE) carry the PSNs of the other direction's
+  // requests and are counted apart. CNPs carry no meaningful PSN and are left out of both, though they count
+  // in packets and packets_by_opcode.
+  psn_stats requests;
+  psn_stats responses;
 };
 
 struct capture_summary {
@@ -92,6 +101,8 @@ struct capture_summary {
   uint64_t roce_packets = 0;
   uint64_t skipped_frames = 0;    // well-formed but not RoCEv2 (ARP, other UDP, other EtherTypes)
   uint64_t malformed_frames = 0;
+  // RoCEv2 frames the snapshot length cut (caplen < orig_len): decoded from their headers, payload not kept.
+  uint64_t header_only_frames = 0;
   // Skipped and malformed frames by roce_decoder::reason() ("not_ip", "not_udp", ..., "malformed").
   std::map<std::string, uint64_t> skipped_by_reason;
   // Earliest and latest timestamps of any frame (any kind); 0 for an empty capture.
@@ -102,9 +113,13 @@ struct capture_summary {
   std::map<flow_key, flow_stats> flows;
 };
 
-// Called for every RoCEv2 packet of a capture, in file order, with its frame and decoded descriptor (whose
-// payload pointer is valid only during the call).
-using roce_packet_visitor = std::function<void(const capture_frame&, const core::packet&)>;
+// Called for every RoCEv2 packet of a capture, in file order, with its frame, decoded descriptor (whose
+// payload pointer is valid only during the call) and the decoder's layout (the headers the descriptor lacks).
+using roce_packet_visitor = std::function<void(const capture_frame&, const core::packet&, const frame_layout&)>;
+
+// True for the opcodes that answer a request (ACK, READ RESPONSE, ATOMIC ACKNOWLEDGE): their PSNs belong to the
+// PSN space of the reverse direction's requests.
+bool is_response_opcode(uint8_t opcode);
 
 // Reads a whole capture and summarizes it, handing every RoCEv2 packet to `visit` too when it is set;
 // throws capture_error like pcap_reader.

@@ -43,8 +43,13 @@ opcode_layout layout_of(uint8_t opcode) {
     l.known = l.cnp = true;
     return l;
   }
-  const uint8_t transport = opcode >> 5;  // 0 RC, 1 UC; RD, UD and XRC carry headers the descriptor lacks
+  const uint8_t transport = opcode >> 5;  // 0 RC, 1 UC, 2 RD, 3 UD, 5 XRC
   const uint8_t operation = opcode & 0x1f;
+  if (transport == 3) {  // UD: SEND ONLY (0x04), SEND ONLY with immediate (0x05), each with a DETH
+    l.known = l.deth = operation == 0x04 || operation == 0x05;
+    l.immediate = operation == 0x05;
+    return l;
+  }
   if (transport > 1) return l;
   const bool rc = transport == 0;
   switch (operation) {
@@ -70,7 +75,16 @@ opcode_layout layout_of(uint8_t opcode) {
     case 0x0e:  // READ response middle
       l.known = rc;
       break;
-    default:  // atomics (AtomicETH, AtomicAckETH), SEND with invalidate (IETH), reserved
+    case 0x12:  // ATOMIC ACKNOWLEDGE: AETH then AtomicAckETH
+      l.known = l.aeth = l.atomic_ack_eth = rc;
+      break;
+    case 0x13: case 0x14:  // COMPARE_SWAP, FETCH_ADD
+      l.known = l.atomic_eth = rc;
+      break;
+    case 0x16: case 0x17:  // SEND last/only with invalidate
+      l.known = l.ieth = rc;
+      break;
+    default:  // reserved
       break;
   }
   return l;
@@ -83,13 +97,16 @@ const char* opcode_name(uint8_t opcode) {
       "RC SEND_ONLY_WITH_IMMEDIATE", "RC RDMA_WRITE_FIRST", "RC RDMA_WRITE_MIDDLE", "RC RDMA_WRITE_LAST",
       "RC RDMA_WRITE_LAST_WITH_IMMEDIATE", "RC RDMA_WRITE_ONLY", "RC RDMA_WRITE_ONLY_WITH_IMMEDIATE",
       "RC RDMA_READ_REQUEST", "RC RDMA_READ_RESPONSE_FIRST", "RC RDMA_READ_RESPONSE_MIDDLE",
-      "RC RDMA_READ_RESPONSE_LAST", "RC RDMA_READ_RESPONSE_ONLY", "RC ACKNOWLEDGE"};
+      "RC RDMA_READ_RESPONSE_LAST", "RC RDMA_READ_RESPONSE_ONLY", "RC ACKNOWLEDGE", "RC ATOMIC_ACKNOWLEDGE",
+      "RC COMPARE_SWAP", "RC FETCH_ADD", "unknown", "RC SEND_LAST_WITH_INVALIDATE", "RC SEND_ONLY_WITH_INVALIDATE"};
   static constexpr const char* uc_names[] = {
       "UC SEND_FIRST", "UC SEND_MIDDLE", "UC SEND_LAST", "UC SEND_LAST_WITH_IMMEDIATE", "UC SEND_ONLY",
       "UC SEND_ONLY_WITH_IMMEDIATE", "UC RDMA_WRITE_FIRST", "UC RDMA_WRITE_MIDDLE", "UC RDMA_WRITE_LAST",
       "UC RDMA_WRITE_LAST_WITH_IMMEDIATE", "UC RDMA_WRITE_ONLY", "UC RDMA_WRITE_ONLY_WITH_IMMEDIATE"};
   if (opcode < sizeof rc_names / sizeof *rc_names) return rc_names[opcode];
   if (opcode >= 0x20 && opcode - 0x20u < sizeof uc_names / sizeof *uc_names) return uc_names[opcode - 0x20];
+  if (opcode == 0x64) return "UD SEND_ONLY";
+  if (opcode == 0x65) return "UD SEND_ONLY_WITH_IMMEDIATE";
   return "unknown";
 }
 
@@ -106,8 +123,12 @@ decode_verdict roce_decoder::fail(decode_verdict verdict, uint64_t frame_number,
 }
 
 decode_verdict roce_decoder::decode(const uint8_t* frame, size_t captured_bytes, uint64_t frame_number,
-                                    core::packet& out) {
+                                    core::packet& out, size_t original_bytes) {
   using v = decode_verdict;
+  // A frame cut by the snapshot length: its length fields are checked against its length on the wire, its
+  // headers against what was captured.
+  const bool cut = original_bytes > captured_bytes;
+  const size_t wire_bytes = cut ? original_bytes : captured_bytes;
   m_message[0] = '\0';
   m_reason = "malformed";  // every failure below is malformed unless it says otherwise
   m_layout = frame_layout{};
@@ -137,14 +158,16 @@ decode_verdict roce_decoder::decode(const uint8_t* frame, size_t captured_bytes,
   // IP. The IP length fields, not the capture length, say where the datagram ends: anything after it is
   // the FCS (when the capture kept it) or padding up to the 60-byte minimum frame.
   const uint8_t* ip = frame + offset;
-  const size_t after_ethernet = captured_bytes - offset;
+  const size_t after_ethernet = wire_bytes - offset;  // on the wire; the IP header itself must be captured
+  const size_t captured_after_ethernet = captured_bytes - offset;
+  const char* kept = cut ? "on the wire" : "captured";
   const bool is_v6 = ethertype == ethertype_ipv6;
   size_t ip_header = 0;
   size_t datagram = 0;  // IP header + IP payload, as the IP header claims
   if (!is_v6) {
-    if (after_ethernet < hb::ipv4)
+    if (captured_after_ethernet < hb::ipv4)
       return fail(v::malformed, frame_number, "IPv4 header needs %u bytes, only %zu captured after the Ethernet header",
-                  unsigned(hb::ipv4), after_ethernet);
+                  unsigned(hb::ipv4), captured_after_ethernet);
     if (ip[0] >> 4 != 4)
       return fail(v::malformed, frame_number, "IPv4 version field is %u (EtherType says IPv4)", unsigned(ip[0] >> 4));
     ip_header = size_t(ip[0] & 0x0f) * 4;
@@ -155,8 +178,8 @@ decode_verdict roce_decoder::decode(const uint8_t* frame, size_t captured_bytes,
       return fail(v::malformed, frame_number, "IPv4 total length %zu is shorter than its %zu-byte header", datagram,
                   ip_header);
     if (datagram > after_ethernet)
-      return fail(v::malformed, frame_number, "IPv4 total length %zu exceeds the %zu bytes captured after the Ethernet header",
-                  datagram, after_ethernet);
+      return fail(v::malformed, frame_number, "IPv4 total length %zu exceeds the %zu bytes %s after the Ethernet header",
+                  datagram, after_ethernet, kept);
     if (be16(ip + 6) & 0x3fff) {  // MF flag or a fragment offset: only the reassembled datagram is RoCEv2
       m_reason = "ip_fragment";
       return fail(v::not_roce, frame_number, "IPv4 fragment (RoCEv2 sets don't-fragment)");
@@ -166,16 +189,16 @@ decode_verdict roce_decoder::decode(const uint8_t* frame, size_t captured_bytes,
       return fail(v::not_roce, frame_number, "IPv4 protocol %u is not UDP", unsigned(ip[9]));
     }
   } else {
-    if (after_ethernet < hb::ipv6)
+    if (captured_after_ethernet < hb::ipv6)
       return fail(v::malformed, frame_number, "IPv6 header needs %u bytes, only %zu captured after the Ethernet header",
-                  unsigned(hb::ipv6), after_ethernet);
+                  unsigned(hb::ipv6), captured_after_ethernet);
     if (ip[0] >> 4 != 6)
       return fail(v::malformed, frame_number, "IPv6 version field is %u (EtherType says IPv6)", unsigned(ip[0] >> 4));
     ip_header = hb::ipv6;
     datagram = hb::ipv6 + be16(ip + 4);
     if (datagram > after_ethernet)
-      return fail(v::malformed, frame_number, "IPv6 payload length %zu exceeds the %zu bytes captured after the IPv6 header",
-                  datagram - hb::ipv6, after_ethernet - hb::ipv6);
+      return fail(v::malformed, frame_number, "IPv6 payload length %zu exceeds the %zu bytes %s after the IPv6 header",
+                  datagram - hb::ipv6, after_ethernet - hb::ipv6, kept);
     // RoCEv2 NICs send UDP directly after the fixed header; extension headers mean some other traffic.
     if (ip[6] != ip_protocol_udp) {
       m_reason = "not_udp";
@@ -190,6 +213,9 @@ decode_verdict roce_decoder::decode(const uint8_t* frame, size_t captured_bytes,
   if (ip_payload < hb::udp)
     return fail(v::malformed, frame_number, "UDP header needs %u bytes, the %s datagram holds %zu after its header",
                 unsigned(hb::udp), ip_name, ip_payload);
+  if (ip_header + hb::udp > captured_after_ethernet)
+    return fail(v::malformed, frame_number, "the snapshot length cut the UDP header: %zu of the frame's %zu bytes captured",
+                captured_bytes, wire_bytes);
   const uint16_t dst_port = be16(udp + 2);
   if (dst_port != core::roce_v2_udp_port) {
     m_reason = "udp_port_not_4791";
@@ -207,6 +233,10 @@ decode_verdict roce_decoder::decode(const uint8_t* frame, size_t captured_bytes,
   // destination QP; AckReq, reserved; PSN.
   const uint8_t* bth = udp + hb::udp;
   const size_t transport_bytes = udp_length - hb::udp;  // BTH .. ICRC
+  const size_t bth_at = size_t(bth - frame);
+  if (bth_at + hb::bth > captured_bytes && transport_bytes >= hb::bth)
+    return fail(v::malformed, frame_number, "the snapshot length cut the BTH: %zu of the frame's %zu bytes captured",
+                captured_bytes, wire_bytes);
   if (transport_bytes < hb::bth + hb::icrc)
     return fail(v::malformed, frame_number, "BTH and ICRC need %u bytes, the UDP datagram carries %zu",
                 unsigned(hb::bth + hb::icrc), transport_bytes);
@@ -217,18 +247,25 @@ decode_verdict roce_decoder::decode(const uint8_t* frame, size_t captured_bytes,
   const opcode_layout lay = layout_of(opcode);
   if (!lay.known)
     return fail(v::malformed, frame_number,
-                "BTH opcode 0x%02x is not one the packet descriptor carries (RC/UC SEND, WRITE, READ, ACK, CNP)",
+                "BTH opcode 0x%02x is not one this decoder knows (RC, UC and UD opcodes, CNP; not RD or XRC)",
                 unsigned(opcode));
   const uint8_t pad = (bth[1] >> 4) & 0x03;
-  const size_t extended = (lay.reth ? hb::reth : 0) + (lay.aeth ? hb::aeth : 0) +
-                          (lay.immediate ? hb::immediate : 0) + (lay.cnp ? hb::cnp_reserved : 0);
+  const size_t extended = (lay.deth ? deth_bytes : 0) + (lay.reth ? hb::reth : 0) +
+                          (lay.atomic_eth ? atomic_eth_bytes : 0) + (lay.aeth ? hb::aeth : 0) +
+                          (lay.atomic_ack_eth ? atomic_ack_eth_bytes : 0) + (lay.immediate ? hb::immediate : 0) +
+                          (lay.ieth ? ieth_bytes : 0) + (lay.cnp ? hb::cnp_reserved : 0);
   if (hb::bth + extended + pad + hb::icrc > transport_bytes)
     return fail(v::malformed, frame_number,
                 "BTH opcode 0x%02x (%s) needs %zu header bytes, pad %u and a 4-byte ICRC, the UDP datagram carries %zu",
                 unsigned(opcode), opcode_name(opcode), size_t(hb::bth + extended), unsigned(pad), transport_bytes);
 
-  const size_t icrc_offset = size_t(bth - frame) + transport_bytes - hb::icrc;
-  if (m_params.check_icrc) {
+  if (bth_at + hb::bth + extended > captured_bytes)
+    return fail(v::malformed, frame_number,
+                "the snapshot length cut the %s headers: %zu of the frame's %zu bytes captured, the headers end at "
+                "byte %zu",
+                opcode_name(opcode), captured_bytes, wire_bytes, bth_at + hb::bth + extended);
+  const size_t icrc_offset = bth_at + transport_bytes - hb::icrc;
+  if (m_params.check_icrc && !cut) {
     const uint32_t expected = roce_icrc(ip, ip_header, icrc_offset - offset, is_v6);
     const uint32_t carried = load_icrc(frame + icrc_offset);
     if (carried != expected)
@@ -274,6 +311,12 @@ decode_verdict roce_decoder::decode(const uint8_t* frame, size_t captured_bytes,
   out.bth.psn = be24(bth + 9);
 
   const uint8_t* ext = bth + hb::bth;
+  if (lay.deth) {
+    m_layout.has_deth = true;
+    m_layout.deth_qkey = be32(ext);
+    m_layout.deth_src_qp = be24(ext + 5);
+    ext += deth_bytes;
+  }
   if (lay.reth) {
     out.has_reth = true;
     out.reth.va = be64(ext);
@@ -281,28 +324,47 @@ decode_verdict roce_decoder::decode(const uint8_t* frame, size_t captured_bytes,
     out.reth.dma_length = be32(ext + 12);
     ext += hb::reth;
   }
+  if (lay.atomic_eth) {
+    m_layout.has_atomic_eth = true;
+    m_layout.atomic_va = be64(ext);
+    m_layout.atomic_rkey = be32(ext + 8);
+    m_layout.atomic_swap_add = be64(ext + 12);
+    m_layout.atomic_compare = be64(ext + 20);
+    ext += atomic_eth_bytes;
+  }
   if (lay.aeth) {
     out.has_aeth = true;
     out.aeth.syndrome = ext[0];
     out.aeth.msn = be24(ext + 1);
     ext += hb::aeth;
   }
+  if (lay.atomic_ack_eth) {
+    m_layout.has_atomic_ack_eth = true;
+    m_layout.atomic_original = be64(ext);
+    ext += atomic_ack_eth_bytes;
+  }
   if (lay.immediate) {
     out.has_immediate = true;
     out.immediate = be32(ext);
     ext += hb::immediate;
   }
+  if (lay.ieth) {
+    m_layout.has_ieth = true;
+    m_layout.ieth_rkey = be32(ext);
+    ext += ieth_bytes;
+  }
   if (lay.cnp) ext += hb::cnp_reserved;
   out.payload_bytes = uint32_t(transport_bytes - hb::bth - extended - pad - hb::icrc);
-  out.payload = out.payload_bytes ? ext : nullptr;
+  out.payload = out.payload_bytes && !cut ? ext : nullptr;
 
   m_layout.ip_offset = uint32_t(offset);
   m_layout.ip_header_bytes = uint32_t(ip_header);
   m_layout.bth_offset = uint32_t(bth - frame);
   m_layout.icrc_offset = uint32_t(icrc_offset);
   m_layout.frame_bytes = uint32_t(offset + datagram);
-  m_layout.icrc_on_wire = load_icrc(frame + icrc_offset);
-  m_layout.has_trailer = captured_bytes > offset + datagram;
+  m_layout.icrc_on_wire = cut ? 0 : load_icrc(frame + icrc_offset);
+  m_layout.has_trailer = wire_bytes > offset + datagram;
+  m_layout.header_only = cut;
   m_reason = "";
   return v::roce;
 }

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 #include <utility>
@@ -374,6 +375,68 @@ compare: {key: topology.link_gbps, values: [100, 400]}
   j = load(out);
   EXPECT_EQ(j["compare"], "nic.mtu_bytes");
   EXPECT_EQ(j["runs"].size(), 3u);
+}
+
+// Issue 20, item 5: a --set of the file's compare key runs that value alone (it used to run every value of
+// the section regardless), --no-compare runs the file's own values, and under MPI the error's advice works.
+TEST(cli, set_of_the_compare_key_runs_that_value_alone_and_no_compare_the_base) {
+  const std::string body = R"(name: cmp
+topology: {kind: single_switch, hosts: 2}
+nic: {place_data: false}
+writes: [{src: h0, dst: h1, bytes: 65536}]
+)";
+  const std::string with = temp_file("compare_set.yaml", body + "compare: {key: topology.link_gbps, values: [100, 400]}\n");
+  const std::string without = temp_file("compare_none.yaml", body);
+  const std::string out = testing::TempDir() + "compare_set.json", ref = testing::TempDir() + "compare_ref.json";
+  // One run at 100G: the report of a single run (no "compare"), equal to the same file without the section.
+  run_result r = fabricsim("run " + with + " --quiet --set topology.link_gbps=100 --json " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_EQ(fabricsim("run " + without + " --quiet --set topology.link_gbps=100 --json " + ref).exit_code, 0);
+  json j = load(out);
+  EXPECT_FALSE(j.contains("compare")) << j.dump().substr(0, 300);
+  json a = strip_wall_clock(j), b = strip_wall_clock(load(ref));
+  a.erase("scenario_file"), b.erase("scenario_file");
+  EXPECT_EQ(a.dump(), b.dump());
+  // --no-compare: the file's own values, i.e. the file without its section.
+  r = fabricsim("run " + with + " --quiet --no-compare --json " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_EQ(fabricsim("run " + without + " --quiet --json " + ref).exit_code, 0);
+  a = strip_wall_clock(load(out)), b = strip_wall_clock(load(ref));
+  EXPECT_FALSE(a.contains("compare"));
+  a.erase("scenario_file"), b.erase("scenario_file");
+  EXPECT_EQ(a.dump(), b.dump());
+  r = fabricsim("run " + with + " --no-compare --compare nic.mtu_bytes=1024,2048");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("and --no-compare contradict each other"), std::string::npos) << r.output;
+
+  // The shipped incast_dcqcn.yaml (compare: nic.cc = none, dcqcn, hpcc), shrunk: --set nic.cc=none is one run,
+  // the very run the comparison makes for that value.
+  const std::string small = scenarios + "incast_dcqcn.yaml --quiet --set workload.message_bytes=65536 "
+                            "--set workload.incast_senders=2 --set run.warmup_us=0 --set run.duration_us=20";
+  r = fabricsim("run " + small + " --set nic.cc=none --json " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_EQ(fabricsim("run " + small + " --compare nic.cc=none,dcqcn --json " + ref).exit_code, 0);
+  j = load(out);
+  EXPECT_FALSE(j.contains("compare"));
+  EXPECT_EQ(strip_wall_clock(j).dump(), strip_wall_clock(load(ref)["runs"][0]["report"]).dump());
+
+  // Under MPI a comparison is refused; the --set the error advises runs under MPI.
+  if (std::system("command -v mpirun >/dev/null 2>&1") != 0) return;
+  r = fabricsim("run " + with + " --quiet --ranks 2");
+  EXPECT_NE(r.exit_code, 0);
+  const std::string advice = "run one value per mpirun instead, e.g. ";
+  const size_t at = r.output.find(advice);
+  ASSERT_NE(at, std::string::npos) << r.output;
+  std::string set = r.output.substr(at + advice.size());
+  set = set.substr(0, set.find(' ', set.find(' ') + 1));  // "--set KEY=V"
+  EXPECT_EQ(set, "--set topology.link_gbps=100");
+  r = fabricsim("run " + with + " --quiet --ranks 2 " + set + " --json " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(load(out).contains("compare"));
+  EXPECT_EQ(load(out)["completed"], 1);
+  r = fabricsim("run " + with + " --quiet --ranks 2 --no-compare --json " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(load(out)["completed"], 1);
 }
 
 TEST(cli, compare_value_invalid_for_its_key_fails_before_any_run) {

@@ -1,9 +1,10 @@
-// `fabricsim replay` as a user runs it: the shared scapy captures (expected figures from
-// shared/traces/README.md), a round trip through our own --tap captures, the timing modes, every operation
+// `fabricsim replay` as a user runs it: the sample scapy captures (traces/samples) (expected figures from
+// traces/samples/README.md), a round trip through our own --tap captures, the timing modes, every operation
 // (READ, SEND, immediates, zero length), and broken captures made here from good ones.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -15,7 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/run_cli.h"
-#include "tests/support/shared_traces.h"
+#include "tests/support/sample_traces.h"
 #include "traces/pcap_writer.h"
 
 namespace {
@@ -25,7 +26,7 @@ using fabricsim::test::fabricsim;
 using fabricsim::test::run_result;
 using nlohmann::json;
 
-const fs::path shared = fabricsim::test::shared_traces_dir();
+const fs::path samples = fabricsim::test::sample_traces_dir();
 
 std::string scratch(const std::string& name) {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
@@ -67,8 +68,7 @@ const json& flow(const json& flows, const std::string& src, const std::string& d
   return none;
 }
 
-TEST(replay, shared_captures_trace_objects_match_the_readme_and_every_write_completes) {
-  REQUIRE_SHARED_TRACES();
+TEST(replay, sample_captures_trace_objects_match_the_readme_and_every_write_completes) {
   struct expected {
     const char* file;
     uint64_t frames, roce, skipped, flows, messages, bytes;
@@ -81,7 +81,7 @@ TEST(replay, shared_captures_trace_objects_match_the_readme_and_every_write_comp
                             expected{"mixed_vlan_ipv6.pcapng", 14, 12, 2, 2, 2, 8192 + 4096}}) {
     SCOPED_TRACE(e.file);
     const std::string out = scratch(std::string(e.file) + ".json");
-    const run_result r = fabricsim("replay " + (shared / e.file).string() + " --quiet --json " + out);
+    const run_result r = fabricsim("replay " + (samples / e.file).string() + " --quiet --json " + out);
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const json j = load(out);
     const json& t = j["trace"];
@@ -106,7 +106,7 @@ TEST(replay, shared_captures_trace_objects_match_the_readme_and_every_write_comp
 
   // Details: PSN ranges, the reordering and the marks of the sprayed capture, the skip reasons.
   const std::string out = scratch("sprayed.json");
-  ASSERT_EQ(fabricsim("replay " + (shared / "rdma_write_sprayed.pcap").string() + " --quiet --json " + out).exit_code,
+  ASSERT_EQ(fabricsim("replay " + (samples / "rdma_write_sprayed.pcap").string() + " --quiet --json " + out).exit_code,
             0);
   const json s = load(out)["trace"];
   const json& data = flow(s["flows"], "10.0.0.1", "10.0.0.2");
@@ -128,7 +128,7 @@ TEST(replay, shared_captures_trace_objects_match_the_readme_and_every_write_comp
   EXPECT_EQ(back["naks"], 0);
   fs::remove(out);
 
-  ASSERT_EQ(fabricsim("replay " + (shared / "mixed_vlan_ipv6.pcapng").string() + " --quiet --json " + out).exit_code,
+  ASSERT_EQ(fabricsim("replay " + (samples / "mixed_vlan_ipv6.pcapng").string() + " --quiet --json " + out).exit_code,
             0);
   const json m = load(out)["trace"];
   EXPECT_EQ(m["skipped_frames"]["by_reason"]["not_ip"], 1);             // ARP
@@ -146,8 +146,7 @@ TEST(replay, shared_captures_trace_objects_match_the_readme_and_every_write_comp
 }
 
 TEST(replay, timing_captured_asap_and_scaled) {
-  REQUIRE_SHARED_TRACES();
-  const fs::path trace = shared / "rdma_write_inorder.pcap";
+  const fs::path trace = samples / "rdma_write_inorder.pcap";
   // The second QP's FIRST is frame 2; its gap to frame 1, read from the record headers here.
   const std::vector<char> bytes = slurp(trace);
   const std::vector<size_t> at = record_offsets(bytes);
@@ -381,8 +380,7 @@ TEST(replay, messages_beyond_the_time_limit_and_a_self_addressed_write) {
 }
 
 TEST(replay, bad_captures_name_the_file_and_frame_and_never_crash) {
-  REQUIRE_SHARED_TRACES();
-  const std::vector<char> good = slurp(shared / "rdma_write_inorder.pcap");
+  const std::vector<char> good = slurp(samples / "rdma_write_inorder.pcap");
   const std::vector<size_t> at = record_offsets(good);
   ASSERT_EQ(at.size(), 34u);
 
@@ -446,12 +444,162 @@ TEST(replay, bad_captures_name_the_file_and_frame_and_never_crash) {
   // A fabric too small for the capture's four endpoints.
   const std::string two = scratch("two.yaml");
   std::ofstream(two) << "topology: {kind: single_switch, hosts: 2}\n";
-  r = fabricsim("replay " + (shared / "rdma_write_inorder.pcap").string() + " --scenario " + two);
+  r = fabricsim("replay " + (samples / "rdma_write_inorder.pcap").string() + " --scenario " + two);
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("has 4 endpoints (10.0.0.1, 10.0.0.2, 10.0.0.3, 10.0.0.4) but the fabric has 2 hosts"),
             std::string::npos)
       << r.output;
   for (const std::string& f : {text, wifi, cut, out, lying, two}) fs::remove(f);
+}
+
+// Issue 20 item 6: UD and CM, atomics, header-only frames and PSNs per direction on the samples (README
+// table), each replayed with what it can be and counted with its own reason.
+TEST(replay, ud_atomics_header_only_and_read_samples_replay_with_their_own_reasons) {
+  const std::string out = scratch("samples.json");
+  auto replay = [&](const char* file) {
+    const run_result r = fabricsim("replay " + (samples / file).string() + " --quiet --json " + out);
+    EXPECT_EQ(r.exit_code, 0) << file << "\n" << r.output;
+    return load(out);
+  };
+  auto reasons = [](const json& j, const std::string& op) {
+    uint64_t n = 0;
+    for (const json& m : j["replay"]["not_replayed"]) n += m["op"] == op;
+    return n;
+  };
+  // ud_cm: 7 RoCEv2 packets (tshark's count), none malformed; REQ/REP/RTU are connection management; the UD
+  // datagram is not replayed; the 8 KiB WRITE completes.
+  json j = replay("ud_cm.pcap");
+  EXPECT_EQ(j["trace"]["roce_packets"], 7);
+  EXPECT_EQ(j["trace"]["skipped_frames"]["total"], 0);
+  EXPECT_EQ(j["trace"]["connection_management"]["packets"], 3);
+  EXPECT_EQ(j["trace"]["connection_management"]["by_message"]["REQ"], 1);
+  EXPECT_EQ(j["trace"]["messages"]["UD_SEND"], 1);
+  EXPECT_EQ(reasons(j, "UD_SEND"), 1u);
+  EXPECT_EQ(j["completed"], 1);
+  EXPECT_TRUE(j["verified"].get<bool>());
+  // atomics: both atomics skipped with their reason, the WRITE replayed.
+  j = replay("atomics.pcap");
+  EXPECT_EQ(j["trace"]["roce_packets"], 6);
+  EXPECT_EQ(j["trace"]["skipped_frames"]["total"], 0);
+  EXPECT_EQ(j["trace"]["messages"]["CMP_SWAP"], 1);
+  EXPECT_EQ(j["trace"]["messages"]["FETCH_ADD"], 1);
+  EXPECT_EQ(j["trace"]["atomic_acks"], 2);
+  EXPECT_EQ(reasons(j, "CMP_SWAP"), 1u);
+  EXPECT_EQ(reasons(j, "FETCH_ADD"), 1u);
+  EXPECT_NE(j["replay"]["not_replayed"][0]["reason"].get<std::string>().find("atomics are decoded and counted"),
+            std::string::npos);
+  EXPECT_EQ(j["completed"], 1);
+  // header_only: every one of the 34 frames decodes, 32 of them header-only; both 64 KiB WRITEs complete.
+  j = replay("header_only.pcap");
+  EXPECT_EQ(j["trace"]["roce_packets"], 34);
+  EXPECT_EQ(j["trace"]["header_only_frames"], 32);
+  EXPECT_EQ(j["trace"]["skipped_frames"]["total"], 0);
+  EXPECT_EQ(j["replay"]["messages_posted"], 2);
+  EXPECT_EQ(j["completed"], 2);
+  uint64_t bytes = 0;
+  for (const json& f : j["replay"]["flows"]) bytes += f["completed_bytes"].get<uint64_t>();
+  EXPECT_EQ(bytes, 2u * 65536);
+  // rdma_read: request PSNs and response PSNs apart in each direction; both READs and the WRITE complete.
+  j = replay("rdma_read.pcap");
+  const json& up = flow(j["trace"]["flows"], "10.0.0.1", "10.0.0.2");
+  EXPECT_EQ(up["psn"]["first"], 300);
+  EXPECT_EQ(up["psn"]["last"], 316);
+  EXPECT_EQ(up["psn"]["distinct"], 2);
+  EXPECT_EQ(up["response_psn"]["first"], 7003);
+  const json& down = flow(j["trace"]["flows"], "10.0.0.2", "10.0.0.1");
+  EXPECT_EQ(down["psn"]["span"], 4);
+  EXPECT_EQ(down["psn"]["duplicates"], 0);
+  EXPECT_EQ(down["response_psn"]["span"], 17);
+  EXPECT_EQ(down["path_mtu_bytes"], 1024);
+  EXPECT_EQ(j["trace"]["messages"]["READ"], 2);
+  EXPECT_EQ(j["completed"], 3);
+  EXPECT_TRUE(j["verified"].get<bool>());
+  // send_imm: three SENDs (two with immediate) and a WRITE with immediate, all complete.
+  j = replay("send_imm.pcap");
+  EXPECT_EQ(j["trace"]["messages"]["SEND"], 3);
+  EXPECT_EQ(j["trace"]["messages"]["with_immediate"], 3);
+  EXPECT_EQ(j["completed"], 4);
+  fs::remove(out);
+}
+
+TEST(replay, reth_length_the_capture_contradicts_is_refused_naming_the_frame_before_allocating) {
+  // The RETH of frame 1 claims 0xffffffff bytes (README); the replay used to allocate 8.4 GB and fail after
+  // half a minute without naming the frame.
+  const auto start = std::chrono::steady_clock::now();
+  const run_result r = fabricsim("replay " + (samples / "bad_reth_length.pcap").string() + " --quiet");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("bad_reth_length.pcap: frame 1: RC RDMA_WRITE_FIRST RETH DMA length 4294967295 exceeds "
+                          "the RC message limit of 2^31 bytes"),
+            std::string::npos)
+      << r.output;
+  EXPECT_LT(seconds, 5.0);
+
+  // A RETH length within the limit that the WRITE's own packets contradict: 4 x 1024 bytes carried, 8192
+  // claimed. Frame 1's DMA length field sits after Ethernet (14), IPv4 (20), UDP (8), BTH (12), VA and R_Key.
+  std::vector<char> b = slurp(samples / "bad_reth_length.pcap");
+  const std::vector<size_t> at = record_offsets(b);
+  ASSERT_EQ(at.size(), 5u);
+  const size_t dma = at[0] + 16 + 14 + 20 + 8 + 12 + 12;
+  b[dma] = 0, b[dma + 1] = 0, b[dma + 2] = char(0x20), b[dma + 3] = 0;  // 8192
+  const std::string lying = scratch("lying_reth.pcap");
+  spill(lying, b, b.size());
+  const run_result r2 = fabricsim("replay " + lying + " --quiet");
+  EXPECT_EQ(r2.exit_code, 2) << r2.output;
+  EXPECT_NE(r2.output.find(": frame 1: RC RDMA_WRITE_FIRST RETH DMA length 8192 differs from the 4096 payload bytes its "
+                           "4 packets (PSN 900 on) carry in the capture"),
+            std::string::npos)
+      << r2.output;
+  fs::remove(lying);
+}
+
+// Each queue pair runs the path MTU its capture shows (FIRST and MIDDLE payloads), not the largest of the
+// capture for all: 10.0.0.1 -> .2 writes 4 KiB at MTU 1024 (4 packets), 10.0.0.3 -> .4 8 KiB at 4096 (2).
+TEST(replay, each_queue_pair_runs_the_path_mtu_of_its_capture_unless_one_is_set) {
+  using fabricsim::core::bth_opcode;
+  const std::string trace = scratch("mtus.pcap"), out = scratch("mtus.json");
+  {
+    struct row { uint8_t src; uint32_t qp; bth_opcode op; uint32_t psn, payload, reth; };
+    const row rows[] = {{1, 0x11, bth_opcode::rc_rdma_write_first, 0, 1024, 4096},
+                        {1, 0x11, bth_opcode::rc_rdma_write_middle, 1, 1024, 0},
+                        {1, 0x11, bth_opcode::rc_rdma_write_middle, 2, 1024, 0},
+                        {1, 0x11, bth_opcode::rc_rdma_write_last, 3, 1024, 0},
+                        {3, 0x22, bth_opcode::rc_rdma_write_first, 0, 4096, 8192},
+                        {3, 0x22, bth_opcode::rc_rdma_write_last, 1, 4096, 0}};
+    fabricsim::traces::pcap_writer w(trace);
+    for (size_t i = 0; i < std::size(rows); ++i) {
+      fabricsim::core::packet p;
+      p.ip.src = fabricsim::test::v4(10, 0, 0, rows[i].src);
+      p.ip.dst = fabricsim::test::v4(10, 0, 0, uint8_t(rows[i].src + 1));
+      p.bth.opcode = rows[i].op;
+      p.bth.psn = rows[i].psn;
+      p.bth.dest_qp = rows[i].qp;
+      p.payload_bytes = rows[i].payload;
+      p.has_reth = rows[i].reth != 0;
+      p.reth.dma_length = rows[i].reth;
+      w.write(p, 1000 * (i + 1));
+    }
+    w.close();
+  }
+  run_result r = fabricsim("replay " + trace + " --quiet --json " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  json j = load(out);
+  EXPECT_EQ(j["replay"]["path_mtu"]["source"], "capture");
+  EXPECT_EQ(j["replay"]["path_mtu"]["nic_mtu_bytes"], 4096);
+  EXPECT_EQ(j["replay"]["path_mtu"]["by_host"], json({{"h0", 1024}, {"h1", 1024}}));
+  EXPECT_EQ(j["stats"]["h0_nic"]["tx_data_packets"]["value"], 4);  // 4096 B at 1024
+  EXPECT_EQ(j["stats"]["h2_nic"]["tx_data_packets"]["value"], 2);  // 8192 B at 4096
+  EXPECT_EQ(j["completed"], 2);
+  // A --set of the MTU is the scenario's choice: every NIC at it.
+  r = fabricsim("replay " + trace + " --quiet --set nic.mtu_bytes=2048 --json " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  j = load(out);
+  EXPECT_EQ(j["replay"]["path_mtu"]["source"], "scenario");
+  EXPECT_TRUE(j["replay"]["path_mtu"]["by_host"].empty());
+  EXPECT_EQ(j["stats"]["h0_nic"]["tx_data_packets"]["value"], 2);  // 4096 B at 2048
+  EXPECT_EQ(j["stats"]["h2_nic"]["tx_data_packets"]["value"], 4);  // 8192 B at 2048
+  fs::remove(trace);
+  fs::remove(out);
 }
 
 TEST(replay, bad_timing_and_missing_trace_are_cli_errors) {
@@ -481,12 +629,11 @@ TEST(replay, help_lists_replay_and_its_example_works) {
   ASSERT_NE(e, std::string::npos) << r.output;
   std::string example = r.output.substr(e + marker.size());
   example = example.substr(0, example.find('\n'));
-  // The example names ../shared/traces relative to the repository; run it from there, JSON to a scratch file.
+  // The example names traces/samples relative to the repository; run it from there, JSON to a scratch file.
   const std::string out = scratch("example.json");
   const size_t json_flag = example.find("--json ");
   ASSERT_NE(json_flag, std::string::npos) << example;
   example = example.substr(0, json_flag) + "--json " + out;
-  if (!fs::is_directory(shared)) GTEST_SKIP() << "reference captures not found at " << shared;
   const std::string cmd =
       std::string("cd ") + FABRICSIM_SOURCE_DIR + " && " + FABRICSIM_BINARY + " " + example + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");

@@ -1,5 +1,5 @@
-// Tests of the message rebuilding of a capture: the shared scapy captures (expected figures from
-// shared/traces/README.md) and small captures written here with the cases the shared ones lack (a missing
+// Tests of the message rebuilding of a capture: the sample scapy captures (traces/samples) (expected figures from
+// traces/samples/README.md) and small captures written here with the cases the samples lack (a missing
 // FIRST, a missing MIDDLE, the PSN wrap, retransmissions, SEND and READ).
 #include "traces/capture_messages.h"
 
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/support/shared_traces.h"
+#include "tests/support/sample_traces.h"
 #include "traces/pcap_writer.h"
 
 namespace fabricsim::traces {
@@ -51,9 +51,8 @@ struct capture_builder {
   }
 };
 
-TEST(capture_messages, shared_inorder_capture_two_writes_of_64_kib) {
-  REQUIRE_SHARED_TRACES();
-  const capture_trace t = analyze_capture((test::shared_traces_dir() / "rdma_write_inorder.pcap").string());
+TEST(capture_messages, sample_inorder_capture_two_writes_of_64_kib) {
+  const capture_trace t = analyze_capture((test::sample_traces_dir() / "rdma_write_inorder.pcap").string());
   // README: two QPs, each one 64 KiB WRITE at MTU 4096 (16 packets), PSN 1000..1015 and 5000..5015.
   ASSERT_EQ(t.messages.size(), 2u);
   EXPECT_EQ(t.path_mtu_bytes, 4096u);
@@ -80,9 +79,8 @@ TEST(capture_messages, shared_inorder_capture_two_writes_of_64_kib) {
   EXPECT_EQ(t.summary.first_frame_ns, a->first_seen_ns);
 }
 
-TEST(capture_messages, shared_sprayed_capture_is_one_message_despite_the_shuffle) {
-  REQUIRE_SHARED_TRACES();
-  const capture_trace t = analyze_capture((test::shared_traces_dir() / "rdma_write_sprayed.pcap").string());
+TEST(capture_messages, sample_sprayed_capture_is_one_message_despite_the_shuffle) {
+  const capture_trace t = analyze_capture((test::sample_traces_dir() / "rdma_write_sprayed.pcap").string());
   // README: one 256 KiB WRITE, PSN 200..263 at MTU 4096, shuffled in blocks of 8; CNP and ACK go back.
   ASSERT_EQ(t.messages.size(), 1u);
   const captured_message& m = t.messages[0];
@@ -97,9 +95,8 @@ TEST(capture_messages, shared_sprayed_capture_is_one_message_despite_the_shuffle
   EXPECT_EQ(t.path_mtu_bytes, 4096u);
 }
 
-TEST(capture_messages, shared_mixed_capture_counts_skipped_frames_by_reason) {
-  REQUIRE_SHARED_TRACES();
-  const capture_trace t = analyze_capture((test::shared_traces_dir() / "mixed_vlan_ipv6.pcapng").string());
+TEST(capture_messages, sample_mixed_capture_counts_skipped_frames_by_reason) {
+  const capture_trace t = analyze_capture((test::sample_traces_dir() / "mixed_vlan_ipv6.pcapng").string());
   // README: 14 frames, 12 RoCEv2: an 8 KiB WRITE (VLAN, IPv4, MTU 1024) and a 4 KiB WRITE (IPv6), one ARP
   // and one plain UDP frame.
   EXPECT_EQ(t.summary.frames, 14u);

@@ -1,10 +1,10 @@
-// Tests of the capture reader and the per-flow summary against the shared reference captures (expected
-// figures from shared/traces/README.md) and against broken files made here.
+// Tests of the capture reader and the per-flow summary against the sample captures (traces/samples, written by scapy) (expected
+// figures from traces/samples/README.md) and against broken files made here.
 #include "traces/pcap_reader.h"
 
 #include <gtest/gtest.h>
 
-#include "tests/support/shared_traces.h"
+#include "tests/support/sample_traces.h"
 
 #include <unistd.h>
 
@@ -22,7 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 using core::bth_opcode;
 
-const fs::path& shared_dir = test::shared_traces_dir();
+const fs::path& samples_dir = test::sample_traces_dir();
 using test::v4;
 
 
@@ -78,8 +78,7 @@ uint64_t opcode_count(const flow_stats& f, bth_opcode op) {
 }
 
 TEST(pcap_reader, inorder_capture_two_queue_pairs) {
-  REQUIRE_SHARED_TRACES();
-  const capture_summary s = summarize_capture((shared_dir / "rdma_write_inorder.pcap").string());
+  const capture_summary s = summarize_capture((samples_dir / "rdma_write_inorder.pcap").string());
   EXPECT_EQ(s.frames, 34u);
   EXPECT_EQ(s.roce_packets, 34u);
   EXPECT_EQ(s.skipped_frames, 0u);
@@ -98,10 +97,10 @@ TEST(pcap_reader, inorder_capture_two_queue_pairs) {
     EXPECT_EQ(opcode_count(f, bth_opcode::rc_rdma_write_first), 1u);
     EXPECT_EQ(opcode_count(f, bth_opcode::rc_rdma_write_middle), 14u);
     EXPECT_EQ(opcode_count(f, bth_opcode::rc_rdma_write_last), 1u);
-    EXPECT_EQ(f.first_psn, e.first_psn);
-    EXPECT_EQ(f.last_psn, e.first_psn + 15);
-    EXPECT_EQ(f.out_of_order, 0u);
-    EXPECT_EQ(f.duplicates, 0u);
+    EXPECT_EQ(f.requests.first, e.first_psn);
+    EXPECT_EQ(f.requests.last, e.first_psn + 15);
+    EXPECT_EQ(f.requests.out_of_order, 0u);
+    EXPECT_EQ(f.requests.duplicates, 0u);
     EXPECT_EQ(f.ecn_ce_packets, 0u);
     // One ACK back per QP.
     const flow_stats& ack = flow(s, e.dst, e.src, e.qp);
@@ -112,8 +111,7 @@ TEST(pcap_reader, inorder_capture_two_queue_pairs) {
 }
 
 TEST(pcap_reader, sprayed_capture_reordered_with_ecn_and_cnp) {
-  REQUIRE_SHARED_TRACES();
-  const capture_summary s = summarize_capture((shared_dir / "rdma_write_sprayed.pcap").string());
+  const capture_summary s = summarize_capture((samples_dir / "rdma_write_sprayed.pcap").string());
   EXPECT_EQ(s.frames, 66u);
   EXPECT_EQ(s.roce_packets, 66u);
   EXPECT_EQ(s.skipped_frames, 0u);
@@ -126,12 +124,12 @@ TEST(pcap_reader, sprayed_capture_reordered_with_ecn_and_cnp) {
   EXPECT_EQ(opcode_count(f, bth_opcode::rc_rdma_write_first), 1u);
   EXPECT_EQ(opcode_count(f, bth_opcode::rc_rdma_write_middle), 62u);
   EXPECT_EQ(opcode_count(f, bth_opcode::rc_rdma_write_last), 1u);
-  EXPECT_EQ(f.first_psn, 200u);
-  EXPECT_EQ(f.last_psn, 263u);
-  EXPECT_EQ(f.duplicates, 0u);
-  EXPECT_GT(f.out_of_order, 0u);   // shuffled
-  EXPECT_LT(f.out_of_order, 64u);  // at most 7 late per block of 8
-  EXPECT_LE(f.out_of_order, 8u * 7);
+  EXPECT_EQ(f.requests.first, 200u);
+  EXPECT_EQ(f.requests.last, 263u);
+  EXPECT_EQ(f.requests.duplicates, 0u);
+  EXPECT_GT(f.requests.out_of_order, 0u);   // shuffled
+  EXPECT_LT(f.requests.out_of_order, 64u);  // at most 7 late per block of 8
+  EXPECT_LE(f.requests.out_of_order, 8u * 7);
   EXPECT_EQ(f.ecn_ce_packets, 2u);
 
   // Back to the sender: one CNP and the final ACK.
@@ -139,11 +137,13 @@ TEST(pcap_reader, sprayed_capture_reordered_with_ecn_and_cnp) {
   EXPECT_EQ(back.packets, 2u);
   EXPECT_EQ(opcode_count(back, bth_opcode::cnp), 1u);
   EXPECT_EQ(opcode_count(back, bth_opcode::rc_acknowledge), 1u);
-  EXPECT_EQ(back.psn_packets, 1u);  // the CNP's PSN means nothing
+  EXPECT_EQ(back.requests.packets, 0u);   // the CNP's PSN means nothing; the ACK's is a response PSN
+  EXPECT_EQ(back.responses.packets, 1u);
+  EXPECT_EQ(back.responses.first, 263u);  // the ACK of the last PSN
   EXPECT_EQ(s.flows.size(), 2u);
 
   // Frame by frame: the RETH announces 256 KiB, every data packet fits the 4096-byte MTU.
-  pcap_reader reader((shared_dir / "rdma_write_sprayed.pcap").string());
+  pcap_reader reader((samples_dir / "rdma_write_sprayed.pcap").string());
   roce_decoder decoder;
   capture_frame frame;
   core::packet p;
@@ -164,8 +164,7 @@ TEST(pcap_reader, sprayed_capture_reordered_with_ecn_and_cnp) {
 }
 
 TEST(pcap_reader, pcapng_with_vlan_ipv6_arp_and_plain_udp) {
-  REQUIRE_SHARED_TRACES();
-  const std::string path = (shared_dir / "mixed_vlan_ipv6.pcapng").string();
+  const std::string path = (samples_dir / "mixed_vlan_ipv6.pcapng").string();
   const capture_summary s = summarize_capture(path);
   EXPECT_EQ(s.frames, 14u);
   EXPECT_EQ(s.roce_packets, 12u);
@@ -176,11 +175,11 @@ TEST(pcap_reader, pcapng_with_vlan_ipv6_arp_and_plain_udp) {
     if (key.src.octets[10] == 0xff) {  // IPv4 (the VLAN one): 8 KiB at MTU 1024
       EXPECT_EQ(f.packets, 8u);
       EXPECT_EQ(f.payload_bytes, 8u * 1024);
-      EXPECT_EQ(f.last_psn - f.first_psn, 7u);
+      EXPECT_EQ(f.requests.last - f.requests.first, 7u);
     } else {  // IPv6: 4 KiB at MTU 1024
       EXPECT_EQ(f.packets, 4u);
       EXPECT_EQ(f.payload_bytes, 4u * 1024);
-      EXPECT_EQ(f.last_psn - f.first_psn, 3u);
+      EXPECT_EQ(f.requests.last - f.requests.first, 3u);
     }
     EXPECT_EQ(opcode_count(f, bth_opcode::rc_rdma_write_first), 1u);
     EXPECT_EQ(opcode_count(f, bth_opcode::rc_rdma_write_last), 1u);
@@ -205,10 +204,9 @@ TEST(pcap_reader, pcapng_with_vlan_ipv6_arp_and_plain_udp) {
 }
 
 TEST(pcap_reader, file_cut_inside_a_frame_yields_the_whole_frames_and_a_warning) {
-  REQUIRE_SHARED_TRACES();
   for (const char* name : {"rdma_write_inorder.pcap", "mixed_vlan_ipv6.pcapng"}) {
     SCOPED_TRACE(name);
-    const auto bytes = slurp(shared_dir / name);
+    const auto bytes = slurp(samples_dir / name);
     // Cut the file at growing sizes until a cut falls inside frame 5: 4 whole frames and a warning.
     uint64_t four_frames_bytes = 0;
     const fs::path cut = scratch(std::string("cut_") + name);
@@ -305,7 +303,8 @@ TEST(pcap_reader, oversized_record_length_is_a_corrupt_file_naming_the_frame) {
 
 TEST(pcap_reader, frame_shorter_than_its_headers_claim_is_malformed_and_counted) {
   // Frame 1: a RoCEv2 WRITE MIDDLE; frame 2: the same with IP total length 2000; frame 3: frame 1 cut by
-  // the snaplen (captured 60 of its bytes); frame 4: frame 1 again.
+  // the snaplen (captured 60 of its bytes: every header, so it decodes header-only); frame 4: frame 1 again;
+  // frame 5: frame 1 cut inside its BTH (50 bytes).
   std::vector<uint8_t> f = {0x02, 0, 0, 0, 0, 2, 0x02, 0, 0, 0, 0, 1, 0x08, 0x00,
                             0x45, 0x02, 0, 0, 0, 1, 0x40, 0, 64, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2,
                             0xc0, 0x00, 0x12, 0xb7, 0, 0, 0, 0,
@@ -323,23 +322,27 @@ TEST(pcap_reader, frame_shorter_than_its_headers_claim_is_malformed_and_counted)
   pcap.record(lying, lying.size(), 2);
   pcap.record(f, 60, 3);
   pcap.record(f, f.size(), 4);
+  pcap.record(f, 50, 5);
   const fs::path file = scratch("lying.pcap");
   spill(file, pcap.b.data(), pcap.b.size());
 
   const capture_summary s = summarize_capture(file.string());
-  EXPECT_EQ(s.frames, 4u);
-  EXPECT_EQ(s.roce_packets, 2u);
+  EXPECT_EQ(s.frames, 5u);
+  EXPECT_EQ(s.roce_packets, 3u);
+  EXPECT_EQ(s.header_only_frames, 1u);
   EXPECT_EQ(s.malformed_frames, 2u);
   ASSERT_EQ(s.malformed_messages.size(), 2u);
-  EXPECT_NE(s.malformed_messages[0].find("frame 2: IPv4 total length 2000 exceeds"), std::string::npos)
+  EXPECT_NE(s.malformed_messages[0].find("frame 2: IPv4 total length 2000 exceeds the 300 bytes captured"),
+            std::string::npos)
       << s.malformed_messages[0];
-  EXPECT_NE(s.malformed_messages[1].find("frame 3: IPv4 total length"), std::string::npos)
+  EXPECT_NE(s.malformed_messages[1].find("frame 5: the snapshot length cut the BTH: 50 of the frame's 314 bytes"),
+            std::string::npos)
       << s.malformed_messages[1];
   EXPECT_EQ(s.malformed_messages[0].rfind(file.string(), 0), 0u);
   const flow_stats& fl = flow(s, v4(10, 0, 0, 1), v4(10, 0, 0, 2), 0x11);
-  EXPECT_EQ(fl.packets, 2u);
-  EXPECT_EQ(fl.duplicates, 1u);  // the same PSN 1001 twice
-  EXPECT_EQ(fl.payload_bytes, 512u);
+  EXPECT_EQ(fl.packets, 3u);
+  EXPECT_EQ(fl.requests.duplicates, 2u);  // the same PSN 1001 three times
+  EXPECT_EQ(fl.payload_bytes, 3u * 256);  // the header-only frame's 256 from its UDP length
 
   // Microsecond files come back in nanoseconds.
   pcap_reader reader(file.string());
@@ -366,11 +369,11 @@ TEST(pcap_reader, psn_order_handles_the_24_bit_wrap) {
   add_to_flows(flows, p);
   const flow_stats& f = flows.begin()->second;
   EXPECT_EQ(f.packets, 8u);
-  EXPECT_EQ(f.psn_packets, 7u);
-  EXPECT_EQ(f.first_psn, 0xfffffdu);
-  EXPECT_EQ(f.last_psn, 2u);
-  EXPECT_EQ(f.out_of_order, 2u);
-  EXPECT_EQ(f.duplicates, 1u);
+  EXPECT_EQ(f.requests.packets, 7u);
+  EXPECT_EQ(f.requests.first, 0xfffffdu);
+  EXPECT_EQ(f.requests.last, 2u);
+  EXPECT_EQ(f.requests.out_of_order, 2u);
+  EXPECT_EQ(f.requests.duplicates, 1u);
   EXPECT_EQ(f.payload_bytes, 80u);
 }
 

@@ -1,10 +1,10 @@
 // Tests of the capture writer: descriptors written, read back and decoded field for field; the frames
-// compared with the shared captures (written by scapy) and with tshark's decoding; write errors.
+// compared with the sample captures (written by scapy) and with tshark's decoding; write errors.
 #include "traces/pcap_writer.h"
 
 #include <gtest/gtest.h>
 
-#include "tests/support/shared_traces.h"
+#include "tests/support/sample_traces.h"
 
 #include <unistd.h>
 
@@ -25,7 +25,7 @@ namespace {
 namespace fs = std::filesystem;
 using core::bth_opcode;
 
-const fs::path& shared_dir = test::shared_traces_dir();
+const fs::path& samples_dir = test::sample_traces_dir();
 using test::v4;
 const char* const tshark = "/usr/bin/tshark";
 
@@ -248,8 +248,7 @@ TEST(pcap_writer, round_trip_keeps_every_field_timestamps_and_a_valid_icrc) {
   fs::remove(file);
 }
 
-TEST(pcap_writer, reserializing_the_shared_captures_gives_their_bytes) {
-  REQUIRE_SHARED_TRACES();
+TEST(pcap_writer, reserializing_the_sample_captures_gives_their_bytes) {
   // scapy wrote the reference frames; decoding and re-serializing them must give the same bytes except
   // where the descriptor holds nothing or the reference left a field out: the IPv4 identification and
   // flags (the writer always sets don't-fragment; the reference's CNP does not), hence the header checksum
@@ -259,7 +258,7 @@ TEST(pcap_writer, reserializing_the_shared_captures_gives_their_bytes) {
   std::vector<uint8_t> mine;
   uint64_t compared = 0;
   for (const char* name : {"rdma_write_inorder.pcap", "rdma_write_sprayed.pcap", "mixed_vlan_ipv6.pcapng"}) {
-    pcap_reader reader((shared_dir / name).string());
+    pcap_reader reader((samples_dir / name).string());
     capture_frame frame;
     while (reader.next(frame)) {
       if (decoder.decode(frame.data, frame.captured_bytes, frame.number, p) != decode_verdict::roce) continue;

@@ -1,10 +1,10 @@
 // Tests of the RoCEv2 frame decoder: hand-built frames (bytes laid out here from the specs, not by the
-// writer), the shared reference captures, malformed frames and the optional ICRC check.
+// writer), the sample captures (traces/samples, written by scapy), malformed frames and the optional ICRC check.
 #include "traces/roce_decoder.h"
 
 #include <gtest/gtest.h>
 
-#include "tests/support/shared_traces.h"
+#include "tests/support/sample_traces.h"
 
 #include <atomic>
 #include <cstdlib>
@@ -40,7 +40,7 @@ namespace {
 namespace fs = std::filesystem;
 using core::bth_opcode;
 
-const fs::path& shared_dir = test::shared_traces_dir();
+const fs::path& samples_dir = test::sample_traces_dir();
 using test::v4;
 
 
@@ -299,9 +299,9 @@ TEST(roce_decoder, malformed_frames_name_the_frame_header_and_field) {
   ihl[14] = 0x44;
   expect_malformed(ihl, ihl.size(), 17, "frame 17: IPv4 IHL 4 is below the minimum 5");
 
-  auto ud = good;
-  ud[42] = 0x64;  // UD SEND only: its DETH has no place in the descriptor
-  expect_malformed(ud, ud.size(), 18, "frame 18: BTH opcode 0x64 is not one the packet descriptor carries");
+  auto rd = good;
+  rd[42] = 0x44;  // RD SEND only: reliable datagram headers (RDETH, DETH) are not decoded
+  expect_malformed(rd, rd.size(), 18, "frame 18: BTH opcode 0x44 is not one this decoder knows");
 
   auto version = good;
   version[43] = 0x01;
@@ -320,15 +320,14 @@ TEST(roce_decoder, malformed_frames_name_the_frame_header_and_field) {
                    "frame 21: IPv6 payload length 2000 exceeds the 104 bytes captured after the IPv6 header");
 }
 
-TEST(roce_decoder, shared_ipv4_captures_carry_the_icrc_this_library_computes) {
-  REQUIRE_SHARED_TRACES();
+TEST(roce_decoder, sample_ipv4_captures_carry_the_icrc_this_library_computes) {
   // scapy wrote these frames with its own ICRC code; agreement on every IPv4 RoCEv2 frame (CNP and VLAN
   // included) checks the masking of annex A17.3.3 against an independent implementation.
   roce_decoder checking({true});
   core::packet p;
   for (const char* name : {"rdma_write_inorder.pcap", "rdma_write_sprayed.pcap", "mixed_vlan_ipv6.pcapng"}) {
     uint64_t n = 0, roce = 0, v4 = 0;
-    for (auto& frame : read_frames(shared_dir / name)) {
+    for (auto& frame : read_frames(samples_dir / name)) {
       ++n;
       const decode_verdict verdict = checking.decode(frame.data(), frame.size(), n, p);
       if (verdict == decode_verdict::roce) {
@@ -351,9 +350,8 @@ TEST(roce_decoder, shared_ipv4_captures_carry_the_icrc_this_library_computes) {
   }
 }
 
-TEST(roce_decoder, shared_frames_decode_and_corruption_breaks_the_icrc) {
-  REQUIRE_SHARED_TRACES();
-  auto frames = read_frames(shared_dir / "rdma_write_inorder.pcap");
+TEST(roce_decoder, sample_frames_decode_and_corruption_breaks_the_icrc) {
+  auto frames = read_frames(samples_dir / "rdma_write_inorder.pcap");
   ASSERT_EQ(frames.size(), 34u);
   roce_decoder d;
   core::packet p;
