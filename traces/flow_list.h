@@ -1,5 +1,5 @@
 // Flow lists: a CSV file of transfers, one per row, `src,dst,bytes,start_ns` with hosts by index (the format
-// of shared/bench/peer_permutation_256.csv), or `src,dst,bytes,start_ns,op` with an operation per row. A
+// of testbench/scenarios/data/peer_permutation_256.csv), or `src,dst,bytes,start_ns,op` with an operation per row. A
 // scenario names one with `workload.kind: flows`.
 #pragma once
 
