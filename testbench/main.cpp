@@ -14,6 +14,7 @@
 
 #include "sc_models/core/params.h"
 #include "sc_models/mpi/mpi_world.h"
+#include "testbench/cli_errors.h"
 #include "testbench/compare.h"
 #include "testbench/explain.h"
 #include "testbench/plot.h"
@@ -23,6 +24,7 @@
 #include "testbench/report.h"
 #include "testbench/scenario.h"
 #include "testbench/rtl_replay.h"
+#include "testbench/run_summary.h"
 #include "testbench/simulation.h"
 #include "testbench/verify_rtl.h"
 
@@ -124,7 +126,7 @@ int run(const run_args& a) {
     all.insert(all.end(), extra.begin(), extra.end());
     return a.scenario.empty()
                ? testbench::load_scenario_text(testbench::default_scenario_yaml, "<default scenario>", all)
-               : testbench::load_scenario_file(a.scenario, all);
+               : testbench::load_scenario_by_name(a.scenario, all);  // a file, or a shipped scenario's name
   };
   const testbench::scenario s = load({});
   testbench::run_options opts;
@@ -138,6 +140,7 @@ int run(const run_args& a) {
   // Under mpirun every rank runs its part and ends with the same merged report; rank 0 writes it.
   mpi::world& world = mpi::world::get();
   if (compare.empty()) {
+    if (!a.quiet && world.rank() == 0) std::cout << testbench::collective_fabric_header({s}, compare) << std::flush;
     const nlohmann::json report = testbench::run_scenario(s, opts);
     if (world.rank() != 0) {  // the same status as rank 0, without repeating its message
       std::streambuf* err = std::cerr.rdbuf(nullptr);
@@ -146,7 +149,7 @@ int run(const run_args& a) {
       return status;
     }
     if (!a.json_out.empty()) write_json(a.json_out, report);
-    if (!a.quiet) std::cout << testbench::format_table(report);
+    if (!a.quiet) std::cout << testbench::format_table(report) << testbench::tap_lines(report);
     return run_status(report, "fabricsim: ");
   }
   if (world.distributed())
@@ -180,9 +183,10 @@ int run(const run_args& a) {
       throw core::config_error(origin + " " + assignment + ": " + what);
     }
   }
+  if (!a.quiet) std::cout << testbench::collective_fabric_header(runs, compare) << std::flush;
   const nlohmann::json result = testbench::run_comparison(compare, runs, opts, origin);
   if (!a.json_out.empty()) write_json(a.json_out, result);
-  if (!a.quiet) std::cout << testbench::format_compare_table(result);
+  if (!a.quiet) std::cout << testbench::format_compare_table(result) << testbench::comparison_tap_lines(result);
   int status = 0;
   for (const auto& r : result.at("runs"))
     status = std::max(status, run_status(r.at("report"), "fabricsim: " + compare.key + "=" +
@@ -235,7 +239,8 @@ int fabricsim_cli(int argc, char* argv[], bool parse_only) {
                                                 "Example: fabricsim run testbench/scenarios/default.yaml "
                                                 "--set nic.mtu_bytes=1024 --seed 7 --json report.json");
   run_cmd->add_option("scenario", args.scenario,
-                      "Scenario YAML file (keys: `fabricsim keys`); the built-in default scenario when left out");
+                      "Scenario YAML file (keys: `fabricsim keys`) or a shipped scenario's name (fabricsim "
+                      "list-scenarios); the built-in default scenario when left out");
   run_cmd->add_option("--set", args.sets,
                       "Override one scenario key, path as in the YAML: --set topology.link_gbps=800 (repeatable)")
       ->allow_extra_args(false);
@@ -382,6 +387,8 @@ int fabricsim_cli(int argc, char* argv[], bool parse_only) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    if (const int status = testbench::handle_unknown_command(app, e, argc, argv, std::cout, std::cerr); status >= 0)
+      return status;
     return app.exit(e);
   }
   if (parse_only) return 0;
