@@ -26,6 +26,7 @@
 #include "testbench/rtl_replay.h"
 #include "testbench/run_summary.h"
 #include "testbench/simulation.h"
+#include "testbench/sweep.h"
 #include "testbench/verify_rtl.h"
 
 namespace fabricsim::testbench {
@@ -384,6 +385,9 @@ int fabricsim_cli(int argc, char* argv[], bool parse_only) {
       ->allow_extra_args(false);
   plot_cmd->add_option("--title", plot_opts.title, "Start of every figure's title (default: the scenario's name)");
 
+  testbench::sweep_options sweep_opts;
+  CLI::App* sweep_cmd = testbench::add_sweep_command(app, sweep_opts);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -415,6 +419,7 @@ int fabricsim_cli(int argc, char* argv[], bool parse_only) {
       return 0;
     }
     if (*plot_cmd) return testbench::run_plot(plot_opts);
+    if (*sweep_cmd) return testbench::run_sweep(sweep_opts);
     if (*keys_cmd) {
       std::cout << testbench::scenario_keys_markdown();
       return 0;
