@@ -372,18 +372,28 @@ int fabricsim_cli(int argc, char* argv[], bool parse_only) {
   testbench::plot_options plot_opts;
   CLI::App* plot_cmd = app.add_subcommand(
       "plot",
-      "Draw PNG figures of a run from its JSON report (and --timeseries CSVs): per-flow rate and queue depth over\n"
-      "time, PFC pauses, out-of-order distances, busbw against message size, link utilization (scripts/plot.py,\n"
+      "Draw figures (PNG at 150 dpi, SVG or PDF) of a run from its JSON report (and --timeseries CSVs): per-flow\n"
+      "rate and queue depth over time with the RED lines, PFC pauses, out-of-order distances, busbw against message\n"
+      "size, link utilization; or of a sweep from its sweep.csv, as lines and a heat map (scripts/plot.py,\n"
       "python3-matplotlib).\n"
       "Example: fabricsim run testbench/scenarios/incast_dcqcn.yaml --json r.json --timeseries ts.csv && "
       "fabricsim plot r.json --timeseries ts.csv --out plots");
-  plot_cmd->add_option("report", plot_opts.report, "JSON report of fabricsim run --json (or a --compare report)")
+  plot_cmd->add_option("report", plot_opts.report,
+                       "JSON report of fabricsim run --json (or a --compare report), or a sweep's DIR/sweep.csv")
       ->required();
   plot_cmd->add_option("--out", plot_opts.out_dir, "Directory for the PNG files")->capture_default_str();
   plot_cmd->add_option("--timeseries", plot_opts.timeseries,
                        "Time-series CSV of fabricsim run --timeseries (repeatable; a comparison's FILE.<value>.csv)")
       ->allow_extra_args(false);
   plot_cmd->add_option("--title", plot_opts.title, "Start of every figure's title (default: the scenario's name)");
+  plot_cmd->add_option("--format", plot_opts.format, "png (150 dpi), svg or pdf")
+      ->check(CLI::IsMember({"png", "svg", "pdf"}))
+      ->capture_default_str();
+  plot_cmd->add_option("--flows", plot_opts.flows, "flow_rate: draw only the first N flows (default: all)");
+  plot_cmd->add_option("--metric", plot_opts.metric, "A sweep CSV: the column to draw (default: its headline)");
+  plot_cmd->add_option("--red", plot_opts.red,
+                       "KMIN,KMAX bytes of the RED lines on queue_depth (default: the report's scenario file's "
+                       "switch.ecn_kmin_bytes, ecn_kmax_bytes)");
 
   testbench::sweep_options sweep_opts;
   CLI::App* sweep_cmd = testbench::add_sweep_command(app, sweep_opts);
