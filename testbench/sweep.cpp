@@ -20,6 +20,7 @@
 
 #include "sc_models/core/params.h"
 #include "testbench/explain.h"
+#include "testbench/run_summary.h"
 #include "testbench/simulation.h"
 
 namespace fabricsim::testbench {
@@ -82,7 +83,7 @@ const std::vector<std::string>& headline_columns() {
   static const std::vector<std::string> columns = {
       "completed", "operations", "verified", "simulated_us", "effective_throughput", "mean_flow_throughput",
       "min_flow_throughput", "jain_fairness", "bottleneck_utilization", "drops", "ecn_marked", "pfc_pause_frames",
-      "max_queue_bytes", "avg_busbw_gbps", "max_busbw_gbps"};
+      "max_queue_bytes", "avg_busbw_gbps", "max_busbw_gbps", "leaf_oversubscription", "bisection_gbps"};
   return columns;
 }
 
@@ -136,6 +137,10 @@ nlohmann::json completed_row(const std::string& file, const std::vector<std::str
   nlohmann::json row = nlohmann::json::parse(in, nullptr, false);
   if (row.is_discarded() || !row.is_object() || !row.value("complete", false) || row.value("set", nlohmann::json()) != set)
     return nullptr;
+  // A row from a fabricsim with other columns is run again rather than left with holes.
+  if (!row.contains("headline") || !row["headline"].is_object()) return nullptr;
+  for (const std::string& c : headline_columns())
+    if (!row["headline"].contains(c)) return nullptr;
   return row;
 }
 
@@ -165,6 +170,10 @@ void write_atomically(const std::string& file, const std::string& text) {
     nlohmann::json row{{"point", index}, {"set", set}, {"complete", true}, {"status", point_status(report)}};
     row["wall_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
     row["headline"] = headline_of(report);
+    // The fabric's shape beside its result, so that a sweep over topology keys reads on its own.
+    const fabric_capacity fabric = capacity_of(s.topology);
+    row["headline"]["leaf_oversubscription"] = fabric.leaf_oversubscription;
+    row["headline"]["bisection_gbps"] = fabric.bisection_gbps;
     write_atomically(file, row.dump(2) + "\n");
   } catch (const config_error& e) {
     error = e.what();
@@ -307,9 +316,11 @@ int run_sweep(const sweep_options& o) {
           !h.at("avg_busbw_gbps").is_null()
               ? fmt::format("avg busbw {:.2f} GB/s", h.at("avg_busbw_gbps").get<double>())
               : fmt::format("eff.thru {:.1f}%", 100.0 * h.at("effective_throughput").get<double>());
-      std::cout << fmt::format("sweep: {}/{} done: point {} ({}): {}, {}/{} completed, {:.1f} s\n", done,
-                               points.size(), i, label, figure, h.at("completed").get<uint64_t>(),
-                               h.at("operations").get<uint64_t>(), rows[i].at("wall_s").get<double>())
+      std::cout << fmt::format("sweep: {}/{} done: point {} ({}): {}, {}/{} completed; leaf oversubscription {:g}:1, "
+                               "bisection {:g} Gb/s; {:.1f} s\n",
+                               done, points.size(), i, label, figure, h.at("completed").get<uint64_t>(),
+                               h.at("operations").get<uint64_t>(), h.at("leaf_oversubscription").get<double>(),
+                               h.at("bisection_gbps").get<double>(), rows[i].at("wall_s").get<double>())
                 << std::flush;
     }
   }

@@ -41,7 +41,9 @@ grid_axis parse_grid_option(const std::string& text);
 // Every point of the grid, first axis slowest: each a list of "KEY=VALUE" assignments.
 std::vector<std::vector<std::string>> grid_points(const std::vector<grid_axis>& axes);
 
-// The headline figures of one report (a run's or a collective's), the columns of sweep.csv after the keys.
+// The headline figures of one report (a run's or a collective's), the columns of sweep.csv after the keys;
+// headline_columns() ends with the fabric's leaf_oversubscription and bisection_gbps (testbench/run_summary.h),
+// which a point's row adds from its scenario.
 nlohmann::json headline_of(const nlohmann::json& report);
 const std::vector<std::string>& headline_columns();
 

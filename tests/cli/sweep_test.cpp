@@ -39,10 +39,17 @@ std::vector<std::vector<std::string>> csv_rows(const std::string& text) {
   return rows;
 }
 
+// A directory of this test's, empty: TempDir() outlives a test run.
+std::string fresh_dir(const std::string& name) {
+  const std::string dir = testing::TempDir() + name;
+  fabricsim::test::run_shell("rm -rf '" + dir + "'");
+  return dir;
+}
+
 const std::string grid = "default --grid nic.mtu_bytes=1024,4096 --grid topology.link_gbps=100,400";
 
 TEST(sweep, cross_product_in_order_same_rows_whatever_the_jobs) {
-  const std::string one = testing::TempDir() + "sweep_j1", two = testing::TempDir() + "sweep_j2";
+  const std::string one = fresh_dir("sweep_j1"), two = fresh_dir("sweep_j2");
   const run_result a = fabricsim("sweep " + grid + " --jobs 1 --out " + one);
   ASSERT_EQ(a.exit_code, 0) << a.output;
   const run_result b = fabricsim("sweep " + grid + " --jobs 2 --out " + two);
@@ -61,6 +68,9 @@ TEST(sweep, cross_product_in_order_same_rows_whatever_the_jobs) {
     EXPECT_EQ(rows[i + 1][1], expect[i].first);
     EXPECT_EQ(rows[i + 1][2], expect[i].second);
     EXPECT_EQ(rows[i + 1][5], "3");  // operations: default.yaml's three writes
+    EXPECT_EQ(rows[i + 1][rows[0].size() - 2], "1");  // leaf_oversubscription: one switch
+    // bisection_gbps: 2 hosts on one switch, half of 2 x the link rate.
+    EXPECT_EQ(rows[i + 1][rows[0].size() - 1], expect[i].second);
   }
   // A row is what `fabricsim run` reports for the point.
   const std::string json = testing::TempDir() + "sweep_point2.json";
@@ -77,7 +87,7 @@ TEST(sweep, cross_product_in_order_same_rows_whatever_the_jobs) {
 }
 
 TEST(sweep, a_resumed_sweep_runs_only_the_missing_points) {
-  const std::string dir = testing::TempDir() + "sweep_resume";
+  const std::string dir = fresh_dir("sweep_resume");
   ASSERT_EQ(fabricsim("sweep " + grid + " --out " + dir).exit_code, 0);
   const std::string first = read_file(dir + "/sweep.csv");
   // An interrupted sweep: point 2 never wrote its row, point 1 was cut while writing.
@@ -97,7 +107,7 @@ TEST(sweep, a_resumed_sweep_runs_only_the_missing_points) {
 }
 
 TEST(sweep, bad_keys_and_values_are_refused_before_anything_runs) {
-  const std::string dir = testing::TempDir() + "sweep_bad";
+  const std::string dir = fresh_dir("sweep_bad");
   const run_result key = fabricsim("sweep default --grid nic.mtu_bytes=1024 --grid nic.mtu_byte=1 --out " + dir);
   EXPECT_EQ(key.exit_code, 2) << key.output;
   EXPECT_NE(key.output.find("--grid nic.mtu_byte=1: unknown key; did you mean mtu_bytes?"), std::string::npos)
