@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -234,16 +235,74 @@ void write_results(const sweep_options& o, const std::vector<grid_axis>& axes, c
                    nlohmann::json{{"scenario", o.scenario}, {"set", o.sets}, {"grid", grid}, {"rows", all}}.dump(2) + "\n");
 }
 
-}  // namespace
+// The child of the check: build the point's fabric and post its workload without simulating, so that what
+// a block checks when it is built (a port faster than switch.port_config, ...) fails before any point runs.
+[[noreturn]] void elaborate_point(const scenario& s, const std::string& error_file) {
+  int code = 0;
+  std::string error;
+  try {
+    run_options opts;
+    opts.scenario_file = s.source;
+    opts.elaborate_only = true;
+    run_scenario(s, opts);
+  } catch (const config_error& e) {
+    error = e.what();
+    code = 2;
+  } catch (const std::exception& e) {
+    error = e.what();
+    code = 3;
+  }
+  if (code != 0) std::ofstream(error_file) << error;
+  std::fflush(nullptr);
+  _exit(code);
+}
 
-int run_sweep(const sweep_options& o) {
-  std::vector<grid_axis> axes;
-  for (const std::string& g : o.grids) axes.push_back(parse_grid_option(g));
-  for (size_t i = 0; i < axes.size(); ++i)
-    for (size_t k = 0; k < i; ++k)
-      if (axes[k].key == axes[i].key) throw config_error("--grid " + axes[i].key + ": the key is swept twice");
-  const std::vector<std::vector<std::string>> points = grid_points(axes);
-  // Every point loads, so is checked against the keys' ranges and choices, before anything runs.
+// Forks `child(i)` for every i of `todo`, at most `jobs` at once, and calls `finished(i, status)` (waitpid's
+// status) as each ends, in the order they end.
+void run_children(const std::vector<size_t>& todo, unsigned jobs, const std::function<void(size_t)>& child,
+                  const std::function<void(size_t, int)>& finished) {
+  std::map<pid_t, size_t> running;
+  size_t next = 0;
+  while (next < todo.size() || !running.empty()) {
+    while (next < todo.size() && running.size() < jobs) {
+      const size_t i = todo[next++];
+      std::cout.flush();  // else what is buffered would be written by the child too
+      std::cerr.flush();
+      std::fflush(nullptr);
+      const pid_t pid = fork();
+      if (pid < 0) throw std::runtime_error(std::string("sweep: fork failed: ") + std::strerror(errno));
+      if (pid == 0) child(i);  // never returns
+      running[pid] = i;
+    }
+    int status = 0;
+    const pid_t pid = waitpid(-1, &status, 0);
+    if (pid < 0) {
+      if (errno == EINTR) continue;
+      throw std::runtime_error(std::string("sweep: waitpid failed: ") + std::strerror(errno));
+    }
+    const auto it = running.find(pid);
+    if (it == running.end()) continue;
+    const size_t i = it->second;
+    running.erase(it);
+    finished(i, status);
+  }
+}
+
+std::string label_of(const std::vector<std::string>& point) {
+  std::string label;
+  for (const std::string& a : point) label += (label.empty() ? "" : " ") + a;
+  return label;
+}
+
+// Why a child that left no result failed: its signal, or the message it wrote.
+std::string child_failure(int status, const std::string& error_file) {
+  if (WIFSIGNALED(status)) return fmt::format("killed by signal {}", WTERMSIG(status));
+  return read_all(error_file);
+}
+
+// Every point's scenario: the file, the --sets, then its grid values. A bad key or value is refused here,
+// before anything runs, naming the --grid value.
+std::vector<scenario> load_points(const sweep_options& o, const std::vector<std::vector<std::string>>& points) {
   std::vector<scenario> loaded;
   for (const auto& p : points) {
     std::vector<std::string> all = o.sets;
@@ -258,6 +317,32 @@ int run_sweep(const sweep_options& o) {
       throw config_error("sweep: " + what);
     }
   }
+  return loaded;
+}
+
+void print_point(const nlohmann::json& row, const std::string& label, size_t done, size_t points) {
+  const nlohmann::json& h = row.at("headline");
+  const std::string figure = !h.at("avg_busbw_gbps").is_null()
+                                 ? fmt::format("avg busbw {:.2f} GB/s", h.at("avg_busbw_gbps").get<double>())
+                                 : fmt::format("eff.thru {:.1f}%", 100.0 * h.at("effective_throughput").get<double>());
+  std::cout << fmt::format("sweep: {}/{} done: point {} ({}): {}, {}/{} completed; leaf oversubscription {:g}:1, "
+                           "bisection {:g} Gb/s; {:.1f} s\n",
+                           done, points, row.at("point").get<size_t>(), label, figure, h.at("completed").get<uint64_t>(),
+                           h.at("operations").get<uint64_t>(), h.at("leaf_oversubscription").get<double>(),
+                           h.at("bisection_gbps").get<double>(), row.at("wall_s").get<double>())
+            << std::flush;
+}
+
+}  // namespace
+
+int run_sweep(const sweep_options& o) {
+  std::vector<grid_axis> axes;
+  for (const std::string& g : o.grids) axes.push_back(parse_grid_option(g));
+  for (size_t i = 0; i < axes.size(); ++i)
+    for (size_t k = 0; k < i; ++k)
+      if (axes[k].key == axes[i].key) throw config_error("--grid " + axes[i].key + ": the key is swept twice");
+  const std::vector<std::vector<std::string>> points = grid_points(axes);
+  std::vector<scenario> loaded = load_points(o, points);
   make_dir(o.out_dir);
   make_dir(o.out_dir + "/points");
   std::vector<nlohmann::json> rows(points.size());
@@ -265,6 +350,7 @@ int run_sweep(const sweep_options& o) {
   for (size_t i = 0; i < points.size(); ++i) {
     rows[i] = completed_row(point_file(o.out_dir, i), points[i]);
     if (rows[i].is_null()) todo.push_back(i);
+    std::remove((point_file(o.out_dir, i) + ".err").c_str());
   }
   // A point's files are its own: its time series and RTL records go next to its row.
   for (size_t i : todo) {
@@ -272,58 +358,32 @@ int run_sweep(const sweep_options& o) {
     if (!s.run.timeseries_csv.empty()) s.run.timeseries_csv = fmt::format("{}/points/p{:04}.csv", o.out_dir, i);
     if (!s.run.record_rtl_dir.empty()) s.run.record_rtl_dir = fmt::format("{}/points/p{:04}.rtl", o.out_dir, i);
   }
+  // Every point to run is built once before any runs: a value a block refuses costs no run.
+  std::string refused;
+  run_children(
+      todo, o.jobs, [&](size_t i) { elaborate_point(loaded[i], point_file(o.out_dir, i) + ".err"); },
+      [&](size_t i, int status) {
+        if (refused.empty() && status != 0)
+          refused = fmt::format("sweep: point {} ({}): {}", i, label_of(points[i]),
+                                child_failure(status, point_file(o.out_dir, i) + ".err"));
+      });
+  if (!refused.empty()) throw config_error(refused);
   if (!o.quiet)
     std::cout << fmt::format("sweep: {} points ({} already complete in {}), {} at a time\n", points.size(),
                              points.size() - todo.size(), o.out_dir, o.jobs);
-  std::map<pid_t, size_t> running;
   std::string failures;
-  size_t next = 0, done = points.size() - todo.size();
-  while (next < todo.size() || !running.empty()) {
-    while (next < todo.size() && running.size() < o.jobs) {
-      const size_t i = todo[next++];
-      std::remove((point_file(o.out_dir, i) + ".err").c_str());
-      std::cout.flush();
-      std::cerr.flush();
-      std::fflush(nullptr);
-      const pid_t pid = fork();
-      if (pid < 0) throw std::runtime_error(std::string("sweep: fork failed: ") + std::strerror(errno));
-      if (pid == 0) run_point(loaded[i], points[i], i, point_file(o.out_dir, i));
-      running[pid] = i;
-    }
-    int status = 0;
-    const pid_t pid = waitpid(-1, &status, 0);
-    if (pid < 0) {
-      if (errno == EINTR) continue;
-      throw std::runtime_error(std::string("sweep: waitpid failed: ") + std::strerror(errno));
-    }
-    const auto it = running.find(pid);
-    if (it == running.end()) continue;
-    const size_t i = it->second;
-    running.erase(it);
-    ++done;
-    std::string label;
-    for (const std::string& a : points[i]) label += (label.empty() ? "" : " ") + a;
-    rows[i] = completed_row(point_file(o.out_dir, i), points[i]);
-    if (rows[i].is_null()) {
-      const std::string why = WIFSIGNALED(status) ? fmt::format("killed by signal {}", WTERMSIG(status))
-                                                  : read_all(point_file(o.out_dir, i) + ".err");
-      failures += fmt::format("sweep: point {} ({}) failed: {}\n", i, label, why);
-      continue;
-    }
-    if (!o.quiet) {
-      const nlohmann::json& h = rows[i].at("headline");
-      const std::string figure =
-          !h.at("avg_busbw_gbps").is_null()
-              ? fmt::format("avg busbw {:.2f} GB/s", h.at("avg_busbw_gbps").get<double>())
-              : fmt::format("eff.thru {:.1f}%", 100.0 * h.at("effective_throughput").get<double>());
-      std::cout << fmt::format("sweep: {}/{} done: point {} ({}): {}, {}/{} completed; leaf oversubscription {:g}:1, "
-                               "bisection {:g} Gb/s; {:.1f} s\n",
-                               done, points.size(), i, label, figure, h.at("completed").get<uint64_t>(),
-                               h.at("operations").get<uint64_t>(), h.at("leaf_oversubscription").get<double>(),
-                               h.at("bisection_gbps").get<double>(), rows[i].at("wall_s").get<double>())
-                << std::flush;
-    }
-  }
+  size_t done = points.size() - todo.size();
+  run_children(
+      todo, o.jobs, [&](size_t i) { run_point(loaded[i], points[i], i, point_file(o.out_dir, i)); },
+      [&](size_t i, int status) {
+        ++done;
+        rows[i] = completed_row(point_file(o.out_dir, i), points[i]);
+        if (rows[i].is_null())
+          failures += fmt::format("sweep: point {} ({}) failed: {}\n", i, label_of(points[i]),
+                                  child_failure(status, point_file(o.out_dir, i) + ".err"));
+        else if (!o.quiet)
+          print_point(rows[i], label_of(points[i]), done, points.size());
+      });
   if (!failures.empty()) {
     std::cerr << failures << "sweep: run the same command again to retry the failed points (the others are kept)\n";
     return 1;

@@ -48,8 +48,8 @@ nlohmann::json headline_of(const nlohmann::json& report);
 const std::vector<std::string>& headline_columns();
 
 // Loads and checks every point (an unknown key or a bad value is refused before anything runs, naming the
-// key), then runs the points not already complete in DIR, `jobs` at a time, and writes DIR/sweep.csv and
-// DIR/sweep.json. Returns the exit status: 0 when every point ran and its run status is 0, 1 otherwise.
+// key), builds every point not already complete in DIR in a child (what a block refuses stops the sweep
+// before any run), then runs them, `jobs` at a time, and writes DIR/sweep.csv and DIR/sweep.json. Returns the exit status: 0 when every point ran and its run status is 0, 1 otherwise.
 int run_sweep(const sweep_options& opts);
 
 }  // namespace fabricsim::testbench

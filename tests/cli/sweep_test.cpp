@@ -123,4 +123,16 @@ TEST(sweep, bad_keys_and_values_are_refused_before_anything_runs) {
   EXPECT_NE(stat(dir.c_str(), &st), 0) << "a refused sweep created " << dir;
 }
 
+TEST(sweep, a_value_a_block_refuses_stops_the_sweep_before_any_point_runs) {
+  // 800 Gb/s hosts on the default 128x400 ports: loading accepts it, building the switch does not.
+  const std::string dir = fresh_dir("sweep_elab");
+  const run_result r = fabricsim("sweep default --grid topology.link_gbps=400,800 --out " + dir);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("sweep: point 1 (topology.link_gbps=800): sw0: port 0 runs at 800 Gb/s"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("done: point 0"), std::string::npos) << r.output;  // not even the good point ran
+  struct stat st {};
+  EXPECT_NE(stat((dir + "/points/p0000.json").c_str(), &st), 0);
+}
+
 }  // namespace
