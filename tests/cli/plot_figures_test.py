@@ -116,6 +116,23 @@ class Figures(unittest.TestCase):
         self.assertEqual(len(ax.get_lines()), 2 * 3)
         self.assertIn("the first 3 of %d flows" % flows, ax.get_title())
 
+    def test_a_collective_comparison_plots_busbw_per_value(self):
+        report = os.path.join(self.dir, "coll.json")
+        code, out = fabricsim("run", "allreduce_ring", "--quiet", "--set", "collective.max_bytes=2097152",
+                              "--compare", "collective.algo=ring,tree", "--json", report)
+        self.assertEqual(code, 0, out)
+        figs = self.figures([report, "--out", os.path.join(self.dir, "coll")])
+        ax = figs["compare"].axes[0]
+        self.assertEqual(ax.get_ylabel(), "busbw (GB/s)")
+        runs = json.load(open(report))["runs"]
+        lines = {l.get_label(): l for l in ax.get_lines()}
+        self.assertEqual(sorted(lines), ["collective.algo=ring", "collective.algo=tree"])
+        for r in runs:
+            line = lines["collective.algo=" + r["value"]]
+            rows = r["report"]["collective"]["rows"]
+            self.assertEqual(list(line.get_xdata()), [1048576, 2097152])  # 1 MiB .. 2 MiB by a factor of 2
+            self.assertEqual(list(line.get_ydata()), [x["busbw_gbps"] for x in rows])
+
     def test_a_sweep_csv_gives_lines_and_a_heat_map(self):
         sweep = os.path.join(self.dir, "sw")
         code, out = fabricsim("sweep", "default", "--grid", "nic.mtu_bytes=1024,4096", "--grid",
