@@ -1124,10 +1124,11 @@ nlohmann::json run_collective(const scenario& s, const run_options& opts) {
     eng.on_size_done = [&](const size_result& res) {
       std::vector<double> us;
       for (picoseconds t : res.times) us.push_back(t.us());
-      *opts.progress << format_collective_size_done(
-                            res.bytes, us, bus_factor(s.collective.op, eng.ranks()), ++sizes_done, eng.results().size(),
-                            std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count())
-                     << std::flush;
+      std::string line = format_collective_size_done(
+          res.bytes, us, bus_factor(s.collective.op, eng.ranks()), ++sizes_done, eng.results().size(),
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count());
+      if (!opts.progress_label.empty()) line.insert(2, opts.progress_label + ": ");  // after "# "
+      *opts.progress << line << std::flush;
     };
   const double end_us = s.run.duration_us > 0 ? s.run.duration_us : s.run.limit_us;
   so.start(picoseconds::from_ns(end_us * 1e3), sc_core::SC_EXIT_ON_STARVATION);

@@ -143,6 +143,24 @@ TEST(rough_edges, a_collective_prints_its_fabric_first) {
       << r.output;
 }
 
+TEST(rough_edges, a_collective_on_a_terminal_prints_each_size_as_it_finishes) {
+  // util-linux's `script` gives the run a terminal, where progress shows (never in a pipe).
+  if (fabricsim::test::run_shell("command -v script").exit_code != 0) GTEST_SKIP() << "no `script` command";
+  const run_result r = fabricsim::test::run_shell(
+      "script -qc '" + std::string(FABRICSIM_BINARY) +
+      " run allreduce_ring --set collective.max_bytes=2097152 --compare collective.algo=ring,tree' /dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  // 1 MiB and 2 MiB (factor 2) for each value, in run order, each line before the comparison's table.
+  size_t at = 0;
+  for (const std::string v : {"ring", "tree"})
+    for (const std::string size : {"1048576 B done (1 of 2", "2097152 B done (2 of 2"}) {
+      const size_t found = r.output.find("# collective.algo=" + v + ": size " + size + " sizes)", at);
+      ASSERT_NE(found, std::string::npos) << v << " " << size << "\n" << r.output;
+      at = found;
+    }
+  EXPECT_LT(at, r.output.find("busbw (GB/s) by size and collective.algo")) << r.output;
+}
+
 TEST(rough_edges, an_incast_comparison_shows_the_bottleneck_and_jain) {
   const std::string json = testing::TempDir() + "incast_cmp.json";
   const run_result r = fabricsim("run " + source_dir + "/tests/cli/incast_dcqcn_tiny.yaml --set run.duration_us=20 "
