@@ -1,8 +1,11 @@
 #!/usr/bin/python3
-"""PNG figures of a fabricsim run, from its JSON report (docs/report.md) and optional time-series CSVs.
+"""Figures of a fabricsim run, from its JSON report (docs/report.md) and optional time-series CSVs, or of a
+sweep from its CSV (fabricsim sweep).
 
-Run by `fabricsim plot REPORT.json [--out DIR] [--timeseries CSV ...]`; python only draws, it never
-simulates. Each figure is written only when the report (or CSV) holds what it needs:
+Run by `fabricsim plot REPORT.json [--out DIR] [--timeseries CSV ...] [--format png|svg|pdf]`; python only
+draws, it never simulates. PNGs are 150 dpi; every text is at least 9 pt (a slide's smallest readable size).
+Each figure is written only when the report (or CSV) holds what it needs (names below with .png; --format
+svg or pdf writes the same names with that extension):
 
   flow_rate.png        per-flow sending rate and goodput over time      (time series)
   queue_depth.png      queue depth over time per congested port         (time series)
@@ -12,7 +15,10 @@ simulates. Each figure is written only when the report (or CSV) holds what it ne
   ooo_distance.png     out-of-order distance histogram over the NICs    (stats <nic>.ooo_distance)
   busbw.png            nccl-tests busbw against message size            (collective)
   link_utilization.png link utilization heat map, transmitter x receiver (ports[])
-  compare.png          effective throughput (an incast: bottleneck utilization) per value of a comparison
+  compare.png          effective throughput (an incast: bottleneck utilization) per value of a comparison;
+                       a comparison of collectives: busbw against message size, one line per value
+  sweep.png            a sweep's metric against its first key, one line per value of the other keys
+  sweep_heatmap.png    a two-key sweep's metric as a heat map, each cell labelled
 
 Prints the path of every file written.
 """
@@ -29,18 +35,26 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-DPI = 80
+DPI = 150
 SIZE = (7.0, 4.2)
+MIN_PT = 9  # the smallest text on any figure
+FORMAT = "png"  # --format
+plt.rcParams.update({"font.size": 10, "axes.titlesize": 11, "axes.labelsize": 10, "xtick.labelsize": MIN_PT,
+                     "ytick.labelsize": MIN_PT, "legend.fontsize": MIN_PT})
 
 
 def save(fig, out_dir, name, written):
+    name = os.path.splitext(name)[0] + "." + FORMAT
     path = os.path.join(out_dir, name)
     for ax in fig.axes:  # a long title (scenario, value, what) on two lines rather than cut at the edge
         t = ax.get_title()
         if len(t) > 64 and "\n" not in t and ": " in t:
-            ax.set_title(t.replace(": ", ":\n", 1), fontsize=10)
+            ax.set_title(t.replace(": ", ":\n", 1), fontsize=11)
+    for text in fig.findobj(matplotlib.text.Text):  # nothing below MIN_PT, whatever a figure asked for
+        if text.get_fontsize() < MIN_PT:
+            text.set_fontsize(MIN_PT)
     fig.tight_layout()
-    fig.savefig(path, dpi=DPI)
+    fig.savefig(path, dpi=DPI, format=FORMAT)
     plt.close(fig)
     written.append(path)
 
@@ -53,7 +67,8 @@ def read_timeseries(path):
     return rows
 
 
-def plot_timeseries(rows, title, out_dir, suffix, written):
+def plot_timeseries(rows, title, out_dir, suffix, written, red=None, max_flows=0):
+    """`red`: (Kmin, Kmax) in bytes, drawn on the queue depth; `max_flows`: draw only the first N flows."""
     if not rows:
         return
     flows = defaultdict(lambda: ([], [], []))
@@ -63,19 +78,25 @@ def plot_timeseries(rows, title, out_dir, suffix, written):
         t.append(float(r["time_ns"]) / 1e3)
         rate.append(float(r["rate_mbps"]) / 1e3)
         good.append(float(r["goodput_mbps"]) / 1e3)
-    fig, ax = plt.subplots(figsize=SIZE)
-    many = len(flows) > 8
-    for i, (key, (t, rate, good)) in enumerate(sorted(flows.items())):
+    shown = sorted(flows.items())
+    if max_flows and max_flows < len(shown):
+        shown = shown[:max_flows]
+    selection = ("all %d flows" % len(flows) if len(shown) == len(flows)
+                 else "the first %d of %d flows (--flows)" % (len(shown), len(flows)))
+    many = len(shown) > 8
+    fig, ax = plt.subplots(figsize=(SIZE[0], SIZE[1] + (1.2 if many else 0)))
+    for key, (t, rate, good) in shown:
         if many:  # the paced rates only: sixteen noisy goodput lines hide each other
-            ax.plot(t, rate, lw=0.8, label=None if i >= 8 else key + " rate")
+            ax.plot(t, rate, lw=0.8, label=key)
             continue
         line, = ax.plot(t, good, lw=1, label=key + " goodput")
         ax.plot(t, rate, lw=1, ls="--", color=line.get_color(), label=key + " rate")
     ax.set_xlabel("simulated time (us)")
     ax.set_ylabel("rate (Gb/s)")
-    ax.set_title("%s: per-flow %s over time" % (title, "sending rate" if many else "rate (dashed) and goodput"))
+    ax.set_title("%s: %s over time, %s" % (title, "sending rate" if many else "rate (dashed) and goodput", selection))
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, ncol=2)
+    if len(shown) <= 32:  # beyond, a legend would hide the plot; the title says how many
+        ax.legend(ncol=4 if many else 2, loc="upper center", bbox_to_anchor=(0.5, -0.18), frameon=False)
     save(fig, out_dir, "flow_rate%s.png" % suffix, written)
 
     # Queue depth of the port facing each destination (the congested last hop of an incast), and the
@@ -93,11 +114,16 @@ def plot_timeseries(rows, title, out_dir, suffix, written):
         ax.plot(ts, [series[t] for t in ts], lw=1, label=key)
     ts = sorted(deepest)
     ax.plot(ts, [deepest[t] for t in ts], lw=1, ls=":", color="black", label="deepest port of the fabric")
+    if red:  # the RED marking line of switch.ecn_kmin_bytes .. ecn_kmax_bytes
+        ax.axhline(red[0] / 1e3, color="tab:orange", ls="--", lw=1, gid="kmin",
+                   label="Kmin %g KB (ECN marking starts)" % (red[0] / 1e3))
+        ax.axhline(red[1] / 1e3, color="tab:red", ls="--", lw=1, gid="kmax",
+                   label="Kmax %g KB (every packet marked)" % (red[1] / 1e3))
     ax.set_xlabel("simulated time (us)")
     ax.set_ylabel("queue depth (KB)")
     ax.set_title("%s: switch queue depth over time" % title)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
+    ax.legend()
     save(fig, out_dir, "queue_depth%s.png" % suffix, written)
 
 
@@ -117,16 +143,16 @@ def plot_pfc_timeline(log, sim_end_ns, title, out_dir, suffix, written):
     total = {k: sum(d for _, d in v) for k, v in rows.items()}
     shown = sorted(total, key=lambda k: -total[k])[:TIMELINE_ROWS]
     shown.sort(key=lambda k: min(s for s, _ in rows[k]))
-    fig, ax = plt.subplots(figsize=(7.0, max(3.0, 1.2 + 0.22 * len(shown))))
+    fig, ax = plt.subplots(figsize=(7.0, max(3.0, 1.4 + 0.2 * len(shown))))
     for i, k in enumerate(shown):
         ax.broken_barh(rows[k], (i - 0.4, 0.8), color="tab:red")
     ax.set_yticks(range(len(shown)))
-    ax.set_yticklabels(shown, fontsize=6)
+    ax.set_yticklabels(shown)
     ax.invert_yaxis()
     ax.set_ylim(len(shown) - 0.5, -0.5)
     ax.set_xlim(0, sim_end_ns / 1e3 if sim_end_ns > 0 else None)
     ax.set_xlabel("simulated time (us)")
-    ax.set_ylabel("link the pause went down, priority", fontsize=8)
+    ax.set_ylabel("link the pause went down, priority")
     note = ""
     if len(rows) > len(shown):
         note += ", the %d most paused of %d" % (len(shown), len(rows))
@@ -148,7 +174,7 @@ def plot_report(rep, title, out_dir, suffix, written):
         ax.set_ylabel("goodput (Gb/s)")
         if len(flows) <= 24:
             ax.set_xticks(range(len(flows)))
-            ax.set_xticklabels(["%d\n%s>%s" % (f["id"], f["src"], f["dst"]) for f in flows], fontsize=6)
+            ax.set_xticklabels(["%d\n%s>%s" % (f["id"], f["src"], f["dst"]) for f in flows])
         ax.set_title("%s: goodput per completed flow" % title)
         ax.grid(axis="y", alpha=0.3)
         save(fig, out_dir, "flow_goodput%s.png" % suffix, written)
@@ -162,11 +188,11 @@ def plot_report(rep, title, out_dir, suffix, written):
             if ".tc" in inst and "paused_us" in entries:
                 paused_us[inst.rsplit(".tc", 1)[0]] += float(entries["paused_us"].get("value", 0))
         pauses = sorted(pauses, key=lambda p: -p["pause_frames_sent"])[:24]
-        fig, ax = plt.subplots(figsize=SIZE)
+        fig, ax = plt.subplots(figsize=(SIZE[0], max(SIZE[1], 1.5 + 0.2 * len(pauses))))
         labels = [p["link"] for p in pauses]
         ax.barh(range(len(pauses)), [p["pause_frames_sent"] for p in pauses], color="tab:red")
         ax.set_yticks(range(len(pauses)))
-        ax.set_yticklabels(labels, fontsize=6)
+        ax.set_yticklabels(labels)
         ax.invert_yaxis()
         ax.set_xlabel("PFC frames sent (frames)")
         ax.set_title("%s: PFC pauses by port (the link they were sent on)" % title)
@@ -192,7 +218,7 @@ def plot_report(rep, title, out_dir, suffix, written):
         fig, ax = plt.subplots(figsize=SIZE)
         ax.bar(range(len(keys)), [buckets[b] for b in keys], color="tab:purple")
         ax.set_xticks(range(len(keys)))
-        ax.set_xticklabels(labels, fontsize=7, rotation=30)
+        ax.set_xticklabels(labels, rotation=30)
         ax.set_xlabel("distance ahead of the expected PSN (PSNs, power-of-two buckets)")
         ax.set_ylabel("out-of-order arrivals (packets)")
         ax.set_title("%s: out-of-order distance at the receivers" % title)
@@ -214,7 +240,7 @@ def plot_report(rep, title, out_dir, suffix, written):
             ax.set_title("%s: %s %s over %d ranks (nccl-tests busbw)" %
                          (title, coll.get("op", ""), coll.get("algo", ""), coll.get("ranks", 0)))
             ax.grid(alpha=0.3)
-            ax.legend(fontsize=8)
+            ax.legend()
             save(fig, out_dir, "busbw%s.png" % suffix, written)
 
     ports = rep.get("ports", [])
@@ -247,15 +273,15 @@ def plot_report(rep, title, out_dir, suffix, written):
             senders.sort(key=order)
             receivers.sort(key=order)
             grid = [[util.get((a, b), math.nan) * 100 for b in receivers] for a in senders]
-            fig, ax = plt.subplots(figsize=(7.0, 5.6))
+            fig, ax = plt.subplots(figsize=(7.5, max(5.6, 2.0 + 0.18 * min(len(senders), 32))))
             im = ax.imshow(grid, aspect="auto", cmap="viridis", vmin=0, vmax=100, interpolation="nearest")
             fig.colorbar(im, ax=ax, label="utilization (% of the link's time serializing)")
             step = max(1, len(senders) // 32)
             ax.set_yticks(range(0, len(senders), step))
-            ax.set_yticklabels(senders[::step], fontsize=6)
+            ax.set_yticklabels(senders[::step])
             step = max(1, len(receivers) // 32)
             ax.set_xticks(range(0, len(receivers), step))
-            ax.set_xticklabels(receivers[::step], fontsize=6, rotation=90)
+            ax.set_xticklabels(receivers[::step], rotation=90)
             ax.set_xlabel("receiving end")
             ax.set_ylabel("transmitting end")
             ax.set_title("%s:\n%s utilization over %.1f us simulated" %
@@ -263,14 +289,134 @@ def plot_report(rep, title, out_dir, suffix, written):
             save(fig, out_dir, "link_utilization%s.png" % suffix, written)
 
 
+def number(text):
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        return None
+
+
+# Sweep columns that are fractions, drawn as percentages.
+FRACTIONS = {"effective_throughput", "mean_flow_throughput", "min_flow_throughput", "bottleneck_utilization"}
+
+
+def plot_sweep(path, metric, title, out_dir, written):
+    """A sweep's CSV (fabricsim sweep): the keys are the columns between `point` and `status`."""
+    with open(path, newline="") as f:
+        reader = csv.DictReader(f)
+        rows = list(reader)
+        columns = reader.fieldnames or []
+    if "point" not in columns or "status" not in columns:
+        sys.stderr.write("plot: %s is not a sweep CSV (no point and status columns)\n" % path)
+        return 2
+    keys = columns[1:columns.index("status")]
+    if not metric:  # the headline: busbw for collectives, the bottleneck for an incast, else throughput
+        for m in ("avg_busbw_gbps", "bottleneck_utilization", "effective_throughput"):
+            if any(number(r.get(m)) is not None for r in rows):
+                metric = m
+                break
+    if metric not in columns:
+        sys.stderr.write("plot: %s has no column %s (columns: %s)\n" % (path, metric, ", ".join(columns)))
+        return 2
+    scale = 100.0 if metric in FRACTIONS else 1.0
+    label = metric + (" (%)" if scale == 100.0 else "")
+    x_key = keys[0]
+    x_values = list(dict.fromkeys(r[x_key] for r in rows))
+    numeric = all(number(v) is not None for v in x_values)
+    lines = defaultdict(dict)  # the other keys' values -> x -> metric
+    for r in rows:
+        lines[", ".join("%s=%s" % (k, r[k]) for k in keys[1:])][r[x_key]] = number(r.get(metric))
+    fig, ax = plt.subplots(figsize=SIZE)
+    for name, series in lines.items():
+        xs = [v for v in x_values if series.get(v) is not None]
+        pos = [float(v) for v in xs] if numeric else [x_values.index(v) for v in xs]
+        ax.plot(pos, [series[v] * scale for v in xs], "o-", label=name or metric)
+    if not numeric:
+        ax.set_xticks(range(len(x_values)))
+        ax.set_xticklabels(x_values)
+    ax.set_xlabel(x_key)
+    ax.set_ylabel(label)
+    ax.set_title("%s: %s by %s" % (title, metric, x_key))
+    ax.grid(alpha=0.3)
+    if len(keys) > 1:
+        ax.legend()
+    save(fig, out_dir, "sweep.png", written)
+    if len(keys) == 2:
+        y_key = keys[1]
+        y_values = list(dict.fromkeys(r[y_key] for r in rows))
+        grid = [[math.nan] * len(x_values) for _ in y_values]
+        for r in rows:
+            v = number(r.get(metric))
+            if v is not None:
+                grid[y_values.index(r[y_key])][x_values.index(r[x_key])] = v * scale
+        fig, ax = plt.subplots(figsize=SIZE)
+        im = ax.imshow(grid, aspect="auto", cmap="viridis", origin="lower", interpolation="nearest")
+        fig.colorbar(im, ax=ax, label=label)
+        lo, hi = im.get_clim()
+        for yi, row in enumerate(grid):
+            for xi, v in enumerate(row):
+                if not math.isnan(v):  # dark text on the bright end of viridis, light on the dark end
+                    ax.text(xi, yi, "%.3g" % v, ha="center", va="center",
+                            color="black" if v > (lo + hi) / 2 else "white")
+        ax.set_xticks(range(len(x_values)))
+        ax.set_xticklabels(x_values)
+        ax.set_yticks(range(len(y_values)))
+        ax.set_yticklabels(y_values)
+        ax.set_xlabel(x_key)
+        ax.set_ylabel(y_key)
+        ax.set_title("%s: %s" % (title, label))
+        save(fig, out_dir, "sweep_heatmap.png", written)
+    return 0
+
+
+def plot_collective_compare(rep, base, out_dir, written):
+    """A comparison of collectives: busbw against size, one line per value (nccl-tests' figure)."""
+    key = rep["compare"]
+    fig, ax = plt.subplots(figsize=SIZE)
+    for r in rep["runs"]:
+        rows = [x for x in r["report"]["collective"]["rows"] if x.get("busbw_gbps") is not None]
+        ax.plot([x["size"] for x in rows], [x["busbw_gbps"] for x in rows], "o-", label="%s=%s" % (key, r["value"]))
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("message size (bytes)")
+    ax.set_ylabel("busbw (GB/s)")
+    ax.set_title("%s: nccl-tests busbw by %s" % (base, key))
+    ax.grid(alpha=0.3)
+    ax.legend()
+    save(fig, out_dir, "compare.png", written)
+
+
 def main():
+    global FORMAT, DPI
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("report")
+    ap.add_argument("report", help="JSON report, or a sweep's CSV")
     ap.add_argument("--out", default="plots")
     ap.add_argument("--timeseries", action="append", default=[])
     ap.add_argument("--title", default="")
+    ap.add_argument("--format", choices=["png", "svg", "pdf"], default="png")
+    ap.add_argument("--dpi", type=int, default=150, help="PNG resolution")
+    ap.add_argument("--red", default="", help="KMIN,KMAX bytes: the RED lines on queue_depth")
+    ap.add_argument("--flows", type=int, default=0, help="flow_rate: the first N flows only (0: all)")
+    ap.add_argument("--metric", default="", help="sweep: the column to draw")
     a = ap.parse_args()
+    FORMAT, DPI = a.format, a.dpi
+    red = None
+    if a.red:
+        try:
+            red = tuple(float(v) for v in a.red.split(","))
+            assert len(red) == 2
+        except (ValueError, AssertionError):
+            sys.stderr.write("plot: --red %s: expected KMIN,KMAX in bytes\n" % a.red)
+            return 2
+    if a.report.endswith(".csv"):
+        os.makedirs(a.out, exist_ok=True)
+        written = []
+        status = plot_sweep(a.report, a.metric, a.title or os.path.splitext(os.path.basename(a.report))[0], a.out,
+                            written)
+        for p in written:
+            print(p)
+        return status
     try:
+
         with open(a.report) as f:
             rep = json.load(f)
     except (OSError, ValueError) as e:
@@ -278,7 +424,13 @@ def main():
         return 2
     os.makedirs(a.out, exist_ok=True)
     written = []
-    if "compare" in rep and "runs" in rep:
+    if "compare" in rep and "runs" in rep and rep["runs"] and "collective" in rep["runs"][0]["report"]:
+        base = a.title or rep["runs"][0]["report"].get("scenario", "")
+        plot_collective_compare(rep, base, a.out, written)
+        for r in rep["runs"]:
+            plot_report(r["report"], "%s (%s=%s)" % (base, rep["compare"], r["value"]), a.out, "." + str(r["value"]),
+                        written)
+    elif "compare" in rep and "runs" in rep:
         key = rep["compare"]
         base = a.title or (rep["runs"][0]["report"].get("scenario", "") if rep["runs"] else "")
         values = [str(r["value"]) for r in rep["runs"]]
@@ -297,7 +449,7 @@ def main():
         fig, ax = plt.subplots(figsize=SIZE)
         ax.bar(values, eff, color="tab:green")
         for i, v in enumerate(eff):
-            ax.text(i, v, "%.1f %%" % v, ha="center", va="bottom", fontsize=8)
+            ax.text(i, v, "%.1f %%" % v, ha="center", va="bottom")
         ax.set_xlabel(key)
         ax.set_ylabel(ylabel)
         ax.set_ylim(0, 105)
@@ -322,7 +474,7 @@ def main():
             for r in rep["runs"]:
                 if stem.endswith("." + str(r["value"])):
                     title = "%s (%s=%s)" % (r["report"].get("scenario", ""), rep["compare"], r["value"])
-        plot_timeseries(rows, title, a.out, suffix, written)
+        plot_timeseries(rows, title, a.out, suffix, written, red, a.flows)
     if not written:
         sys.stderr.write("plot: %s holds nothing to plot\n" % a.report)
         return 1

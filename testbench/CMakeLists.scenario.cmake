@@ -4,10 +4,11 @@ add_library(fabricsim_scenario STATIC
   ${CMAKE_CURRENT_LIST_DIR}/config_yaml.cpp
   ${CMAKE_CURRENT_LIST_DIR}/scenario.cpp
   ${CMAKE_CURRENT_LIST_DIR}/collective_params.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/cli_errors.cpp
 )
 target_include_directories(fabricsim_scenario PUBLIC ${PROJECT_SOURCE_DIR})
 # Public: config_yaml.h exposes YAML::Node, scenario.h the models' params structs (their visit() lives there).
-target_link_libraries(fabricsim_scenario PUBLIC yaml-cpp fabricsim_models PRIVATE fabricsim_options)
+target_link_libraries(fabricsim_scenario PUBLIC yaml-cpp fabricsim_models PRIVATE fabricsim_options CLI11::CLI11)
 
 # Every shipped scenario, embedded for `fabricsim list-scenarios` and `fabricsim explain NAME`. The glob is
 # re-read at configure time; CONFIGURE_DEPENDS re-runs it when a scenario is added.

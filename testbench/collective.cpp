@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 
@@ -22,6 +23,7 @@
 #include "sc_models/switch/quantum/sharp_host.h"
 #include "sc_models/switch/spectrum/spectrum_switch.h"
 #include "sc_models/topology/fabric.h"
+#include "testbench/progress.h"
 #include "testbench/scale_out.h"
 #include "testbench/scenario.h"
 #include "testbench/simulation.h"
@@ -285,6 +287,8 @@ class engine {
     if (m_sharp) elaborate_sharp(seed, fill);
     start_size(0, picoseconds{});
   }
+
+  std::function<void(const size_result&)> on_size_done;  // called as each size's last iteration ends
 
   bool finished() const { return m_size >= m_results.size(); }
   uint64_t writes_posted() const { return m_wr_id; }
@@ -796,6 +800,7 @@ class engine {
     }
     if (m_check) res.wrong = check_result(res.bytes);
     res.done = true;
+    if (on_size_done) on_size_done(res);
     start_size(m_size + 1, m_iter_end + m_barrier);
   }
 
@@ -1114,6 +1119,17 @@ nlohmann::json run_collective(const scenario& s, const run_options& opts) {
 
   // Until the sweep is over and the fabric idle (the last ACKs), or the time limit.
   const auto wall0 = std::chrono::steady_clock::now();
+  size_t sizes_done = 0;  // a line per finished size, as nccl-tests prints its rows (testbench/progress.h)
+  if (opts.progress && so.rank() == 0)
+    eng.on_size_done = [&](const size_result& res) {
+      std::vector<double> us;
+      for (picoseconds t : res.times) us.push_back(t.us());
+      std::string line = format_collective_size_done(
+          res.bytes, us, bus_factor(s.collective.op, eng.ranks()), ++sizes_done, eng.results().size(),
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count());
+      if (!opts.progress_label.empty()) line.insert(2, opts.progress_label + ": ");  // after "# "
+      *opts.progress << line << std::flush;
+    };
   const double end_us = s.run.duration_us > 0 ? s.run.duration_us : s.run.limit_us;
   so.start(picoseconds::from_ns(end_us * 1e3), sc_core::SC_EXIT_ON_STARVATION);
   if (rtl_log) rtl_log->flush();

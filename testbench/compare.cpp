@@ -135,6 +135,7 @@ nlohmann::json run_comparison(const compare_params& compare, const std::vector<s
   auto options_of = [&](size_t i) {
     run_options o = opts;
     for (std::string& t : o.taps) t = tap_for_value(t, compare.values[i]);
+    o.progress_label = compare.key + "=" + compare.values[i];
     return o;
   };
   // Every value is elaborated before any is run, so that a value a block rejects costs no run.

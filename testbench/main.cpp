@@ -14,6 +14,7 @@
 
 #include "sc_models/core/params.h"
 #include "sc_models/mpi/mpi_world.h"
+#include "testbench/cli_errors.h"
 #include "testbench/compare.h"
 #include "testbench/explain.h"
 #include "testbench/plot.h"
@@ -23,7 +24,9 @@
 #include "testbench/report.h"
 #include "testbench/scenario.h"
 #include "testbench/rtl_replay.h"
+#include "testbench/run_summary.h"
 #include "testbench/simulation.h"
+#include "testbench/sweep.h"
 #include "testbench/verify_rtl.h"
 
 namespace fabricsim::testbench {
@@ -125,7 +128,7 @@ int run(const run_args& a) {
     all.insert(all.end(), extra.begin(), extra.end());
     return a.scenario.empty()
                ? testbench::load_scenario_text(testbench::default_scenario_yaml, "<default scenario>", all)
-               : testbench::load_scenario_file(a.scenario, all);
+               : testbench::load_scenario_by_name(a.scenario, all);  // a file, or a shipped scenario's name
   };
   const testbench::scenario s = load({});
   testbench::run_options opts;
@@ -139,6 +142,7 @@ int run(const run_args& a) {
   // Under mpirun every rank runs its part and ends with the same merged report; rank 0 writes it.
   mpi::world& world = mpi::world::get();
   if (compare.empty()) {
+    if (!a.quiet && world.rank() == 0) std::cout << testbench::collective_fabric_header({s}, compare) << std::flush;
     const nlohmann::json report = testbench::run_scenario(s, opts);
     if (world.rank() != 0) {  // the same status as rank 0, without repeating its message
       std::streambuf* err = std::cerr.rdbuf(nullptr);
@@ -147,7 +151,7 @@ int run(const run_args& a) {
       return status;
     }
     if (!a.json_out.empty()) write_json(a.json_out, report);
-    if (!a.quiet) std::cout << testbench::format_table(report);
+    if (!a.quiet) std::cout << testbench::format_table(report) << testbench::tap_lines(report);
     return run_status(report, "fabricsim: ");
   }
   const std::string origin = a.compare.empty() ? s.source + ": compare" : "--compare";
@@ -179,9 +183,10 @@ int run(const run_args& a) {
       throw core::config_error(origin + " " + assignment + ": " + what);
     }
   }
+  if (!a.quiet) std::cout << testbench::collective_fabric_header(runs, compare) << std::flush;
   const nlohmann::json result = testbench::run_comparison(compare, runs, opts, origin);
   if (!a.json_out.empty()) write_json(a.json_out, result);
-  if (!a.quiet) std::cout << testbench::format_compare_table(result);
+  if (!a.quiet) std::cout << testbench::format_compare_table(result) << testbench::comparison_tap_lines(result);
   int status = 0;
   for (const auto& r : result.at("runs"))
     status = std::max(status, run_status(r.at("report"), "fabricsim: " + compare.key + "=" +
@@ -234,7 +239,8 @@ int fabricsim_cli(int argc, char* argv[], bool parse_only) {
                                                 "Example: fabricsim run testbench/scenarios/default.yaml "
                                                 "--set nic.mtu_bytes=1024 --seed 7 --json report.json");
   run_cmd->add_option("scenario", args.scenario,
-                      "Scenario YAML file (keys: `fabricsim keys`); the built-in default scenario when left out");
+                      "Scenario YAML file (keys: `fabricsim keys`) or a shipped scenario's name (fabricsim "
+                      "list-scenarios); the built-in default scenario when left out");
   run_cmd->add_option("--set", args.sets,
                       "Override one scenario key, path as in the YAML: --set topology.link_gbps=800 (repeatable)")
       ->allow_extra_args(false);
@@ -368,22 +374,37 @@ int fabricsim_cli(int argc, char* argv[], bool parse_only) {
   testbench::plot_options plot_opts;
   CLI::App* plot_cmd = app.add_subcommand(
       "plot",
-      "Draw PNG figures of a run from its JSON report (and --timeseries CSVs): per-flow rate and queue depth over\n"
-      "time, PFC pauses, out-of-order distances, busbw against message size, link utilization (scripts/plot.py,\n"
+      "Draw figures (PNG at 150 dpi, SVG or PDF) of a run from its JSON report (and --timeseries CSVs): per-flow\n"
+      "rate and queue depth over time with the RED lines, PFC pauses, out-of-order distances, busbw against message\n"
+      "size, link utilization; or of a sweep from its sweep.csv, as lines and a heat map (scripts/plot.py,\n"
       "python3-matplotlib).\n"
       "Example: fabricsim run testbench/scenarios/incast_dcqcn.yaml --json r.json --timeseries ts.csv && "
       "fabricsim plot r.json --timeseries ts.csv --out plots");
-  plot_cmd->add_option("report", plot_opts.report, "JSON report of fabricsim run --json (or a --compare report)")
+  plot_cmd->add_option("report", plot_opts.report,
+                       "JSON report of fabricsim run --json (or a --compare report), or a sweep's DIR/sweep.csv")
       ->required();
   plot_cmd->add_option("--out", plot_opts.out_dir, "Directory for the PNG files")->capture_default_str();
   plot_cmd->add_option("--timeseries", plot_opts.timeseries,
                        "Time-series CSV of fabricsim run --timeseries (repeatable; a comparison's FILE.<value>.csv)")
       ->allow_extra_args(false);
   plot_cmd->add_option("--title", plot_opts.title, "Start of every figure's title (default: the scenario's name)");
+  plot_cmd->add_option("--format", plot_opts.format, "png (150 dpi), svg or pdf")
+      ->check(CLI::IsMember({"png", "svg", "pdf"}))
+      ->capture_default_str();
+  plot_cmd->add_option("--flows", plot_opts.flows, "flow_rate: draw only the first N flows (default: all)");
+  plot_cmd->add_option("--metric", plot_opts.metric, "A sweep CSV: the column to draw (default: its headline)");
+  plot_cmd->add_option("--red", plot_opts.red,
+                       "KMIN,KMAX bytes of the RED lines on queue_depth (default: the report's scenario file's "
+                       "switch.ecn_kmin_bytes, ecn_kmax_bytes)");
+
+  testbench::sweep_options sweep_opts;
+  CLI::App* sweep_cmd = testbench::add_sweep_command(app, sweep_opts);
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    if (const int status = testbench::handle_unknown_command(app, e, argc, argv, std::cout, std::cerr); status >= 0)
+      return status;
     return app.exit(e);
   }
   if (parse_only) return 0;
@@ -410,6 +431,7 @@ int fabricsim_cli(int argc, char* argv[], bool parse_only) {
       return 0;
     }
     if (*plot_cmd) return testbench::run_plot(plot_opts);
+    if (*sweep_cmd) return testbench::run_sweep(sweep_opts);
     if (*keys_cmd) {
       std::cout << testbench::scenario_keys_markdown();
       return 0;

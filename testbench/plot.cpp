@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sc_models/core/params.h"
+#include "testbench/explain.h"
 
 #ifndef FABRICSIM_PLOT_SCRIPT
 #define FABRICSIM_PLOT_SCRIPT "scripts/plot.py"
@@ -68,6 +69,21 @@ std::vector<std::string> expand_timeseries(const std::string& report, const std:
   return out;
 }
 
+std::string red_lines_of_report(const std::string& report) {
+  std::ifstream in(report);
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return "";
+  const nlohmann::json& r = j.contains("runs") && j["runs"].is_array() && !j["runs"].empty() ? j["runs"][0]["report"] : j;
+  if (!r.is_object() || !r.contains("scenario_file") || !r["scenario_file"].is_string()) return "";
+  try {
+    const scenario s = load_scenario_by_name(r["scenario_file"].get<std::string>());
+    if (s.switch_.model != "spectrum4") return "";
+    return std::to_string(s.switch_.ecn_kmin_bytes) + "," + std::to_string(s.switch_.ecn_kmax_bytes);
+  } catch (const core::config_error&) {
+    return "";  // the built-in default scenario, or a file moved since the run
+  }
+}
+
 int run_plot(const plot_options& opts) {
   if (!std::ifstream(opts.report).good())
     throw core::config_error(opts.report + ": cannot open the report (write one with `fabricsim run S.yaml --json " +
@@ -88,6 +104,14 @@ int run_plot(const plot_options& opts) {
     args.push_back("--title");
     args.push_back(opts.title);
   }
+  const std::string red = opts.red.empty() ? red_lines_of_report(opts.report) : opts.red;
+  for (const auto& [flag, value] :
+       {std::pair<std::string, std::string>{"--format", opts.format}, {"--red", red}, {"--metric", opts.metric},
+        {"--flows", opts.flows ? std::to_string(opts.flows) : ""}})
+    if (!value.empty()) {
+      args.push_back(flag);
+      args.push_back(value);
+    }
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include <fmt/format.h>
+
 namespace fabricsim::testbench {
 
 namespace {
@@ -69,6 +71,17 @@ void progress_reporter::finish() {
   if (m_width == 0) return;
   m_out << '\r' << std::string(m_width, ' ') << '\r' << std::flush;
   m_width = 0;
+}
+
+std::string format_collective_size_done(uint64_t bytes, const std::vector<double>& iteration_us, double bus_factor,
+                                        size_t done, size_t sizes, double wall_s) {
+  double sum = 0.0;
+  for (double t : iteration_us) sum += t;
+  const double time_us = iteration_us.empty() ? 0.0 : sum / double(iteration_us.size());
+  const double algbw = time_us > 0 ? double(bytes) / (time_us * 1e3) : 0.0;  // bytes per ns = GB/s
+  return fmt::format("# size {} B done ({} of {} sizes): time {:.2f} us, algbw {:.2f} GB/s, busbw {:.2f} GB/s; "
+                     "{:.1f} s wall\n",
+                     bytes, done, sizes, time_us, algbw, algbw * bus_factor, wall_s);
 }
 
 }  // namespace fabricsim::testbench

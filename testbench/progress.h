@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace fabricsim::testbench {
 
@@ -27,6 +28,13 @@ struct progress_state {
 // "at most ... left" for a run until the workload is done). The estimate is the simulated time left at the
 // rate simulated so far; "-" until there is a rate.
 std::string format_progress(const progress_state& p);
+
+// The line a collective run prints as each message size finishes, as nccl-tests prints its rows:
+// "# size 1048576 B done (1 of 7 sizes): time 50.96 us, algbw 20.57 GB/s, busbw 36.01 GB/s; 1.2 s wall".
+// `iteration_us` are the timed iterations (their mean is the time), `bus_factor` turns algbw into busbw
+// (testbench/collective.h).
+std::string format_collective_size_done(uint64_t bytes, const std::vector<double>& iteration_us, double bus_factor,
+                                        size_t done, size_t sizes, double wall_s);
 
 // Draws format_progress() lines on `out`, over the previous one ('\r' and padding), at most every
 // `interval_s` of wall time and only once `delay_s` have passed (short runs show nothing); finish() clears it.

@@ -63,8 +63,11 @@ std::string format_table(const nlohmann::json& r, size_t max_rows) {
           ? std::string()
           : fmt::format(" (lost on links {}, retransmitted {}, failed {})", injected,
                         fab.at("retransmissions").get<uint64_t>(), failed);
-  out += fmt::format("operations {}/{} completed, dropped packets {}{}, data placement {}\n",
+  // A run of fixed length (run.duration_us) ends with operations in flight by design, and exits 0.
+  const bool timed = r.at("time_limited").get<bool>() && r.at("completed") != r.at("operations");
+  out += fmt::format("operations {}/{} completed{}, dropped packets {}{}, data placement {}\n",
                      r.at("completed").get<uint64_t>(), r.at("operations").get<uint64_t>(),
+                     timed ? " when run.duration_us ended the run" : "",
                      r.at("dropped_packets").get<uint64_t>(), recovery,
                      !r.at("data_checked").get<bool>() ? "not checked (nic.place_data is false)"
                      : r.at("verified").get<bool>()     ? "VERIFIED byte for byte"
@@ -94,17 +97,19 @@ std::string format_table(const nlohmann::json& r, size_t max_rows) {
 
   out += format_fct_table(r);  // runs with enough completed flows: slowdown per size bucket
   const auto& flows = r.at("flows");
-  out += fmt::format("{:>5} {:>6} {:>6} {:>12} {:>12} {:>12} {:>10} {:>8}\n", "flow", "src", "dst", "bytes",
+  out += fmt::format("{:>5} {:>6} {:>6} {:>12} {:>12} {:>12} {:>10} {:>11}\n", "flow", "src", "dst", "bytes",
                      "posted_ns", "fct_ns", "Gb/s", "verified");
   for (size_t i = 0; i < flows.size() && i < max_rows; ++i) {
     const auto& f = flows[i];
     const bool done = f.at("completed").get<bool>();
-    out += fmt::format("{:>5} {:>6} {:>6} {:>12} {:>12.1f} {:>12} {:>10} {:>8}\n", f.at("id").get<uint64_t>(),
+    out += fmt::format("{:>5} {:>6} {:>6} {:>12} {:>12.1f} {:>12} {:>10} {:>11}\n", f.at("id").get<uint64_t>(),
                        f.at("src").get<std::string>(), f.at("dst").get<std::string>(), f.at("bytes").get<uint64_t>(),
                        f.at("posted_ns").get<double>(),
                        done ? fmt::format("{:.1f}", f.at("fct_ns").get<double>()) : std::string("-"),
                        done ? fmt::format("{:.1f}", f.at("goodput_gbps").get<double>()) : std::string("-"),
-                       f.at("verified").get<bool>() ? "yes" : "NO");
+                       !r.at("data_checked").get<bool>() ? "not checked"  // timing only: nothing was compared
+                       : f.at("verified").get<bool>()    ? "yes"
+                                                         : "NO");
   }
   if (flows.size() > max_rows) out += fmt::format("  ... {} more flows in the JSON report\n", flows.size() - max_rows);
 
@@ -121,6 +126,16 @@ std::string format_table(const nlohmann::json& r, size_t max_rows) {
   return out;
 }
 
+namespace {
+// The report's incast bottleneck (fabric.bottleneck), or null when the run has none.
+const nlohmann::json* bottleneck_of(const nlohmann::json& r) {
+  const auto& fab = r.at("fabric");
+  if (!fab.contains("bottleneck") || !fab.at("bottleneck").is_object() || !fab.at("bottleneck").contains("port"))
+    return nullptr;
+  return &fab.at("bottleneck");
+}
+}  // namespace
+
 std::string format_compare_table(const nlohmann::json& c) {
   const auto& runs = c.at("runs");
   size_t width = std::max<size_t>(5, c.at("compare").get<std::string>().size());
@@ -129,22 +144,37 @@ std::string format_compare_table(const nlohmann::json& c) {
   if (!runs.empty()) out += fmt::format(" (scenario {})", runs[0].at("report").at("scenario").get<std::string>());
   out += "\n";
   if (!runs.empty() && runs[0].at("report").contains("collective")) return out + format_collective_compare(c);
-  out += fmt::format("{:<{}} {:>9} {:>9} {:>9} {:>8} {:>10} {:>10} {:>12} {:>11} {:>13}\n", c.at("compare").get<std::string>(),
-                     width, "eff.thru", "mean flow", "min flow", "drops", "ECN marked", "PFC pauses", "max queue B",
-                     "completed", "packet-hops/s");
+  // An incast's effective throughput is a fraction of every sender's line rate, small by construction: the
+  // bottleneck's utilization and the fairness among senders say how well the one link into the target ran.
+  bool incast = false;
+  for (const auto& run : runs) incast = incast || bottleneck_of(run.at("report")) != nullptr;
+  out += fmt::format("{:<{}} {:>9} {}{:>9} {:>9} {:>8} {:>10} {:>10} {:>12} {:>11} {:>13}\n",
+                     c.at("compare").get<std::string>(), width, "eff.thru",
+                     incast ? fmt::format("{:>11} {:>6} ", "bottleneck", "Jain") : "", "mean flow", "min flow", "drops",
+                     "ECN marked", "PFC pauses", "max queue B", "completed", "packet-hops/s");
   for (const auto& run : runs) {
     const auto& r = run.at("report");
     const auto& fab = r.at("fabric");
-    out += fmt::format("{:<{}} {:>9} {:>9} {:>9} {:>8} {:>10} {:>10} {:>12} {:>11} {:>13.3g}\n",
-                       run.at("value").get<std::string>(), width,
-                       percent_or_dash(fab.at("effective_throughput")), percent_or_dash(fab.at("mean_flow_throughput")),
+    const nlohmann::json* b = bottleneck_of(r);
+    const std::string fairness =
+        fab.contains("jain_fairness") && !fab.at("jain_fairness").is_null()
+            ? fmt::format("{:.3f}", fab.at("jain_fairness").get<double>())
+            : "-";
+    out += fmt::format("{:<{}} {:>9} {}{:>9} {:>9} {:>8} {:>10} {:>10} {:>12} {:>11} {:>13.3g}\n",
+                       run.at("value").get<std::string>(), width, percent_or_dash(fab.at("effective_throughput")),
+                       incast ? fmt::format("{:>11} {:>6} ", b ? percent_or_dash(b->at("utilization")) : "-", fairness)
+                              : "",
+                       percent_or_dash(fab.at("mean_flow_throughput")),
                        percent_or_dash(fab.at("min_flow_throughput")), fab.at("drops").get<uint64_t>(),
                        fab.at("ecn_marked").get<uint64_t>(), fab.at("pfc_pause_frames").get<uint64_t>(),
                        fab.at("max_queue_bytes").get<uint64_t>(),
                        fmt::format("{}/{}", r.at("completed").get<uint64_t>(), r.at("operations").get<uint64_t>()),
                        r.at("packet_hops_per_s").get<double>());
   }
-  out += "throughputs are fractions of the senders' line rate (docs/report.md, `fabric`)\n";
+  out += "throughputs are fractions of the senders' line rate (docs/report.md, `fabric`)";
+  out += incast ? "; bottleneck: payload utilization of the link into the incast target; Jain: fairness among "
+                  "the senders (1 = equal shares)\n"
+                : "\n";
   for (const auto& run : runs)
     if (const std::string reorder = reorder_line(run.at("report")); !reorder.empty())
       out += fmt::format("reordering, {}: {}\n", run.at("value").get<std::string>(), reorder);

@@ -12,6 +12,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "testbench/cli_errors.h"
 #include "testbench/config_yaml.h"
 #include "testbench/explain.h"
 
@@ -459,7 +460,9 @@ scenario load_scenario_text(const std::string& text, const std::string& source,
   try {
     root = YAML::Load(text);
   } catch (const YAML::Exception& e) {  // the parser's, with the position of the fault
-    throw config_error(source + ":" + std::to_string(e.mark.line + 1) + ": YAML syntax error: " + e.msg);
+    const std::string tab = yaml_tab_hint(text, e.mark.line);
+    throw config_error(source + ":" + std::to_string(e.mark.line + 1) + ": YAML syntax error: " + e.msg +
+                       (tab.empty() ? "" : " (" + tab + ")"));
   }
   scenario s;
   yaml_source origin{source, {}};
@@ -478,10 +481,12 @@ scenario load_scenario_text(const std::string& text, const std::string& source,
   load_compare(top["compare"], origin, s);
   load_faults(top["faults"], origin, s);
   load_partition(top["partition"], origin, s);  // after topology and link: names are checked against them
+  check_link_layer(s);
   return s;
 }
 
 scenario load_scenario_file(const std::string& path, const std::vector<std::string>& overrides) {
+  refuse_directory_scenario(path);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw config_error(path + ": cannot open the scenario file (" + std::strerror(errno) + ")");
   std::ostringstream text;

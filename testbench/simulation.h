@@ -35,6 +35,7 @@ struct run_options {
   std::ostream* progress = nullptr;
   double progress_interval_s = 0.25;
   double progress_delay_s = 2.0;
+  std::string progress_label;  // a comparison's "KEY=VALUE": names the run in each collective size's line
 };
 
 // Report pieces every kind of run shares (docs/report.md): the run's identity and speed fields, and the

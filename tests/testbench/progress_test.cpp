@@ -4,8 +4,10 @@
 #include "testbench/progress.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -138,6 +140,45 @@ writes: [{src: h0, dst: h1, bytes: 1000003}, {src: h2, dst: h1, bytes: 524288, s
   EXPECT_GT(r["draws"].get<int>(), 1000);
   EXPECT_TRUE(r["plain"]["verified"].get<bool>());
   expect_same_report(r["plain"], r["sliced"]);
+}
+
+TEST(progress, collective_size_line_from_hand_figures) {
+  // 1 MiB in a mean of 51 us: 1048576 / 51000 ns = 20.56 GB/s; an 8-rank allreduce's bus factor
+  // 2 x 7 / 8 = 1.75 makes it 35.98 GB/s.
+  EXPECT_EQ(format_collective_size_done(1048576, {50.0, 52.0}, 1.75, 2, 7, 1.3),
+            "# size 1048576 B done (2 of 7 sizes): time 51.00 us, algbw 20.56 GB/s, busbw 35.98 GB/s; 1.3 s wall\n");
+}
+
+TEST(progress, a_collective_prints_each_size_as_it_finishes) {
+  // 64 KiB .. 256 KiB by a factor of 2: three sizes, three lines, in order, each as its row in the report.
+  const test::child_result r = test::run_in_child([&] {
+    std::ostringstream lines;
+    run_options opts;
+    opts.progress = &lines;
+    json out;
+    out["report"] = run_scenario(load_scenario_text(
+        "topology: {kind: single_switch, hosts: 4}\nworkload: {kind: collective}\n"
+        "collective: {op: allreduce, algo: ring, min_bytes: 65536, max_bytes: 262144, step_factor: 2}\n",
+        "c.yaml"), opts);
+    out["lines"] = lines.str();
+    return out.dump();
+  });
+  ASSERT_TRUE(r.ok) << r.output;
+  const json j = json::parse(r.output);
+  std::istringstream in(j["lines"].get<std::string>());
+  std::string line;
+  std::vector<std::string> got;
+  while (std::getline(in, line)) got.push_back(line);
+  ASSERT_EQ(got.size(), 3u) << j["lines"];
+  const auto& rows = j["report"]["collective"]["rows"];
+  for (size_t i = 0; i < 3; ++i) {
+    const uint64_t bytes = 65536u << i;
+    EXPECT_EQ(got[i].rfind("# size " + std::to_string(bytes) + " B done (" + std::to_string(i + 1) + " of 3 sizes)", 0), 0u)
+        << got[i];
+    char busbw[32];
+    std::snprintf(busbw, sizeof busbw, "busbw %.2f GB/s", rows[i]["busbw_gbps"].get<double>());
+    EXPECT_NE(got[i].find(busbw), std::string::npos) << got[i] << " vs " << busbw;
+  }
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // The Spectrum-4 switch pipeline.
 #include "sc_models/switch/spectrum/spectrum_switch.h"
 
+#include <cstring>
+
 #include <algorithm>
 #include <sstream>
 
@@ -199,10 +201,20 @@ void spectrum_switch::configure_classes() {
 void spectrum_switch::connect_port(unsigned port, core::link& out) {
   core::require(port < m_ports.size(), name(), "port " + std::to_string(port) + " out of range");
   core::require(!m_ports[port], name(), "port " + std::to_string(port) + " connected twice");
-  core::require(out.rate().value <= uint64_t(m_port_gbps * 1e9 + 0.5), name(),
-                "port " + std::to_string(port) + " runs at " + std::to_string(out.rate().value / 1'000'000'000) +
-                    " Gb/s, faster than the " + std::to_string(int(m_port_gbps)) + "G ports of switch.port_config " +
-                    m_params.port_config);
+  if (out.rate().value > uint64_t(m_port_gbps * 1e9 + 0.5)) {
+    // The breakout whose ports run at least this fast (the choices of switch.port_config, fastest last).
+    std::string fits;
+    for (const char* config : {"256x200", "128x400", "64x800"})
+      if (fits.empty() && out.rate().value <= uint64_t(std::stod(std::strchr(config, 'x') + 1) * 1e9 + 0.5))
+        fits = config;
+    core::require(false, name(),
+                  "port " + std::to_string(port) + " runs at " + std::to_string(out.rate().value / 1'000'000'000) +
+                      " Gb/s, faster than the " + std::to_string(int(m_port_gbps)) + "G ports of switch.port_config " +
+                      m_params.port_config +
+                      (fits.empty() ? "; no port_config runs ports that fast (the fastest is 64x800)"
+                                    : "; use --set switch.port_config=" + fits + " (switch: {port_config: " + fits +
+                                          "} in the file)"));
+  }
   m_ports[port] =
       std::make_unique<scheduled_port>(std::string(name()) + ".port" + std::to_string(port), port, out, m_sched,
                                        *this, m_ctx);

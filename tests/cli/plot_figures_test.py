@@ -1,0 +1,157 @@
+#!/usr/bin/python3
+"""Figures for a slide (scripts/plot.py through `fabricsim plot`): each --format writes files with the right
+magic bytes, the PNGs are 150 dpi, no text is below 9 pt, the RED lines sit at the scenario's Kmin/Kmax, the
+flow-rate figure draws every flow or says which, and a sweep CSV gives lines and a heat map.
+
+Usage: plot_figures_test.py FABRICSIM_BINARY SOURCE_DIR (ctest passes both)."""
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+import unittest
+
+BINARY, SOURCE = sys.argv[1], sys.argv[2]
+sys.path.insert(0, os.path.join(SOURCE, "scripts"))
+import plot  # noqa: E402  (scripts/plot.py, to look at the figures before they are saved)
+
+# A 4:1 DCQCN incast whose RED line is set in the file: Kmin 20 KB, Kmax 200 KB.
+SCENARIO = """name: red_lines
+run: {duration_us: 20, sample_us: 1}
+topology: {kind: single_switch, hosts: 5, link_gbps: 400}
+switch: {lossless_priorities: "3", ecn_classes: "3", ecn_kmin_bytes: 20000, ecn_kmax_bytes: 200000}
+nic: {place_data: false, cc: dcqcn}
+workload: {kind: incast, incast_senders: 4, incast_target: h0, message_bytes: 4194304}
+"""
+MAGIC = {"png": b"\x89PNG\r\n\x1a\n", "svg": b"<?xml", "pdf": b"%PDF-"}
+
+
+def fabricsim(*args, env=None):
+    r = subprocess.run([BINARY] + list(args), capture_output=True, text=True, env=env)
+    return r.returncode, r.stdout + r.stderr
+
+
+class Figures(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="plot_figures_")
+        cls.yaml = os.path.join(cls.dir, "red.yaml")
+        with open(cls.yaml, "w") as f:
+            f.write(SCENARIO)
+        cls.report, cls.csv = os.path.join(cls.dir, "r.json"), os.path.join(cls.dir, "ts.csv")
+        code, out = fabricsim("run", cls.yaml, "--quiet", "--json", cls.report, "--timeseries", cls.csv)
+        assert code == 0, out
+
+    def test_each_format_writes_files_with_its_magic(self):
+        for fmt, magic in MAGIC.items():
+            out_dir = os.path.join(self.dir, fmt)
+            code, out = fabricsim("plot", self.report, "--timeseries", self.csv, "--out", out_dir, "--format", fmt)
+            self.assertEqual(code, 0, out)
+            path = os.path.join(out_dir, "queue_depth." + fmt)
+            with open(path, "rb") as f:
+                self.assertEqual(f.read(len(magic)), magic, path)
+            self.assertIn(path, out)
+        # PNG at 150 dpi: the pHYs chunk holds pixels per metre, 150 / 0.0254 = 5905.5 -> 5906.
+        with open(os.path.join(self.dir, "png", "queue_depth.png"), "rb") as f:
+            data = f.read()
+        i = data.find(b"pHYs")
+        self.assertGreater(i, 0)
+        x, y, unit = struct.unpack(">IIB", data[i + 4:i + 13])
+        self.assertEqual((x, y, unit), (5906, 5906, 1))
+
+    def test_red_lines_come_from_the_scenario_file(self):
+        # What fabricsim passes to the script: a stand-in script records its arguments.
+        stub, seen = os.path.join(self.dir, "stub.py"), os.path.join(self.dir, "args.json")
+        with open(stub, "w") as f:
+            f.write("import json, sys\njson.dump(sys.argv[1:], open(%r, 'w'))\nprint('x.png')\n" % seen)
+        env = dict(os.environ, FABRICSIM_PLOT_SCRIPT=stub)
+        code, out = fabricsim("plot", self.report, "--out", self.dir, env=env)
+        self.assertEqual(code, 0, out)
+        args = json.load(open(seen))
+        self.assertEqual(args[args.index("--red") + 1], "20000,200000")
+        code, out = fabricsim("plot", self.report, "--out", self.dir, "--red", "1,2", env=env)
+        args = json.load(open(seen))
+        self.assertEqual(args[args.index("--red") + 1], "1,2")
+
+    def figures(self, argv):
+        """Runs plot.main() on argv, keeping every figure instead of only saving it: name -> Figure."""
+        kept, save = {}, plot.save
+
+        def keep(fig, out_dir, name, written):
+            kept[os.path.splitext(name)[0]] = fig
+            fig.canvas.draw()  # the text sizes as save() leaves them
+            save(fig, out_dir, name, written)
+        plot.save = keep
+        old_argv = sys.argv
+        sys.argv = ["plot.py"] + argv
+        try:
+            self.assertEqual(plot.main(), 0)
+        finally:
+            plot.save, sys.argv = save, old_argv
+        return kept
+
+    def test_queue_depth_draws_kmin_and_kmax_and_no_text_is_small(self):
+        figs = self.figures([self.report, "--timeseries", self.csv, "--out", os.path.join(self.dir, "py"),
+                             "--red", "20000,200000"])
+        ax = figs["queue_depth"].axes[0]
+        red = {line.get_gid(): line.get_ydata() for line in ax.get_lines() if line.get_gid() in ("kmin", "kmax")}
+        self.assertEqual(list(red["kmin"]), [20.0, 20.0])  # KB on the y axis
+        self.assertEqual(list(red["kmax"]), [200.0, 200.0])
+        import matplotlib.text
+        for name, fig in figs.items():
+            for t in fig.findobj(matplotlib.text.Text):
+                if t.get_text():
+                    self.assertGreaterEqual(t.get_fontsize(), 9, "%s: %r" % (name, t.get_text()))
+
+    def test_flow_rate_draws_every_flow_or_says_which(self):
+        flows = 4  # the four senders, one QP each
+        figs = self.figures([self.report, "--timeseries", self.csv, "--out", os.path.join(self.dir, "py")])
+        ax = figs["flow_rate"].axes[0]
+        self.assertEqual(len(ax.get_lines()), 2 * flows)  # rate and goodput of each
+        self.assertIn("all %d flows" % flows, ax.get_title())
+        figs = self.figures([self.report, "--timeseries", self.csv, "--out", os.path.join(self.dir, "py"),
+                             "--flows", "3"])
+        ax = figs["flow_rate"].axes[0]
+        self.assertEqual(len(ax.get_lines()), 2 * 3)
+        self.assertIn("the first 3 of %d flows" % flows, ax.get_title())
+
+    def test_a_collective_comparison_plots_busbw_per_value(self):
+        report = os.path.join(self.dir, "coll.json")
+        code, out = fabricsim("run", "allreduce_ring", "--quiet", "--set", "collective.max_bytes=2097152",
+                              "--compare", "collective.algo=ring,tree", "--json", report)
+        self.assertEqual(code, 0, out)
+        figs = self.figures([report, "--out", os.path.join(self.dir, "coll")])
+        ax = figs["compare"].axes[0]
+        self.assertEqual(ax.get_ylabel(), "busbw (GB/s)")
+        runs = json.load(open(report))["runs"]
+        lines = {l.get_label(): l for l in ax.get_lines()}
+        self.assertEqual(sorted(lines), ["collective.algo=ring", "collective.algo=tree"])
+        for r in runs:
+            line = lines["collective.algo=" + r["value"]]
+            rows = r["report"]["collective"]["rows"]
+            self.assertEqual(list(line.get_xdata()), [1048576, 2097152])  # 1 MiB .. 2 MiB by a factor of 2
+            self.assertEqual(list(line.get_ydata()), [x["busbw_gbps"] for x in rows])
+
+    def test_a_sweep_csv_gives_lines_and_a_heat_map(self):
+        sweep = os.path.join(self.dir, "sw")
+        code, out = fabricsim("sweep", "default", "--grid", "nic.mtu_bytes=1024,4096", "--grid",
+                              "topology.link_gbps=100,400", "--jobs", "2", "--out", sweep, "--quiet")
+        self.assertEqual(code, 0, out)
+        figs = self.figures([os.path.join(sweep, "sweep.csv"), "--out", os.path.join(self.dir, "swp")])
+        self.assertEqual(sorted(figs), ["sweep", "sweep_heatmap"])
+        lines = figs["sweep"].axes[0].get_lines()
+        self.assertEqual(len(lines), 2)  # one per link rate, over the two MTUs
+        rows = {(r["nic.mtu_bytes"], r["topology.link_gbps"]): r["effective_throughput"]
+                for r in json.load(open(os.path.join(sweep, "sweep.json")))["rows"]}
+        by_label = {l.get_label(): list(l.get_ydata()) for l in lines}
+        want = [100 * rows[("1024", "400")], 100 * rows[("4096", "400")]]
+        for got, expect in zip(by_label["topology.link_gbps=400"], want):  # the CSV keeps 6 digits
+            self.assertAlmostEqual(got, expect, delta=1e-4 * expect)
+        code, out = fabricsim("plot", os.path.join(sweep, "sweep.csv"), "--out", os.path.join(self.dir, "swc"))
+        self.assertEqual(code, 0, out)
+        self.assertTrue(os.path.exists(os.path.join(self.dir, "swc", "sweep_heatmap.png")))
+
+
+if __name__ == "__main__":
+    unittest.main(argv=[sys.argv[0]])
