@@ -72,6 +72,7 @@ struct supernic_params {
   // notification point sends CNPs for ECN-marked arrivals, the sender's reaction point paces each QP.
   // "hpcc": data packets ask for in-band telemetry, the responder echoes the records in its ACK and the
   // requester's HPCC-style window (sc_models/nic/hpcc.h) limits inflight bytes and paces each QP at W / T.
+  // The policies: sc_models/nic/congestion_control.h.
   std::string cc = "none";
   std::string dcqcn_preset = "nvidia";  // reaction-point knobs: "nvidia" firmware defaults or the "paper"'s
   std::string dcqcn_model = "rtl";      // reaction point: Verilated rtl/dcqcn_rp.sv or its C++ model
@@ -214,6 +215,8 @@ class port_client {
   virtual core::packet* next_packet(core::picoseconds t, core::picoseconds* next_ready) = 0;
   virtual void receive(core::packet* p) = 0;
 };
+
+class congestion_control;
 
 class supernic : public sc_core::sc_module, public core::packet_sink, public sw::ib::credit_peer {
  public:
@@ -371,17 +374,10 @@ class supernic : public sc_core::sc_module, public core::packet_sink, public sw:
   void learn_message(queue_pair& qp, core::packet* p);
   void queue_ack(queue_pair& qp);
   void requeue_ack(queue_pair& qp, core::picoseconds ready);  // an ACK entry due at `ready`
-  // Congestion control.
-  uint64_t cc_cycles() const;                   // the free-running cycle count the CC blocks take as time
+  // Congestion control: the policy (nic.cc) paces the QPs; the NIC sends and receives its CNPs.
   void on_cnp(core::packet* p);                 // reaction point: a CNP for one of our QPs
   void notify_congestion(queue_pair& qp);       // notification point: a CE-marked arrival
   core::packet* next_cnp();
-  // Pacing: the next data packet of `qp` may start once the last one's wire bits have gone at the current
-  // rate, counted from when it was paced; re-evaluated whenever the rate changes (cut, timer, byte counter).
-  void repace(queue_pair& qp);
-  // Fires the QP's DCQCN timers due by now (a paced QP whose timer falls before its next packet must not
-  // wait for that packet to see its rate recover); returns the earliest remaining timer in picoseconds.
-  core::picoseconds cc_timers(queue_pair& qp);
   void note_arrival(queue_pair& qp, uint32_t psn);  // extends the highest PSN seen, then NAKs a gap if due
   void fill_headers(core::packet* p, const queue_pair& qp, uint16_t src_port);
 
@@ -466,13 +462,7 @@ class supernic : public sc_core::sc_module, public core::packet_sink, public sw:
   };
   core::ring<pending_ack> m_acks;
   core::ring<uint32_t> m_cnps;  // QPNs owed a CNP, oldest first
-  bool m_dcqcn;
-  bool m_hpcc;
-  hpcc_params m_hpcc_params;
-  uint64_t pace_rate_kbps(const queue_pair& qp) const;
-  bool window_full(const queue_pair& qp) const;  // HPCC: the next new packet would exceed W in flight
-  dcqcn_params m_dcqcn_params;
-  std::unique_ptr<cnp_gen> m_cnp_gen;
+  std::unique_ptr<congestion_control> m_cc;  // nic.cc
   size_t m_rr = 0;  // round-robin position over QPs
   std::vector<completion> m_completions;
   std::vector<placed_message> m_placed;
