@@ -5,6 +5,7 @@
 
 #include "sc_models/nic/block_recording.h"
 #include "sc_models/nic/dcqcn_control.h"
+#include "sc_models/nic/ecn_only_control.h"
 #include "sc_models/nic/hpcc_control.h"
 
 namespace fabricsim::nic {
@@ -61,6 +62,7 @@ constexpr policy policies[] = {
     {"none", make_no_control},
     {"dcqcn", make_dcqcn_control},
     {"hpcc", make_hpcc_control},
+    {"ecn_only", make_ecn_only_control},
 };
 
 }  // namespace

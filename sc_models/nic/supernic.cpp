@@ -104,7 +104,8 @@ void supernic_params::visit(core::param_visitor& v) {
            1, 64},
           tx_fifo_frames);
   v.field({"cc", "",
-           "congestion control: none (line rate, PFC only), dcqcn, or hpcc (telemetry-driven window)",
+           "congestion control: none (line rate, PFC only), dcqcn, hpcc (telemetry-driven window) or ecn_only (a toy: "
+           "a fixed cut per CNP, additive recovery)",
            0, 0, congestion_control_names()},
           cc);
   v.field({"dcqcn_preset", "",
@@ -153,6 +154,11 @@ void supernic_params::visit(core::param_visitor& v) {
   v.field({"hpcc_w_ai_bytes", "bytes", "HPCC additive window step W_AI", 1, 1e7}, hpcc_w_ai_bytes);
   v.field({"hpcc_base_rtt_us", "us", "HPCC base RTT T: the reference window at line rate is rate x T", 0.1, 1e4},
           hpcc_base_rtt_us);
+  v.field({"ecn_only_cut_factor", "", "cc ecn_only (toy): each CNP multiplies the QP's rate by this", 0.01, 0.99},
+          ecn_only_cut_factor);
+  v.field({"ecn_only_ai_mbps", "Mb/s",
+           "cc ecn_only (toy): rate added back every cnp_interval_ns after the last cut, up to the line rate", 1, 4e6},
+          ecn_only_ai_mbps);
   v.field({"retransmission", "",
            "requester loss recovery: go_back_n resends everything from the lost PSN; selective resends only the "
            "PSN a NAK names (or, on a timeout, the oldest unacknowledged one); sack (not IBTA, after IRN): the "

@@ -72,6 +72,7 @@ struct supernic_params {
   // notification point sends CNPs for ECN-marked arrivals, the sender's reaction point paces each QP.
   // "hpcc": data packets ask for in-band telemetry, the responder echoes the records in its ACK and the
   // requester's HPCC-style window (sc_models/nic/hpcc.h) limits inflight bytes and paces each QP at W / T.
+  // "ecn_only": a toy (docs/extending_cc.md): CNPs as with dcqcn, each cuts the QP's rate by a fixed factor.
   // The policies: sc_models/nic/congestion_control.h.
   std::string cc = "none";
   std::string dcqcn_preset = "nvidia";  // reaction-point knobs: "nvidia" firmware defaults or the "paper"'s
@@ -99,6 +100,10 @@ struct supernic_params {
   uint64_t hpcc_max_stage = 5;
   uint64_t hpcc_w_ai_bytes = 2000;  // W_init (1 - eta) / N with N = 5 (docs/hpcc.md)
   double hpcc_base_rtt_us = 4.0;
+  // nic.cc ecn_only (toy, not a product algorithm): each CNP multiplies the QP's rate by the factor; each
+  // nic.cnp_interval_ns after the last cut adds the step back, up to the line rate.
+  double ecn_only_cut_factor = 0.5;
+  double ecn_only_ai_mbps = 5000.0;
   // Loss recovery.
   std::string retransmission = "selective";  // requester: "go_back_n", "selective" (resend only what a NAK
                                              // names) or "sack" (resend what SACKs show missing)
