@@ -9,6 +9,7 @@
 #include "sc_models/core/transaction_log.h"
 #include "sc_models/nic/block_recording.h"
 #include "sc_models/nic/congestion_control.h"
+#include "sc_models/nic/path_entropy.h"
 
 namespace fabricsim::nic {
 
@@ -42,7 +43,6 @@ bool ends_message(bth_opcode op) {
          op == bth_opcode::rc_send_only_imm;
 }
 constexpr uint8_t ecn_ect0 = 2;
-constexpr uint16_t roce_entropy_base = 0xc000;  // UDP source ports 0xC000-0xFFFF carry path entropy
 }  // namespace
 
 void supernic_params::visit(core::param_visitor& v) {
@@ -60,7 +60,7 @@ void supernic_params::visit(core::param_visitor& v) {
   v.field({"path_entropy", "",
            "UDP source port: fixed per QP, a new one per packet (spraying), or a new one per flowlet (after the QP "
            "was idle for flowlet_gap_ns)",
-           0, 0, {"fixed", "per_packet", "per_flowlet"}},
+           0, 0, path_entropy_names()},
           path_entropy);
   v.field({"flowlet_gap_ns", "ns", "per_flowlet: idle gap since the QP's last packet that starts a new flowlet", 0,
            1e9},
@@ -248,8 +248,6 @@ struct supernic::queue_pair {
   uint32_t rd_max = 0;                  // one past the highest READ response PSN received
   uint32_t reissued_psn = 0;            // the missing response a READ was last re-issued for (once per gap)
   bool reissued = false;
-  core::picoseconds last_tx{};          // per_flowlet: when this QP last sent
-  uint16_t flowlet_port = 0;
   core::ring<uint32_t> resend{8};       // selective: PSNs to send again, in the order they were asked for
   // sack: which PSNs the responder holds (slot PSN mod size, cleared as una passes), the highest SACKed PSN,
   // and the PSN the search for holes goes on from (every hole before it has been queued once).
@@ -338,9 +336,6 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
       m_rng(nic_stream(ctx.seed, this->name())),
       m_wqe_latency(picoseconds::from_ns(params.wqe_latency_ns)),
       m_rx_latency(picoseconds::from_ns(params.rx_latency_ns)),
-      m_spray(params.path_entropy == "per_packet"),
-      m_flowlet(params.path_entropy == "per_flowlet"),
-      m_flowlet_gap(picoseconds::from_ns(params.flowlet_gap_ns)),
       m_rnr_timer(picoseconds::from_ns(params.rnr_timer_us * 1e3)),
       m_go_back_n(params.retransmission == "go_back_n"),
       m_sack(params.retransmission == "sack"),
@@ -380,6 +375,7 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
   }
 
   m_cc = make_congestion_control(params.cc, params, {inst, m_ctx.rtl_log});
+  m_entropy = make_path_entropy(params.path_entropy, params, m_rng, inst);
 
   SC_METHOD(transmit);  // runs once at time 0 to pick up work posted before the start, then on every wake-up
   sensitive << m_tx_event;
@@ -404,7 +400,7 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
   s.counter(inst, "recv_consumed", "WRs", "posted receives consumed by SENDs and WRITEs with immediate",
             &m_recv_consumed);
   s.counter(inst, "flowlets", "flowlets", "per_flowlet entropy: new UDP source ports picked after an idle gap",
-            &m_flowlets);
+            m_entropy->flowlets());
   s.counter(inst, "reorder_peak_packets", "PSNs",
             "peak reorder-window occupancy: most PSNs one QP's tracker held beyond its head at once", &m_reorder_peak);
   s.counter(inst, "tx_acks", "packets", "ACKs transmitted", &m_tx_acks);
@@ -539,6 +535,7 @@ uint32_t supernic::create_qp() {
   // window of ACKs ahead of una, so a SACK lies within two windows of una (one beyond is ignored, counted).
   if (m_sack) qp->sacked.assign(2 * m_params.reorder_window, 0);
   m_cc->add_qp(qp_name, m_out ? m_out->rate().value : 0, core::now());
+  m_entropy->add_qp();
   m_qps.push_back(std::move(qp));
   return m_qps.back()->qpn;
 }
@@ -556,7 +553,7 @@ void supernic::connect_qp(uint32_t qpn, core::ip_address remote_ip, uint32_t rem
   qp.head = qp.rx_max = qp.placed_head = rq_psn & core::psn_mask;
   // Fixed entropy: a hash of the connection, as NICs derive the RoCEv2 source port from the QP.
   qp.src_port = uint16_t(roce_entropy_base | (core::splitmix64(uint64_t(qpn) << 24 ^ remote_qpn ^ m_mac) & 0x3fff));
-  qp.flowlet_port = qp.src_port;
+  m_entropy->connect(qpn - first_qpn, qp.src_port);
 }
 
 void supernic::check_work_request(const work_request& wr) const {
@@ -885,18 +882,7 @@ packet* supernic::next_data(picoseconds* next_ready) {
 }
 
 uint16_t supernic::data_port(queue_pair& qp) {
-  if (m_spray) return uint16_t(roce_entropy_base | (m_rng() & 0x3fff));
-  if (m_flowlet) {
-    // A new flowlet after an idle gap: packets of the old one have drained, so a new path cannot reorder.
-    const picoseconds t = core::now();
-    if (qp.last_tx != picoseconds{} && t > qp.last_tx && t - qp.last_tx > m_flowlet_gap) {
-      qp.flowlet_port = uint16_t(roce_entropy_base | (m_rng() & 0x3fff));
-      ++m_flowlets;
-    }
-    qp.last_tx = max(t, m_out->wire_free_at());  // this packet's start: the gap runs from there
-    return qp.flowlet_port;
-  }
-  return qp.src_port;
+  return m_entropy->data_port(qp.qpn - first_qpn, qp.src_port, core::now(), m_out->wire_free_at());
 }
 
 packet* supernic::build_data_packet(queue_pair& qp, size_t index, uint32_t psn) {

@@ -222,6 +222,7 @@ class port_client {
 };
 
 class congestion_control;
+class path_entropy;
 
 class supernic : public sc_core::sc_module, public core::packet_sink, public sw::ib::credit_peer {
  public:
@@ -435,9 +436,8 @@ class supernic : public sc_core::sc_module, public core::packet_sink, public sw:
   core::rng_stream m_rng;
   core::link* m_out = nullptr;
   core::picoseconds m_wqe_latency, m_rx_latency;
-  bool m_spray;  // path_entropy "per_packet": a new UDP source port for every packet
-  bool m_flowlet;  // path_entropy "per_flowlet": a new port after an idle gap
-  core::picoseconds m_flowlet_gap, m_rnr_timer;
+  std::unique_ptr<path_entropy> m_entropy;  // nic.path_entropy: the UDP source port of data packets
+  core::picoseconds m_rnr_timer;
   bool m_go_back_n;       // retransmission "go_back_n"
   bool m_sack;            // retransmission "sack"
   core::picoseconds m_rto;
@@ -483,7 +483,7 @@ class supernic : public sc_core::sc_module, public core::packet_sink, public sw:
   uint64_t m_tx_retransmitted = 0, m_rx_nak = 0, m_tx_nak = 0, m_timeouts = 0, m_qp_errors = 0;
   uint64_t m_tx_sacks = 0, m_rx_sacks = 0, m_sack_lost = 0, m_sack_overflow = 0, m_rx_read_already_queued = 0;
   uint64_t m_tx_read_requests = 0, m_tx_read_responses = 0, m_rx_read_responses = 0, m_rx_duplicate_responses = 0;
-  uint64_t m_read_reissues = 0, m_tx_rnr_nak = 0, m_rx_rnr_nak = 0, m_recv_consumed = 0, m_flowlets = 0;
+  uint64_t m_read_reissues = 0, m_tx_rnr_nak = 0, m_rx_rnr_nak = 0, m_recv_consumed = 0;
   uint64_t m_reorder_peak = 0;  // most PSNs any QP's tracker held beyond its head at once
   core::histogram m_ooo_distance;
 };
