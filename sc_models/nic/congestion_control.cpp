@@ -7,6 +7,7 @@
 #include "sc_models/nic/dcqcn_control.h"
 #include "sc_models/nic/ecn_only_control.h"
 #include "sc_models/nic/hpcc_control.h"
+#include "sc_models/nic/policy_table.h"
 
 namespace fabricsim::nic {
 
@@ -68,21 +69,13 @@ constexpr policy policies[] = {
 }  // namespace
 
 const std::vector<std::string>& congestion_control_names() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> v;
-    for (const policy& p : policies) v.emplace_back(p.name);
-    return v;
-  }();
+  static const std::vector<std::string> names = policy_names(policies);
   return names;
 }
 
 std::unique_ptr<congestion_control> make_congestion_control(const std::string& name, const supernic_params& params,
                                                             const cc_context& ctx) {
-  for (const policy& p : policies)
-    if (name == p.name) return p.make(params, ctx);
-  std::string list;
-  for (const std::string& n : congestion_control_names()) list += (list.empty() ? "" : ", ") + n;
-  throw core::config_error(ctx.instance + ": nic.cc \"" + name + "\" is not one of: " + list);
+  return find_policy(policies, name, ctx.instance, "nic.cc").make(params, ctx);
 }
 
 }  // namespace fabricsim::nic

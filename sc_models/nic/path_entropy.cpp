@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "sc_models/core/params.h"
+#include "sc_models/nic/policy_table.h"
 #include "sc_models/nic/supernic.h"
 
 namespace fabricsim::nic {
@@ -58,22 +58,34 @@ class per_flowlet_entropy final : public path_entropy {
   std::vector<flowlet> m_qp;
 };
 
+using maker = std::unique_ptr<path_entropy> (*)(const supernic_params&, core::rng_stream&);
+struct policy {
+  const char* name;
+  maker make;
+};
+// One line per policy: its nic.path_entropy name and its maker.
+constexpr policy policies[] = {
+    {"fixed", [](const supernic_params&, core::rng_stream&) -> std::unique_ptr<path_entropy> {
+       return std::make_unique<fixed_entropy>();
+     }},
+    {"per_packet", [](const supernic_params&, core::rng_stream& rng) -> std::unique_ptr<path_entropy> {
+       return std::make_unique<per_packet_entropy>(rng);
+     }},
+    {"per_flowlet", [](const supernic_params& p, core::rng_stream& rng) -> std::unique_ptr<path_entropy> {
+       return std::make_unique<per_flowlet_entropy>(rng, core::picoseconds::from_ns(p.flowlet_gap_ns));
+     }},
+};
+
 }  // namespace
 
 const std::vector<std::string>& path_entropy_names() {
-  static const std::vector<std::string> names = {"fixed", "per_packet", "per_flowlet"};
+  static const std::vector<std::string> names = policy_names(policies);
   return names;
 }
 
 std::unique_ptr<path_entropy> make_path_entropy(const std::string& name, const supernic_params& params,
                                                 core::rng_stream& rng, const std::string& instance) {
-  if (name == "fixed") return std::make_unique<fixed_entropy>();
-  if (name == "per_packet") return std::make_unique<per_packet_entropy>(rng);
-  if (name == "per_flowlet")
-    return std::make_unique<per_flowlet_entropy>(rng, core::picoseconds::from_ns(params.flowlet_gap_ns));
-  std::string list;
-  for (const std::string& n : path_entropy_names()) list += (list.empty() ? "" : ", ") + n;
-  throw core::config_error(instance + ": nic.path_entropy \"" + name + "\" is not one of: " + list);
+  return find_policy(policies, name, instance, "nic.path_entropy").make(params, rng);
 }
 
 }  // namespace fabricsim::nic
