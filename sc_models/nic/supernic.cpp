@@ -8,6 +8,8 @@
 
 #include "sc_models/core/transaction_log.h"
 #include "sc_models/nic/block_recording.h"
+#include "sc_models/nic/congestion_control.h"
+#include "sc_models/nic/path_entropy.h"
 
 namespace fabricsim::nic {
 
@@ -41,7 +43,6 @@ bool ends_message(bth_opcode op) {
          op == bth_opcode::rc_send_only_imm;
 }
 constexpr uint8_t ecn_ect0 = 2;
-constexpr uint16_t roce_entropy_base = 0xc000;  // UDP source ports 0xC000-0xFFFF carry path entropy
 }  // namespace
 
 void supernic_params::visit(core::param_visitor& v) {
@@ -59,7 +60,7 @@ void supernic_params::visit(core::param_visitor& v) {
   v.field({"path_entropy", "",
            "UDP source port: fixed per QP, a new one per packet (spraying), or a new one per flowlet (after the QP "
            "was idle for flowlet_gap_ns)",
-           0, 0, {"fixed", "per_packet", "per_flowlet"}},
+           0, 0, path_entropy_names()},
           path_entropy);
   v.field({"flowlet_gap_ns", "ns", "per_flowlet: idle gap since the QP's last packet that starts a new flowlet", 0,
            1e9},
@@ -102,8 +103,10 @@ void supernic_params::visit(core::param_visitor& v) {
            "when one is left",
            1, 64},
           tx_fifo_frames);
-  v.field({"cc", "", "congestion control: none (line rate, PFC only), dcqcn, or hpcc (telemetry-driven window)", 0, 0,
-           {"none", "dcqcn", "hpcc"}},
+  v.field({"cc", "",
+           "congestion control: none (line rate, PFC only), dcqcn, hpcc (telemetry-driven window) or ecn_only (a toy: "
+           "a fixed cut per CNP, additive recovery)",
+           0, 0, congestion_control_names()},
           cc);
   v.field({"dcqcn_preset", "",
            "DCQCN reaction-point knobs: NVIDIA firmware defaults, the paper's, or our 400G tuning (docs/dcqcn.md)", 0,
@@ -151,6 +154,11 @@ void supernic_params::visit(core::param_visitor& v) {
   v.field({"hpcc_w_ai_bytes", "bytes", "HPCC additive window step W_AI", 1, 1e7}, hpcc_w_ai_bytes);
   v.field({"hpcc_base_rtt_us", "us", "HPCC base RTT T: the reference window at line rate is rate x T", 0.1, 1e4},
           hpcc_base_rtt_us);
+  v.field({"ecn_only_cut_factor", "", "cc ecn_only (toy): each CNP multiplies the QP's rate by this", 0.01, 0.99},
+          ecn_only_cut_factor);
+  v.field({"ecn_only_ai_mbps", "Mb/s",
+           "cc ecn_only (toy): rate added back every cnp_interval_ns after the last cut, up to the line rate", 1, 4e6},
+          ecn_only_ai_mbps);
   v.field({"retransmission", "",
            "requester loss recovery: go_back_n resends everything from the lost PSN; selective resends only the "
            "PSN a NAK names (or, on a timeout, the oldest unacknowledged one); sack (not IBTA, after IRN): the "
@@ -240,8 +248,6 @@ struct supernic::queue_pair {
   uint32_t rd_max = 0;                  // one past the highest READ response PSN received
   uint32_t reissued_psn = 0;            // the missing response a READ was last re-issued for (once per gap)
   bool reissued = false;
-  core::picoseconds last_tx{};          // per_flowlet: when this QP last sent
-  uint16_t flowlet_port = 0;
   core::ring<uint32_t> resend{8};       // selective: PSNs to send again, in the order they were asked for
   // sack: which PSNs the responder holds (slot PSN mod size, cleared as una passes), the highest SACKed PSN,
   // and the PSN the search for holes goes on from (every hole before it has been queued once).
@@ -253,8 +259,6 @@ struct supernic::queue_pair {
   core::picoseconds deadline{UINT64_MAX};  // local ACK timeout, while anything is unacknowledged
   uint64_t retries = 0;                 // since the last progress
   bool error = false;                   // retries exhausted: every work request completes in error
-  std::unique_ptr<dcqcn_rate_engine> rate;  // DCQCN reaction point (nic.cc dcqcn)
-  std::unique_ptr<hpcc_cc> hpcc;            // HPCC-style window (nic.cc hpcc)
   // nic.placement pcie, transmit: payload reads ahead of the wire, new data packets (in PSN order from
   // fetch_psn, the work request at fetch_wr) and READ responses (packet fetch_k of responses[fetch_job]).
   core::ring<tx_fetch> fetch_data{8};
@@ -262,9 +266,6 @@ struct supernic::queue_pair {
   uint32_t fetch_psn = 0;
   size_t fetch_wr = 0, fetch_job = 0, stage_index = 0;  // stage_index: the oldest work request not yet staged
   uint32_t fetch_k = 0;
-  picoseconds next_send{};              // pacing: the earliest start of this QP's next data packet
-  picoseconds pace_from{};              // pacing: when the last data packet's gap started
-  uint64_t pace_bits = 0;               // pacing: that packet's wire bits (0: nothing sent yet)
   // Responder.
   core::ring<recv_wqe> rq{8};           // posted receives, consumed in order
   core::ring<read_job> responses{4};    // READ responses to send, oldest request first
@@ -335,17 +336,12 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
       m_rng(nic_stream(ctx.seed, this->name())),
       m_wqe_latency(picoseconds::from_ns(params.wqe_latency_ns)),
       m_rx_latency(picoseconds::from_ns(params.rx_latency_ns)),
-      m_spray(params.path_entropy == "per_packet"),
-      m_flowlet(params.path_entropy == "per_flowlet"),
-      m_flowlet_gap(picoseconds::from_ns(params.flowlet_gap_ns)),
       m_rnr_timer(picoseconds::from_ns(params.rnr_timer_us * 1e3)),
       m_go_back_n(params.retransmission == "go_back_n"),
       m_sack(params.retransmission == "sack"),
       m_rto(picoseconds::from_ns(params.rto_us * 1e3)),
       m_nak_threshold(uint32_t(std::min(params.nak_threshold_packets, params.reorder_window / 2))),
-      m_priority(unsigned(params.dscp >> 3) & 7u),
-      m_dcqcn(params.cc == "dcqcn"),
-      m_hpcc(params.cc == "hpcc") {
+      m_priority(unsigned(params.dscp >> 3) & 7u) {
   const std::string inst = this->name();
   m_rx_pfc = params.rx_overflow == "pfc";
   m_tx_pcie = params.placement == "pcie";
@@ -378,42 +374,8 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
                              std::to_string(w) + ": " + e.what());
   }
 
-  if (m_dcqcn) {
-    try {
-      m_dcqcn_params = dcqcn_preset(params.dcqcn_preset);
-      auto over = [](double v, uint64_t& knob) {
-        if (v >= 0) knob = uint64_t(std::llround(v));
-      };
-      dcqcn_params& d = m_dcqcn_params;
-      over(params.dcqcn_rpg_time_reset_us, d.rpg_time_reset_us);
-      over(params.dcqcn_rpg_byte_reset, d.rpg_byte_reset);
-      over(params.dcqcn_rpg_threshold, d.rpg_threshold);
-      over(params.dcqcn_rpg_ai_rate_mbps, d.rpg_ai_rate_mbps);
-      over(params.dcqcn_rpg_hai_rate_mbps, d.rpg_hai_rate_mbps);
-      over(params.dcqcn_rpg_min_rate_mbps, d.rpg_min_rate_mbps);
-      over(params.dcqcn_rpg_gd, d.rpg_gd);
-      over(params.dcqcn_rpg_min_dec_fac, d.rpg_min_dec_fac);
-      over(params.dcqcn_dce_tcp_g, d.dce_tcp_g);
-      over(params.dcqcn_dce_tcp_rtt_us, d.dce_tcp_rtt_us);
-      over(params.dcqcn_initial_alpha, d.initial_alpha);
-      over(params.dcqcn_rate_reduce_monitor_period_us, d.rate_reduce_monitor_period_us);
-      cnp_gen_params np;
-      np.min_interval_ns = params.cnp_interval_ns;
-      np.mode = params.cnp_mode;
-      m_cnp_gen = make_cnp_gen(params.cnp_model, np);
-      if (m_ctx.rtl_log) m_cnp_gen = record_cnp_gen(std::move(m_cnp_gen), np, *m_ctx.rtl_log, inst + ".cnp_gen");
-      make_dcqcn_rate_engine(params.dcqcn_model, m_dcqcn_params);  // fail here, naming this NIC
-    } catch (const core::config_error& e) {
-      throw core::config_error(inst + ": nic.cc dcqcn: " + e.what());
-    }
-  }
-
-  if (m_hpcc) {
-    m_hpcc_params.eta = params.hpcc_eta;
-    m_hpcc_params.max_stage = params.hpcc_max_stage;
-    m_hpcc_params.w_ai_bytes = params.hpcc_w_ai_bytes;
-    m_hpcc_params.base_rtt_us = params.hpcc_base_rtt_us;
-  }
+  m_cc = make_congestion_control(params.cc, params, {inst, m_ctx.rtl_log});
+  m_entropy = make_path_entropy(params.path_entropy, params, m_rng, inst);
 
   SC_METHOD(transmit);  // runs once at time 0 to pick up work posted before the start, then on every wake-up
   sensitive << m_tx_event;
@@ -438,7 +400,7 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
   s.counter(inst, "recv_consumed", "WRs", "posted receives consumed by SENDs and WRITEs with immediate",
             &m_recv_consumed);
   s.counter(inst, "flowlets", "flowlets", "per_flowlet entropy: new UDP source ports picked after an idle gap",
-            &m_flowlets);
+            m_entropy->flowlets());
   s.counter(inst, "reorder_peak_packets", "PSNs",
             "peak reorder-window occupancy: most PSNs one QP's tracker held beyond its head at once", &m_reorder_peak);
   s.counter(inst, "tx_acks", "packets", "ACKs transmitted", &m_tx_acks);
@@ -572,24 +534,8 @@ uint32_t supernic::create_qp() {
   // sack: the responder holds at most reorder_window PSNs beyond its head, and its head is at most one
   // window of ACKs ahead of una, so a SACK lies within two windows of una (one beyond is ignored, counted).
   if (m_sack) qp->sacked.assign(2 * m_params.reorder_window, 0);
-  if (m_dcqcn) {
-    core::require(m_out != nullptr, name(), "create_qp: connect the NIC's link first (DCQCN needs its line rate)");
-    dcqcn_params rp = m_dcqcn_params;
-    rp.line_rate_mbps = m_out->rate().value / 1'000'000;  // the port's rate, whatever the preset's testbed
-    qp->rate = make_dcqcn_rate_engine(m_params.dcqcn_model, rp);
-    if (m_ctx.rtl_log) qp->rate = record_dcqcn_rate_engine(std::move(qp->rate), rp, *m_ctx.rtl_log, qp_name + ".dcqcn_rp");
-    qp->rate->reset(rp, cc_cycles());
-  }
-  if (m_hpcc) {
-    core::require(m_out != nullptr, name(), "create_qp: connect the NIC's link first (HPCC needs its line rate)");
-    hpcc_params hp = m_hpcc_params;
-    hp.line_rate_mbps = m_out->rate().value / 1'000'000;
-    try {
-      qp->hpcc = std::make_unique<hpcc_cc>(hp);
-    } catch (const core::config_error& e) {
-      throw core::config_error(std::string(name()) + ": nic.cc hpcc: " + e.what());
-    }
-  }
+  m_cc->add_qp(qp_name, m_out ? m_out->rate().value : 0, core::now());
+  m_entropy->add_qp();
   m_qps.push_back(std::move(qp));
   return m_qps.back()->qpn;
 }
@@ -607,7 +553,7 @@ void supernic::connect_qp(uint32_t qpn, core::ip_address remote_ip, uint32_t rem
   qp.head = qp.rx_max = qp.placed_head = rq_psn & core::psn_mask;
   // Fixed entropy: a hash of the connection, as NICs derive the RoCEv2 source port from the QP.
   qp.src_port = uint16_t(roce_entropy_base | (core::splitmix64(uint64_t(qpn) << 24 ^ remote_qpn ^ m_mac) & 0x3fff));
-  qp.flowlet_port = qp.src_port;
+  m_entropy->connect(qpn - first_qpn, qp.src_port);
 }
 
 void supernic::check_work_request(const work_request& wr) const {
@@ -674,19 +620,8 @@ qp_status supernic::qp_state(uint32_t qpn) const {
   st.outstanding = qp.wqes.size();
   st.placed_bytes = qp.placed_bytes;
   st.inflight_bytes = uint64_t((qp.snd_max - qp.una) & core::psn_mask) * m_params.mtu_bytes;
-  if (qp.hpcc) {
-    st.paced = true;
-    st.rate_mbps = st.target_mbps = qp.hpcc->rate_mbps();
-    st.window_bytes = qp.hpcc->window_bytes();
-    st.utilization = qp.hpcc->utilization();
-  } else if (qp.rate) {
-    st.paced = true;
-    st.rate_mbps = qp.rate->rate_mbps();
-    st.target_mbps = qp.rate->target_mbps();
-    st.alpha = double(qp.rate->alpha()) / 65536.0;
-  } else {
-    st.rate_mbps = st.target_mbps = m_out ? double(m_out->rate().value) / 1e6 : 0.0;
-  }
+  st.rate_mbps = st.target_mbps = m_out ? double(m_out->rate().value) / 1e6 : 0.0;
+  m_cc->status(qpn - first_qpn, st);  // a paced QP: its policy's rate, window and estimate
   return st;
 }
 
@@ -859,14 +794,15 @@ packet* supernic::next_data(picoseconds* next_ready) {
   const picoseconds t = core::now();
   const size_t n = m_qps.size();
   for (size_t i = 0; i < n; ++i) {
-    queue_pair& qp = *m_qps[(m_rr + i) % n];
+    const size_t q = (m_rr + i) % n;
+    queue_pair& qp = *m_qps[q];
     if (qp.error) continue;
-    if (t < qp.next_send) {  // DCQCN pacing: this QP's rate does not allow another packet yet
+    if (t < m_cc->next_send(q)) {  // pacing: this QP's rate does not allow another packet yet
       // Its timers may raise the rate before the packet is due: run them, then wake at whichever is first.
-      const picoseconds timer = qp.rate ? cc_timers(qp) : never;
-      if (t < qp.next_send) {
+      const picoseconds timer = m_cc->timers(q, t);
+      if (t < m_cc->next_send(q)) {
         if (qp.tx_index < qp.wqes.size() || !qp.resend.empty() || !qp.responses.empty())
-          *next_ready = std::min({*next_ready, qp.next_send, timer});
+          *next_ready = std::min({*next_ready, m_cc->next_send(q), timer});
         continue;
       }
     }
@@ -931,7 +867,7 @@ packet* supernic::next_data(picoseconds* next_ready) {
         continue;
       }
       // HPCC: a new packet only while the window has room (resends above are not held back); an ACK wakes it.
-      if (window_full(qp)) continue;
+      if (m_cc->window_full(q, uint64_t((qp.snd_max - qp.una) & core::psn_mask) * m_params.mtu_bytes)) continue;
       if (first && next.op == rdma_op::read) ++qp.reads_in_flight;
     }
     m_rr = (m_rr + i + 1) % n;
@@ -946,18 +882,7 @@ packet* supernic::next_data(picoseconds* next_ready) {
 }
 
 uint16_t supernic::data_port(queue_pair& qp) {
-  if (m_spray) return uint16_t(roce_entropy_base | (m_rng() & 0x3fff));
-  if (m_flowlet) {
-    // A new flowlet after an idle gap: packets of the old one have drained, so a new path cannot reorder.
-    const picoseconds t = core::now();
-    if (qp.last_tx != picoseconds{} && t > qp.last_tx && t - qp.last_tx > m_flowlet_gap) {
-      qp.flowlet_port = uint16_t(roce_entropy_base | (m_rng() & 0x3fff));
-      ++m_flowlets;
-    }
-    qp.last_tx = max(t, m_out->wire_free_at());  // this packet's start: the gap runs from there
-    return qp.flowlet_port;
-  }
-  return qp.src_port;
+  return m_entropy->data_port(qp.qpn - first_qpn, qp.src_port, core::now(), m_out->wire_free_at());
 }
 
 packet* supernic::build_data_packet(queue_pair& qp, size_t index, uint32_t psn) {
@@ -1010,7 +935,7 @@ packet* supernic::build_data_packet(queue_pair& qp, size_t index, uint32_t psn) 
       p->has_immediate = true;
       p->immediate = wr.imm;
     }
-    p->bth.ack_req = last || m_hpcc;  // HPCC acts per ACK: every packet asks for one (Li et al. ACK each packet)
+    p->bth.ack_req = last || m_cc->telemetry();  // HPCC acts per ACK: every packet asks for one (Li et al.)
     p->bth.pad_count = uint8_t((4 - payload % 4) % 4);
     if (m_tx_pcie) {
       // What the NIC's reads brought in; a new packet gives back its buffer when it has left the wire.
@@ -1023,7 +948,7 @@ packet* supernic::build_data_packet(queue_pair& qp, size_t index, uint32_t psn) 
       p->payload = m_mem_ptr + wr.local_addr + offset;  // a reference: the bytes are read where placed
     }
     p->payload_bytes = uint32_t(payload);
-    p->int_requested = m_hpcc;  // HPCC: every switch egress on the way appends its record
+    p->int_requested = m_cc->telemetry();  // HPCC: every switch egress on the way appends its record
     p->seal();
     ++m_tx_data_packets;
     m_tx_payload_bytes += payload;
@@ -1066,7 +991,7 @@ packet* supernic::build_read_response(queue_pair& qp, read_job& job) {
     p->payload = m_mem_ptr + job.va + offset;  // the responder's memory, read where it lies
   }
   p->payload_bytes = uint32_t(payload);
-  p->int_requested = m_hpcc;  // HPCC: every switch egress on the way appends its record
+  p->int_requested = m_cc->telemetry();  // HPCC: every switch egress on the way appends its record
   p->seal();
   ++m_tx_read_responses;
   m_tx_payload_bytes += payload;
@@ -1075,15 +1000,9 @@ packet* supernic::build_read_response(queue_pair& qp, read_job& job) {
 }
 
 void supernic::account_data(queue_pair& qp, packet* p) {
-  if (qp.rate || qp.hpcc) {
-    // The reaction point counts the bytes and sets the pace: the next packet may start once this one's
-    // wire bytes have gone at the current rate.
-    const uint64_t wire = p->wire().value;
-    if (qp.rate) qp.rate->sent(uint32_t(std::min<uint64_t>(wire, 65535)), cc_cycles());
-    qp.pace_from = max(core::now(), qp.next_send);
-    qp.pace_bits = wire * 8;
-    repace(qp);
-  }
+  // The policy counts the bytes and sets the pace: the next packet may start once this one's wire bytes
+  // have gone at the current rate.
+  m_cc->sent(qp.qpn - first_qpn, p->wire().value, core::now());
 }
 
 // ---- loss recovery at the requester ---------------------------------------------------------------------
@@ -1376,11 +1295,6 @@ void supernic::receive(packet* p, unsigned /*port*/) {
 
 // ---- congestion control --------------------------------------------------------------------------------
 
-uint64_t supernic::cc_cycles() const {
-  // Both blocks count cycles of the NIC's timestamp clock (1 GHz in their defaults: one cycle per ns).
-  return uint64_t((unsigned __int128)core::now().value * m_dcqcn_params.clock_mhz / 1'000'000);
-}
-
 void supernic::on_cnp(packet* p) {
   ++m_rx_cnps;
   const uint32_t qpn = p->bth.dest_qp;
@@ -1389,47 +1303,11 @@ void supernic::on_cnp(packet* p) {
     ++m_rx_unknown_qp;
     return;
   }
-  queue_pair& qp = *m_qps[qpn - first_qpn];
-  if (!qp.rate) return;  // without DCQCN a CNP is counted and ignored
-  qp.rate->cnp(cc_cycles());
-  repace(qp);  // the gap after the last packet stretches to the cut rate
-}
-
-uint64_t supernic::pace_rate_kbps(const queue_pair& qp) const {
-  if (qp.hpcc) return uint64_t(qp.hpcc->rate_mbps() * 1000.0);
-  return qp.rate->outputs().rate_kbps;
-}
-
-bool supernic::window_full(const queue_pair& qp) const {
-  // As HPCC's reference implementation: a packet may go while fewer than W bytes are in flight (so the
-  // last one may overshoot W by less than a packet); with 16 flows into one 400G port W is ~3 packets and
-  // a stricter rule would round every window down by up to one packet.
-  if (!qp.hpcc) return false;
-  const uint64_t inflight = uint64_t((qp.snd_max - qp.una) & core::psn_mask) * m_params.mtu_bytes;
-  return double(inflight) >= qp.hpcc->window_bytes();
-}
-
-void supernic::repace(queue_pair& qp) {
-  if (qp.pace_bits == 0) return;
-  const uint64_t rate_kbps = std::max<uint64_t>(1, pace_rate_kbps(qp));
-  qp.next_send = qp.pace_from + picoseconds(uint64_t((unsigned __int128)qp.pace_bits * 1'000'000'000ull / rate_kbps));
-}
-
-picoseconds supernic::cc_timers(queue_pair& qp) {
-  const uint64_t now = cc_cycles();
-  if (qp.rate->next_deadline() <= now) {
-    qp.rate->advance(now);
-    repace(qp);
-  }
-  const uint64_t d = qp.rate->next_deadline();
-  if (d == dcqcn_never) return never;
-  // Cycles of clock_mhz to picoseconds, rounded up so that the wake-up finds the timer due.
-  const uint64_t mhz = m_dcqcn_params.clock_mhz;
-  return picoseconds(uint64_t(((unsigned __int128)d * 1'000'000 + mhz - 1) / mhz));
+  m_cc->on_cnp(qpn - first_qpn, core::now());  // without a reaction point a CNP is counted and ignored
 }
 
 void supernic::notify_congestion(queue_pair& qp) {
-  if (!m_cnp_gen->marked_arrival(qp.qpn, cc_cycles())) return;  // one CNP per interval per flow (or port)
+  if (!m_cc->marked_arrival(qp.qpn, core::now())) return;  // moderated: one CNP per interval per flow (or port)
   m_cnps.push_back(qp.qpn);
   if (m_started) wake_transmitter(core::now());
 }
@@ -1469,14 +1347,10 @@ void supernic::on_ack(packet* p) {
       acknowledge(qp, p->bth.psn);  // every PSN up to and including this one
       if (m_sack && p->aeth.sack) on_sack(qp, p->aeth.sack_psn);
     }
-    if (qp.hpcc) {
-      // Telemetry echoed from the data packet: a new window and pace; the window may have room again.
-      if (p->int_hops > 0) {
-        qp.hpcc->on_ack(m_ctx.pool.telemetry(p).data(), p->int_hops, p->bth.psn, qp.snd_max);
-        repace(qp);
-      }
-      if (m_started) wake_transmitter(core::now());
-    }
+    // Telemetry echoed from the data packet (HPCC): a new window and pace, and room in the window again.
+    const core::int_record* records = p->int_hops > 0 ? m_ctx.pool.telemetry(p).data() : nullptr;
+    if (m_cc->on_ack(qpn - first_qpn, records, p->int_hops, p->bth.psn, qp.snd_max) && m_started)
+      wake_transmitter(core::now());
   }
   m_ctx.pool.release(p);
 }
@@ -1493,7 +1367,7 @@ void supernic::on_read_response(packet* p) {
   queue_pair& qp = *m_qps[qpn - first_qpn];
   if (p->ip.ecn == 3) {  // the responses are this QP's incoming data: the notification point sees them
     ++m_rx_ecn_marked;
-    if (m_dcqcn) notify_congestion(qp);
+    notify_congestion(qp);
   }
   const uint32_t psn = p->bth.psn;
   const size_t index = qp.error ? qp.wqes.size() : find_wr(qp, psn);
@@ -1567,7 +1441,7 @@ void supernic::on_write(packet* p) {
   }
   if (p->ip.ecn == 3) {  // CE: a switch on the way saw its queue above the RED line
     ++m_rx_ecn_marked;
-    if (m_dcqcn) notify_congestion(qp);
+    notify_congestion(qp);
   }
   const uint32_t head_before = qp.head;
   const bth_opcode op = p->bth.opcode;

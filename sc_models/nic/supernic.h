@@ -72,6 +72,8 @@ struct supernic_params {
   // notification point sends CNPs for ECN-marked arrivals, the sender's reaction point paces each QP.
   // "hpcc": data packets ask for in-band telemetry, the responder echoes the records in its ACK and the
   // requester's HPCC-style window (sc_models/nic/hpcc.h) limits inflight bytes and paces each QP at W / T.
+  // "ecn_only": a toy (docs/extending_cc.md): CNPs as with dcqcn, each cuts the QP's rate by a fixed factor.
+  // The policies: sc_models/nic/congestion_control.h.
   std::string cc = "none";
   std::string dcqcn_preset = "nvidia";  // reaction-point knobs: "nvidia" firmware defaults or the "paper"'s
   std::string dcqcn_model = "rtl";      // reaction point: Verilated rtl/dcqcn_rp.sv or its C++ model
@@ -98,6 +100,10 @@ struct supernic_params {
   uint64_t hpcc_max_stage = 5;
   uint64_t hpcc_w_ai_bytes = 2000;  // W_init (1 - eta) / N with N = 5 (docs/hpcc.md)
   double hpcc_base_rtt_us = 4.0;
+  // nic.cc ecn_only (toy, not a product algorithm): each CNP multiplies the QP's rate by the factor; each
+  // nic.cnp_interval_ns after the last cut adds the step back, up to the line rate.
+  double ecn_only_cut_factor = 0.5;
+  double ecn_only_ai_mbps = 5000.0;
   // Loss recovery.
   std::string retransmission = "selective";  // requester: "go_back_n", "selective" (resend only what a NAK
                                              // names) or "sack" (resend what SACKs show missing)
@@ -214,6 +220,9 @@ class port_client {
   virtual core::packet* next_packet(core::picoseconds t, core::picoseconds* next_ready) = 0;
   virtual void receive(core::packet* p) = 0;
 };
+
+class congestion_control;
+class path_entropy;
 
 class supernic : public sc_core::sc_module, public core::packet_sink, public sw::ib::credit_peer {
  public:
@@ -371,17 +380,10 @@ class supernic : public sc_core::sc_module, public core::packet_sink, public sw:
   void learn_message(queue_pair& qp, core::packet* p);
   void queue_ack(queue_pair& qp);
   void requeue_ack(queue_pair& qp, core::picoseconds ready);  // an ACK entry due at `ready`
-  // Congestion control.
-  uint64_t cc_cycles() const;                   // the free-running cycle count the CC blocks take as time
+  // Congestion control: the policy (nic.cc) paces the QPs; the NIC sends and receives its CNPs.
   void on_cnp(core::packet* p);                 // reaction point: a CNP for one of our QPs
   void notify_congestion(queue_pair& qp);       // notification point: a CE-marked arrival
   core::packet* next_cnp();
-  // Pacing: the next data packet of `qp` may start once the last one's wire bits have gone at the current
-  // rate, counted from when it was paced; re-evaluated whenever the rate changes (cut, timer, byte counter).
-  void repace(queue_pair& qp);
-  // Fires the QP's DCQCN timers due by now (a paced QP whose timer falls before its next packet must not
-  // wait for that packet to see its rate recover); returns the earliest remaining timer in picoseconds.
-  core::picoseconds cc_timers(queue_pair& qp);
   void note_arrival(queue_pair& qp, uint32_t psn);  // extends the highest PSN seen, then NAKs a gap if due
   void fill_headers(core::packet* p, const queue_pair& qp, uint16_t src_port);
 
@@ -434,9 +436,8 @@ class supernic : public sc_core::sc_module, public core::packet_sink, public sw:
   core::rng_stream m_rng;
   core::link* m_out = nullptr;
   core::picoseconds m_wqe_latency, m_rx_latency;
-  bool m_spray;  // path_entropy "per_packet": a new UDP source port for every packet
-  bool m_flowlet;  // path_entropy "per_flowlet": a new port after an idle gap
-  core::picoseconds m_flowlet_gap, m_rnr_timer;
+  std::unique_ptr<path_entropy> m_entropy;  // nic.path_entropy: the UDP source port of data packets
+  core::picoseconds m_rnr_timer;
   bool m_go_back_n;       // retransmission "go_back_n"
   bool m_sack;            // retransmission "sack"
   core::picoseconds m_rto;
@@ -466,13 +467,7 @@ class supernic : public sc_core::sc_module, public core::packet_sink, public sw:
   };
   core::ring<pending_ack> m_acks;
   core::ring<uint32_t> m_cnps;  // QPNs owed a CNP, oldest first
-  bool m_dcqcn;
-  bool m_hpcc;
-  hpcc_params m_hpcc_params;
-  uint64_t pace_rate_kbps(const queue_pair& qp) const;
-  bool window_full(const queue_pair& qp) const;  // HPCC: the next new packet would exceed W in flight
-  dcqcn_params m_dcqcn_params;
-  std::unique_ptr<cnp_gen> m_cnp_gen;
+  std::unique_ptr<congestion_control> m_cc;  // nic.cc
   size_t m_rr = 0;  // round-robin position over QPs
   std::vector<completion> m_completions;
   std::vector<placed_message> m_placed;
@@ -488,7 +483,7 @@ class supernic : public sc_core::sc_module, public core::packet_sink, public sw:
   uint64_t m_tx_retransmitted = 0, m_rx_nak = 0, m_tx_nak = 0, m_timeouts = 0, m_qp_errors = 0;
   uint64_t m_tx_sacks = 0, m_rx_sacks = 0, m_sack_lost = 0, m_sack_overflow = 0, m_rx_read_already_queued = 0;
   uint64_t m_tx_read_requests = 0, m_tx_read_responses = 0, m_rx_read_responses = 0, m_rx_duplicate_responses = 0;
-  uint64_t m_read_reissues = 0, m_tx_rnr_nak = 0, m_rx_rnr_nak = 0, m_recv_consumed = 0, m_flowlets = 0;
+  uint64_t m_read_reissues = 0, m_tx_rnr_nak = 0, m_rx_rnr_nak = 0, m_recv_consumed = 0;
   uint64_t m_reorder_peak = 0;  // most PSNs any QP's tracker held beyond its head at once
   core::histogram m_ooo_distance;
 };

@@ -1,0 +1,110 @@
+// nic.cc dcqcn: the notification point (cnp_gen) and one DCQCN reaction point (dcqcn_rp) per queue pair.
+#include "sc_models/nic/dcqcn_control.h"
+
+#include <cmath>
+
+#include "sc_models/nic/block_recording.h"
+#include "sc_models/nic/dcqcn_rp.h"
+
+namespace fabricsim::nic {
+
+namespace {
+
+// The preset nic.dcqcn_preset names, with each knob set over it (-1 keeps the preset's value).
+dcqcn_params reaction_point_params(const supernic_params& params) {
+  dcqcn_params d = dcqcn_preset(params.dcqcn_preset);
+  auto over = [](double v, uint64_t& knob) {
+    if (v >= 0) knob = uint64_t(std::llround(v));
+  };
+  over(params.dcqcn_rpg_time_reset_us, d.rpg_time_reset_us);
+  over(params.dcqcn_rpg_byte_reset, d.rpg_byte_reset);
+  over(params.dcqcn_rpg_threshold, d.rpg_threshold);
+  over(params.dcqcn_rpg_ai_rate_mbps, d.rpg_ai_rate_mbps);
+  over(params.dcqcn_rpg_hai_rate_mbps, d.rpg_hai_rate_mbps);
+  over(params.dcqcn_rpg_min_rate_mbps, d.rpg_min_rate_mbps);
+  over(params.dcqcn_rpg_gd, d.rpg_gd);
+  over(params.dcqcn_rpg_min_dec_fac, d.rpg_min_dec_fac);
+  over(params.dcqcn_dce_tcp_g, d.dce_tcp_g);
+  over(params.dcqcn_dce_tcp_rtt_us, d.dce_tcp_rtt_us);
+  over(params.dcqcn_initial_alpha, d.initial_alpha);
+  over(params.dcqcn_rate_reduce_monitor_period_us, d.rate_reduce_monitor_period_us);
+  return d;
+}
+
+class dcqcn_control final : public congestion_control {
+ public:
+  dcqcn_control(const supernic_params& params, const cc_context& ctx)
+      : congestion_control(true, false), m_ctx(ctx), m_model(params.dcqcn_model) {
+    try {
+      m_params = reaction_point_params(params);
+      m_np = make_notification_point(params, ctx);
+      make_dcqcn_rate_engine(m_model, m_params);  // fail here, naming this NIC
+    } catch (const core::config_error& e) {
+      throw core::config_error(ctx.instance + ": nic.cc dcqcn: " + e.what());
+    }
+  }
+  const char* name() const override { return "dcqcn"; }
+
+  core::picoseconds timers(size_t q, core::picoseconds t) override {
+    dcqcn_rate_engine& rp = *m_rp[q];
+    const uint64_t now = cycles(t);
+    if (rp.next_deadline() <= now) {
+      rp.advance(now);
+      repace(q);
+    }
+    const uint64_t d = rp.next_deadline();
+    if (d == dcqcn_never) return never;
+    // Cycles of clock_mhz to picoseconds, rounded up so that the wake-up finds the timer due.
+    const uint64_t mhz = m_params.clock_mhz;
+    return core::picoseconds(uint64_t(((unsigned __int128)d * 1'000'000 + mhz - 1) / mhz));
+  }
+  void on_cnp(size_t q, core::picoseconds t) override {
+    m_rp[q]->cnp(cycles(t));
+    repace(q);  // the gap after the last packet stretches to the cut rate
+  }
+  bool marked_arrival(uint32_t qpn, core::picoseconds t) override {
+    return m_np->marked_arrival(qpn, cycles(t));  // one CNP per interval per flow (or port)
+  }
+  void status(size_t q, qp_status& st) const override {
+    const dcqcn_rate_engine& rp = *m_rp[q];
+    st.paced = true;
+    st.rate_mbps = rp.rate_mbps();
+    st.target_mbps = rp.target_mbps();
+    st.alpha = double(rp.alpha()) / 65536.0;
+  }
+
+ protected:
+  void on_add_qp(const std::string& qp_name, uint64_t line_rate_bps, core::picoseconds t) override {
+    core::require(line_rate_bps > 0, m_ctx.instance,
+                  "create_qp: connect the NIC's link first (DCQCN needs its line rate)");
+    dcqcn_params rp = m_params;
+    rp.line_rate_mbps = line_rate_bps / 1'000'000;  // the port's rate, whatever the preset's testbed
+    std::unique_ptr<dcqcn_rate_engine> e = make_dcqcn_rate_engine(m_model, rp);
+    if (m_ctx.rtl_log) e = record_dcqcn_rate_engine(std::move(e), rp, *m_ctx.rtl_log, qp_name + ".dcqcn_rp");
+    e->reset(rp, cycles(t));
+    m_rp.push_back(std::move(e));
+  }
+  uint64_t rate_kbps(size_t q) const override { return m_rp[q]->outputs().rate_kbps; }
+  void on_sent(size_t q, uint64_t wire_bytes, core::picoseconds t) override {
+    // The reaction point's byte counter (its bytes input is 16 bits wide).
+    m_rp[q]->sent(uint32_t(std::min<uint64_t>(wire_bytes, 65535)), cycles(t));
+  }
+
+ private:
+  // Both blocks count cycles of the NIC's timestamp clock (1 GHz in their defaults: one cycle per ns).
+  uint64_t cycles(core::picoseconds t) const { return cycles_at(t, m_params.clock_mhz); }
+
+  const cc_context m_ctx;
+  const std::string m_model;  // nic.dcqcn_model
+  dcqcn_params m_params;
+  std::unique_ptr<cnp_gen> m_np;
+  std::vector<std::unique_ptr<dcqcn_rate_engine>> m_rp;  // per QP
+};
+
+}  // namespace
+
+std::unique_ptr<congestion_control> make_dcqcn_control(const supernic_params& params, const cc_context& ctx) {
+  return std::make_unique<dcqcn_control>(params, ctx);
+}
+
+}  // namespace fabricsim::nic
