@@ -25,6 +25,7 @@
 #include "testbench/scale_out.h"
 #include "testbench/scenario.h"
 #include "testbench/simulation.h"
+#include "testbench/switch_factory.h"
 #include "testbench/taps.h"
 
 namespace fabricsim::testbench {
@@ -75,9 +76,9 @@ std::vector<size_t> place_ranks(const scenario& s) {
   const std::string& src = s.source;
   const size_t hosts = s.topology.host_count();
   if (p.algo == "sharp") {
-    if (s.switch_.model != "quantum_x800")
+    if (s.switch_model.name != "quantum_x800")
       throw config_error(src + ": collective.algo sharp: the fabric has no SHARP-capable switch (switch.model is " +
-                         s.switch_.model + "; in-network reduction needs switch.model quantum_x800); use ring or tree");
+                         s.switch_model.name + "; in-network reduction needs switch.model quantum_x800); use ring or tree");
     if (p.op != "allreduce")
       throw config_error(src + ": collective.algo sharp: SHARP runs allreduce here, not " + p.op +
                          "; use ring for it");
@@ -1061,12 +1062,8 @@ nlohmann::json run_collective(const scenario& s, const run_options& opts) {
 
   // The switch `switch.model` names; an InfiniBand fabric (quantum_x800) makes every NIC an HCA (LRH/BTH,
   // credit flow control), as in a workload run (testbench/simulation.cpp).
-  const bool quantum = s.switch_.model == "quantum_x800";
-  const sw::switch_factory make_switch = [&](const std::string& name,
-                                             unsigned ports) -> std::unique_ptr<sw::switch_device> {
-    if (quantum) return std::make_unique<sw::quantum_switch>(name.c_str(), s.quantum, ports, ctx);
-    return std::make_unique<sw::spectrum_switch>(name.c_str(), s.switch_, ports, ctx);
-  };
+  const bool quantum = s.switch_model.infiniband();
+  const sw::switch_factory make_switch = make_switch_factory(s, ctx);
   nic::supernic_params nic_params = s.nic;
   std::map<std::string, nic::supernic_params> nic_overrides = s.nic_overrides;
   if (quantum) {

@@ -27,6 +27,7 @@
 #include "testbench/fct_report.h"
 #include "testbench/progress.h"
 #include "testbench/scale_out.h"
+#include "testbench/switch_factory.h"
 #include "testbench/workload.h"
 
 namespace fabricsim::testbench {
@@ -635,12 +636,8 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
                              " MiB; use smaller writes (workload.message_bytes, writes[].bytes), fewer hosts, or "
                              "nic.place_data: false for a timing-only run");
 
-  const bool quantum = s.switch_.model == "quantum_x800";
-  const sw::switch_factory make_switch = [&](const std::string& name,
-                                             unsigned ports) -> std::unique_ptr<sw::switch_device> {
-    if (quantum) return std::make_unique<sw::quantum_switch>(name.c_str(), s.quantum, ports, ctx);
-    return std::make_unique<sw::spectrum_switch>(name.c_str(), s.switch_, ports, ctx);
-  };
+  const bool quantum = s.switch_model.infiniband();
+  const sw::switch_factory make_switch = make_switch_factory(s, ctx);
   // An InfiniBand fabric: every NIC is an HCA (LRH/BTH, credits).
   nic::supernic_params nic_params = s.nic;
   std::map<std::string, nic::supernic_params> nic_overrides = s.nic_overrides;

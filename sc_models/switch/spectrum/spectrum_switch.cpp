@@ -55,11 +55,6 @@ std::array<uint32_t, traffic_classes> parse_weights(const std::string& text, con
 }  // namespace
 
 void spectrum_params::visit(core::param_visitor& v) {
-  v.field({"model", "", "switch model of every switch: the Spectrum-4 Ethernet pipeline (the keys below), or the "
-                        "Quantum-X800 InfiniBand switch (section quantum; the NICs then use nic.link_layer "
-                        "infiniband)",
-           0, 0, {"spectrum4", "quantum_x800"}},
-          model);
   v.field({"port_config", "", "how the 51.2 Tb/s ASIC is split into ports (ports x Gb/s)", 0, 0,
            {"64x800", "128x400", "256x200"}},
           port_config);
