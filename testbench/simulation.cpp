@@ -16,7 +16,6 @@
 
 #include "sc_models/core/rng.h"
 #include "sc_models/core/sim_context.h"
-#include "sc_models/switch/quantum/quantum_switch.h"
 #include "sc_models/switch/spectrum/spectrum_switch.h"
 #include "sc_models/topology/fabric.h"
 #include "testbench/collective.h"
@@ -243,16 +242,15 @@ nlohmann::json fair_share_convergence_ns(const std::vector<qp_sample>& samples, 
 // spectrum_switch::pause_log_limit of the run. A switch that hit the limit stopped recording at some time;
 // the merged log is complete only before the earliest such time, so later intervals are cut and
 // `complete_until_ns` says where (null: every XOFF of the run is here).
-nlohmann::json pause_intervals_report(topology::fabric& fab, scale_out& so) {
-  // Every switch's log, from the process that simulated it (one process: all), in switch order.
+nlohmann::json pause_intervals_report(const core::sim_context& ctx, topology::fabric& fab, scale_out& so) {
+  // Every switch's log (its `pause_log` probe), from the process that simulated it (one process: all), in
+  // switch order.
   nlohmann::json mine = nlohmann::json::array();
   for (size_t i = 0; i < fab.switches().size(); ++i) {
-    auto* sw = dynamic_cast<sw::spectrum_switch*>(fab.switches()[i].get());
-    if (!sw) continue;
-    nlohmann::json log = nlohmann::json::array();
-    for (const auto& iv : sw->pause_log())
-      log.push_back({sw->port(iv.port).name(), sw->port(iv.port).out().name(), iv.prio, iv.start.value, iv.end.value});
-    mine.push_back({{"switch", i}, {"complete_until", sw->pause_log_complete_until().value}, {"log", std::move(log)}});
+    const sw::switch_device* sw = fab.switches()[i].get();
+    if (!sw || !ctx.stats.has_probe(sw->device_name(), "pause_log")) continue;
+    nlohmann::json rec = ctx.stats.probe_record_value(sw->device_name(), "pause_log");
+    mine.push_back({{"switch", i}, {"complete_until", rec["complete_until"]}, {"log", std::move(rec["log"])}});
   }
   std::vector<nlohmann::json> switches;
   for (nlohmann::json& part : so.gather(mine))
@@ -299,6 +297,16 @@ nlohmann::json pause_intervals_report(topology::fabric& fab, scale_out& so) {
   return j;
 }
 
+// The name of the port of `host`'s leaf towards it, from the leaf's `egress_ports` probe: null where this
+// process did not build the leaf or the leaf registers no such probe (a switch without a PFC pipeline).
+nlohmann::json leaf_port_towards(const core::sim_context& ctx, topology::fabric& fab, size_t host) {
+  const sw::switch_device* leaf = fab.switches()[fab.hosts()[host].leaf].get();
+  if (!leaf || !ctx.stats.has_probe(leaf->device_name(), "egress_ports")) return nullptr;
+  const nlohmann::json ports = ctx.stats.probe_record_value(leaf->device_name(), "egress_ports");
+  const nlohmann::json& port = ports.at(fab.host_port(host));
+  return port.is_null() ? nlohmann::json() : port.at(0);
+}
+
 // The bottleneck: the last hop to the one host every WRITE goes to (incast, two flows into one host); null
 // for any other pattern.
 nlohmann::json bottleneck_report(core::sim_context& ctx, topology::fabric& fab, scale_out& so,
@@ -306,14 +314,13 @@ nlohmann::json bottleneck_report(core::sim_context& ctx, topology::fabric& fab, 
                                  picoseconds window_start, picoseconds window_end, double queue_integral) {
   if (per_target.size() != 1) return nullptr;
   const size_t target = per_target.begin()->first;
-  auto* leaf = dynamic_cast<sw::spectrum_switch*>(fab.switches()[fab.hosts()[target].leaf].get());
   nlohmann::json b;
   b["host"] = fab.hosts()[target].name;
   const double line_bps = double(fab.hosts()[target].line_rate.value);
   b["delivered_payload_bytes"] = per_target.begin()->second;
   b["utilization"] = window_s > 0 ? double(per_target.begin()->second) * 8.0 / (line_bps * window_s) : 0.0;
   // The port from the process that simulated the leaf (one process: this one).
-  nlohmann::json port_name = leaf ? nlohmann::json(leaf->port(fab.host_port(target)).name()) : nlohmann::json();
+  nlohmann::json port_name = leaf_port_towards(ctx, fab, target);
   for (const nlohmann::json& n : so.gather(port_name))
     if (n.is_string()) port_name = n;
   if (port_name.is_string()) {
@@ -337,17 +344,18 @@ void pfc_pause_figures(nlohmann::json& j, core::sim_context& ctx, topology::fabr
   // Each switch from the process that simulated it (one process: all of them), in switch order.
   nlohmann::json mine = nlohmann::json::array();
   for (size_t k = 0; k < fab.switches().size(); ++k) {
-    auto* sw = dynamic_cast<sw::spectrum_switch*>(fab.switches()[k].get());
-    if (!sw) continue;
+    const sw::switch_device* sw = fab.switches()[k].get();
+    if (!sw || !ctx.stats.has_probe(sw->device_name(), "egress_ports")) continue;
     uint64_t total = 0;
     nlohmann::json ports = nlohmann::json::array();
-    for (unsigned i = 0; i < sw->ports(); ++i) {
-      sw::scheduled_port& p = sw->port(i);
-      const uint64_t n = ctx.stats.counter_value(p.name(), "pause_frames_sent");
+    for (const nlohmann::json& p : ctx.stats.probe_record_value(sw->device_name(), "egress_ports")) {
+      if (p.is_null()) continue;  // not connected
+      const std::string port = p[0].get<std::string>();
+      const uint64_t n = ctx.stats.counter_value(port, "pause_frames_sent");
       total += n;
-      if (n > 0) ports.push_back({{"port", p.name()}, {"link", p.out().name()}, {"pause_frames_sent", n}});
+      if (n > 0) ports.push_back({{"port", port}, {"link", p[1]}, {"pause_frames_sent", n}});
     }
-    mine.push_back({{"switch", k}, {"name", sw->name()}, {"total", total}, {"ports", std::move(ports)}});
+    mine.push_back({{"switch", k}, {"name", sw->device_name()}, {"total", total}, {"ports", std::move(ports)}});
   }
   std::vector<nlohmann::json> switches;
   for (nlohmann::json& part : so.gather(mine))
@@ -372,12 +380,12 @@ void pfc_pause_figures(nlohmann::json& j, core::sim_context& ctx, topology::fabr
   j["pfc_pauses_by_port"] = std::move(by_port);
   j["pfc_pauses_by_switch"] = std::move(by_switch);
   j["pfc_pauses_by_hop"] = std::move(by_hop);
-  j["pfc_pause_intervals"] = pause_intervals_report(fab, so);
+  j["pfc_pause_intervals"] = pause_intervals_report(ctx, fab, so);
 }
 
 // InfiniBand (switch.model quantum_x800): time a ready packet waited for credit, per sending port and VL,
 // and summed by hop kind like the pauses -- where credit back-pressure reached.
-void credit_stall_figures(nlohmann::json& j, topology::fabric& fab, scale_out& so) {
+void credit_stall_figures(nlohmann::json& j, const core::sim_context& ctx, topology::fabric& fab, scale_out& so) {
   nlohmann::json stall_ports = nlohmann::json::array();
   nlohmann::json stall_hops = nlohmann::json::object();
   const core::picoseconds t_end = core::now();
@@ -388,17 +396,11 @@ void credit_stall_figures(nlohmann::json& j, topology::fabric& fab, scale_out& s
                        uint64_t ps) {
     if (ps != 0) dev.push_back({port, link, vl, ps});
   };
+  // A switch's from its `credit_stalls` probe (an InfiniBand switch registers one).
   for (size_t s = 0; s < fab.switches().size(); ++s) {
-    auto* q = so.owns_switch(s) ? dynamic_cast<sw::quantum_switch*>(fab.switches()[s].get()) : nullptr;
-    if (!q) continue;
-    nlohmann::json dev = nlohmann::json::array();
-    for (unsigned i = 0; i < q->ports(); ++i) {
-      if (!q->connected(i)) continue;
-      for (unsigned vl = 0; vl < q->data_vls(); ++vl)
-        add_stall(dev, q->port(i).out().name(), std::string(q->name()) + ".port" + std::to_string(i), vl,
-                  q->port(i).sender().stall_ps(vl, t_end));
-    }
-    stalls_here.push_back({s, std::move(dev)});
+    const sw::switch_device* q = so.owns_switch(s) ? fab.switches()[s].get() : nullptr;
+    if (!q || !ctx.stats.has_probe(q->device_name(), "credit_stalls")) continue;
+    stalls_here.push_back({s, ctx.stats.probe_record_value(q->device_name(), "credit_stalls")});
   }
   for (size_t k = 0; k < fab.hosts().size(); ++k) {
     const topology::host& h = fab.hosts()[k];
@@ -448,7 +450,7 @@ void congestion_figures(nlohmann::json& j, core::sim_context& ctx, topology::fab
   j["bottleneck"] = bottleneck_report(ctx, fab, so, per_target, window_s, window_start, window_end,
                                       queue_byte_ps_at_window_end - queue_byte_ps_at_window_start);
   pfc_pause_figures(j, ctx, fab, so);
-  credit_stall_figures(j, fab, so);
+  credit_stall_figures(j, ctx, fab, so);
   j["cnps_sent"] = ctx.stats.counter_total("tx_cnps");
   j["cnps_received"] = ctx.stats.counter_total("rx_cnps");
   j["samples"] = senders.empty() ? 0 : samples.size() / senders.size();
@@ -627,10 +629,14 @@ class flow_run {
   picoseconds m_sample_period;
   uint64_t m_placed_at_window_start = 0;
   std::vector<delivered_sample> m_delivered;
-  // The port the report calls the bottleneck (the last hop to the one destination), for its queue integral.
-  sw::scheduled_port* m_bottleneck = nullptr;
+  // Readers of registry probes (sc_models/core/stats.h). The port the report calls the bottleneck (the
+  // last hop to the one destination): its queue integral; every port of this rank's switches: its queue;
+  // per sender, the port towards its destination: its queue (null: not built here, or no such probe).
+  using probe_fn = const std::function<double()>*;
+  probe_fn m_bottleneck = nullptr;
   double m_queue_byte_ps_at_window_start = 0.0;
-  std::vector<sw::spectrum_switch*> m_spectrum_switches;
+  std::vector<probe_fn> m_port_queues;
+  std::vector<probe_fn> m_dst_queues;
   std::vector<qp_sample> m_samples;
   std::vector<uint64_t> m_last_placed;
   std::optional<progress_reporter> m_progress;
@@ -754,12 +760,24 @@ void flow_run::find_bottleneck() {
       ++dsts;
       target = q.dst;
     }
+  const core::stats_registry& stats = m_setup->ctx.stats;
+  auto reader = [&](const nlohmann::json& port, const char* what) -> probe_fn {
+    return port.is_string() && stats.has_probe(port.get<std::string>(), what)
+               ? &stats.probe_reader(port.get<std::string>(), what)
+               : nullptr;
+  };
   if (dsts == 1 && so().owns_switch(fab().hosts()[target].leaf))  // under mpirun: on the leaf's rank only
-    if (auto* leaf = dynamic_cast<sw::spectrum_switch*>(fab().switches()[fab().hosts()[target].leaf].get()))
-      m_bottleneck = &leaf->port(fab().host_port(target));
-  for (size_t i = 0; i < fab().switches().size(); ++i)
-    if (so().owns_switch(i))
-      if (auto* sw = dynamic_cast<sw::spectrum_switch*>(fab().switches()[i].get())) m_spectrum_switches.push_back(sw);
+    m_bottleneck = reader(leaf_port_towards(m_setup->ctx, fab(), target), "queue_byte_ps");
+  for (size_t i = 0; i < fab().switches().size(); ++i) {
+    const sw::switch_device* sw = fab().switches()[i].get();
+    if (!so().owns_switch(i) || !sw || !stats.has_probe(sw->device_name(), "egress_ports")) continue;
+    for (const nlohmann::json& p : stats.probe_record_value(sw->device_name(), "egress_ports"))
+      if (!p.is_null()) m_port_queues.push_back(reader(p[0], "queued_bytes"));
+  }
+  for (const sender_qp& q : m_senders)
+    m_dst_queues.push_back(so().owns_switch(fab().hosts()[q.dst].leaf)
+                               ? reader(leaf_port_towards(m_setup->ctx, fab(), q.dst), "queued_bytes")
+                               : nullptr);
 }
 
 // Every rank opens the window at the same stop. Under mpirun each reads only what it simulates (the
@@ -770,7 +788,7 @@ void flow_run::open_window() {
   m_placed_at_window_start = ctx.stats.counter_total("placed_bytes");
   for (sender_qp& q : m_senders)
     q.placed_at_window_start = so().owns_host(q.dst) ? fab().hosts()[q.dst].nic->qp_state(q.rq).placed_bytes : 0;
-  if (m_bottleneck) m_queue_byte_ps_at_window_start = m_bottleneck->queue_byte_ps(core::now());
+  if (m_bottleneck) m_queue_byte_ps_at_window_start = (*m_bottleneck)();
   if (!so().distributed()) return;
   std::vector<uint64_t> v{m_placed_at_window_start};
   for (const sender_qp& q : m_senders) v.push_back(q.placed_at_window_start);
@@ -792,8 +810,8 @@ void flow_run::take_sample() {
     m_delivered.push_back({t, so().sum(m_setup->ctx.stats.counter_total("placed_bytes"))});
   if (m_s.run.sample_us <= 0) return;  // sampling only for the faults report
   uint64_t max_queue = 0;
-  for (auto* sw : m_spectrum_switches)
-    for (unsigned i = 0; i < sw->ports(); ++i) max_queue = std::max(max_queue, sw->port(i).queued_bytes());
+  for (probe_fn queued : m_port_queues)
+    if (queued) max_queue = std::max(max_queue, uint64_t((*queued)()));
   const size_t first = m_samples.size();
   for (size_t k = 0; k < m_senders.size(); ++k) {
     const sender_qp& q = m_senders[k];
@@ -803,11 +821,7 @@ void flow_run::take_sample() {
     if (so().owns_host(q.src)) smp.st = fab().hosts()[q.src].nic->qp_state(q.sq);
     // Delivered at the responder.
     smp.st.placed_bytes = so().owns_host(q.dst) ? fab().hosts()[q.dst].nic->qp_state(q.rq).placed_bytes : 0;
-    const size_t leaf_index = fab().hosts()[q.dst].leaf;
-    auto* leaf = so().owns_switch(leaf_index)
-                     ? dynamic_cast<sw::spectrum_switch*>(fab().switches()[leaf_index].get())
-                     : nullptr;
-    smp.dst_port_queue_bytes = leaf ? leaf->port(fab().host_port(q.dst)).queued_bytes() : 0;
+    smp.dst_port_queue_bytes = m_dst_queues[k] ? uint64_t((*m_dst_queues[k])()) : 0;
     smp.max_queue_bytes = max_queue;
     m_samples.push_back(smp);
   }
@@ -1102,7 +1116,7 @@ nlohmann::json flow_run::report() {
   for (size_t k = 0; k < m_senders.size(); ++k)
     if (so().owns_host(m_senders[k].dst))
       at_end[k] = double(fab().hosts()[m_senders[k].dst].nic->qp_state(m_senders[k].rq).placed_bytes);
-  if (m_bottleneck) at_end.back() = m_bottleneck->queue_byte_ps(m_sim_end);  // where its leaf is built
+  if (m_bottleneck) at_end.back() = (*m_bottleneck)();  // at m_sim_end (now), where its leaf is built
   if (so().distributed()) so().sum(at_end);
   for (size_t k = 0; k < m_senders.size(); ++k) m_senders[k].placed_at_end = uint64_t(at_end[k]);
   congestion_figures(r["fabric"], ctx, fab(), so(), m_senders, m_samples, m_window_start, m_sim_end,
