@@ -27,6 +27,7 @@
 #include "testbench/scale_out.h"
 #include "testbench/scenario.h"
 #include "testbench/simulation.h"
+#include "testbench/fabric_setup.h"
 #include "testbench/taps.h"
 
 namespace fabricsim::testbench {
@@ -77,9 +78,9 @@ std::vector<size_t> place_ranks(const scenario& s) {
   const std::string& src = s.source;
   const size_t hosts = s.topology.host_count();
   if (p.algo == "sharp") {
-    if (s.switch_.model != "quantum_x800")
+    if (s.switch_model.name != "quantum_x800")
       throw config_error(src + ": collective.algo sharp: the fabric has no SHARP-capable switch (switch.model is " +
-                         s.switch_.model + "; in-network reduction needs switch.model quantum_x800); use ring or tree");
+                         s.switch_model.name + "; in-network reduction needs switch.model quantum_x800); use ring or tree");
     if (p.op != "allreduce")
       throw config_error(src + ": collective.algo sharp: SHARP runs allreduce here, not " + p.op +
                          "; use ring for it");
@@ -223,28 +224,13 @@ class engine {
   }
 
   // After the fabric exists: buffers, regions, queue pairs, source data, then iteration 0 of the first size.
-  // `so`: under mpirun this rank sets up and drives only the ranks (hosts) it simulates; the others' queue
+  // Under mpirun (setup.so) this rank sets up and drives only the ranks (hosts) it simulates; the others' queue
   // pair numbers, R_Keys and PSNs come from their NICs' rules, their buffers are laid out in the mirrors.
-  void elaborate(topology::fabric& fabric_, uint64_t seed, bool fill, scale_out& so) {
-    m_fab_ptr = &fabric_;
+  void elaborate(fabric_setup& setup, uint64_t seed, bool fill) {
+    scale_out& so = setup.so;
+    m_fab_ptr = &setup.fab();
     m_so = so.distributed() ? &so : nullptr;
     if (m_so) m_out.assign(size_t(so.ranks()), {});
-    std::map<size_t, std::pair<size_t, size_t>> remote_counts;  // host -> (QPs, regions) handed out so far
-    std::map<size_t, core::rng_stream> remote_psn;
-    auto remote_params = [&](const topology::host& h) {
-      auto ov = m_scenario->nic_overrides.find(h.name);
-      return ov == m_scenario->nic_overrides.end() ? m_scenario->nic : ov->second;
-    };
-    auto create_qp = [&](topology::host& h, size_t host) {
-      return h.built() ? h.nic->create_qp() : nic::supernic::qpn_of(remote_counts[host].first++);
-    };
-    auto initial_psn = [&](topology::host& h, size_t host) {
-      if (h.built()) return h.nic->draw_initial_psn();
-      auto it = remote_psn.find(host);
-      if (it == remote_psn.end())
-        it = remote_psn.emplace(host, nic::supernic::nic_stream(m_scenario->seed, h.name + "_nic")).first;
-      return nic::supernic::initial_psn(remote_params(h), it->second);
-    };
     m_seed = seed;
     for (uint32_t r = 0; r < m_n; ++r) {
       rank_memory& m = m_ranks[r];
@@ -252,8 +238,7 @@ class engine {
       m.send = h.buffer().allocate(std::max<uint64_t>(m_max_bytes, 1));
       m.recv = h.buffer().allocate(round_up(std::max<uint64_t>(m_max_bytes, 1)) + staged_in(r) * slots_bytes());
       m.staging = m.recv + round_up(m_max_bytes);
-      m.rkey = h.built() ? h.nic->register_region(m.recv, round_up(m_max_bytes) + staged_in(r) * slots_bytes())
-                         : nic::supernic::rkey_of(remote_counts[m.host].second++);
+      m.rkey = setup.register_region(m.host, m.recv, round_up(m_max_bytes) + staged_in(r) * slots_bytes());
       // Only this process's hosts: the result check regenerates other ranks' bytes (send_range).
       uint8_t* p = h.built() ? h.mem->data() + m.send : nullptr;
       uint64_t state = core::stream_seed(seed, "collective", "rank" + std::to_string(r));
@@ -267,9 +252,9 @@ class engine {
       const size_t ha = m_ranks[k.src].host, hb = m_ranks[k.dst].host;
       topology::host& a = fab().hosts()[ha];
       topology::host& b = fab().hosts()[hb];
-      k.sq = create_qp(a, ha);
-      k.rq = create_qp(b, hb);
-      const uint32_t psn_a = initial_psn(a, ha), psn_b = initial_psn(b, hb);
+      k.sq = setup.create_qp(ha);
+      k.rq = setup.create_qp(hb);
+      const uint32_t psn_a = setup.initial_psn(ha), psn_b = setup.initial_psn(hb);
       if (a.built()) a.nic->connect_qp(k.sq, b.ip, k.rq, psn_a, psn_b);
       if (b.built()) b.nic->connect_qp(k.rq, a.ip, k.sq, psn_b, psn_a);
       if (k.has_staging) {
@@ -1031,136 +1016,41 @@ class engine {
 
 }  // namespace
 
-nlohmann::json run_collective(const scenario& s, const run_options& opts) {
-  if (sc_core::sc_get_time_resolution() != sc_core::sc_time(1, sc_core::SC_PS))
-    throw std::logic_error("fabricsim needs the SystemC time resolution at 1 ps");
-  core::sim_context ctx;
-  ctx.seed = s.seed;
-  try {  // before anything is sized by the host count
-    s.topology.validate();
-  } catch (const config_error& e) {
-    throw config_error(s.source + ": " + e.what());
-  }
-  const size_t hosts = s.topology.host_count();
-  for (const auto& o : s.nic_overrides)
-    if (!topology::host_index(o.first, hosts))
-      throw config_error(s.source + ": nic_overrides." + o.first + ": no host '" + o.first + "' (hosts are " +
-                         topology::host_names(hosts) + ")");
-  const std::vector<size_t> rank_host = place_ranks(s);
-  // Bytes are checked only where every NIC places them; otherwise the run is timing only.
-  bool checked = s.nic.place_data, placing = s.nic.place_data;
-  for (const auto& [name, params] : s.nic_overrides) {
-    checked = checked && params.place_data;
-    placing = placing || params.place_data;
-  }
-  if (opts.elaborate_only) placing = false;
-  engine eng(s, rank_host, checked && !opts.elaborate_only);
-  const std::vector<uint64_t> mem_bytes = eng.memory_bytes(hosts);
-  uint64_t total_mem = 0;
-  for (uint64_t b : mem_bytes) total_mem += b;
-  const uint64_t physical = uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE));
-  if (placing && total_mem > physical / 4 * 3)
-    throw config_error(s.source + ": collective: the ranks' buffers need " + std::to_string(total_mem >> 20) +
-                       " MiB of memory, more than 3/4 of this machine's " + std::to_string(physical >> 20) +
-                       " MiB; lower collective.max_bytes or the ranks, or set nic.place_data: false");
+namespace {
 
-  // The switch `switch.model` names; an InfiniBand fabric (quantum_x800) makes every NIC an HCA (LRH/BTH,
-  // credit flow control), as in a workload run (testbench/simulation.cpp).
-  const bool quantum = s.switch_.model == "quantum_x800";
-  const sw::switch_factory make_switch = [&](const std::string& name,
-                                             unsigned ports) -> std::unique_ptr<sw::switch_device> {
-    if (quantum) return std::make_unique<sw::quantum_switch>(name.c_str(), s.quantum, ports, ctx);
-    return std::make_unique<sw::spectrum_switch>(name.c_str(), s.switch_, ports, ctx);
+// Under mpirun, steps that need every rank's state (the iteration barrier; a staging slot's credit on a
+// connection between processes) are taken at window ends, which is exact only if they take at least a
+// lookahead.
+void check_lookahead(const scenario& s, scale_out& so, const engine& eng) {
+  if (!so.distributed()) return;
+  const picoseconds look = so.lookahead();
+  auto too_short = [&](const char* key, double ns, const std::string& why) {
+    throw config_error(s.source + ": collective." + key + " " + fmt::format("{}", ns) + " ns is below the " +
+                       fmt::format("{}", look.ns()) + " ns lookahead of this " + std::to_string(so.ranks()) +
+                       "-rank partition (" + why + "): set collective." + key + " to at least " +
+                       fmt::format("{}", look.ns()) + " (docs/scale_out.md), or run it in one process");
   };
-  nic::supernic_params nic_params = s.nic;
-  std::map<std::string, nic::supernic_params> nic_overrides = s.nic_overrides;
-  if (quantum) {
-    nic_params.link_layer = "infiniband";
-    for (auto& [name, params] : nic_overrides) params.link_layer = "infiniband";
-  }
-  std::unique_ptr<core::transaction_log> rtl_log;
-  if (!s.run.record_rtl_dir.empty() && !opts.elaborate_only) {
-    rtl_log = std::make_unique<core::transaction_log>(s.run.record_rtl_dir);
-    ctx.rtl_log = rtl_log.get();
-  }
-  // Under mpirun this rank builds only its part of the fabric and drives the ranks on its hosts
-  // (docs/scale_out.md); one process: all of it.
-  scale_out so(topology::plan_fabric(s.topology, s.link), s.partition);
-  if (so.distributed()) {
-    // Steps that need every rank's state (the iteration barrier; a staging slot's credit on a connection
-    // between processes) are taken at window ends, which is exact only if they take at least a lookahead.
-    const picoseconds look = so.lookahead();
-    auto too_short = [&](const char* key, double ns, const std::string& why) {
-      throw config_error(s.source + ": collective." + key + " " + fmt::format("{}", ns) + " ns is below the " +
-                         fmt::format("{}", look.ns()) + " ns lookahead of this " + std::to_string(so.ranks()) +
-                         "-rank partition (" + why + "): set collective." + key + " to at least " +
-                         fmt::format("{}", look.ns()) + " (docs/scale_out.md), or run it in one process");
-    };
-    if (look.value != UINT64_MAX && picoseconds::from_ns(s.collective.barrier_ns) < look)
-      too_short("barrier_ns", s.collective.barrier_ns, "every iteration ends with a barrier across processes");
-    bool staged_crossing = false;
-    for (const auto& [src_host, dst_host] : eng.staged_host_pairs())
-      staged_crossing = staged_crossing || so.host_rank(src_host) != so.host_rank(dst_host);
-    if (staged_crossing && picoseconds::from_ns(s.collective.credit_ns) < look)
-      too_short("credit_ns", s.collective.credit_ns, "a reducing connection's slot credits cross processes");
-  }
-  topology::fabric fab(s.topology, s.link, make_switch, nic_params, nic_overrides, mem_bytes, ctx, {}, so.built());
-  tap_set taps(opts.taps, fab, opts.tap_frames, so.tap_filter());
-  if (placing)
-    for (topology::host& h : fab.hosts())
-      if (h.mem) h.mem->prefault();
-  const scale_out::attachment attached = so.attach(fab, ctx, placing);
-  if (so.distributed() && !so.windowed())
-    throw config_error(s.source + ": collective: no link crosses between the " + std::to_string(so.ranks()) +
-                       " MPI ranks of this partition, so they cannot keep in step: run it in one process");
-  eng.elaborate(fab, s.seed, placing, so);
-  if (opts.elaborate_only) return nlohmann::json::object();
-  if (so.distributed()) so.on_window_end([&eng] { eng.window_end(); });
+  if (look.value != UINT64_MAX && picoseconds::from_ns(s.collective.barrier_ns) < look)
+    too_short("barrier_ns", s.collective.barrier_ns, "every iteration ends with a barrier across processes");
+  bool staged_crossing = false;
+  for (const auto& [src_host, dst_host] : eng.staged_host_pairs())
+    staged_crossing = staged_crossing || so.host_rank(src_host) != so.host_rank(dst_host);
+  if (staged_crossing && picoseconds::from_ns(s.collective.credit_ns) < look)
+    too_short("credit_ns", s.collective.credit_ns, "a reducing connection's slot credits cross processes");
+}
 
-  // Until the sweep is over and the fabric idle (the last ACKs), or the time limit.
-  const auto wall0 = std::chrono::steady_clock::now();
-  size_t sizes_done = 0;  // a line per finished size, as nccl-tests prints its rows (testbench/progress.h)
-  if (opts.progress && so.rank() == 0)
-    eng.on_size_done = [&](const size_result& res) {
-      std::vector<double> us;
-      for (picoseconds t : res.times) us.push_back(t.us());
-      std::string line = format_collective_size_done(
-          res.bytes, us, bus_factor(s.collective.op, eng.ranks()), ++sizes_done, eng.results().size(),
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count());
-      if (!opts.progress_label.empty()) line.insert(2, opts.progress_label + ": ");  // after "# "
-      *opts.progress << line << std::flush;
-    };
-  const double end_us = s.run.duration_us > 0 ? s.run.duration_us : s.run.limit_us;
-  so.start(picoseconds::from_ns(end_us * 1e3), sc_core::SC_EXIT_ON_STARVATION);
-  if (rtl_log) rtl_log->flush();
-  so.merge_statistics();  // under mpirun: every rank's counters, so that each holds the whole fabric's
-  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-  const picoseconds sim_end = core::now();
-
-  uint64_t completed = 0, failed = 0;
-  for (topology::host& h : fab.hosts())
-    if (h.built())
-      for (const nic::completion& c : h.nic->completions()) {
-        completed += c.status == nic::completion_status::success;
-        failed += c.status != nic::completion_status::success;
-      }
-  if (so.distributed()) {
-    completed = so.sum(completed);
-    failed = so.sum(failed);
-  }
-  eng.merge_counts(so);
-  // The ranks' link rates, each from the process that simulates its host.
-  std::vector<double> rank_rate(rank_host.size(), 0.0);
-  for (size_t i = 0; i < rank_host.size(); ++i)
-    if (fab.hosts()[rank_host[i]].built()) rank_rate[i] = double(fab.hosts()[rank_host[i]].nic->out_link()->rate().value);
-  so.from_owner(rank_rate);
-  const bool finished = eng.finished();
-  uint64_t wrong_total = 0;
+// The rows of the `collective` object, one per size (nccl-tests' columns), with the sum of wrong elements
+// and the mean bus bandwidth over the sizes that completed.
+struct size_rows {
   nlohmann::json rows = nlohmann::json::array();
-  const collective_params& p = s.collective;
-  const bool rooted = p.op == "broadcast";
+  uint64_t wrong_total = 0;
   double busbw_sum = 0.0;
   size_t busbw_rows = 0;
+};
+
+size_rows collective_rows(const collective_params& p, const engine& eng, bool checked) {
+  size_rows out;
+  const bool rooted = p.op == "broadcast";
   for (const size_result& res : eng.results()) {
     nlohmann::json row;
     row["size"] = res.bytes;
@@ -1187,8 +1077,8 @@ nlohmann::json run_collective(const scenario& s, const run_options& opts) {
       row["iteration_times_us"] = std::move(iters);
       row["algbw_gbps"] = algbw;
       row["busbw_gbps"] = algbw * bus_factor(p.op, eng.ranks());
-      busbw_sum += algbw * bus_factor(p.op, eng.ranks());
-      ++busbw_rows;
+      out.busbw_sum += algbw * bus_factor(p.op, eng.ranks());
+      ++out.busbw_rows;
     } else {
       row["time_us"] = nullptr;
       row["iteration_times_us"] = nlohmann::json::array();
@@ -1196,9 +1086,18 @@ nlohmann::json run_collective(const scenario& s, const run_options& opts) {
       row["busbw_gbps"] = nullptr;
     }
     row["wrong"] = checked ? nlohmann::json(res.wrong) : nlohmann::json(nullptr);
-    wrong_total += res.wrong;
-    rows.push_back(std::move(row));
+    out.wrong_total += res.wrong;
+    out.rows.push_back(std::move(row));
   }
+  return out;
+}
+
+// The `collective` object of the report (docs/collectives.md).
+nlohmann::json collective_object(const scenario& s, engine& eng, topology::fabric& fab,
+                                 const std::vector<size_t>& rank_host, const std::vector<double>& rank_rate,
+                                 size_rows rows) {
+  const collective_params& p = s.collective;
+  const bool finished = eng.finished();
   nlohmann::json c;
   c["op"] = p.op;
   c["algo"] = p.algo;
@@ -1218,16 +1117,19 @@ nlohmann::json run_collective(const scenario& s, const run_options& opts) {
   if (p.algo == "sharp") c["sharp"] = eng.sharp_report();
   c["completed"] = finished;
   c["unexpected_placements"] = eng.unexpected();
-  c["avg_busbw_gbps"] = busbw_rows ? nlohmann::json(busbw_sum / double(busbw_rows)) : nlohmann::json(nullptr);
-  c["rows"] = std::move(rows);
+  c["avg_busbw_gbps"] = rows.busbw_rows ? nlohmann::json(rows.busbw_sum / double(rows.busbw_rows)) : nlohmann::json(nullptr);
+  c["rows"] = std::move(rows.rows);
   if (!finished)
     c["stopped_at"] = {{"size_index", eng.current_size()},
                        {"iteration", eng.current_iteration()},
                        {"placed", eng.placed_in_iteration()},
                        {"writes", eng.transfers_in_iteration()}};
+  return c;
+}
 
-  const bool verified = checked && finished && failed == 0 && eng.mismatched_bytes() == 0 && wrong_total == 0 &&
-                        eng.unexpected() == 0;
+// The `fabric` object of a collective run: the whole run is the window; the flow fields are empty.
+nlohmann::json collective_fabric(core::sim_context& ctx, picoseconds sim_end, const std::vector<double>& rank_rate,
+                                 size_t ranks) {
   nlohmann::json fabric_j;
   const uint64_t delivered = ctx.stats.counter_total("placed_bytes");
   double rate_bps = 0.0;
@@ -1237,7 +1139,7 @@ nlohmann::json run_collective(const scenario& s, const run_options& opts) {
   fabric_j["window_start_ns"] = 0.0;
   fabric_j["window_end_ns"] = sim_end.ns();
   fabric_j["delivered_payload_bytes"] = delivered;
-  fabric_j["senders"] = rank_host.size();
+  fabric_j["senders"] = ranks;
   fabric_j["effective_throughput"] = window_s > 0 ? double(delivered) * 8.0 / (rate_bps * window_s) : 0.0;
   fabric_j["drops"] = ctx.stats.counter_total("dropped");
   fabric_j["ecn_marked"] = ctx.stats.counter_total("ecn_marked");
@@ -1250,7 +1152,82 @@ nlohmann::json run_collective(const scenario& s, const run_options& opts) {
   fabric_j["mean_flow_throughput"] = nullptr;
   fabric_j["min_flow_throughput"] = nullptr;
   fabric_j["cnps_sent"] = ctx.stats.counter_total("tx_cnps");
+  return fabric_j;
+}
 
+}  // namespace
+
+nlohmann::json run_collective(const scenario& s, const run_options& opts) {
+  check_run_basics(s);
+  const size_t hosts = s.topology.host_count();
+  const std::vector<size_t> rank_host = place_ranks(s);
+  // Bytes are checked only where every NIC places them; otherwise the run is timing only.
+  const bool checked = every_nic_places_data(s);
+  const bool placing = any_nic_places_data(s) && !opts.elaborate_only;
+  engine eng(s, rank_host, checked && !opts.elaborate_only);
+  const std::vector<uint64_t> mem_bytes = eng.memory_bytes(hosts);
+  check_memory_budget(s, mem_bytes, placing, "collective: the ranks' buffers", "",
+                      "lower collective.max_bytes or the ranks, or set nic.place_data: false");
+  // The switches `switch.model` names, the NICs for it, the RTL log, this rank's part of the fabric
+  // (docs/scale_out.md; one process: all of it), as in a workload run (testbench/fabric_setup.h).
+  fabric_setup setup(s, opts);
+  core::sim_context& ctx = setup.ctx;
+  scale_out& so = setup.so;
+  check_lookahead(s, so, eng);
+  setup.build(mem_bytes, {}, placing);  // no PCIe trays: a collective's buffers are host memory
+  topology::fabric& fab = setup.fab();
+  tap_set& taps = setup.taps();
+  if (so.distributed() && !so.windowed())
+    throw config_error(s.source + ": collective: no link crosses between the " + std::to_string(so.ranks()) +
+                       " MPI ranks of this partition, so they cannot keep in step: run it in one process");
+  eng.elaborate(setup, s.seed, placing);
+  if (opts.elaborate_only) return nlohmann::json::object();
+  if (so.distributed()) so.on_window_end([&eng] { eng.window_end(); });
+
+  // Until the sweep is over and the fabric idle (the last ACKs), or the time limit.
+  const auto wall0 = std::chrono::steady_clock::now();
+  size_t sizes_done = 0;  // a line per finished size, as nccl-tests prints its rows (testbench/progress.h)
+  if (opts.progress && so.rank() == 0)
+    eng.on_size_done = [&](const size_result& res) {
+      std::vector<double> us;
+      for (picoseconds t : res.times) us.push_back(t.us());
+      std::string line = format_collective_size_done(
+          res.bytes, us, bus_factor(s.collective.op, eng.ranks()), ++sizes_done, eng.results().size(),
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count());
+      if (!opts.progress_label.empty()) line.insert(2, opts.progress_label + ": ");  // after "# "
+      *opts.progress << line << std::flush;
+    };
+  const double end_us = s.run.duration_us > 0 ? s.run.duration_us : s.run.limit_us;
+  so.start(picoseconds::from_ns(end_us * 1e3), sc_core::SC_EXIT_ON_STARVATION);
+  setup.flush_rtl_log();
+  so.merge_statistics();  // under mpirun: every rank's counters, so that each holds the whole fabric's
+  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  const picoseconds sim_end = core::now();
+
+  uint64_t completed = 0, failed = 0;
+  for (topology::host& h : fab.hosts())
+    if (h.built())
+      for (const nic::completion& c : h.nic->completions()) {
+        completed += c.status == nic::completion_status::success;
+        failed += c.status != nic::completion_status::success;
+      }
+  if (so.distributed()) {
+    completed = so.sum(completed);
+    failed = so.sum(failed);
+  }
+  eng.merge_counts(so);
+  // The ranks' link rates, each from the process that simulates its host.
+  std::vector<double> rank_rate(rank_host.size(), 0.0);
+  for (size_t i = 0; i < rank_host.size(); ++i)
+    if (fab.hosts()[rank_host[i]].built()) rank_rate[i] = double(fab.hosts()[rank_host[i]].nic->out_link()->rate().value);
+  so.from_owner(rank_rate);
+  const bool finished = eng.finished();
+  size_rows rows = collective_rows(s.collective, eng, checked);
+  const uint64_t wrong_total = rows.wrong_total;
+  nlohmann::json c = collective_object(s, eng, fab, rank_host, rank_rate, std::move(rows));
+  const bool verified = checked && finished && failed == 0 && eng.mismatched_bytes() == 0 && wrong_total == 0 &&
+                        eng.unexpected() == 0;
+  nlohmann::json fabric_j = collective_fabric(ctx, sim_end, rank_rate, rank_host.size());
   // The whole fabric's statistics are on rank 0 only (scale_out::merge_statistics), which writes the report.
   const bool writes_report = so.rank() == 0;
   nlohmann::json ports = writes_report ? link_ports_report(fab, ctx, sim_end) : nlohmann::json::array();

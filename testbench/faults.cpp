@@ -111,11 +111,9 @@ core::fault_injector& fault_set::injector_of(topology::fabric& fab, size_t k) {
   // in one process: check_scale_out_supported.)
   sw::ib::credit_receiver* rx = nullptr;
   unsigned vls = 1;
-  if (auto* q = dynamic_cast<sw::quantum_switch*>(l->sink())) {
-    rx = &q->receiver(l->sink_port());
-    vls = q->data_vls();
-  } else if (auto* n = dynamic_cast<nic::supernic*>(l->sink())) {
-    rx = n->ib_receiver();
+  if (auto* peer = dynamic_cast<sw::ib::credit_peer*>(l->sink())) {  // an interface, not a device class
+    rx = peer->receiver_at(l->sink_port());
+    vls = peer->receiver_vls();
   }
   if (rx != nullptr) {
     m_recoveries.push_back(std::make_unique<sw::ib::wire_loss_recovery>(

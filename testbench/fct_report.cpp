@@ -59,9 +59,11 @@ struct switch_timing {
 };
 
 switch_timing timing_of(const scenario& s) {
-  if (s.switch_.model == "quantum_x800")
+  if (s.switch_model.name == "quantum_x800")
     return {picoseconds::from_ns(s.quantum.pipeline_ns).value, s.quantum.cut_through,
             core::header_bytes::ib_lrh + core::header_bytes::bth, true};
+  if (s.switch_model.name == "oq")  // sw::oq_switch::receive: store-and-forward, one pipeline latency
+    return {picoseconds::from_ns(s.oq.latency_ns).value, false, 0, false};
   const sw::spectrum_params& sp = s.switch_;
   return {picoseconds::from_ns(sp.parse_ns + sp.classify_ns + sp.lookup_ns + sp.admit_ns + sp.schedule_ns).value,
           sp.forwarding == "cut_through", sp.cut_through_bytes, false};
@@ -168,7 +170,7 @@ double ideal_fct_ns(const scenario& s, size_t src, size_t dst, uint64_t bytes) {
                     picoseconds::from_ns(lp.propagation_ns + lp.fec_latency_ns)});
   }
   const switch_timing sw = timing_of(s);
-  const bool ib = s.switch_.model == "quantum_x800";
+  const bool ib = s.switch_model.name == "quantum_x800";
   const nic::supernic_params& tx = nic_of(s, src);
   const nic::supernic_params& rx = nic_of(s, dst);
 

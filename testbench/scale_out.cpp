@@ -26,12 +26,12 @@ void check_scale_out_supported(const scenario& s, const run_options& /*opts*/) {
   // Collectives are cut on Spectrum fabrics (docs/scale_out.md); SHARP needs the Quantum switches, and a
   // collective on InfiniBand HCAs is not cut yet.
   if (s.workload.kind == "collective" && s.collective.algo == "sharp") refuse("collective.algo sharp");
-  if (s.workload.kind == "collective" && s.switch_.model != "spectrum4")
-    refuse("a collective on switch.model " + s.switch_.model);
-  if (s.switch_.model != "spectrum4" && s.switch_.model != "quantum_x800") refuse("switch.model " + s.switch_.model);
+  if (s.workload.kind == "collective" && s.switch_model.name != "spectrum4")
+    refuse("a collective on switch.model " + s.switch_model.name);
+  if (s.switch_model.name != "spectrum4" && s.switch_model.name != "quantum_x800") refuse("switch.model " + s.switch_model.name);
   // A credit update crossing ranks must arrive beyond the lookahead (the shortest crossing cable): the cable's
   // latency plus a positive update latency is.
-  if (s.switch_.model == "quantum_x800" && !(s.quantum.credit.update_latency_ns > 0))
+  if (s.switch_model.name == "quantum_x800" && !(s.quantum.credit.update_latency_ns > 0))
     throw core::config_error(s.source + ": quantum.credit_update_latency_ns is 0: under " + ranks +
                              " MPI ranks a credit update must take longer than the cable it crosses (set it "
                              "above 0, or run in one process; docs/scale_out.md)");
@@ -40,7 +40,7 @@ void check_scale_out_supported(const scenario& s, const run_options& /*opts*/) {
   if (pcie) refuse("nic.placement pcie (the PCIe trays)");
   // Faults are cut on Spectrum fabrics (docs/scale_out.md); InfiniBand's credit recovery for lost frames
   // reaches the far end's receiver, which another rank may simulate.
-  if (!s.faults.empty() && s.switch_.model != "spectrum4") refuse("faults on switch.model " + s.switch_.model);
+  if (!s.faults.empty() && s.switch_model.name != "spectrum4") refuse("faults on switch.model " + s.switch_model.name);
   if (!s.run.record_rtl_dir.empty()) refuse("run.record_rtl_dir");
   if (!s.partition.empty() && s.partition.size() != size_t(w.size()))
     throw core::config_error(s.source + ": partition lists " + std::to_string(s.partition.size()) +

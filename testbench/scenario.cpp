@@ -197,11 +197,20 @@ std::vector<section> plain_sections(scenario& s) {
        "What every cable has in common: propagation per metre and FEC latency. Line rates and lengths are in "
        "`topology`.",
        visitor_of(s.link)},
-      {"switch", "Every switch.", visitor_of(s.switch_)},
+      {"switch", "Every switch: its model, and the Spectrum-4 pipeline's keys.",
+       [&s](core::param_visitor& v) {
+         s.switch_model.visit(v);  // first, as the section has always listed it
+         s.switch_.visit(v);
+       }},
       {"quantum",
        "The Quantum-X800 InfiniBand switch, used when `switch.model` is `quantum_x800`: ports, VLs, VL "
        "arbitration, routing and credit flow control ([quantum_x800.md](quantum_x800.md)).",
        visitor_of(s.quantum)},
+      {"oq",
+       "The plain output-queued Ethernet switch, used when `switch.model` is `oq`: one pipeline latency and a "
+       "tail-drop FIFO per egress port, ECMP by a seeded 5-tuple hash; no PFC, ECN or telemetry "
+       "([extending_switch.md](extending_switch.md)).",
+       visitor_of(s.oq)},
       {"sharp",
        "SHARP in-network reduction on a `quantum_x800` fabric, used by `collective.algo: sharp`: each tree "
        "switch's aggregation ALU, latency and slots ([quantum_x800.md](quantum_x800.md#sharp-in-network-allreduce)).",
@@ -223,7 +232,7 @@ std::vector<section> plain_sections(scenario& s) {
 
 // Every top-level key that names a section, in the order the documentation lists them.
 const std::vector<std::string>& top_level_sections() {
-  static const std::vector<std::string> keys = {"run",           "topology", "link",       "switch", "quantum",
+  static const std::vector<std::string> keys = {"run",           "topology", "link",       "switch", "quantum", "oq",
                                                 "sharp",         "nic",           "pcie",     "nic_overrides", "workload",
                                                 "collective",    "writes",   "compare",    "fault",  "faults",
                                                 "partition"};

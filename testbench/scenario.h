@@ -10,11 +10,13 @@
 #include "sc_models/core/fault_injector.h"
 #include "sc_models/core/params.h"
 #include "sc_models/nic/supernic.h"
+#include "sc_models/switch/oq_switch.h"
 #include "sc_models/switch/quantum/quantum_switch.h"
 #include "sc_models/switch/quantum/sharp_aggregator.h"
 #include "sc_models/switch/spectrum/spectrum_switch.h"
 #include "sc_models/topology/fabric.h"
 #include "testbench/collective_params.h"
+#include "testbench/switch_selection.h"
 
 namespace fabricsim::testbench {
 
@@ -95,8 +97,10 @@ struct scenario {
   run_params run;
   topology::topology_params topology;
   topology::cable_params link;  // YAML section "link": ns per metre and FEC; rates and lengths are in topology
-  sw::spectrum_params switch_;  // YAML section "switch": the Spectrum-4 pipeline
+  switch_selection switch_model;  // YAML "switch.model": which switch model every switch is
+  sw::spectrum_params switch_;  // YAML section "switch", its other keys: the Spectrum-4 pipeline
   sw::quantum_params quantum;   // YAML section "quantum": the Quantum-X800 switch (switch.model quantum_x800)
+  sw::oq_switch_params oq;      // YAML section "oq": the plain output-queued switch (switch.model oq)
   sw::sharp_params sharp;       // YAML section "sharp": SHARP aggregation units (collective.algo sharp)
   nic::supernic_params nic;
   pcie::host_tray_params pcie;  // YAML "pcie": each host's PCIe tray when nic.placement is pcie

@@ -1,28 +1,24 @@
 // One run of a scenario.
 #include "testbench/simulation.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <sstream>
 #include <tuple>
 
-#include <fmt/format.h>
 #include <systemc>
 
 #include "sc_models/core/rng.h"
 #include "sc_models/core/sim_context.h"
-#include "sc_models/core/transaction_log.h"
-#include "sc_models/switch/quantum/quantum_switch.h"
-#include "sc_models/switch/spectrum/spectrum_switch.h"
+#include "sc_models/switch/switch_device.h"
 #include "sc_models/topology/fabric.h"
 #include "testbench/collective.h"
+#include "testbench/congestion_report.h"
+#include "testbench/fabric_setup.h"
 #include "testbench/faults.h"
 #include "testbench/fct_report.h"
 #include "testbench/progress.h"
@@ -71,82 +67,10 @@ uint64_t mismatched_bytes(const uint8_t* landed, const uint8_t* source, uint64_t
   return n;
 }
 
-// What a NIC another scale-out rank simulates would hand out while the run is set up (queue pair numbers,
-// R_Keys, initial PSNs), by the NIC's own rules, so that the queue pairs this rank connects to it agree.
-struct remote_nic_numbers {
-  remote_nic_numbers(const nic::supernic_params& p, uint64_t seed, const std::string& nic_name)
-      : params(p), stream(nic::supernic::nic_stream(seed, nic_name)) {}
-  nic::supernic_params params;
-  core::rng_stream stream;
-  size_t qps = 0, regions = 0;
-};
-
 std::string format_number(double v) {
   std::ostringstream o;
   o << v;
   return o.str();
-}
-
-// One sending queue pair: the (src, dst) pair of hosts its WRITEs go between.
-struct sender_qp {
-  size_t src = 0, dst = 0;
-  uint32_t sq = 0, rq = 0;        // requester QPN at src, responder QPN at dst
-  picoseconds first_post{UINT64_MAX};  // its first work request becomes visible
-  uint64_t placed_at_window_start = 0;
-  uint64_t placed_at_end = 0;  // responder's placed bytes after the run (from the responder's rank under mpirun)
-};
-
-// One sample of one sending QP (a row of the time-series CSV, docs/report.md).
-struct qp_sample {
-  picoseconds t;
-  size_t sender;  // index into the sender_qp list
-  bool active;    // posted and not yet complete
-  nic::qp_status st;
-  uint64_t dst_port_queue_bytes, max_queue_bytes;
-  double goodput_mbps;  // payload placed since the previous sample, over the sample period
-};
-
-// Jain's fairness index (sum x)^2 / (n sum x^2): 1 when every x is equal, 1/n when one takes everything.
-// Null for no values, 1 when every value is zero (all equally starved).
-nlohmann::json jain_index(const std::vector<double>& x) {
-  if (x.empty()) return nullptr;
-  double sum = 0.0, sq = 0.0;
-  for (double v : x) {
-    sum += v;
-    sq += v * v;
-  }
-  return sq > 0 ? sum * sum / (double(x.size()) * sq) : 1.0;
-}
-
-// The first sample time from which, while every sender is active, the largest value stays within 10 % of
-// the smallest ((max - min) <= 0.1 max), less the time the last sender started; null when it never settles
-// or no sample has every sender active. `value(sample)` picks what is compared.
-template <class F>
-nlohmann::json convergence_ns(const std::vector<qp_sample>& samples, const std::vector<sender_qp>& senders, F value) {
-  if (senders.size() < 2 || samples.empty()) return nullptr;
-  picoseconds last_start{0};
-  for (const sender_qp& q : senders) last_start = std::max(last_start, q.first_post);
-  std::optional<picoseconds> settled;
-  for (size_t i = 0; i + senders.size() <= samples.size(); i += senders.size()) {
-    bool all_active = true;
-    double lo = INFINITY, hi = 0.0;
-    for (size_t k = i; k < i + senders.size(); ++k) {
-      all_active = all_active && samples[k].active;
-      lo = std::min(lo, value(samples[k]));
-      hi = std::max(hi, value(samples[k]));
-    }
-    if (!all_active) {
-      if (samples[i].t >= last_start && settled) break;  // a sender finished: judge up to here
-      continue;
-    }
-    if (hi - lo <= 0.1 * hi) {
-      if (!settled) settled = samples[i].t;
-    } else {
-      settled.reset();
-    }
-  }
-  if (!settled) return nullptr;
-  return (*settled - std::min(*settled, last_start)).ns();
 }
 
 // The `fabric` object of the report (docs/report.md): what the fabric delivered in the measurement window,
@@ -199,347 +123,6 @@ nlohmann::json fabric_summary(core::sim_context& ctx, topology::fabric& fab, con
   return j;
 }
 
-// The tier of a device by its name (topology.md naming): h<N> a host's NIC, *leaf* and the single switch sw0
-// a leaf, *spine* a spine, core* a core; anything else "switch".
-std::string device_tier(const std::string& name) {
-  if (name.size() > 1 && name[0] == 'h' && std::all_of(name.begin() + 1, name.end(), ::isdigit)) return "nic";
-  if (name.find("spine") != std::string::npos) return "spine";
-  if (name.find("leaf") != std::string::npos || name == "sw0") return "leaf";
-  if (name.rfind("core", 0) == 0) return "core";
-  return "switch";
-}
-
-// The figures that show congestion control at work (docs/report.md, `fabric`): per-sender goodput in the
-// window and Jain's index over it, the bottleneck port of a run whose WRITEs all go to one host, PFC pauses
-// per switch port and CNPs.
-// Fair-share convergence: from the samples where every sender is active, each sender's goodput averaged over
-// the last `k` sample periods (delivered bytes over k periods) is compared with the fair share, the mean of
-// those averages (the bottleneck's delivered capacity split evenly). The first sample time from which every
-// sender stays within 10 % of it, less the time the last sender started; null when it never settles.
-nlohmann::json fair_share_convergence_ns(const std::vector<qp_sample>& samples, const std::vector<sender_qp>& senders,
-                                         size_t k) {
-  const size_t n = senders.size();
-  if (n < 2 || samples.empty() || k == 0) return nullptr;
-  picoseconds last_start{0};
-  for (const sender_qp& q : senders) last_start = std::max(last_start, q.first_post);
-  std::optional<picoseconds> settled;
-  for (size_t i = k * n; i + n <= samples.size(); i += n) {
-    bool all_active = true;
-    std::vector<double> avg(n);
-    double sum = 0.0;
-    for (size_t s = 0; s < n; ++s) {
-      const qp_sample& now = samples[i + s];
-      const qp_sample& then = samples[i + s - k * n];  // the same sender k periods before
-      all_active = all_active && now.active && then.t >= last_start;
-      avg[s] = double(now.st.placed_bytes - then.st.placed_bytes);
-      sum += avg[s];
-    }
-    if (!all_active) {
-      if (samples[i].t >= last_start && settled) break;  // a sender finished: judge up to here
-      continue;
-    }
-    const double fair = sum / double(n);
-    bool within = fair > 0;
-    for (double a : avg) within = within && std::abs(a - fair) <= 0.1 * fair;
-    if (within) {
-      if (!settled) settled = samples[i].t;
-    } else {
-      settled.reset();
-    }
-  }
-  if (!settled) return nullptr;
-  return (*settled - std::min(*settled, last_start)).ns();
-}
-
-// The PFC pause timeline: every switch's XOFF intervals, merged in start order and held to the first
-// spectrum_switch::pause_log_limit of the run. A switch that hit the limit stopped recording at some time;
-// the merged log is complete only before the earliest such time, so later intervals are cut and
-// `complete_until_ns` says where (null: every XOFF of the run is here).
-nlohmann::json pause_intervals_report(topology::fabric& fab, scale_out& so) {
-  // Every switch's log, from the process that simulated it (one process: all), in switch order.
-  nlohmann::json mine = nlohmann::json::array();
-  for (size_t i = 0; i < fab.switches().size(); ++i) {
-    auto* sw = dynamic_cast<sw::spectrum_switch*>(fab.switches()[i].get());
-    if (!sw) continue;
-    nlohmann::json log = nlohmann::json::array();
-    for (const auto& iv : sw->pause_log())
-      log.push_back({sw->port(iv.port).name(), sw->port(iv.port).out().name(), iv.prio, iv.start.value, iv.end.value});
-    mine.push_back({{"switch", i}, {"complete_until", sw->pause_log_complete_until().value}, {"log", std::move(log)}});
-  }
-  std::vector<nlohmann::json> switches;
-  for (nlohmann::json& part : so.gather(mine))
-    for (nlohmann::json& e : part) switches.push_back(std::move(e));
-  std::stable_sort(switches.begin(), switches.end(), [](const nlohmann::json& a, const nlohmann::json& b) {
-    return a["switch"].get<size_t>() < b["switch"].get<size_t>();
-  });
-  struct entry {
-    const nlohmann::json* iv;  // [port name, link name, priority, start ps, end ps]
-    picoseconds start;
-  };
-  std::vector<entry> all;
-  picoseconds complete_until{UINT64_MAX};
-  uint64_t total = 0;
-  for (const nlohmann::json& sw : switches) {
-    for (const nlohmann::json& iv : sw["log"]) all.push_back({&iv, picoseconds(iv[3].get<uint64_t>())});
-    complete_until = std::min(complete_until, picoseconds(sw["complete_until"].get<uint64_t>()));
-  }
-  std::stable_sort(all.begin(), all.end(), [](const entry& a, const entry& b) { return a.start < b.start; });
-  std::vector<entry> kept;
-  for (const entry& e : all) {
-    if (e.start >= complete_until) break;
-    if (kept.size() == sw::spectrum_switch::pause_log_limit) {
-      complete_until = e.start;
-      break;
-    }
-    kept.push_back(e);
-  }
-  total = kept.size();
-  nlohmann::json list = nlohmann::json::array();
-  for (const entry& e : kept) {
-    const nlohmann::json& iv = *e.iv;
-    const picoseconds end(iv[4].get<uint64_t>());
-    nlohmann::json o = {{"port", iv[0]}, {"link", iv[1]}, {"priority", iv[2]}, {"start_ns", e.start.ns()}};
-    o["end_ns"] = end.value == UINT64_MAX ? nlohmann::json(nullptr) : nlohmann::json(end.ns());
-    list.push_back(std::move(o));
-  }
-  nlohmann::json j;
-  j["limit"] = sw::spectrum_switch::pause_log_limit;
-  j["recorded"] = total;
-  j["complete_until_ns"] = complete_until.value == UINT64_MAX ? nlohmann::json(nullptr)
-                                                              : nlohmann::json(complete_until.ns());
-  j["intervals"] = std::move(list);
-  return j;
-}
-
-void congestion_figures(nlohmann::json& j, core::sim_context& ctx, topology::fabric& fab, scale_out& so,
-                        const std::vector<sender_qp>& senders, const std::vector<qp_sample>& samples,
-                        picoseconds window_start, picoseconds window_end, double queue_byte_ps_at_window_start,
-                        double queue_byte_ps_at_window_end, size_t convergence_samples) {
-  const double window_s = double((window_end - window_start).value) * 1e-12;
-  std::map<size_t, uint64_t> per_host;  // sending host -> payload placed for it in the window
-  std::map<size_t, uint64_t> per_target;
-  for (const sender_qp& q : senders) {
-    const uint64_t b = q.placed_at_end - q.placed_at_window_start;
-    per_host[q.src] += b;
-    per_target[q.dst] += b;
-  }
-  nlohmann::json goodput = nlohmann::json::object();
-  std::vector<double> x;
-  for (const auto& [h, b] : per_host) {
-    const double gbps = window_s > 0 ? double(b) * 8.0 / window_s / 1e9 : 0.0;
-    goodput[fab.hosts()[h].name] = gbps;
-    x.push_back(gbps);
-  }
-  j["sender_goodput_gbps"] = goodput;
-  j["jain_fairness"] = jain_index(x);
-
-  // The bottleneck: the last hop to the one host every WRITE goes to (incast, two flows into one host).
-  if (per_target.size() == 1) {
-    const size_t target = per_target.begin()->first;
-    auto* leaf = dynamic_cast<sw::spectrum_switch*>(fab.switches()[fab.hosts()[target].leaf].get());
-    nlohmann::json b;
-    b["host"] = fab.hosts()[target].name;
-    const double line_bps = double(fab.hosts()[target].line_rate.value);
-    b["delivered_payload_bytes"] = per_target.begin()->second;
-    b["utilization"] = window_s > 0 ? double(per_target.begin()->second) * 8.0 / (line_bps * window_s) : 0.0;
-    // The port from the process that simulated the leaf (one process: this one).
-    nlohmann::json port_name = leaf ? nlohmann::json(leaf->port(fab.host_port(target)).name()) : nlohmann::json();
-    for (const nlohmann::json& n : so.gather(port_name))
-      if (n.is_string()) port_name = n;
-    if (port_name.is_string()) {
-      b["port"] = port_name;
-      const std::string port = port_name.get<std::string>();  // (under mpirun, merged on rank 0 only)
-      b["queue_max_bytes"] = ctx.stats.has(port, "max_queue_bytes") ? ctx.stats.counter_value(port, "max_queue_bytes") : 0;
-      const double integral = queue_byte_ps_at_window_end - queue_byte_ps_at_window_start;
-      b["queue_mean_bytes"] = window_end > window_start ? integral / double((window_end - window_start).value) : 0.0;
-    }
-    j["bottleneck"] = std::move(b);
-  } else {
-    j["bottleneck"] = nullptr;
-  }
-
-  // PFC pauses per switch port: where they are sent shows how far back-pressure spread.
-  // Each switch from the process that simulated it (one process: all of them), in switch order.
-  nlohmann::json mine = nlohmann::json::array();
-  for (size_t k = 0; k < fab.switches().size(); ++k) {
-    auto* sw = dynamic_cast<sw::spectrum_switch*>(fab.switches()[k].get());
-    if (!sw) continue;
-    uint64_t total = 0;
-    nlohmann::json ports = nlohmann::json::array();
-    for (unsigned i = 0; i < sw->ports(); ++i) {
-      sw::scheduled_port& p = sw->port(i);
-      const uint64_t n = ctx.stats.counter_value(p.name(), "pause_frames_sent");
-      total += n;
-      if (n > 0) ports.push_back({{"port", p.name()}, {"link", p.out().name()}, {"pause_frames_sent", n}});
-    }
-    mine.push_back({{"switch", k}, {"name", sw->name()}, {"total", total}, {"ports", std::move(ports)}});
-  }
-  std::vector<nlohmann::json> switches;
-  for (nlohmann::json& part : so.gather(mine))
-    for (nlohmann::json& e : part) switches.push_back(std::move(e));
-  std::stable_sort(switches.begin(), switches.end(), [](const nlohmann::json& a, const nlohmann::json& b) {
-    return a["switch"].get<size_t>() < b["switch"].get<size_t>();
-  });
-  nlohmann::json by_port = nlohmann::json::array();
-  nlohmann::json by_switch = nlohmann::json::object();
-  for (nlohmann::json& sw : switches) {
-    for (nlohmann::json& p : sw["ports"]) by_port.push_back(std::move(p));
-    by_switch[sw["name"].get<std::string>()] = sw["total"];
-  }
-  // The same by hop kind: the tiers at the two ends of the cable the frames went down (`leaf_to_spine`:
-  // a leaf paused a spine's port towards it), which shows how many hops back-pressure travelled.
-  nlohmann::json by_hop = nlohmann::json::object();
-  for (const auto& e : by_port) {
-    const std::string link = e["link"].get<std::string>();
-    const size_t cut = link.find("_to_");
-    if (cut == std::string::npos) continue;
-    const std::string key = device_tier(link.substr(0, cut)) + "_to_" + device_tier(link.substr(cut + 4));
-    by_hop[key] = by_hop.value(key, uint64_t{0}) + e["pause_frames_sent"].get<uint64_t>();
-  }
-  j["pfc_pauses_by_port"] = std::move(by_port);
-  j["pfc_pauses_by_switch"] = std::move(by_switch);
-  j["pfc_pauses_by_hop"] = std::move(by_hop);
-  j["pfc_pause_intervals"] = pause_intervals_report(fab, so);
-  // InfiniBand (switch.model quantum_x800): time a ready packet waited for credit, per sending port and VL,
-  // and summed by hop kind like the pauses above -- where credit back-pressure reached.
-  nlohmann::json stall_ports = nlohmann::json::array();
-  nlohmann::json stall_hops = nlohmann::json::object();
-  const core::picoseconds t_end = core::now();
-  // Each device's stalls come from the rank that simulates it (docs/scale_out.md): [device, [[port, link, vl,
-  // ps], ...]] for the devices this rank owns, gathered, then listed in fabric order (switches, then hosts).
-  nlohmann::json stalls_here = nlohmann::json::array();
-  auto add_stall = [&](nlohmann::json& dev, const std::string& link, const std::string& port, unsigned vl,
-                       uint64_t ps) {
-    if (ps != 0) dev.push_back({port, link, vl, ps});
-  };
-  for (size_t s = 0; s < fab.switches().size(); ++s) {
-    auto* q = so.owns_switch(s) ? dynamic_cast<sw::quantum_switch*>(fab.switches()[s].get()) : nullptr;
-    if (!q) continue;
-    nlohmann::json dev = nlohmann::json::array();
-    for (unsigned i = 0; i < q->ports(); ++i) {
-      if (!q->connected(i)) continue;
-      for (unsigned vl = 0; vl < q->data_vls(); ++vl)
-        add_stall(dev, q->port(i).out().name(), std::string(q->name()) + ".port" + std::to_string(i), vl,
-                  q->port(i).sender().stall_ps(vl, t_end));
-    }
-    stalls_here.push_back({s, std::move(dev)});
-  }
-  for (size_t k = 0; k < fab.hosts().size(); ++k) {
-    const topology::host& h = fab.hosts()[k];
-    if (!so.owns_host(k) || !h.nic || !h.nic->out_link()) continue;
-    nlohmann::json dev = nlohmann::json::array();
-    add_stall(dev, h.nic->out_link()->name(), h.nic->name(), 0, h.nic->ib_sender().stall_ps(0, t_end));
-    stalls_here.push_back({fab.switches().size() + k, std::move(dev)});
-  }
-  std::map<uint64_t, nlohmann::json> by_device;
-  for (auto& from_rank : so.gather(stalls_here))
-    for (auto& d : from_rank) by_device[d[0].get<uint64_t>()] = std::move(d[1]);
-  for (const auto& [device, entries] : by_device)
-    for (const auto& e : entries) {
-      const std::string link = e[1].get<std::string>();
-      const double us = double(e[3].get<uint64_t>()) / 1e6;
-      stall_ports.push_back({{"port", e[0]}, {"link", link}, {"vl", e[2]}, {"stall_us", us}});
-      const size_t cut = link.find("_to_");
-      if (cut == std::string::npos) continue;
-      const std::string key = device_tier(link.substr(0, cut)) + "_to_" + device_tier(link.substr(cut + 4));
-      stall_hops[key] = stall_hops.value(key, 0.0) + us;
-    }
-  j["credit_stalls_by_port"] = std::move(stall_ports);
-  j["credit_stall_us_by_hop"] = std::move(stall_hops);
-  j["cnps_sent"] = ctx.stats.counter_total("tx_cnps");
-  j["cnps_received"] = ctx.stats.counter_total("rx_cnps");
-  j["samples"] = senders.empty() ? 0 : samples.size() / senders.size();
-  j["rate_convergence_ns"] = convergence_ns(samples, senders, [](const qp_sample& q) { return q.st.rate_mbps; });
-  // How far apart the DCQCN rates ended: (max - min) / max over the last sample with every sender active.
-  j["rate_spread_at_end"] = nullptr;
-  for (size_t i = samples.size(); senders.size() >= 2 && i >= senders.size(); i -= senders.size()) {
-    bool all_active = true;
-    double lo = INFINITY, hi = 0.0;
-    for (size_t k = i - senders.size(); k < i; ++k) {
-      all_active = all_active && samples[k].active;
-      lo = std::min(lo, samples[k].st.rate_mbps);
-      hi = std::max(hi, samples[k].st.rate_mbps);
-    }
-    if (all_active) {
-      j["rate_spread_at_end"] = hi > 0 ? (hi - lo) / hi : 0.0;
-      break;
-    }
-  }
-  j["goodput_convergence_ns"] = convergence_ns(samples, senders, [](const qp_sample& q) { return q.goodput_mbps; });
-  j["fair_share_convergence_ns"] = fair_share_convergence_ns(samples, senders, convergence_samples);
-}
-
-// Under mpirun: the rows samples[first ..] as every rank took them, each holding only what it simulates (zero
-// elsewhere), merged so that every rank holds the one-process rows. A value held by one rank is summed (as
-// bits for the doubles: exact), the largest queue of all switches is the maximum over the ranks' own.
-void merge_samples(scale_out& so, std::vector<qp_sample>& samples, size_t first) {
-  constexpr size_t k_words = 10;
-  const size_t n = samples.size() - first;
-  std::vector<uint64_t> words(n * k_words, 0);
-  auto bits = [](double d) {
-    uint64_t b;
-    std::memcpy(&b, &d, sizeof b);
-    return b;
-  };
-  for (size_t k = 0; k < n; ++k) {
-    const qp_sample& q = samples[first + k];
-    const uint64_t w[k_words] = {uint64_t(q.st.paced), bits(q.st.rate_mbps),   bits(q.st.target_mbps),
-                                 bits(q.st.alpha),     bits(q.st.window_bytes), q.st.inflight_bytes,
-                                 bits(q.st.utilization), q.st.outstanding,      q.st.placed_bytes,
-                                 q.dst_port_queue_bytes};
-    std::memcpy(&words[k * k_words], w, sizeof w);
-  }
-  so.sum(words);
-  std::vector<uint64_t> max_queue{n ? samples[first].max_queue_bytes : 0};
-  so.max(max_queue);
-  auto real = [](uint64_t b) {
-    double d;
-    std::memcpy(&d, &b, sizeof d);
-    return d;
-  };
-  for (size_t k = 0; k < n; ++k) {
-    qp_sample& q = samples[first + k];
-    const uint64_t* w = &words[k * k_words];
-    q.st.paced = w[0] != 0;
-    q.st.rate_mbps = real(w[1]);
-    q.st.target_mbps = real(w[2]);
-    q.st.alpha = real(w[3]);
-    q.st.window_bytes = real(w[4]);
-    q.st.inflight_bytes = w[5];
-    q.st.utilization = real(w[6]);
-    q.st.outstanding = w[7];
-    q.st.placed_bytes = w[8];
-    q.dst_port_queue_bytes = w[9];
-    q.max_queue_bytes = max_queue[0];
-  }
-}
-
-// run.timeseries_csv (docs/report.md): one row per sample and sending QP. Under mpirun every rank holds the
-// merged samples and rank 0 writes the file; an error there stops every rank with its message.
-void write_timeseries_csv(const scenario& s, scale_out& so, topology::fabric& fab, const std::vector<sender_qp>& senders,
-                          const std::vector<qp_sample>& samples) {
-  std::string error;
-  if (so.rank() == 0) {
-    std::ofstream csv(s.run.timeseries_csv);
-    if (!csv) {
-      error = s.source + ": run.timeseries_csv " + s.run.timeseries_csv + ": cannot open for writing";
-    } else {
-      csv << "time_ns,src,dst,qpn,active,rate_mbps,target_mbps,alpha,window_bytes,inflight_bytes,hpcc_u,"
-             "dst_port_queue_bytes,max_queue_bytes,delivered_bytes,goodput_mbps\n";
-      for (const qp_sample& q : samples) {
-        const sender_qp& sq = senders[q.sender];
-        csv << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", q.t.ns(), fab.hosts()[sq.src].name,
-                           fab.hosts()[sq.dst].name, sq.sq, int(q.active), q.st.rate_mbps, q.st.target_mbps,
-                           q.st.alpha, q.st.window_bytes, q.st.inflight_bytes, q.st.utilization,
-                           q.dst_port_queue_bytes, q.max_queue_bytes, q.st.placed_bytes, q.goodput_mbps);
-      }
-      if (!csv) error = s.source + ": run.timeseries_csv " + s.run.timeseries_csv + ": write failed";
-    }
-  }
-  if (so.distributed()) error = so.first_message(error);
-  if (!error.empty()) throw core::config_error(error);
-}
-
 constexpr uint64_t page = 4096;
 uint64_t round_up(uint64_t v) { return (v + page - 1) / page * page; }
 
@@ -577,136 +160,134 @@ nlohmann::json link_ports_report(const topology::fabric& fab, const core::sim_co
   return ports;
 }
 
-nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
-  check_scale_out_supported(s, opts);  // under mpirun: what is not cut across processes yet fails here
-  if (s.workload.kind == "collective") {
-    if (!s.faults.empty())
-      throw core::config_error(s.source + ": faults: not supported with workload.kind collective (docs/faults.md)");
-    return run_collective(s, opts);  // its WRITEs are posted as the run goes
-  }  // its WRITEs are posted as the run goes
-  if (sc_core::sc_get_time_resolution() != sc_core::sc_time(1, sc_core::SC_PS))
-    throw std::logic_error("fabricsim needs the SystemC time resolution at 1 ps");
-  core::sim_context ctx;
-  ctx.seed = s.seed;
+namespace {
 
-  try {  // before anything is sized by the host count
-    s.topology.validate();
-  } catch (const core::config_error& e) {
-    throw core::config_error(s.source + ": " + e.what());
-  }
-  const size_t hosts = s.topology.host_count();
-  const double run_end_us = s.run.duration_us > 0 ? s.run.duration_us : s.run.limit_us;
-  if (s.run.warmup_us > 0 && s.run.warmup_us >= run_end_us)
+// One run of a flow workload (every workload kind but collective), in its stages: plan (checks, the
+// operations and the memory they need), wire (the fabric, buffers, queue pairs, posting), run (the loop of
+// sc_start stops: warm-up, samples, progress), verify (completions and bytes) and report.
+class flow_run {
+ public:
+  flow_run(const scenario& s, const run_options& opts) : m_s(s), m_opts(opts) {}
+  void plan();
+  void wire();
+  void run();
+  void verify();
+  nlohmann::json report();
+
+ private:
+  // Completions and what the responders placed, per operation.
+  struct outcome {
+    const nic::completion* requester = nullptr;
+    const nic::placed_message* responder = nullptr;
+  };
+  void post_writes();
+  void find_bottleneck();
+  void open_window();
+  void take_sample();
+  picoseconds next_stop(picoseconds end, picoseconds next_sample);
+  void report_progress(std::chrono::steady_clock::time_point slice_wall0);
+  void collect_outcomes();
+  void verify_flows();
+  nlohmann::json pcie_report();
+  scale_out& so() { return m_setup->so; }
+  topology::fabric& fab() { return m_setup->fab(); }
+
+  const scenario& m_s;
+  const run_options& m_opts;
+  size_t m_hosts = 0;
+  double m_run_end_us = 0.0;
+  std::vector<planned_write> m_writes;
+  std::vector<uint64_t> m_mem_bytes;
+  std::optional<fabric_setup> m_setup;
+  bool m_data_checked = false, m_any_placement = false;
+  std::vector<sender_qp> m_senders;
+  // The run loop.
+  std::chrono::steady_clock::time_point m_wall0;
+  sc_core::sc_starvation_policy m_policy = sc_core::SC_EXIT_ON_STARVATION;
+  picoseconds m_sample_period;
+  uint64_t m_placed_at_window_start = 0;
+  std::vector<delivered_sample> m_delivered;
+  // Readers of registry probes (sc_models/core/stats.h). The port the report calls the bottleneck (the
+  // last hop to the one destination): its queue integral; every port of this rank's switches: its queue;
+  // per sender, the port towards its destination: its queue (null: not built here, or no such probe).
+  using probe_fn = const std::function<double()>*;
+  probe_fn m_bottleneck = nullptr;
+  double m_queue_byte_ps_at_window_start = 0.0;
+  std::vector<probe_fn> m_port_queues;
+  std::vector<probe_fn> m_dst_queues;
+  std::vector<qp_sample> m_samples;
+  std::vector<uint64_t> m_last_placed;
+  std::optional<progress_reporter> m_progress;
+  uint64_t m_progress_slice_ps = 1000000;  // 1 us to start with
+  // After the run.
+  double m_peak_rss_mib = 0.0, m_wall_s = 0.0;
+  picoseconds m_sim_end, m_window_start;
+  std::vector<outcome> m_results;
+  std::vector<uint64_t> m_mismatches;
+  nlohmann::json m_flows = nlohmann::json::array();
+  std::vector<double> m_flow_throughputs;
+  bool m_verified = false;
+  uint64_t m_completed = 0, m_failed = 0, m_mismatched_bytes_total = 0;
+  std::map<std::string, uint64_t> m_op_counts;  // operations per kind (report: op_counts)
+};
+
+void flow_run::plan() {
+  check_run_basics(m_s);
+  const scenario& s = m_s;
+  m_hosts = s.topology.host_count();
+  m_run_end_us = s.run.duration_us > 0 ? s.run.duration_us : s.run.limit_us;
+  if (s.run.warmup_us > 0 && s.run.warmup_us >= m_run_end_us)
     throw core::config_error(s.source + ": run.warmup_us " + format_number(s.run.warmup_us) + " leaves no measurement "
                              "window: it must be below run." + (s.run.duration_us > 0 ? "duration_us " : "limit_us ") +
-                             format_number(run_end_us));
+                             format_number(m_run_end_us));
   if (!s.run.timeseries_csv.empty() && s.run.sample_us <= 0)
     throw core::config_error(s.source + ": run.timeseries_csv " + s.run.timeseries_csv +
                              " needs a sampling period: set run.sample_us above 0");
-  for (const auto& override_entry : s.nic_overrides)
-    if (!topology::host_index(override_entry.first, hosts))
-      throw core::config_error(s.source + ": nic_overrides." + override_entry.first + ": no host '" +
-                               override_entry.first + "' (hosts are " + topology::host_names(hosts) + ")");
   // HPCC acts on the switches' telemetry records: without them its window would never move.
   bool hpcc = s.nic.cc == "hpcc";
   for (const auto& [name, params] : s.nic_overrides) hpcc = hpcc || params.cc == "hpcc";
   if (hpcc && !s.switch_.telemetry)
     throw core::config_error(s.source + ": nic.cc hpcc needs in-band telemetry from the switches: set "
                              "switch.telemetry: true (docs/hpcc.md)");
-  std::vector<planned_write> writes;
-  for (const planned_flow& f : opts.workload ? *opts.workload : plan_workload(s)) writes.push_back({f});
-  std::vector<uint64_t> mem_bytes(hosts, 0);
-  for (const planned_write& w : writes) {
-    mem_bytes[w.src] += round_up(w.bytes);
-    mem_bytes[w.dst] += round_up(w.bytes);
+  for (const planned_flow& f : m_opts.workload ? *m_opts.workload : plan_workload(s)) m_writes.push_back({f});
+  m_mem_bytes.assign(m_hosts, 0);
+  for (const planned_write& w : m_writes) {
+    m_mem_bytes[w.src] += round_up(w.bytes);
+    m_mem_bytes[w.dst] += round_up(w.bytes);
   }
-  // Where payloads are placed, host memory is real memory (every byte is written and checked): refuse a
-  // workload that cannot fit rather than let the machine swap or kill the run. Timing-only runs map the
-  // buffers without touching them (MAP_NORESERVE), so they may be larger than the machine.
-  bool placing = s.nic.place_data;
-  for (const auto& [name, params] : s.nic_overrides) placing = placing || params.place_data;
-  uint64_t total_mem = 0;
-  for (uint64_t b : mem_bytes) total_mem += b;
-  const uint64_t physical = uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE));
-  if (placing && total_mem > physical / 4 * 3)
-    throw core::config_error(s.source + ": workload: the hosts' buffers need " + std::to_string(total_mem >> 20) +
-                             " MiB of memory (source and destination of every WRITE), more than 3/4 of this "
-                             "machine's " + std::to_string(physical >> 20) +
-                             " MiB; use smaller writes (workload.message_bytes, writes[].bytes), fewer hosts, or "
-                             "nic.place_data: false for a timing-only run");
+  check_memory_budget(s, m_mem_bytes, any_nic_places_data(s), "workload: the hosts' buffers",
+                      " (source and destination of every WRITE)",
+                      "use smaller writes (workload.message_bytes, writes[].bytes), fewer hosts, or nic.place_data: "
+                      "false for a timing-only run");
+}
 
-  const bool quantum = s.switch_.model == "quantum_x800";
-  const sw::switch_factory make_switch = [&](const std::string& name,
-                                             unsigned ports) -> std::unique_ptr<sw::switch_device> {
-    if (quantum) return std::make_unique<sw::quantum_switch>(name.c_str(), s.quantum, ports, ctx);
-    return std::make_unique<sw::spectrum_switch>(name.c_str(), s.switch_, ports, ctx);
-  };
-  // An InfiniBand fabric: every NIC is an HCA (LRH/BTH, credits).
-  nic::supernic_params nic_params = s.nic;
-  std::map<std::string, nic::supernic_params> nic_overrides = s.nic_overrides;
-  if (quantum) {
-    nic_params.link_layer = "infiniband";
-    for (auto& [name, params] : nic_overrides) params.link_layer = "infiniband";
-  }
-  // RTL transaction recording: the NICs wrap their blocks when the log is there (docs/verification.md).
-  std::unique_ptr<core::transaction_log> rtl_log;
-  if (!s.run.record_rtl_dir.empty() && !opts.elaborate_only) {
-    rtl_log = std::make_unique<core::transaction_log>(s.run.record_rtl_dir);
-    ctx.rtl_log = rtl_log.get();
-  }
-  // Under mpirun this rank builds and simulates part of the fabric (docs/scale_out.md): its hosts and switches
-  // and the links with an end among them. One process: all of it.
-  scale_out so(topology::plan_fabric(s.topology, s.link), s.partition);
-  topology::fabric fab(s.topology, s.link, make_switch, nic_params, nic_overrides, mem_bytes, ctx, s.pcie,
-                       so.built());
-  // Files created now: a bad tap fails before the run. Under mpirun the rank simulating a link's transmitter
-  // writes its file (tap_filter).
-  tap_set taps(opts.taps, fab, opts.tap_frames, so.tap_filter());
-  fault_set faults(s, fab, ctx, picoseconds::from_ns(run_end_us * 1e3));  // docs/faults.md
-
+void flow_run::wire() {
+  m_setup.emplace(m_s, m_opts);
   // Bytes are compared only where every NIC placed them (nic.place_data); otherwise the run is timing only,
-  // and neither the source fill nor the memory behind the buffers is needed.
-  bool data_checked = s.nic.place_data;
-  for (const auto& [name, params] : s.nic_overrides) data_checked = data_checked && params.place_data;
-  bool any_placement = s.nic.place_data;
-  for (const auto& [name, params] : s.nic_overrides) any_placement = any_placement || params.place_data;
-  // An elaboration check touches no payload: the memory stays unmapped and the sources unfilled.
-  if (opts.elaborate_only) any_placement = false;
-  if (any_placement)
-    for (topology::host& h : fab.hosts())
-      if (h.mem) h.mem->prefault();
-  const scale_out::attachment attached = so.attach(fab, ctx, any_placement);
-  // The hosts another rank simulates: what their NICs hand out at set-up (one process: none).
-  std::map<size_t, remote_nic_numbers> remote;
-  for (size_t h = 0; h < hosts; ++h)
-    if (!fab.hosts()[h].built()) {
-      auto ov = nic_overrides.find(fab.hosts()[h].name);
-      remote.emplace(h, remote_nic_numbers(ov == nic_overrides.end() ? nic_params : ov->second, s.seed,
-                                           fab.hosts()[h].name + "_nic"));
-    }
-  auto create_qp = [&](topology::host& h, size_t i) {
-    return h.built() ? h.nic->create_qp() : nic::supernic::qpn_of(remote.at(i).qps++);
-  };
-  auto initial_psn = [&](topology::host& h, size_t i) {
-    if (h.built()) return h.nic->draw_initial_psn();
-    remote_nic_numbers& r = remote.at(i);
-    return nic::supernic::initial_psn(r.params, r.stream);
-  };
+  // and neither the source fill nor the memory behind the buffers is needed. An elaboration check touches
+  // no payload: the memory stays unmapped and the sources unfilled.
+  m_data_checked = every_nic_places_data(m_s);
+  m_any_placement = any_nic_places_data(m_s) && !m_opts.elaborate_only;
+  m_setup->build(m_mem_bytes, m_s.pcie, m_any_placement);
+  post_writes();
+}
 
-  // Buffers: sources filled from the workload's seeded stream, destinations zero, each destination a region.
-  uint64_t fill_state = core::stream_seed(s.seed, "workload", "payload");  // splitmix64 counter: fast to fill
-  // (src, dst, qp_group) -> (src QPN, dst QPN): one queue pair per pair of hosts, or per flow (workload.queue_pairs)
+// Buffers: sources filled from the workload's seeded stream, destinations zero, each destination a region;
+// one queue pair per pair of hosts, or per flow (workload.queue_pairs).
+void flow_run::post_writes() {
+  uint64_t fill_state = core::stream_seed(m_s.seed, "workload", "payload");  // splitmix64 counter: fast to fill
+  // (src, dst, qp_group) -> (src QPN, dst QPN)
   std::map<std::tuple<size_t, size_t, uint64_t>, std::pair<uint32_t, uint32_t>> qps;
   // Posted in time order (ties in plan order): a queue pair takes its work requests in order of post time,
   // and a flow list need not be sorted.
-  std::vector<size_t> post_order(writes.size());
-  for (size_t i = 0; i < writes.size(); ++i) post_order[i] = i;
+  std::vector<size_t> post_order(m_writes.size());
+  for (size_t i = 0; i < m_writes.size(); ++i) post_order[i] = i;
   std::stable_sort(post_order.begin(), post_order.end(),
-                   [&](size_t a, size_t b) { return writes[a].post_at < writes[b].post_at; });
+                   [&](size_t a, size_t b) { return m_writes[a].post_at < m_writes[b].post_at; });
   for (const size_t i : post_order) {
-    planned_write& w = writes[i];
-    topology::host& src = fab.hosts()[w.src];
-    topology::host& dst = fab.hosts()[w.dst];
+    planned_write& w = m_writes[i];
+    topology::host& src = fab().hosts()[w.src];
+    topology::host& dst = fab().hosts()[w.dst];
     w.src_addr = src.buffer().allocate(w.bytes);
     w.dst_addr = dst.buffer().allocate(w.bytes);
     // The bytes move from the requester to the responder, or the other way for a READ; the host holding them
@@ -714,14 +295,13 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
     topology::host& from = w.op == nic::rdma_op::read ? dst : src;
     w.fill_state = fill_state;
     fill_state += (w.bytes + 7) / 8;
-    if (any_placement && from.built())
+    if (m_any_placement && from.built())
       fill_source(from.mem->data() + (w.op == nic::rdma_op::read ? w.dst_addr : w.src_addr), w.bytes, w.fill_state);
-    const uint32_t rkey = dst.built() ? dst.nic->register_region(w.dst_addr, w.bytes)
-                                      : nic::supernic::rkey_of(remote.at(w.dst).regions++);
+    const uint32_t rkey = m_setup->register_region(w.dst, w.dst_addr, w.bytes);
     auto it = qps.find({w.src, w.dst, w.qp_group});
     if (it == qps.end()) {
-      const uint32_t sq = create_qp(src, w.src), rq = create_qp(dst, w.dst);
-      const uint32_t psn_a = initial_psn(src, w.src), psn_b = initial_psn(dst, w.dst);
+      const uint32_t sq = m_setup->create_qp(w.src), rq = m_setup->create_qp(w.dst);
+      const uint32_t psn_a = m_setup->initial_psn(w.src), psn_b = m_setup->initial_psn(w.dst);
       if (src.built()) src.nic->connect_qp(sq, dst.ip, rq, psn_a, psn_b);
       if (dst.built()) dst.nic->connect_qp(rq, src.ip, sq, psn_b, psn_a);
       it = qps.emplace(std::make_tuple(w.src, w.dst, w.qp_group), std::make_pair(sq, rq)).first;
@@ -729,160 +309,144 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
     // A SEND lands in a receive buffer at the responder's destination address; a WRITE with immediate
     // consumes a receive (its bytes go where the RETH says). Receives are posted in the order they are used.
     if (w.op == nic::rdma_op::send || w.op == nic::rdma_op::send_imm || w.op == nic::rdma_op::write_imm)
-      if (so.owns_host(w.dst))
+      if (so().owns_host(w.dst))
         dst.nic->post_recv(it->second.second, i, w.dst_addr, w.op == nic::rdma_op::write_imm ? 0 : w.bytes);
-    if (so.owns_host(w.src)) src.nic->post(it->second.first, i, w.op, w.src_addr, w.dst_addr, rkey, w.bytes, w.post_at, uint32_t(i));
+    if (so().owns_host(w.src))
+      src.nic->post(it->second.first, i, w.op, w.src_addr, w.dst_addr, rkey, w.bytes, w.post_at, uint32_t(i));
   }
-  std::vector<sender_qp> senders;
   for (const auto& [key, qpns] : qps) {
     sender_qp q;
     q.src = std::get<0>(key);
     q.dst = std::get<1>(key);
     q.sq = qpns.first;
     q.rq = qpns.second;
-    for (const planned_write& w : writes)
+    for (const planned_write& w : m_writes)
       if (w.src == q.src && w.dst == q.dst && w.qp_group == std::get<2>(key))
         q.first_post = std::min(q.first_post, w.post_at);
-    senders.push_back(q);
+    m_senders.push_back(q);
   }
+}
 
-  // With a duration, run to it; without, until the fabric is idle (every operation done, or nothing left that
-  // could finish one). A warm-up splits the run in two sc_start calls, to read the delivered payload at the
-  // window's start: no event is added to the models.
-  if (opts.elaborate_only) return nlohmann::json::object();
+// The bottleneck port (the last hop to the one destination of every sender), and the switches whose queues
+// a sample reads; under mpirun, on the ranks that simulate them.
+void flow_run::find_bottleneck() {
+  std::vector<bool> is_dst(m_hosts, false);
+  size_t dsts = 0, target = 0;
+  for (const sender_qp& q : m_senders)
+    if (!is_dst[q.dst]) {
+      is_dst[q.dst] = true;
+      ++dsts;
+      target = q.dst;
+    }
+  const core::stats_registry& stats = m_setup->ctx.stats;
+  auto reader = [&](const nlohmann::json& port, const char* what) -> probe_fn {
+    return port.is_string() && stats.has_probe(port.get<std::string>(), what)
+               ? &stats.probe_reader(port.get<std::string>(), what)
+               : nullptr;
+  };
+  if (dsts == 1 && so().owns_switch(fab().hosts()[target].leaf))  // under mpirun: on the leaf's rank only
+    m_bottleneck = reader(leaf_port_towards(m_setup->ctx, fab(), target), "queue_byte_ps");
+  for (size_t i = 0; i < fab().switches().size(); ++i) {
+    const sw::switch_device* sw = fab().switches()[i].get();
+    if (!so().owns_switch(i) || !sw || !stats.has_probe(sw->device_name(), "egress_ports")) continue;
+    for (const nlohmann::json& p : stats.probe_record_value(sw->device_name(), "egress_ports"))
+      if (!p.is_null()) m_port_queues.push_back(reader(p[0], "queued_bytes"));
+  }
+  for (const sender_qp& q : m_senders)
+    m_dst_queues.push_back(so().owns_switch(fab().hosts()[q.dst].leaf)
+                               ? reader(leaf_port_towards(m_setup->ctx, fab(), q.dst), "queued_bytes")
+                               : nullptr);
+}
 
-  const auto wall0 = std::chrono::steady_clock::now();
-  const sc_core::sc_starvation_policy policy =
-      s.run.duration_us > 0 ? sc_core::SC_RUN_TO_TIME : sc_core::SC_EXIT_ON_STARVATION;
-  uint64_t placed_at_window_start = 0;
+// Every rank opens the window at the same stop. Under mpirun each reads only what it simulates (the
+// responders' placed bytes, its NICs' `placed_bytes` counters, the bottleneck's integral on the leaf's rank)
+// and the sums over the ranks are the one-process values.
+void flow_run::open_window() {
+  core::sim_context& ctx = m_setup->ctx;
+  m_placed_at_window_start = ctx.stats.counter_total("placed_bytes");
+  for (sender_qp& q : m_senders)
+    q.placed_at_window_start = so().owns_host(q.dst) ? fab().hosts()[q.dst].nic->qp_state(q.rq).placed_bytes : 0;
+  if (m_bottleneck) m_queue_byte_ps_at_window_start = (*m_bottleneck)();
+  if (!so().distributed()) return;
+  std::vector<uint64_t> v{m_placed_at_window_start};
+  for (const sender_qp& q : m_senders) v.push_back(q.placed_at_window_start);
+  so().sum(v);
+  m_placed_at_window_start = v[0];
+  for (size_t k = 0; k < m_senders.size(); ++k) m_senders[k].placed_at_window_start = v[k + 1];
+  m_queue_byte_ps_at_window_start = so().from_owner(m_queue_byte_ps_at_window_start);
+}
+
+// Sampling reads state between sc_start calls: read-only accessors, no model event.
+// Under mpirun every rank stops at every sample time and reads only what it simulates: a requester's QP
+// state on the source host's rank, the placed bytes on the destination's, the destination port's queue on
+// its leaf's rank, the largest queue of its own switches; the rows are then merged (a sum where one rank
+// holds the value, a maximum for the largest queue), so every rank holds the one-process samples.
+void flow_run::take_sample() {
+  const picoseconds t = core::now();
+  // Under mpirun each rank counts its own NICs' placed bytes: the fabric's total is their sum.
+  if (!m_setup->faults().empty())
+    m_delivered.push_back({t, so().sum(m_setup->ctx.stats.counter_total("placed_bytes"))});
+  if (m_s.run.sample_us <= 0) return;  // sampling only for the faults report
+  uint64_t max_queue = 0;
+  for (probe_fn queued : m_port_queues)
+    if (queued) max_queue = std::max(max_queue, uint64_t((*queued)()));
+  const size_t first = m_samples.size();
+  for (size_t k = 0; k < m_senders.size(); ++k) {
+    const sender_qp& q = m_senders[k];
+    qp_sample smp{};
+    smp.t = t;
+    smp.sender = k;
+    if (so().owns_host(q.src)) smp.st = fab().hosts()[q.src].nic->qp_state(q.sq);
+    // Delivered at the responder.
+    smp.st.placed_bytes = so().owns_host(q.dst) ? fab().hosts()[q.dst].nic->qp_state(q.rq).placed_bytes : 0;
+    smp.dst_port_queue_bytes = m_dst_queues[k] ? uint64_t((*m_dst_queues[k])()) : 0;
+    smp.max_queue_bytes = max_queue;
+    m_samples.push_back(smp);
+  }
+  if (so().distributed()) merge_samples(so(), m_samples, first);
+  for (size_t k = 0; k < m_senders.size(); ++k) {
+    qp_sample& smp = m_samples[first + k];
+    smp.active = t >= m_senders[k].first_post && smp.st.outstanding > 0;
+    smp.goodput_mbps = double(smp.st.placed_bytes - m_last_placed[k]) * 8.0 / double(m_sample_period.value) * 1e6;
+    m_last_placed[k] = smp.st.placed_bytes;
+  }
+}
+
+// With a duration, run to it; without, until the fabric is idle (every operation done, or nothing left that
+// could finish one). A warm-up splits the run in two sc_start calls, to read the delivered payload at the
+// window's start: no event is added to the models. Stops: every sample time, the end of the warm-up and the
+// end of the run. Without a duration a call may stop at the last event before its end (the kernel does not
+// advance an idle clock): continue only if anything is left to happen.
+void flow_run::run() {
+  const scenario& s = m_s;
+  m_wall0 = std::chrono::steady_clock::now();
+  m_policy = s.run.duration_us > 0 ? sc_core::SC_RUN_TO_TIME : sc_core::SC_EXIT_ON_STARVATION;
   const picoseconds warmup_end = picoseconds::from_ns(s.run.warmup_us * 1e3);
   // A run with faults samples delivered payload (time to recover) even when run.sample_us is 0.
-  const picoseconds sample_period = picoseconds::from_ns(
-      (s.run.sample_us > 0 || faults.empty() ? s.run.sample_us : s.fault.sample_us) * 1e3);
-  std::vector<delivered_sample> delivered;
-  // The port the report calls the bottleneck (the last hop to the one destination), for its queue integral.
-  sw::scheduled_port* bottleneck = nullptr;
-  size_t target = 0;
-  {
-    std::vector<bool> is_dst(hosts, false);
-    size_t dsts = 0;
-    for (const sender_qp& q : senders)
-      if (!is_dst[q.dst]) {
-        is_dst[q.dst] = true;
-        ++dsts;
-        target = q.dst;
-      }
-    if (dsts == 1 && so.owns_switch(fab.hosts()[target].leaf))  // under mpirun: on the leaf's rank only
-      if (auto* leaf = dynamic_cast<sw::spectrum_switch*>(fab.switches()[fab.hosts()[target].leaf].get()))
-        bottleneck = &leaf->port(fab.host_port(target));
-  }
-  double queue_byte_ps_at_window_start = 0.0;
-  // Every rank opens the window at the same stop. Under mpirun each reads only what it simulates (the
-  // responders' placed bytes, its NICs' `placed_bytes` counters, the bottleneck's integral on the leaf's rank)
-  // and the sums over the ranks are the one-process values.
-  auto open_window = [&] {
-    placed_at_window_start = ctx.stats.counter_total("placed_bytes");
-    for (sender_qp& q : senders)
-      q.placed_at_window_start = so.owns_host(q.dst) ? fab.hosts()[q.dst].nic->qp_state(q.rq).placed_bytes : 0;
-    if (bottleneck) queue_byte_ps_at_window_start = bottleneck->queue_byte_ps(core::now());
-    if (!so.distributed()) return;
-    std::vector<uint64_t> v{placed_at_window_start};
-    for (const sender_qp& q : senders) v.push_back(q.placed_at_window_start);
-    so.sum(v);
-    placed_at_window_start = v[0];
-    for (size_t k = 0; k < senders.size(); ++k) senders[k].placed_at_window_start = v[k + 1];
-    queue_byte_ps_at_window_start = so.from_owner(queue_byte_ps_at_window_start);
-  };
-  // Sampling reads state between sc_start calls: read-only accessors, no model event.
-  // Under mpirun every rank stops at every sample time and reads only what it simulates: a requester's QP
-  // state on the source host's rank, the placed bytes on the destination's, the destination port's queue on
-  // its leaf's rank, the largest queue of its own switches; the rows are then merged (a sum where one rank
-  // holds the value, a maximum for the largest queue), so every rank holds the one-process samples.
-  std::vector<sw::spectrum_switch*> spectrum_switches;
-  for (size_t i = 0; i < fab.switches().size(); ++i)
-    if (so.owns_switch(i))
-      if (auto* sw = dynamic_cast<sw::spectrum_switch*>(fab.switches()[i].get())) spectrum_switches.push_back(sw);
-  std::vector<qp_sample> samples;
-  std::vector<uint64_t> last_placed(senders.size(), 0);
-  auto take_sample = [&] {
-    const picoseconds t = core::now();
-    // Under mpirun each rank counts its own NICs' placed bytes: the fabric's total is their sum.
-    if (!faults.empty()) delivered.push_back({t, so.sum(ctx.stats.counter_total("placed_bytes"))});
-    if (s.run.sample_us <= 0) return;  // sampling only for the faults report
-    uint64_t max_queue = 0;
-    for (auto* sw : spectrum_switches)
-      for (unsigned i = 0; i < sw->ports(); ++i) max_queue = std::max(max_queue, sw->port(i).queued_bytes());
-    const size_t first = samples.size();
-    for (size_t k = 0; k < senders.size(); ++k) {
-      const sender_qp& q = senders[k];
-      qp_sample smp{};
-      smp.t = t;
-      smp.sender = k;
-      if (so.owns_host(q.src)) smp.st = fab.hosts()[q.src].nic->qp_state(q.sq);
-      // Delivered at the responder.
-      smp.st.placed_bytes = so.owns_host(q.dst) ? fab.hosts()[q.dst].nic->qp_state(q.rq).placed_bytes : 0;
-      const size_t leaf_index = fab.hosts()[q.dst].leaf;
-      auto* leaf = so.owns_switch(leaf_index) ? dynamic_cast<sw::spectrum_switch*>(fab.switches()[leaf_index].get())
-                                              : nullptr;
-      smp.dst_port_queue_bytes = leaf ? leaf->port(fab.host_port(q.dst)).queued_bytes() : 0;
-      smp.max_queue_bytes = max_queue;
-      samples.push_back(smp);
-    }
-    if (so.distributed()) merge_samples(so, samples, first);
-    for (size_t k = 0; k < senders.size(); ++k) {
-      qp_sample& smp = samples[first + k];
-      smp.active = t >= senders[k].first_post && smp.st.outstanding > 0;
-      smp.goodput_mbps = double(smp.st.placed_bytes - last_placed[k]) * 8.0 / double(sample_period.value) * 1e6;
-      last_placed[k] = smp.st.placed_bytes;
-    }
-  };
-  // Stops: every sample time, the end of the warm-up and the end of the run. Without a duration a call may
-  // stop at the last event before its end (the kernel does not advance an idle clock): continue only if
-  // anything is left to happen.
+  m_sample_period = picoseconds::from_ns(
+      (s.run.sample_us > 0 || m_setup->faults().empty() ? s.run.sample_us : s.fault.sample_us) * 1e3);
+  find_bottleneck();
+  m_last_placed.assign(m_senders.size(), 0);
   bool window_open = s.run.warmup_us == 0;
-  picoseconds next_sample = sample_period.value > 0 ? sample_period : picoseconds{UINT64_MAX};
-  const picoseconds end = picoseconds::from_ns(run_end_us * 1e3);
+  picoseconds next_sample = m_sample_period.value > 0 ? m_sample_period : picoseconds{UINT64_MAX};
+  const picoseconds end = picoseconds::from_ns(m_run_end_us * 1e3);
   // Progress: slices of simulated time sized to about progress_interval_s of wall time each (doubled or
   // halved after each slice), so the line is redrawn a few times a second. A slice is one more stop like a
   // sample's: no model event.
-  std::optional<progress_reporter> progress;
-  if (opts.progress && !so.distributed()) progress.emplace(*opts.progress, opts.progress_interval_s, opts.progress_delay_s);
-  uint64_t progress_slice_ps = 1000000;  // 1 us to start with
+  if (m_opts.progress && !so().distributed())
+    m_progress.emplace(*m_opts.progress, m_opts.progress_interval_s, m_opts.progress_delay_s);
   for (bool first = true;; first = false) {
     const picoseconds now = core::now();
     if (now >= end) break;
-    if (!first && s.run.duration_us == 0 && !so.pending()) break;
-    picoseconds stop = std::min(end, next_sample);
+    if (!first && s.run.duration_us == 0 && !so().pending()) break;
+    picoseconds stop = next_stop(end, next_sample);
     if (!window_open) stop = std::min(stop, warmup_end);
-    if (progress) {
-      // Running until the work is done, the kernel does not advance an idle clock to the end of a slice: a
-      // slice shorter than the gap to the next event would stop where it started, forever. Reach that event.
-      uint64_t slice = progress_slice_ps;
-      if (policy == sc_core::SC_EXIT_ON_STARVATION) {
-        const sc_core::sc_time gap = sc_core::sc_time_to_pending_activity();
-        if (gap < sc_core::sc_max_time())
-          slice = std::max<uint64_t>(slice, core::from_sc_time(gap).value);
-      }
-      if (slice < end.value - now.value) stop = std::min(stop, picoseconds{now.value + slice});
-    }
     const auto slice_wall0 = std::chrono::steady_clock::now();
     // sc_start to `stop`; starving, the kernel leaves the clock short of `stop` when the next event lies
     // beyond it: while anything is pending, it is moved on to `stop` (no event is added) so that the stop
     // happens at its time. Under mpirun the ranks advance in lookahead windows (testbench/scale_out.h).
-    so.start(stop, policy);
-    if (progress) {
-      const auto wall = std::chrono::steady_clock::now();
-      const double slice_s = std::chrono::duration<double>(wall - slice_wall0).count();
-      if (slice_s < opts.progress_interval_s / 2 && progress_slice_ps < UINT64_MAX / 4) progress_slice_ps *= 2;
-      else if (slice_s > opts.progress_interval_s && progress_slice_ps > 1000) progress_slice_ps /= 2;
-      progress_state st;
-      st.simulated_ns = core::now().ns();
-      st.planned_ns = run_end_us * 1e3;
-      st.until_done = s.run.duration_us == 0;
-      st.wall_s = std::chrono::duration<double>(wall - wall0).count();
-      st.packet_hops = ctx.packet_hops;
-      progress->update(st);
-    }
+    so().start(stop, m_policy);
+    if (m_progress) report_progress(slice_wall0);
     const bool reached = core::now() >= stop;
     if (!window_open && reached && stop == warmup_end) {
       open_window();
@@ -890,109 +454,140 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
     }
     if (reached && stop == next_sample) {
       take_sample();
-      next_sample = next_sample + sample_period;
+      next_sample = next_sample + m_sample_period;
     }
     if (!reached) {
       if (!window_open) {  // went idle before the warm-up ended
         open_window();
         window_open = true;
       }
-      if (!so.pending()) break;
+      if (!so().pending()) break;
     }
   }
-  if (progress) progress->finish();
+  if (m_progress) m_progress->finish();
   // Host memory, before the report (and, under mpirun, the merge) add the whole fabric's statistics.
-  const double peak_rss_mib = scale_out::peak_rss_mib();
-  so.merge_statistics();  // under mpirun: every rank's counters, so that each holds the whole fabric's
-  if (rtl_log) rtl_log->flush();
-  if (!s.run.timeseries_csv.empty()) write_timeseries_csv(s, so, fab, senders, samples);
-  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-  const picoseconds sim_end = core::now();
-  const picoseconds window_start = std::min(picoseconds::from_ns(s.run.warmup_us * 1e3), sim_end);
+  m_peak_rss_mib = scale_out::peak_rss_mib();
+  so().merge_statistics();  // under mpirun: every rank's counters, so that each holds the whole fabric's
+  m_setup->flush_rtl_log();
+  if (!s.run.timeseries_csv.empty()) write_timeseries_csv(s, so(), fab(), m_senders, m_samples);
+  m_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - m_wall0).count();
+  m_sim_end = core::now();
+  m_window_start = std::min(picoseconds::from_ns(s.run.warmup_us * 1e3), m_sim_end);
+}
 
-  // Completions and byte-exact verification of every completed operation: after a WRITE or SEND the
-  // responder's buffer equals the requester's source, after a READ the requester's buffer equals the
-  // responder's source (the same two buffers compared).
-  struct outcome {
-    const nic::completion* requester = nullptr;
-    const nic::placed_message* responder = nullptr;
-  };
-  std::vector<outcome> results(writes.size());
-  for (topology::host& h : fab.hosts()) {
+// The next stop of the run loop, the warm-up's end aside: the end, the next sample, or a progress slice's end.
+picoseconds flow_run::next_stop(picoseconds end, picoseconds next_sample) {
+  const picoseconds now = core::now();
+  picoseconds stop = std::min(end, next_sample);
+  if (!m_progress) return stop;
+  // Running until the work is done, the kernel does not advance an idle clock to the end of a slice: a
+  // slice shorter than the gap to the next event would stop where it started, forever. Reach that event.
+  uint64_t slice = m_progress_slice_ps;
+  if (m_policy == sc_core::SC_EXIT_ON_STARVATION) {
+    const sc_core::sc_time gap = sc_core::sc_time_to_pending_activity();
+    if (gap < sc_core::sc_max_time()) slice = std::max<uint64_t>(slice, core::from_sc_time(gap).value);
+  }
+  if (slice < end.value - now.value) stop = std::min(stop, picoseconds{now.value + slice});
+  return stop;
+}
+
+void flow_run::report_progress(std::chrono::steady_clock::time_point slice_wall0) {
+  const auto wall = std::chrono::steady_clock::now();
+  const double slice_s = std::chrono::duration<double>(wall - slice_wall0).count();
+  if (slice_s < m_opts.progress_interval_s / 2 && m_progress_slice_ps < UINT64_MAX / 4) m_progress_slice_ps *= 2;
+  else if (slice_s > m_opts.progress_interval_s && m_progress_slice_ps > 1000) m_progress_slice_ps /= 2;
+  progress_state st;
+  st.simulated_ns = core::now().ns();
+  st.planned_ns = m_run_end_us * 1e3;
+  st.until_done = m_s.run.duration_us == 0;
+  st.wall_s = std::chrono::duration<double>(wall - m_wall0).count();
+  st.packet_hops = m_setup->ctx.packet_hops;
+  m_progress->update(st);
+}
+
+// Completions and byte-exact verification of every completed operation: after a WRITE or SEND the
+// responder's buffer equals the requester's source, after a READ the requester's buffer equals the
+// responder's source (the same two buffers compared).
+void flow_run::verify() {
+  collect_outcomes();
+  verify_flows();
+}
+
+void flow_run::collect_outcomes() {
+  m_results.assign(m_writes.size(), {});
+  for (topology::host& h : fab().hosts()) {
     if (!h.built()) continue;  // simulated by another rank: merged below
-    for (const nic::completion& c : h.nic->completions()) results.at(c.wr_id).requester = &c;
+    for (const nic::completion& c : h.nic->completions()) m_results.at(c.wr_id).requester = &c;
   }
   std::map<std::pair<size_t, uint64_t>, const nic::placed_message*> placed;  // (host, address) -> message
-  for (size_t h = 0; h < fab.hosts().size(); ++h)
-    if (fab.hosts()[h].built())
-      for (const nic::placed_message& m : fab.hosts()[h].nic->placed()) placed[{h, m.va}] = &m;
-  for (size_t i = 0; i < writes.size(); ++i) {
-    auto it = placed.find({writes[i].dst, writes[i].dst_addr});
-    if (it != placed.end() && it->second->bytes == writes[i].bytes) results[i].responder = it->second;
+  for (size_t h = 0; h < fab().hosts().size(); ++h)
+    if (fab().hosts()[h].built())
+      for (const nic::placed_message& m : fab().hosts()[h].nic->placed()) placed[{h, m.va}] = &m;
+  for (size_t i = 0; i < m_writes.size(); ++i) {
+    auto it = placed.find({m_writes[i].dst, m_writes[i].dst_addr});
+    if (it != placed.end() && it->second->bytes == m_writes[i].bytes) m_results[i].responder = it->second;
   }
-  if (so.distributed()) {  // the requester's completion from its rank, the responder's record from its
+  if (so().distributed()) {  // the requester's completion from its rank, the responder's record from its
     std::vector<std::pair<size_t, size_t>> ends;
     std::vector<const nic::completion*> req;
     std::vector<const nic::placed_message*> resp;
-    for (size_t i = 0; i < writes.size(); ++i) {
-      ends.push_back({writes[i].src, writes[i].dst});
-      req.push_back(results[i].requester);
-      resp.push_back(results[i].responder);
+    for (size_t i = 0; i < m_writes.size(); ++i) {
+      ends.push_back({m_writes[i].src, m_writes[i].dst});
+      req.push_back(m_results[i].requester);
+      resp.push_back(m_results[i].responder);
     }
-    so.merge_outcomes(ends, req, resp);
-    for (size_t i = 0; i < writes.size(); ++i) results[i] = {req[i], resp[i]};
+    so().merge_outcomes(ends, req, resp);
+    for (size_t i = 0; i < m_writes.size(); ++i) m_results[i] = {req[i], resp[i]};
   }
   // Bytes compared where they landed (a READ's at the requester), by the rank that simulated that host.
-  std::vector<uint64_t> mismatches(writes.size(), 0);
-  for (size_t i = 0; i < writes.size(); ++i) {
-    const planned_write& w = writes[i];
-    const bool finished = results[i].requester != nullptr;
-    if (data_checked && (finished || s.run.duration_us <= 0) &&
-        so.owns_host(w.op == nic::rdma_op::read ? w.src : w.dst)) {
+  m_mismatches.assign(m_writes.size(), 0);
+  for (size_t i = 0; i < m_writes.size(); ++i) {
+    const planned_write& w = m_writes[i];
+    const bool finished = m_results[i].requester != nullptr;
+    if (m_data_checked && (finished || m_s.run.duration_us <= 0) &&
+        so().owns_host(w.op == nic::rdma_op::read ? w.src : w.dst)) {
       // The source and where it landed: a WRITE's or SEND's from the requester to the responder, a READ's
       // the other way (the same two buffers).
-      topology::host& from = fab.hosts()[w.op == nic::rdma_op::read ? w.dst : w.src];
-      topology::host& to = fab.hosts()[w.op == nic::rdma_op::read ? w.src : w.dst];
+      topology::host& from = fab().hosts()[w.op == nic::rdma_op::read ? w.dst : w.src];
+      topology::host& to = fab().hosts()[w.op == nic::rdma_op::read ? w.src : w.dst];
       const uint64_t from_addr = w.op == nic::rdma_op::read ? w.dst_addr : w.src_addr;
       const uint64_t to_addr = w.op == nic::rdma_op::read ? w.src_addr : w.dst_addr;
-      mismatches[i] = mismatched_bytes(to.mem->data() + to_addr, from.built() ? from.mem->data() + from_addr : nullptr,
-                                       w.bytes, w.fill_state);
+      m_mismatches[i] = mismatched_bytes(to.mem->data() + to_addr,
+                                         from.built() ? from.mem->data() + from_addr : nullptr, w.bytes, w.fill_state);
     }
   }
-  if (so.distributed()) so.sum(mismatches);
+  if (so().distributed()) so().sum(m_mismatches);
+}
+
+// The `flows` array and the verdict. A run cut off at run.duration_us leaves long operations unfinished by
+// design: those are neither compared nor held against the verdict, which then covers the operations that
+// completed.
+void flow_run::verify_flows() {
   // nic.placement pcie: messages in GPU memory, by (host, address).
   std::map<std::pair<size_t, uint64_t>, const pcie::landed_message*> gpu_landed;
-  for (size_t h = 0; h < fab.hosts().size(); ++h)
-    if (fab.hosts()[h].tray)
-      for (const pcie::landed_message& m : fab.hosts()[h].tray->landed()) gpu_landed[{h, m.va}] = &m;
-  // A flow's throughput is a fraction of its requester's line rate.
-  auto line_rate_bps = [&](size_t host) { return double(fab.hosts()[host].line_rate.value); };
-  std::vector<double> flow_throughputs;
-  nlohmann::json flows = nlohmann::json::array();
-  bool verified = data_checked;
-  uint64_t completed = 0, failed = 0, mismatched_bytes_total = 0;
-  std::map<std::string, uint64_t> op_counts;  // operations per kind (report: op_counts)
-  // A run cut off at run.duration_us leaves long operations unfinished by design: those are neither
-  // compared nor held against the verdict, which then covers the operations that completed.
-  const bool time_limited = s.run.duration_us > 0;
-  for (size_t i = 0; i < writes.size(); ++i) {
-    const planned_write& w = writes[i];
-    const nic::completion* c = results[i].requester;
+  for (size_t h = 0; h < fab().hosts().size(); ++h)
+    if (fab().hosts()[h].tray)
+      for (const pcie::landed_message& m : fab().hosts()[h].tray->landed()) gpu_landed[{h, m.va}] = &m;
+  m_verified = m_data_checked;
+  const bool time_limited = m_s.run.duration_us > 0;
+  for (size_t i = 0; i < m_writes.size(); ++i) {
+    const planned_write& w = m_writes[i];
+    const nic::completion* c = m_results[i].requester;
     const bool finished = c != nullptr;  // successfully or in error
-    const uint64_t mismatched = mismatches[i];
-    mismatched_bytes_total += mismatched;
+    const uint64_t mismatched = m_mismatches[i];
+    m_mismatched_bytes_total += mismatched;
     const bool done = finished && c->status == nic::completion_status::success;
-    completed += done;
-    failed += finished && !done;
+    m_completed += done;
+    m_failed += finished && !done;
     // A READ is placed at the requester: its completion is the proof of placement.
-    const bool placed_ok = results[i].responder != nullptr || w.op == nic::rdma_op::read;
-    const bool ok = data_checked && done && placed_ok && mismatched == 0;
-    ++op_counts[nic::to_string(w.op)];
-    verified = verified && (ok || (time_limited && !finished));
+    const bool placed_ok = m_results[i].responder != nullptr || w.op == nic::rdma_op::read;
+    const bool ok = m_data_checked && done && placed_ok && mismatched == 0;
+    ++m_op_counts[nic::to_string(w.op)];
+    m_verified = m_verified && (ok || (time_limited && !finished));
     nlohmann::json f;
     f["id"] = i;
-    f["src"] = fab.hosts()[w.src].name;
-    f["dst"] = fab.hosts()[w.dst].name;
+    f["src"] = fab().hosts()[w.src].name;
+    f["dst"] = fab().hosts()[w.dst].name;
     f["bytes"] = w.bytes;
     f["op"] = nic::to_string(w.op);
     f["posted_ns"] = w.post_at.ns();
@@ -1000,42 +595,34 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
     f["status"] = finished ? nic::to_string(c->status) : "incomplete";
     if (finished) f["retransmitted_packets"] = c->retransmitted_packets;
     if (done) {
-      const double fct_ns = (results[i].requester->completed_at - w.post_at).ns();
-      f["completed_ns"] = results[i].requester->completed_at.ns();
+      const double fct_ns = (c->completed_at - w.post_at).ns();
+      f["completed_ns"] = c->completed_at.ns();
       f["fct_ns"] = fct_ns;
       f["goodput_gbps"] = fct_ns > 0 ? double(w.bytes) * 8.0 / fct_ns : 0.0;
-      const double throughput = fct_ns > 0 ? double(w.bytes) * 8.0 / (fct_ns * 1e-9) / line_rate_bps(w.src) : 0.0;
+      // A flow's throughput is a fraction of its requester's line rate.
+      const double line_bps = double(fab().hosts()[w.src].line_rate.value);
+      const double throughput = fct_ns > 0 ? double(w.bytes) * 8.0 / (fct_ns * 1e-9) / line_bps : 0.0;
       f["throughput"] = throughput;
-      flow_throughputs.push_back(throughput);
+      m_flow_throughputs.push_back(throughput);
     }
-    if (results[i].responder) f["placed_ns"] = results[i].responder->placed_at.ns();
+    if (m_results[i].responder) f["placed_ns"] = m_results[i].responder->placed_at.ns();
     // nic.placement pcie: when the last byte reached GPU memory (bounce: when its copy finished).
-    {
-      const size_t at = w.op == nic::rdma_op::read ? w.src : w.dst;
-      const uint64_t va = w.op == nic::rdma_op::read ? w.src_addr : w.dst_addr;
-      auto it = gpu_landed.find({at, va});
-      if (it != gpu_landed.end()) f["gpu_landed_ns"] = it->second->landed_at.ns();
-    }
+    const size_t at = w.op == nic::rdma_op::read ? w.src : w.dst;
+    const uint64_t va = w.op == nic::rdma_op::read ? w.src_addr : w.dst_addr;
+    auto it = gpu_landed.find({at, va});
+    if (it != gpu_landed.end()) f["gpu_landed_ns"] = it->second->landed_at.ns();
     f["mismatched_bytes"] = mismatched;
     f["verified"] = ok;
-    flows.push_back(std::move(f));
+    m_flows.push_back(std::move(f));
   }
+}
 
-  // The whole fabric's statistics are on rank 0 only (scale_out::merge_statistics), which writes the report.
-  const bool writes_report = so.rank() == 0;
-  nlohmann::json ports = writes_report ? link_ports_report(fab, ctx, sim_end) : nlohmann::json::array();
-
-  nlohmann::json r;
-  add_run_header(r, s, opts, ctx, sim_end, wall_s);
-  r["peak_rss_mib"] = peak_rss_mib;
-  r["operations"] = writes.size();
-  r["op_counts"] = op_counts;
-  r["completed"] = completed;
-  r["failed"] = failed;
-  r["verified"] = verified;
-  // nic.placement pcie: per host with a tray, what reached GPU memory and how fast (docs/report.md, `pcie`).
-  for (size_t h = 0; h < fab.hosts().size(); ++h) {
-    const topology::host& host = fab.hosts()[h];
+// nic.placement pcie: per host with a tray, what reached GPU memory and how fast (docs/report.md, `pcie`).
+nlohmann::json flow_run::pcie_report() {
+  nlohmann::json out;
+  topology::fabric& fabric = fab();
+  for (size_t h = 0; h < fabric.hosts().size(); ++h) {
+    const topology::host& host = fabric.hosts()[h];
     if (!host.tray) continue;
     const auto& landed = host.tray->landed();
     uint64_t bytes = 0;
@@ -1046,12 +633,12 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
     }
     // From the first operation towards this host being posted to its last byte in GPU memory.
     core::picoseconds first{UINT64_MAX};
-    for (const planned_write& w : writes)
+    for (const planned_write& w : m_writes)
       if ((w.op == nic::rdma_op::read ? w.src : w.dst) == h) first = std::min(first, w.post_at);
     const double span_ns = landed.empty() || last < first ? 0.0 : (last - first).ns();
     nlohmann::json t;
     t["host"] = host.name;
-    t["data_path"] = s.pcie.data_path;
+    t["data_path"] = m_s.pcie.data_path;
     t["messages_landed"] = landed.size();
     t["bytes_landed"] = bytes;
     t["first_posted_ns"] = landed.empty() ? 0.0 : first.ns();
@@ -1063,7 +650,7 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
     t["gpu_sustained_gbps"] = between_ns > 0 ? double(bytes - landed.front().bytes) * 8.0 / between_ns : 0.0;
     t["first_message_latency_ns"] = landed.empty() ? 0.0 : (landed.front().landed_at - landed.front().issued_at).ns();
     t["peak_in_flight_bytes"] = host.tray->peak_in_flight();
-    t["rx_buffer_drops"] = ctx.stats.counter_value(host.nic->name(), "rx_buffer_drops");
+    t["rx_buffer_drops"] = m_setup->ctx.stats.counter_value(host.nic->name(), "rx_buffer_drops");
     t["cpu_link_down_payload_bytes"] = host.tray->pcie().port("cpu").down.payload_bytes();
     t["cpu_link_up_payload_bytes"] = host.tray->pcie().port("cpu").up.payload_bytes();
     t["host_memory_bytes"] = host.tray->root().host_memory.bytes_written() + host.tray->root().host_memory.bytes_read();
@@ -1071,37 +658,77 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
     t["send_copy_bytes"] = host.tray->send_copy_bytes();
     t["cpu_link_down_tlps"] = host.tray->pcie().port("cpu").down.tlps();
     t["cpu_link_up_tlps"] = host.tray->pcie().port("cpu").up.tlps();
-    r["pcie"].push_back(std::move(t));
+    out.push_back(std::move(t));
   }
-  r["time_limited"] = time_limited;
-  r["data_checked"] = data_checked;
-  r["mismatched_bytes"] = mismatched_bytes_total;
+  return out;
+}
+
+nlohmann::json flow_run::report() {
+  const scenario& s = m_s;
+  core::sim_context& ctx = m_setup->ctx;
+  // The whole fabric's statistics are on rank 0 only (scale_out::merge_statistics), which writes the report.
+  const bool writes_report = so().rank() == 0;
+  nlohmann::json ports = writes_report ? link_ports_report(fab(), ctx, m_sim_end) : nlohmann::json::array();
+
+  nlohmann::json r;
+  add_run_header(r, s, m_opts, ctx, m_sim_end, m_wall_s);
+  r["peak_rss_mib"] = m_peak_rss_mib;
+  r["operations"] = m_writes.size();
+  r["op_counts"] = m_op_counts;
+  r["completed"] = m_completed;
+  r["failed"] = m_failed;
+  r["verified"] = m_verified;
+  nlohmann::json trays = pcie_report();
+  if (!trays.is_null()) r["pcie"] = std::move(trays);
+  r["time_limited"] = s.run.duration_us > 0;
+  r["data_checked"] = m_data_checked;
+  r["mismatched_bytes"] = m_mismatched_bytes_total;
   r["dropped_packets"] = ctx.stats.counter_total("dropped");
-  r["fabric"] = fabric_summary(ctx, fab, writes, window_start, sim_end, placed_at_window_start, flow_throughputs);
+  r["fabric"] = fabric_summary(ctx, fab(), m_writes, m_window_start, m_sim_end, m_placed_at_window_start,
+                               m_flow_throughputs);
   const size_t convergence_samples =
       s.run.sample_us > 0 ? std::max<size_t>(1, size_t(std::llround(s.run.convergence_window_us / s.run.sample_us))) : 0;
   // What each sender delivered and the bottleneck's queue integral, from the rank that simulated the
   // responder (one process: this one).
-  std::vector<double> at_end(senders.size() + 1, 0.0);
-  for (size_t k = 0; k < senders.size(); ++k)
-    if (so.owns_host(senders[k].dst))
-      at_end[k] = double(fab.hosts()[senders[k].dst].nic->qp_state(senders[k].rq).placed_bytes);
-  if (bottleneck) at_end.back() = bottleneck->queue_byte_ps(sim_end);  // where its leaf is built
-  if (so.distributed()) so.sum(at_end);
-  for (size_t k = 0; k < senders.size(); ++k) senders[k].placed_at_end = uint64_t(at_end[k]);
-  congestion_figures(r["fabric"], ctx, fab, so, senders, samples, window_start, sim_end, queue_byte_ps_at_window_start,
-                     at_end.back(), convergence_samples);
-  if (!faults.empty()) faults.merge(so);  // under mpirun: every rank's fault counters (a collective)
-  if (!faults.empty()) r["faults"] = faults.report(sim_end, delivered, ctx.stats.counter_total("tx_retransmitted"));
-  r["flows"] = std::move(flows);
+  std::vector<double> at_end(m_senders.size() + 1, 0.0);
+  for (size_t k = 0; k < m_senders.size(); ++k)
+    if (so().owns_host(m_senders[k].dst))
+      at_end[k] = double(fab().hosts()[m_senders[k].dst].nic->qp_state(m_senders[k].rq).placed_bytes);
+  if (m_bottleneck) at_end.back() = (*m_bottleneck)();  // at m_sim_end (now), where its leaf is built
+  if (so().distributed()) so().sum(at_end);
+  for (size_t k = 0; k < m_senders.size(); ++k) m_senders[k].placed_at_end = uint64_t(at_end[k]);
+  congestion_figures(r["fabric"], ctx, fab(), so(), m_senders, m_samples, m_window_start, m_sim_end,
+                     m_queue_byte_ps_at_window_start, at_end.back(), convergence_samples);
+  fault_set& faults = m_setup->faults();
+  if (!faults.empty()) faults.merge(so());  // under mpirun: every rank's fault counters (a collective)
+  if (!faults.empty()) r["faults"] = faults.report(m_sim_end, m_delivered, ctx.stats.counter_total("tx_retransmitted"));
+  r["flows"] = std::move(m_flows);
   add_fct_report(s, r);  // flows[].ideal_fct_ns and slowdown, and the `fct` object (testbench/fct_report.h)
   r["ports"] = std::move(ports);
   r["stats"] = writes_report ? ctx.stats.to_json() : nlohmann::json::object();
-  r["packets_in_use_at_end"] = so.distributed() ? so.sum(ctx.pool.in_use()) : ctx.pool.in_use();
-  if (so.distributed()) r["scale_out"] = so.report();
-  taps.close();
-  r["taps"] = taps.to_json();
+  r["packets_in_use_at_end"] = so().distributed() ? so().sum(ctx.pool.in_use()) : ctx.pool.in_use();
+  if (so().distributed()) r["scale_out"] = so().report();
+  m_setup->taps().close();
+  r["taps"] = m_setup->taps().to_json();
   return r;
+}
+
+}  // namespace
+
+nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
+  check_scale_out_supported(s, opts);  // under mpirun: what is not cut across processes yet fails here
+  if (s.workload.kind == "collective") {
+    if (!s.faults.empty())
+      throw core::config_error(s.source + ": faults: not supported with workload.kind collective (docs/faults.md)");
+    return run_collective(s, opts);  // its WRITEs are posted as the run goes
+  }
+  flow_run run(s, opts);
+  run.plan();
+  run.wire();
+  if (opts.elaborate_only) return nlohmann::json::object();
+  run.run();
+  run.verify();
+  return run.report();
 }
 
 }  // namespace fabricsim::testbench

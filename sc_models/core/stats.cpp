@@ -117,4 +117,34 @@ void stats_registry::adopt_hist(const std::string& instance, const std::string& 
   hist(instance, name, keep(unit), keep(description), &m_adopted_hists.back());
 }
 
+void stats_registry::probe(const std::string& instance, const std::string& name, const char* unit,
+                           const char* description, std::function<double()> read) {
+  if (!m_probes[instance].emplace(name, probe_entry{unit, description, std::move(read), {}}).second)
+    throw std::logic_error("probe registered twice: " + instance + "." + name);
+}
+
+void stats_registry::probe_record(const std::string& instance, const std::string& name, const char* description,
+                                  std::function<nlohmann::json()> read) {
+  if (!m_probes[instance].emplace(name, probe_entry{"", description, {}, std::move(read)}).second)
+    throw std::logic_error("probe registered twice: " + instance + "." + name);
+}
+
+bool stats_registry::has_probe(const std::string& instance, const std::string& name) const {
+  auto it = m_probes.find(instance);
+  return it != m_probes.end() && it->second.count(name) != 0;
+}
+
+const std::function<double()>& stats_registry::probe_reader(const std::string& instance,
+                                                            const std::string& name) const {
+  const probe_entry& p = m_probes.at(instance).at(name);
+  if (!p.value) throw std::out_of_range(instance + "." + name + " is not a value probe");
+  return p.value;
+}
+
+nlohmann::json stats_registry::probe_record_value(const std::string& instance, const std::string& name) const {
+  const probe_entry& p = m_probes.at(instance).at(name);
+  if (!p.record) throw std::out_of_range(instance + "." + name + " is not a record probe");
+  return p.record();
+}
+
 }  // namespace fabricsim::core

@@ -92,6 +92,23 @@ class stats_registry {
   // {"instance": {"name": {"value": v, "unit": u, "description": d}, ...}, ...}
   nlohmann::json to_json() const;
 
+  // Probes: what the report and the sampling read from a block at the moment they ask (a queue's depth,
+  // its integral up to now, a credit stall still open, the pause log), so that they need not know the
+  // block's class. Not statistics of their own: never in to_json(), never merged across scale-out ranks
+  // (each rank reads the blocks it built). A probe of a value, or of a structured record (a log).
+  void probe(const std::string& instance, const std::string& name, const char* unit, const char* description,
+             std::function<double()> read);
+  void probe_record(const std::string& instance, const std::string& name, const char* description,
+                    std::function<nlohmann::json()> read);
+  bool has_probe(const std::string& instance, const std::string& name) const;
+  // The reader of a value probe (stable for the registry's life, for a loop that reads it often); throws
+  // std::out_of_range when there is none.
+  const std::function<double()>& probe_reader(const std::string& instance, const std::string& name) const;
+  double probe_value(const std::string& instance, const std::string& name) const {
+    return probe_reader(instance, name)();
+  }
+  nlohmann::json probe_record_value(const std::string& instance, const std::string& name) const;
+
  private:
   enum class kind { counter, gauge, histogram };
   struct entry {
@@ -105,6 +122,13 @@ class stats_registry {
   void add(const std::string& instance, const std::string& name, entry e);
   const char* keep(const std::string& text);
   std::map<std::string, std::map<std::string, entry>> m_entries;
+  struct probe_entry {
+    const char* unit;
+    const char* description;
+    std::function<double()> value;          // a value probe, or
+    std::function<nlohmann::json()> record;  // a record probe
+  };
+  std::map<std::string, std::map<std::string, probe_entry>> m_probes;
   std::deque<uint64_t> m_adopted_counters;  // adopted values (stable addresses)
   std::deque<histogram> m_adopted_hists;
   std::set<std::string> m_adopted_text;     // their units and descriptions, each kept once

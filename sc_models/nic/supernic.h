@@ -246,6 +246,8 @@ class supernic : public sc_core::sc_module, public core::packet_sink, public sw:
   void credit_update(unsigned port, unsigned vl, uint64_t fccl_blocks) override;
   const sw::ib::credit_sender& ib_sender() const { return m_ib_tx; }
   sw::ib::credit_receiver* ib_receiver() { return m_ib_rx.get(); }  // null unless nic.link_layer infiniband
+  sw::ib::credit_receiver* receiver_at(unsigned /*port*/) override { return ib_receiver(); }
+  unsigned receiver_vls() const override { return 1; }  // one data VL
   uint32_t register_region(uint64_t addr, uint64_t length);  // returns the R_Key
   uint32_t create_qp();                                      // returns the local QPN
   // RC connection: the remote end's address and QPN; `sq_psn` is this side's first send PSN and `rq_psn`

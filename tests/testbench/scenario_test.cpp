@@ -126,7 +126,7 @@ workload: {kind: permutation, message_bytes: 4096, offset: 2, messages: 3}
 TEST(scenario, unknown_top_level_key_lists_the_known_ones) {
   EXPECT_EQ(error_of([] { load("name: x\nlinks:\n  fec_latency_ns: 80\n"); }),
             "t.yaml:2: links: unknown key; did you mean link? Known keys of top-level: name, description, seed, "
-            "run, topology, link, switch, quantum, sharp, nic, pcie, nic_overrides, workload, collective, writes, compare, fault, faults, partition");
+            "run, topology, link, switch, quantum, oq, sharp, nic, pcie, nic_overrides, workload, collective, writes, compare, fault, faults, partition");
 }
 
 // The scale-out partition (docs/scale_out.md): a list per rank of names the topology has, each once.

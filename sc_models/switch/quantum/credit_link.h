@@ -51,11 +51,17 @@ struct credit_params {
   void validate(const std::string& inst) const;
 };
 
+class credit_receiver;
+
 // Whatever sends on an IB link and takes the far end's credit updates: `port` is its own port number.
 class credit_peer {
  public:
   virtual ~credit_peer() = default;
   virtual void credit_update(unsigned port, unsigned vl, uint64_t fccl_blocks) = 0;
+  // The receiving side of `port` and its data VLs, for the recovery of frames lost on the wire into it
+  // (testbench/faults.cpp); null when the port takes no credits (an Ethernet NIC) or none is modelled.
+  virtual credit_receiver* receiver_at(unsigned /*port*/) { return nullptr; }
+  virtual unsigned receiver_vls() const { return 1; }
 };
 
 // The sending side of a port.

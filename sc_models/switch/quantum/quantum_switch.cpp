@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "sc_models/switch/quantum/sharp_aggregator.h"
 
 namespace fabricsim::sw {
@@ -303,6 +305,22 @@ quantum_switch::quantum_switch(sc_core::sc_module_name name, const quantum_param
   s.counter(inst, "ar_rerouted", "packets", "adaptive-routing choices other than the LFT port", &m_ar_rerouted);
   s.counter(inst, "no_live_port", "packets",
             "packets dropped because every port towards their LID was known down (faults)", &m_no_live_port);
+  // What the report reads (testbench/simulation.cpp): the time a ready packet has waited for credit, open
+  // stalls up to now included, for every connected port and data VL where it is not zero.
+  s.probe_record(inst, "credit_stalls", "[port, link, vl, ps] with a credit stall, stalls up to now included",
+                 [this] {
+                   const picoseconds t = core::now();
+                   nlohmann::json out = nlohmann::json::array();
+                   for (unsigned i = 0; i < this->ports(); ++i) {
+                     if (!connected(i)) continue;
+                     const std::string port_name = std::string(this->name()) + ".port" + std::to_string(i);
+                     for (unsigned vl = 0; vl < m_vls; ++vl) {
+                       const uint64_t ps = port(i).sender().stall_ps(vl, t);
+                       if (ps != 0) out.push_back({port_name, port(i).out().name(), vl, ps});
+                     }
+                   }
+                   return out;
+                 });
 }
 
 quantum_switch::~quantum_switch() = default;

@@ -162,6 +162,8 @@ class quantum_switch : public sc_core::sc_module, public switch_device, public i
   const char* device_name() const override { return name(); }
   void receive(core::packet* p, unsigned in_port) override;
   void credit_update(unsigned port, unsigned vl, uint64_t fccl_blocks) override;
+  ib::credit_receiver* receiver_at(unsigned port) override { return m_rx.at(port).get(); }
+  unsigned receiver_vls() const override { return m_vls; }
 
   // The LFT entry for `dlid` with its AR group (the first of `ports` is not special: the LFT port is
   // ports[dlid mod count], spreading destinations over equal-cost up-ports like D-mod-K fat-tree routing).

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 namespace fabricsim::sw {
 
 using core::packet;
@@ -57,11 +59,6 @@ std::array<uint32_t, traffic_classes> parse_weights(const std::string& text, con
 }  // namespace
 
 void spectrum_params::visit(core::param_visitor& v) {
-  v.field({"model", "", "switch model of every switch: the Spectrum-4 Ethernet pipeline (the keys below), or the "
-                        "Quantum-X800 InfiniBand switch (section quantum; the NICs then use nic.link_layer "
-                        "infiniband)",
-           0, 0, {"spectrum4", "quantum_x800"}},
-          model);
   v.field({"port_config", "", "how the 51.2 Tb/s ASIC is split into ports (ports x Gb/s)", 0, 0,
            {"64x800", "128x400", "256x200"}},
           port_config);
@@ -181,6 +178,21 @@ spectrum_switch::spectrum_switch(sc_core::sc_module_name name, const spectrum_pa
   s.counter(inst, "admitted_bytes", "bytes", "wire bytes admitted into the shared buffer", &m_admitted_bytes);
   s.counter(inst, "released_bytes", "bytes", "wire bytes that left the shared buffer for a MAC", &m_released_bytes);
   s.counter(inst, "max_buffer_bytes", "bytes", "most of the shared pool in use at once", &m_max_shared_used);
+  // What the report reads (testbench/simulation.cpp): the egress ports and their links, the PFC pause log.
+  s.probe_record(inst, "egress_ports", "[port, link] of every port in port order (null: not connected)", [this] {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& p : m_ports) out.push_back(p ? nlohmann::json{p->name(), p->out().name()} : nlohmann::json());
+    return out;
+  });
+  s.probe_record(inst, "pause_log", "XOFF intervals [port, link, priority, start ps, end ps] and complete_until ps",
+                 [this] {
+                   nlohmann::json log = nlohmann::json::array();
+                   for (const auto& iv : m_pause_log)
+                     log.push_back({m_ports[iv.port]->name(), m_ports[iv.port]->out().name(), iv.prio, iv.start.value,
+                                    iv.end.value});
+                   return nlohmann::json{{"complete_until", m_pause_log_complete_until.value},
+                                         {"limit", pause_log_limit}, {"log", std::move(log)}};
+                 });
 }
 
 spectrum_switch::~spectrum_switch() = default;
@@ -219,6 +231,11 @@ void spectrum_switch::connect_port(unsigned port, core::link& out) {
       std::make_unique<scheduled_port>(std::string(name()) + ".port" + std::to_string(port), port, out, m_sched,
                                        *this, m_ctx);
   m_refresh[port] = std::make_unique<pfc_refresh>(*this, port);
+  scheduled_port* sp = m_ports[port].get();
+  m_ctx.stats.probe(sp->name(), "queued_bytes", "bytes", "bytes queued now, every class",
+                    [sp] { return double(sp->queued_bytes()); });
+  m_ctx.stats.probe(sp->name(), "queue_byte_ps", "byte-ps", "integral of queued_bytes up to now",
+                    [sp] { return sp->queue_byte_ps(core::now()); });
   // PFC headroom: what can still arrive after this port decides to pause its peer. The XOFF frame may wait
   // behind this port's MAC FIFO, crosses the cable, the peer finishes what its own MAC FIFO holds (assumed
   // no deeper than ours) and the last of that crosses back: a cable round trip at line rate plus

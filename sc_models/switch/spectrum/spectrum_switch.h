@@ -32,8 +32,6 @@
 namespace fabricsim::sw {
 
 struct spectrum_params {
-  std::string model = "spectrum4";          // which switch the fabric is built of: this pipeline, or
-                                            // "quantum_x800" (InfiniBand, section `quantum`)
   std::string port_config = "128x400";      // 51.2 Tb/s as 64 x 800G, 128 x 400G or 256 x 200G (breakout)
   std::string forwarding = "cut_through";   // or "store_and_forward"
   double parse_ns = 80.0;                   // stage costs (estimates; together the port-to-port latency)

@@ -1,0 +1,50 @@
+// The statistics registry's probes: read live when asked, kept out of the `stats` JSON, one per name.
+#include "sc_models/core/stats.h"
+
+#include <stdexcept>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace fabricsim::core {
+namespace {
+
+TEST(stats_registry, probes_are_read_live_and_never_written_in_the_json) {
+  stats_registry r;
+  uint64_t packets = 3;
+  double depth = 10.0;
+  r.counter("sw0.port1", "packets", "packets", "sent", &packets);
+  r.probe("sw0.port1", "queued_bytes", "bytes", "queued now", [&depth] { return depth; });
+  r.probe_record("sw0", "log", "a log", [&depth] { return nlohmann::json::array({depth, 2 * depth}); });
+  EXPECT_TRUE(r.has_probe("sw0.port1", "queued_bytes"));
+  EXPECT_FALSE(r.has_probe("sw0.port1", "packets"));  // a counter is not a probe
+  EXPECT_FALSE(r.has("sw0.port1", "queued_bytes"));   // nor a probe a statistic
+  const std::function<double()>& read = r.probe_reader("sw0.port1", "queued_bytes");
+  depth = 25.0;
+  EXPECT_EQ(read(), 25.0);
+  EXPECT_EQ(r.probe_value("sw0.port1", "queued_bytes"), 25.0);
+  EXPECT_EQ(r.probe_record_value("sw0", "log"), nlohmann::json::array({25.0, 50.0}));
+  // The report's `stats` object holds the counter only: no probe, no instance made of probes alone.
+  const nlohmann::json j = r.to_json();
+  EXPECT_EQ(j.size(), 1u);
+  EXPECT_EQ(j["sw0.port1"].size(), 1u);
+  EXPECT_TRUE(j["sw0.port1"].contains("packets"));
+  // Nor does a scale-out merge see them.
+  size_t entries = 0;
+  r.for_each_entry([&](const stats_registry::merge_entry&) { ++entries; });
+  EXPECT_EQ(entries, 1u);
+}
+
+TEST(stats_registry, a_probe_is_registered_once_and_read_as_its_kind) {
+  stats_registry r;
+  r.probe("p", "x", "", "", [] { return 1.0; });
+  EXPECT_THROW(r.probe("p", "x", "", "", [] { return 2.0; }), std::logic_error);
+  EXPECT_THROW(r.probe_record("p", "x", "", [] { return nlohmann::json(); }), std::logic_error);
+  r.probe_record("p", "y", "", [] { return nlohmann::json(7); });
+  EXPECT_THROW(r.probe_reader("p", "y"), std::out_of_range);        // a record, not a value
+  EXPECT_THROW(r.probe_record_value("p", "x"), std::out_of_range);  // a value, not a record
+  EXPECT_THROW(r.probe_value("q", "x"), std::out_of_range);         // no such instance
+}
+
+}  // namespace
+}  // namespace fabricsim::core
