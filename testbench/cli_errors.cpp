@@ -99,7 +99,7 @@ std::string where(const scenario& s, const std::string& key) {
 }  // namespace
 
 void check_link_layer(const scenario& s) {
-  const bool quantum = s.switch_.model == "quantum_x800";
+  const bool quantum = s.switch_model.infiniband();
   std::vector<std::pair<std::string, std::string>> layers{{"nic.link_layer", s.nic.link_layer}};
   for (const auto& [host, p] : s.nic_overrides) layers.emplace_back("nic_overrides." + host + ".link_layer", p.link_layer);
   for (const auto& [key, layer] : layers) {
@@ -107,7 +107,7 @@ void check_link_layer(const scenario& s) {
     const bool explicit_key = s.key_sources.count(key) > 0;
     if (!quantum && layer == "infiniband")
       throw core::config_error(s.source + ": " + key + " infiniband (" + where(s, key) + ") needs InfiniBand "
-                               "switches, but switch.model is " + s.switch_.model + " (" + where(s, "switch.model") +
+                               "switches, but switch.model is " + s.switch_model.name + " (" + where(s, "switch.model") +
                                "), an Ethernet switch; set switch.model: quantum_x800 (which makes every NIC an "
                                "InfiniBand HCA), or leave " + key + " at ethernet");
     if (quantum && layer == "ethernet" && explicit_key)

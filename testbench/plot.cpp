@@ -77,7 +77,7 @@ std::string red_lines_of_report(const std::string& report) {
   if (!r.is_object() || !r.contains("scenario_file") || !r["scenario_file"].is_string()) return "";
   try {
     const scenario s = load_scenario_by_name(r["scenario_file"].get<std::string>());
-    if (s.switch_.model != "spectrum4") return "";
+    if (s.switch_model.name != "spectrum4") return "";
     return std::to_string(s.switch_.ecn_kmin_bytes) + "," + std::to_string(s.switch_.ecn_kmax_bytes);
   } catch (const core::config_error&) {
     return "";  // the built-in default scenario, or a file moved since the run
