@@ -46,19 +46,22 @@ module cnp_gen #(
 
   input  wire logic                 in_valid_i,
   output      logic                 in_ready_o,
-  input  wire logic [23:0]          in_flow_i,
+  input  wire fabricsim_pkg::qpn_t  in_flow_i,
   input  wire logic [TimeWidth-1:0] in_now_i,
 
   output      logic                 res_valid_o,
   output      logic                 res_emit_o,
-  output      logic [23:0]          res_flow_o,
+  output      fabricsim_pkg::qpn_t  res_flow_o,
 
-  output      logic [31:0]          cnp_count_o,
-  output      logic [31:0]          suppressed_count_o,
+  output      fabricsim_pkg::stat_t cnp_count_o,
+  output      fabricsim_pkg::stat_t suppressed_count_o,
   output      logic                 busy_o
 );
 
   localparam int unsigned IdxW = $clog2(Flows);
+  localparam int unsigned StatW = fabricsim_pkg::StatW;
+  typedef fabricsim_pkg::qpn_t qpn_t;
+  typedef fabricsim_pkg::stat_t stat_t;
 
   // One context: {sent, time of the last CNP}. A plain vector rather than a packed struct: yosys 0.23 drops
   // struct members of an unpacked array's elements.
@@ -77,9 +80,9 @@ module cnp_gen #(
   logic [IdxW-1:0]      clear_idx_d, clear_idx_q;
   logic                 res_valid_d, res_valid_q;
   logic                 res_emit_d, res_emit_q;
-  logic [23:0]          res_flow_d, res_flow_q;
-  logic [31:0]          cnp_count_d, cnp_count_q;
-  logic [31:0]          suppressed_count_d, suppressed_count_q;
+  qpn_t                 res_flow_d, res_flow_q;
+  stat_t                cnp_count_d, cnp_count_q;
+  stat_t                suppressed_count_d, suppressed_count_q;
 
   logic                 accept;
   logic [IdxW-1:0]      in_idx;
@@ -142,14 +145,14 @@ module cnp_gen #(
       res_emit_d  = emit;
       res_flow_d  = in_flow_i;
       if (emit) begin
-        cnp_count_d = cnp_count_q + 32'd1;
+        cnp_count_d = cnp_count_q + StatW'(1);
         if (per_port_q) begin
           port_d = {1'b1, in_now_i};
         end else begin
           table_we = 1'b1;
         end
       end else begin
-        suppressed_count_d = suppressed_count_q + 32'd1;
+        suppressed_count_d = suppressed_count_q + StatW'(1);
       end
     end
   end
@@ -214,7 +217,7 @@ module cnp_gen #(
   // Each result moves exactly one counter by one.
   a_one_count_per_result: assert property (@(posedge clk_i) disable iff (!rst_ni)
       (accept && !init_valid_i) |=>
-      ((cnp_count_o - $past(cnp_count_o)) + (suppressed_count_o - $past(suppressed_count_o)) == 32'd1));
+      ((cnp_count_o - $past(cnp_count_o)) + (suppressed_count_o - $past(suppressed_count_o)) == StatW'(1)));
   // The first arrival after an init always gets a CNP.
   a_first_after_init_emits: assert property (@(posedge clk_i) disable iff (!rst_ni)
       (accept && cnp_count_q == '0 && suppressed_count_q == '0) |=> res_emit_o);

@@ -61,7 +61,7 @@ module dcqcn_rp #(
 
   input  wire logic               req_valid_i,
   output      logic               req_ready_o,
-  input  wire logic [1:0]         req_kind_i,
+  input  wire logic [fabricsim_pkg::DcqcnReqW-1:0] req_kind_i,  // fabricsim_pkg::dcqcn_req_e
   input  wire logic [TimeW-1:0]   req_now_i,
   input  wire logic [BytesW-1:0]  req_bytes_i,
 
@@ -72,34 +72,17 @@ module dcqcn_rp #(
   output      logic [TimeW-1:0]   deadline_o,
   output      logic [CountW-1:0]  timer_count_o,
   output      logic [CountW-1:0]  byte_count_o,
-  output      logic [9:0]         events_o,
+  output      logic [fabricsim_pkg::DcqcnEventW-1:0] events_o,  // bits: fabricsim_pkg::dcqcn_event_e
   output      logic               busy_o
 );
 
-  typedef enum logic [1:0] {
-    ReqAdvance = 2'd0,
-    ReqCnp     = 2'd1,
-    ReqSent    = 2'd2,
-    ReqInit    = 2'd3
-  } req_kind_e;
-
-  // Bit positions of events_o (dcqcn_event in sc_models/nic/dcqcn_rp.h).
-  typedef enum int unsigned {
-    EvCut          = 0,
-    EvCnpSuppress  = 1,
-    EvAlphaDecay   = 2,
-    EvTimer        = 3,
-    EvByte         = 4,
-    EvFastRecovery = 5,
-    EvAdditive     = 6,
-    EvHyper        = 7,
-    EvMinDecClamp  = 8,
-    EvMinRateClamp = 9
-  } event_e;
+  // Request kinds and event bit positions: fabricsim_pkg (dcqcn_req_e, dcqcn_event_e).
+  localparam int unsigned EventW = fabricsim_pkg::DcqcnEventW;
 
   // Request latched for the busy cycles.
   logic             busy_d, busy_q;
-  logic [1:0]       kind_d, kind_q;  // req_kind_e (a plain vector: yosys 0.23 has no enum casts)
+  // fabricsim_pkg::dcqcn_req_e, as a plain vector: yosys 0.23 has no enum casts.
+  logic [fabricsim_pkg::DcqcnReqW-1:0] kind_d, kind_q;
   logic [TimeW-1:0] now_d, now_q;
   logic [BytesW-1:0] bytes_d, bytes_q;
 
@@ -115,7 +98,7 @@ module dcqcn_rp #(
   logic [CountW-1:0] bcount_d, bcount_q;
   logic [AccW-1:0]   acc_d, acc_q;
   logic [TimeW-1:0]  last_cut_d, last_cut_q;
-  logic [9:0]        events_d, events_q;
+  logic [EventW-1:0] events_d, events_q;
   logic              deadline_valid_d, deadline_valid_q;
   logic [TimeW-1:0]  deadline_d, deadline_q;
 
@@ -188,9 +171,9 @@ module dcqcn_rp #(
   // Rounded up, so current reaches target instead of stopping one kb/s short.
   assign rate_sum      = {1'b0, target_up} + {1'b0, rate_q} + 1'b1;
   assign rate_up       = rate_sum[RateW:1];
-  logic [9:0] ev_phase;
-  assign ev_phase = ev_fast  ? 10'(1) << EvFastRecovery :
-                    ev_hyper ? 10'(1) << EvHyper : 10'(1) << EvAdditive;
+  logic [EventW-1:0] ev_phase;
+  assign ev_phase = ev_fast  ? EventW'(1) << fabricsim_pkg::EvFastRecovery :
+                    ev_hyper ? EventW'(1) << fabricsim_pkg::EvHyper : EventW'(1) << fabricsim_pkg::EvAdditive;
 
   // ---- Byte counter.
   logic [AccW:0]   acc_sum, acc_rem;
@@ -220,7 +203,7 @@ module dcqcn_rp #(
     if (accept) begin
       events_d = '0;
       now_d    = req_now_i;
-      if (req_kind_i == ReqInit) begin
+      if (req_kind_i == fabricsim_pkg::ReqInit) begin
         rate_d        = cfg_line_rate_i;
         target_d      = cfg_line_rate_i;
         alpha_d       = cfg_initial_alpha_i;
@@ -243,7 +226,7 @@ module dcqcn_rp #(
         alpha_d       = alpha_down;
         alpha_armed_d = (alpha_down != '0);
         alpha_dl_d    = alpha_dl_q + {{(TimeW-PeriodW){1'b0}}, cfg_alpha_period_i};
-        events_d      = events_q | (10'(1) << EvAlphaDecay);
+        events_d      = events_q | (EventW'(1) << fabricsim_pkg::EvAlphaDecay);
       end else if (inc_due) begin
         tcount_d    = tcount_inc;
         target_d    = target_up;
@@ -256,11 +239,11 @@ module dcqcn_rp #(
         inc_armed_d = (rate_up != cfg_line_rate_i);
 `endif
         inc_dl_d    = inc_dl_q + {{(TimeW-PeriodW){1'b0}}, cfg_increase_period_i};
-        events_d    = events_q | (10'(1) << EvTimer) | ev_phase;
+        events_d    = events_q | (EventW'(1) << fabricsim_pkg::EvTimer) | ev_phase;
       end else begin
         busy_d = 1'b0;
         unique case (kind_q)
-          ReqCnp: begin
+          fabricsim_pkg::ReqCnp: begin
             alpha_d       = alpha_up;
             alpha_armed_d = 1'b1;
             alpha_dl_d    = now_q + {{(TimeW-PeriodW){1'b0}}, cfg_alpha_period_i};
@@ -275,13 +258,14 @@ module dcqcn_rp #(
               acc_d       = '0;  // MUTANT_3 drops this: the byte counter keeps counting across a cut
 `endif
               last_cut_d  = now_q;
-              events_d    = events_q | (10'(1) << EvCut) |
-                            (10'(dec_clamp) << EvMinDecClamp) | (10'(min_clamp) << EvMinRateClamp);
+              events_d    = events_q | (EventW'(1) << fabricsim_pkg::EvCut) |
+                            (EventW'(dec_clamp) << fabricsim_pkg::EvMinDecClamp) |
+                            (EventW'(min_clamp) << fabricsim_pkg::EvMinRateClamp);
             end else begin
-              events_d = events_q | (10'(1) << EvCnpSuppress);
+              events_d = events_q | (EventW'(1) << fabricsim_pkg::EvCnpSuppress);
             end
           end
-          ReqSent: begin
+          fabricsim_pkg::ReqSent: begin
             if (byte_event) begin
               bcount_d    = bcount_inc;
               target_d    = target_up;
@@ -289,12 +273,12 @@ module dcqcn_rp #(
               inc_armed_d = (rate_up != cfg_line_rate_i);
               // Keep at most one threshold less one byte: one event per request.
               acc_d       = (acc_rem >= {1'b0, cfg_byte_reset_i}) ? cfg_byte_reset_i - 1'b1 : acc_rem[AccW-1:0];
-              events_d    = events_q | (10'(1) << EvByte) | ev_phase;
+              events_d    = events_q | (EventW'(1) << fabricsim_pkg::EvByte) | ev_phase;
             end else begin
               acc_d = acc_sum[AccW-1:0];
             end
           end
-          ReqAdvance, ReqInit: ;  // timers only (an init never reaches the busy state)
+          fabricsim_pkg::ReqAdvance, fabricsim_pkg::ReqInit: ;  // timers only (an init never reaches the busy state)
           default: ;
         endcase
       end
@@ -326,7 +310,7 @@ module dcqcn_rp #(
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       busy_q           <= 1'b0;
-      kind_q           <= ReqAdvance;
+      kind_q           <= fabricsim_pkg::ReqAdvance;
       now_q            <= '0;
       bytes_q          <= '0;
       rate_q           <= '0;
@@ -401,13 +385,13 @@ module dcqcn_rp #(
   assign deadline_lag = now_q - deadline_o;
   // Configuration is legal whenever an init loads it.
   a_cfg_legal: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      (accept && req_kind_i == ReqInit) |->
+      (accept && req_kind_i == fabricsim_pkg::ReqInit) |->
       (cfg_cut_shift_i >= 6'(AlphaW) && cfg_cut_shift_i <= 6'(AlphaW + 5) && cfg_min_dec_i <= 11'd1024 &&
        cfg_min_rate_i <= cfg_line_rate_i && cfg_alpha_period_i != '0 && cfg_increase_period_i != '0 &&
        cfg_byte_reset_i != '0 && cfg_threshold_i != '1));
   // Time never goes backwards between requests (an init may restart it).
   a_time_monotonic: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      (accept && req_kind_i != ReqInit) |-> !req_lag[TimeW-1]);
+      (accept && req_kind_i != fabricsim_pkg::ReqInit) |-> !req_lag[TimeW-1]);
   // The rate never exceeds the target: a cut sets the target to the old rate, an increase moves the rate
   // at most up to the target.
   a_rate_below_target: assert property (@(posedge clk_i) disable iff (!rst_ni)

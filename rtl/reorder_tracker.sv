@@ -40,45 +40,41 @@ module reorder_tracker #(
   input  wire logic        rst_ni,
 
   input  wire logic        init_valid_i,
-  input  wire logic [23:0] init_psn_i,
+  input  wire fabricsim_pkg::psn_t init_psn_i,
 
   input  wire logic        in_valid_i,
   output      logic        in_ready_o,
-  input  wire logic [23:0] in_psn_i,
+  input  wire fabricsim_pkg::psn_t in_psn_i,
 
   output      logic        res_valid_o,
   output      logic [1:0]  res_verdict_o,
-  output      logic [23:0] res_psn_o,
+  output      fabricsim_pkg::psn_t res_psn_o,
 
-  output      logic [23:0] head_psn_o,
+  output      fabricsim_pkg::psn_t head_psn_o,
   output      logic        adv_valid_o,
-  output      logic [23:0] adv_psn_o,
+  output      fabricsim_pkg::psn_t adv_psn_o,
   output      logic        busy_o
 );
 
   // Slot of PSN p in the bitmap is p mod Window. Window divides 2^24, so the mapping is continuous
   // across the PSN wrap, and the slot of the head is recycled for head + Window once the head retires it.
   localparam int unsigned IdxW = $clog2(Window);
+  localparam int unsigned PsnW = fabricsim_pkg::PsnW;
+  typedef fabricsim_pkg::psn_t psn_t;
+  typedef fabricsim_pkg::verdict_e verdict_e;
 
-  typedef enum logic [1:0] {
-    VerdictInOrder     = 2'd0,
-    VerdictOutOfOrder  = 2'd1,
-    VerdictDuplicate   = 2'd2,
-    VerdictOutOfWindow = 2'd3
-  } verdict_e;
-
-  logic [23:0]       head_d, head_q;
+  psn_t              head_d, head_q;
   logic [Window-1:0] marked_d, marked_q;  // PSNs in [head, head + Window) that arrived out of order
   logic              res_valid_d, res_valid_q;
   verdict_e          res_verdict_d, res_verdict_q;
-  logic [23:0]       res_psn_d, res_psn_q;
+  psn_t              res_psn_d, res_psn_q;
   logic              adv_valid_d, adv_valid_q;
-  logic [23:0]       adv_psn_d, adv_psn_q;
+  psn_t              adv_psn_d, adv_psn_q;
 
   logic [IdxW-1:0] head_idx, in_idx;
   logic            head_marked;
   logic            accept;
-  logic [23:0]     psn_offset;
+  psn_t            psn_offset;
   logic            offset_behind, offset_in_window;
 
   assign head_idx    = head_q[IdxW-1:0];
@@ -87,22 +83,22 @@ module reorder_tracker #(
   assign in_ready_o  = rst_ni & ~init_valid_i & ~head_marked;
   assign accept      = in_valid_i & in_ready_o;
 
-  // d = (p - head) mod 2^24: the 24-bit subtraction wraps exactly as PSN space does.
+  // d = (p - head) mod 2^24: the PsnW-bit subtraction wraps exactly as PSN space does.
   assign psn_offset       = in_psn_i - head_q;
-  assign offset_behind    = psn_offset[23];
+  assign offset_behind    = psn_offset[PsnW-1];
 `ifdef MUTANT_1
   // MUTANT_1 (bench-sensitivity test, never in production): off-by-one window compare, d == Window counts
   // as in window and marks the head's own slot, so the head later skips its hole.
-  assign offset_in_window = (psn_offset <= 24'(Window));
+  assign offset_in_window = (psn_offset <= PsnW'(Window));
 `else
-  assign offset_in_window = (psn_offset[23:IdxW] == '0);
+  assign offset_in_window = (psn_offset[PsnW-1:IdxW] == '0);
 `endif
 
   always_comb begin
     head_d        = head_q;
     marked_d      = marked_q;
     res_valid_d   = 1'b0;
-    res_verdict_d = VerdictInOrder;
+    res_verdict_d = fabricsim_pkg::VerdictInOrder;
     res_psn_d     = '0;
     adv_valid_d   = 1'b0;
     adv_psn_d     = '0;
@@ -117,7 +113,7 @@ module reorder_tracker #(
 `ifndef MUTANT_2
       marked_d[head_idx] = 1'b0;  // MUTANT_2 drops this: a stuck flag that retires head + Window unseen
 `endif
-      head_d             = head_q + 24'd1;
+      head_d             = head_q + PsnW'(1);
       adv_valid_d        = 1'b1;
       adv_psn_d          = head_q;
     end else if (accept) begin
@@ -125,21 +121,21 @@ module reorder_tracker #(
       res_psn_d   = in_psn_i;
       if (psn_offset == '0) begin
         // The head slot is clear whenever we accept, so the in-order PSN is retired without marking it.
-        res_verdict_d = VerdictInOrder;
-        head_d        = head_q + 24'd1;
+        res_verdict_d = fabricsim_pkg::VerdictInOrder;
+        head_d        = head_q + PsnW'(1);
         adv_valid_d   = 1'b1;
         adv_psn_d     = head_q;
       end else if (offset_behind) begin
-        res_verdict_d = VerdictDuplicate;
+        res_verdict_d = fabricsim_pkg::VerdictDuplicate;
       end else if (offset_in_window) begin
         if (marked_q[in_idx]) begin
-          res_verdict_d = VerdictDuplicate;
+          res_verdict_d = fabricsim_pkg::VerdictDuplicate;
         end else begin
-          res_verdict_d    = VerdictOutOfOrder;
+          res_verdict_d    = fabricsim_pkg::VerdictOutOfOrder;
           marked_d[in_idx] = 1'b1;
         end
       end else begin
-        res_verdict_d = VerdictOutOfWindow;
+        res_verdict_d = fabricsim_pkg::VerdictOutOfWindow;
       end
     end
   end
@@ -149,7 +145,7 @@ module reorder_tracker #(
       head_q        <= '0;
       marked_q      <= '0;
       res_valid_q   <= 1'b0;
-      res_verdict_q <= VerdictInOrder;
+      res_verdict_q <= fabricsim_pkg::VerdictInOrder;
       res_psn_q     <= '0;
       adv_valid_q   <= 1'b0;
       adv_psn_q     <= '0;
@@ -190,7 +186,7 @@ module reorder_tracker #(
       (!init_valid_i && !busy_o && !accept) |=> (head_psn_o == $past(head_psn_o)));
   // A retirement pulse always names the PSN just behind the new head.
   a_adv_behind_head: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      adv_valid_o |-> (adv_psn_o + 24'd1 == head_psn_o));
+      adv_valid_o |-> (adv_psn_o + PsnW'(1) == head_psn_o));
 `endif
 
 endmodule
