@@ -97,17 +97,7 @@ module cnp_gen #(
   assign {ctx_sent, ctx_last} = per_port_q ? port_q : table_mem[in_idx];
   // The TimeWidth-bit subtraction wraps exactly as the time field does.
   assign elapsed    = in_now_i - ctx_last;
-`ifdef MUTANT_1
-  // MUTANT_1 (bench-sensitivity test, never in production): off-by-one interval compare, an arrival exactly
-  // one interval after the last CNP is still suppressed.
-  assign emit       = ~ctx_sent | (elapsed > interval_q);
-`elsif MUTANT_2
-  // MUTANT_2: wrong wrap, the deadline is compared as a plain sum instead of a modular difference, so an
-  // arrival after the time field wrapped looks early and is suppressed.
-  assign emit       = ~ctx_sent | ({1'b0, in_now_i} >= {1'b0, ctx_last} + {1'b0, interval_q});
-`else
   assign emit       = ~ctx_sent | (elapsed >= interval_q);
-`endif
 
   always_comb begin
     interval_d         = interval_q;
@@ -131,9 +121,7 @@ module cnp_gen #(
       clearing_d         = 1'b1;
       clear_idx_d        = '0;
       cnp_count_d        = '0;
-`ifndef MUTANT_3
-      suppressed_count_d = '0;  // MUTANT_3 drops this: the suppressed counter survives an init
-`endif
+      suppressed_count_d = '0;
     end else if (clearing_q) begin
       table_we    = 1'b1;
       table_waddr = clear_idx_q;

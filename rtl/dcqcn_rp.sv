@@ -143,12 +143,7 @@ module dcqcn_rp #(
   assign min_clamp    = after_dec < cfg_min_rate_i;
   assign cut_rate     = min_clamp ? cfg_min_rate_i : after_dec;
   assign since_cut    = now_q - last_cut_q;
-`ifdef MUTANT_2
-  // MUTANT_2: off-by-one monitor window, a CNP exactly one monitor period after the last cut is suppressed.
-  assign monitor_open = since_cut > {{(TimeW-PeriodW){1'b0}}, cfg_monitor_period_i};
-`else
   assign monitor_open = since_cut >= {{(TimeW-PeriodW){1'b0}}, cfg_monitor_period_i};
-`endif
 
   // ---- Increase event, shared by the timer and the byte counter (at most one per cycle).
   logic [CountW-1:0] tcount_inc, bcount_inc, ev_tcount, ev_bcount, count_max, count_min;
@@ -231,13 +226,7 @@ module dcqcn_rp #(
         tcount_d    = tcount_inc;
         target_d    = target_up;
         rate_d      = rate_up;
-`ifdef MUTANT_1
-        // MUTANT_1 (bench-sensitivity test, never in production): stuck flag, the rate-increase timer stays
-        // armed once the timer has brought the rate back to line rate.
-        inc_armed_d = 1'b1;
-`else
         inc_armed_d = (rate_up != cfg_line_rate_i);
-`endif
         inc_dl_d    = inc_dl_q + {{(TimeW-PeriodW){1'b0}}, cfg_increase_period_i};
         events_d    = events_q | (EventW'(1) << fabricsim_pkg::EvTimer) | ev_phase;
       end else begin
@@ -254,9 +243,7 @@ module dcqcn_rp #(
               inc_dl_d    = now_q + {{(TimeW-PeriodW){1'b0}}, cfg_increase_period_i};
               tcount_d    = '0;
               bcount_d    = '0;
-`ifndef MUTANT_3
-              acc_d       = '0;  // MUTANT_3 drops this: the byte counter keeps counting across a cut
-`endif
+              acc_d       = '0;
               last_cut_d  = now_q;
               events_d    = events_q | (EventW'(1) << fabricsim_pkg::EvCut) |
                             (EventW'(dec_clamp) << fabricsim_pkg::EvMinDecClamp) |

@@ -86,13 +86,7 @@ module reorder_tracker #(
   // d = (p - head) mod 2^24: the PsnW-bit subtraction wraps exactly as PSN space does.
   assign psn_offset       = in_psn_i - head_q;
   assign offset_behind    = psn_offset[PsnW-1];
-`ifdef MUTANT_1
-  // MUTANT_1 (bench-sensitivity test, never in production): off-by-one window compare, d == Window counts
-  // as in window and marks the head's own slot, so the head later skips its hole.
-  assign offset_in_window = (psn_offset <= PsnW'(Window));
-`else
   assign offset_in_window = (psn_offset[PsnW-1:IdxW] == '0);
-`endif
 
   always_comb begin
     head_d        = head_q;
@@ -105,14 +99,10 @@ module reorder_tracker #(
 
     if (init_valid_i) begin
       head_d   = init_psn_i;
-`ifndef MUTANT_3
-      marked_d = '0;  // MUTANT_3 drops this: init keeps the old context's marks
-`endif
+      marked_d = '0;
     end else if (head_marked) begin
       // Retire one stored PSN per clock; its slot becomes the slot of head + Window, so clear it.
-`ifndef MUTANT_2
-      marked_d[head_idx] = 1'b0;  // MUTANT_2 drops this: a stuck flag that retires head + Window unseen
-`endif
+      marked_d[head_idx] = 1'b0;
       head_d             = head_q + PsnW'(1);
       adv_valid_d        = 1'b1;
       adv_psn_d          = head_q;

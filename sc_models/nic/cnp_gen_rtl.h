@@ -29,7 +29,7 @@ class cnp_gen_rtl final : public cnp_gen_cycle_model {
 
   // The Flows values Verilated into this build (rtl/CMakeLists.txt), ascending.
   static const std::vector<uint32_t>& compiled_flows();
-  // The mutants (MUTANT_<N> of rtl/cnp_gen.sv) in this build, ascending; empty when FABRICSIM_RTL_MUTANTS
+  // The mutants (rtl/mutants/cnp_gen/<N>.patch) in this build, ascending; empty when FABRICSIM_RTL_MUTANTS
   // is off. They are Verilated for one flow count only.
   static const std::vector<uint32_t>& compiled_mutants();
   static uint32_t mutant_flows();

@@ -29,7 +29,7 @@ class dcqcn_rp_rtl final : public dcqcn_rate_engine {
 
   const dcqcn_outputs& outputs() const override { return m_out; }
   const char* kind() const override { return m_kind.c_str(); }  // "rtl" or "rtl_mutant_<N>"
-  // The mutants (MUTANT_<N> of rtl/dcqcn_rp.sv) in this build, ascending; empty when FABRICSIM_RTL_MUTANTS is
+  // The mutants (rtl/mutants/dcqcn_rp/<N>.patch) in this build, ascending; empty when FABRICSIM_RTL_MUTANTS is
   // off.
   static const std::vector<uint32_t>& compiled_mutants();
   uint64_t last_cycles() const override { return m_last_cycles; }

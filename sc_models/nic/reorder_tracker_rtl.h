@@ -29,7 +29,7 @@ class reorder_tracker_rtl final : public reorder_tracker_cycle_model {
 
   // The Window values Verilated into this build (rtl/CMakeLists.txt), ascending.
   static const std::vector<uint32_t>& compiled_windows();
-  // The mutants (MUTANT_<N> of rtl/reorder_tracker.sv) in this build, ascending; empty when
+  // The mutants (rtl/mutants/reorder_tracker/<N>.patch) in this build, ascending; empty when
   // FABRICSIM_RTL_MUTANTS is off. They are Verilated for one window only.
   static const std::vector<uint32_t>& compiled_mutants();
   static uint32_t mutant_window();

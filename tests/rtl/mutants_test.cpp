@@ -1,4 +1,4 @@
-// Bench sensitivity: every deliberately mutated RTL variant (MUTANT_<N> in rtl/*.sv) fails its block's
+// Bench sensitivity: every deliberately mutated RTL variant (rtl/mutants/<block>/<N>.patch) fails its block's
 // differential bench under the default stimulus, while the real RTL passes the same run.
 #include <gtest/gtest.h>
 
