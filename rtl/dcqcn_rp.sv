@@ -20,14 +20,21 @@
 //   byte_count_o               counter (saturating)
 //   events_o                   what the last request did, OR over its steps (event_e bit positions);
 //                              cleared when a request is accepted
+//   rsp_valid_o                the request accepted last is done: the outputs above are its results (one
+//                              cycle, registered)
 //   busy_o                     a request is being processed (req_ready_o is low)
 //
+// Handshake (the one scheme of every fabricsim block, docs/verification.md): a request is taken at a rising
+// edge where req_valid_i && req_ready_o; its response is on the outputs, qualified by rsp_valid_o, in a later
+// cycle, for one cycle (the NIC always takes it: there is no rsp_ready_i); busy_o says the block is working.
+//
 // Cycle timing
-//   - An init is done at its accepting edge: outputs show the reset flow in the next cycle, busy_o low.
+//   - An init is done at its accepting edge: outputs show the reset flow in the next cycle, with rsp_valid_o
+//     high and busy_o low.
 //   - Any other request is latched at its accepting edge; then each busy cycle fires the earliest due timer
 //     (alpha timer before rate timer on equal deadlines), one per edge, and the first cycle with no timer
 //     due at or before req_now applies the request itself and ends busy. A request that finds k timers due
-//     therefore takes k + 2 edges, and its results are on the outputs once busy_o is low.
+//     therefore takes k + 2 edges: rsp_valid_o rises, and busy_o falls, in the cycle after the last.
 //   - Deadlines compare by the sign of the TimeW-bit difference, so the count may wrap as long as no two
 //     compared times are 2^(TimeW-1) cycles apart.
 
@@ -73,6 +80,7 @@ module dcqcn_rp #(
   output      logic [CountW-1:0]  timer_count_o,
   output      logic [CountW-1:0]  byte_count_o,
   output      logic [fabricsim_pkg::DcqcnEventW-1:0] events_o,  // bits: fabricsim_pkg::dcqcn_event_e
+  output      logic               rsp_valid_o,
   output      logic               busy_o
 );
 
@@ -101,6 +109,7 @@ module dcqcn_rp #(
   logic [EventW-1:0] events_d, events_q;
   logic              deadline_valid_d, deadline_valid_q;
   logic [TimeW-1:0]  deadline_d, deadline_q;
+  logic              rsp_valid_d, rsp_valid_q;
 
   logic accept;
   assign req_ready_o = rst_ni & ~busy_q;
@@ -194,6 +203,7 @@ module dcqcn_rp #(
     acc_d         = acc_q;
     last_cut_d    = last_cut_q;
     events_d      = events_q;
+    rsp_valid_d   = 1'b0;
 
     if (accept) begin
       events_d = '0;
@@ -211,6 +221,7 @@ module dcqcn_rp #(
         acc_d         = '0;
         // As if the last cut were one monitor period ago: the first CNP always cuts.
         last_cut_d    = req_now_i - {{(TimeW-PeriodW){1'b0}}, cfg_monitor_period_i};
+        rsp_valid_d   = 1'b1;
       end else begin
         busy_d  = 1'b1;
         kind_d  = req_kind_i;
@@ -230,7 +241,8 @@ module dcqcn_rp #(
         inc_dl_d    = inc_dl_q + {{(TimeW-PeriodW){1'b0}}, cfg_increase_period_i};
         events_d    = events_q | (EventW'(1) << fabricsim_pkg::EvTimer) | ev_phase;
       end else begin
-        busy_d = 1'b0;
+        busy_d      = 1'b0;
+        rsp_valid_d = 1'b1;
         unique case (kind_q)
           fabricsim_pkg::ReqCnp: begin
             alpha_d       = alpha_up;
@@ -314,6 +326,7 @@ module dcqcn_rp #(
       events_q         <= '0;
       deadline_valid_q <= 1'b0;
       deadline_q       <= '0;
+      rsp_valid_q      <= 1'b0;
     end else begin
       busy_q           <= busy_d;
       kind_q           <= kind_d;
@@ -333,6 +346,7 @@ module dcqcn_rp #(
       events_q         <= events_d;
       deadline_valid_q <= deadline_valid_d;
       deadline_q       <= deadline_d;
+      rsp_valid_q      <= rsp_valid_d;
     end
   end
 
@@ -344,6 +358,7 @@ module dcqcn_rp #(
   assign timer_count_o    = tcount_q;
   assign byte_count_o     = bcount_q;
   assign events_o         = events_q;
+  assign rsp_valid_o      = rsp_valid_q;
   assign busy_o           = busy_q;
 
   // Parameter legality, checked at elaboration.
@@ -386,6 +401,11 @@ module dcqcn_rp #(
   // Once a request is done, every armed deadline lies after its time: no due timer is left behind.
   a_no_due_timer_left: assert property (@(posedge clk_i) disable iff (!rst_ni)
       (!busy_o && deadline_valid_o) |-> deadline_lag[TimeW-1]);
+  // A response is never given while the block is still working, and every accepted request gets one.
+  a_no_response_while_busy: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      !(rsp_valid_o && busy_o));
+  a_response_follows_request: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      accept |=> (busy_o || rsp_valid_o));
 `endif
 
 endmodule

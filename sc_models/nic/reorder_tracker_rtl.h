@@ -1,5 +1,6 @@
 // Receiver PSN reorder tracker of a RoCEv2 NIC: the Verilated rtl/reorder_tracker.sv, stepped by hand
-// (no SystemC clock, no kernel events: two eval() per cycle), behind the cycle-level port bundle.
+// (no SystemC clock, no kernel events: two eval() per cycle) by the shared verilated_block adapter, behind
+// the cycle-level port bundle.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "sc_models/nic/reorder_tracker.h"
+#include "sc_models/nic/verilated_port.h"
 
 namespace fabricsim::nic {
 
@@ -34,13 +36,14 @@ class reorder_tracker_rtl final : public reorder_tracker_cycle_model {
   static const std::vector<uint32_t>& compiled_mutants();
   static uint32_t mutant_window();
 
-  // One Verilated instance of a given Window; defined in the .cpp so Verilator headers stay out of users.
-  class binding;
+  // One Verilated instance of a given Window (verilated_block, defined in the .cpp so Verilator headers
+  // stay out of users).
+  using port = verilated_port<reorder_tracker_inputs, reorder_tracker_outputs>;
 
  private:
   uint32_t m_window;
   std::string m_kind;
-  std::unique_ptr<binding> m_binding;
+  std::unique_ptr<port> m_block;
 };
 
 }  // namespace fabricsim::nic
