@@ -77,12 +77,8 @@ std::unique_ptr<cnp_gen_rtl::port> make_block(uint32_t flows, uint32_t mutant, c
         return nullptr;
     }
   }
-  check_rtl_mutant_built("cnp_gen", mutant, cnp_gen_rtl::compiled_mutants());
-  if (flows != cnp_gen_rtl::mutant_flows())
-    throw core::config_error("cnp_gen mutant " + std::to_string(mutant) + ": flows " + std::to_string(flows) +
-                             " is not built; mutants have flows " + std::to_string(cnp_gen_rtl::mutant_flows()) +
-                             " only");
-  check_rtl_mutant_untraced("cnp_gen", mutant, fst_path);
+  check_rtl_mutant("cnp_gen", mutant, cnp_gen_rtl::compiled_mutants(), fst_path, "flows", flows,
+                   cnp_gen_rtl::mutant_flows());
   switch (mutant) {
 #define FABRICSIM_MUTANT_CASE(n)                                                                         \
   case n:                                                                                                \
@@ -101,16 +97,12 @@ std::unique_ptr<cnp_gen_rtl::port> make_block(uint32_t flows, uint32_t mutant, c
 }  // namespace
 
 const std::vector<uint32_t>& cnp_gen_rtl::compiled_flows() {
-#define FABRICSIM_FLOWS_VALUE(n) n##u,
-  static const std::vector<uint32_t> flows{FABRICSIM_CNP_GEN_FLOWS(FABRICSIM_FLOWS_VALUE)};
-#undef FABRICSIM_FLOWS_VALUE
+  static const std::vector<uint32_t> flows{FABRICSIM_CNP_GEN_FLOWS(FABRICSIM_RTL_LIST_ITEM)};
   return flows;
 }
 
 const std::vector<uint32_t>& cnp_gen_rtl::compiled_mutants() {
-#define FABRICSIM_MUTANT_VALUE(n) n##u,
-  static const std::vector<uint32_t> mutants{FABRICSIM_CNP_GEN_MUTANTS(FABRICSIM_MUTANT_VALUE)};
-#undef FABRICSIM_MUTANT_VALUE
+  static const std::vector<uint32_t> mutants{FABRICSIM_CNP_GEN_MUTANTS(FABRICSIM_RTL_LIST_ITEM)};
   return mutants;
 }
 

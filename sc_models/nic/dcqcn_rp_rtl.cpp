@@ -79,8 +79,7 @@ struct dcqcn_rp_binding {
 
 std::unique_ptr<dcqcn_rp_rtl::port> make_block(uint32_t mutant, const std::string& fst_path) {
   if (mutant == 0) return std::make_unique<verilated_block<dcqcn_rp_binding, Vdcqcn_rp>>(fst_path);
-  check_rtl_mutant_built("dcqcn_rp", mutant, dcqcn_rp_rtl::compiled_mutants());
-  check_rtl_mutant_untraced("dcqcn_rp", mutant, fst_path);
+  check_rtl_mutant("dcqcn_rp", mutant, dcqcn_rp_rtl::compiled_mutants(), fst_path);
   switch (mutant) {
 #define FABRICSIM_MUTANT_CASE(n) \
   case n:                        \
@@ -95,9 +94,7 @@ std::unique_ptr<dcqcn_rp_rtl::port> make_block(uint32_t mutant, const std::strin
 }  // namespace
 
 const std::vector<uint32_t>& dcqcn_rp_rtl::compiled_mutants() {
-#define FABRICSIM_MUTANT_VALUE(n) n##u,
-  static const std::vector<uint32_t> mutants{FABRICSIM_DCQCN_RP_MUTANTS(FABRICSIM_MUTANT_VALUE)};
-#undef FABRICSIM_MUTANT_VALUE
+  static const std::vector<uint32_t> mutants{FABRICSIM_DCQCN_RP_MUTANTS(FABRICSIM_RTL_LIST_ITEM)};
   return mutants;
 }
 

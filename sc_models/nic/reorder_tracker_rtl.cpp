@@ -76,12 +76,8 @@ std::unique_ptr<reorder_tracker_rtl::port> make_block(uint32_t window, uint32_t 
         return nullptr;
     }
   }
-  check_rtl_mutant_built("reorder_tracker", mutant, reorder_tracker_rtl::compiled_mutants());
-  if (window != reorder_tracker_rtl::mutant_window())
-    throw core::config_error("reorder_tracker mutant " + std::to_string(mutant) + ": window " +
-                             std::to_string(window) + " is not built; mutants have window " +
-                             std::to_string(reorder_tracker_rtl::mutant_window()) + " only");
-  check_rtl_mutant_untraced("reorder_tracker", mutant, fst_path);
+  check_rtl_mutant("reorder_tracker", mutant, reorder_tracker_rtl::compiled_mutants(), fst_path, "window", window,
+                   reorder_tracker_rtl::mutant_window());
   switch (mutant) {
 #define FABRICSIM_MUTANT_CASE(n)                                                                           \
   case n:                                                                                                  \
@@ -100,16 +96,12 @@ std::unique_ptr<reorder_tracker_rtl::port> make_block(uint32_t window, uint32_t 
 }  // namespace
 
 const std::vector<uint32_t>& reorder_tracker_rtl::compiled_windows() {
-#define FABRICSIM_WINDOW_VALUE(n) n##u,
-  static const std::vector<uint32_t> windows{FABRICSIM_REORDER_TRACKER_WINDOWS(FABRICSIM_WINDOW_VALUE)};
-#undef FABRICSIM_WINDOW_VALUE
+  static const std::vector<uint32_t> windows{FABRICSIM_REORDER_TRACKER_WINDOWS(FABRICSIM_RTL_LIST_ITEM)};
   return windows;
 }
 
 const std::vector<uint32_t>& reorder_tracker_rtl::compiled_mutants() {
-#define FABRICSIM_MUTANT_VALUE(n) n##u,
-  static const std::vector<uint32_t> mutants{FABRICSIM_REORDER_TRACKER_MUTANTS(FABRICSIM_MUTANT_VALUE)};
-#undef FABRICSIM_MUTANT_VALUE
+  static const std::vector<uint32_t> mutants{FABRICSIM_REORDER_TRACKER_MUTANTS(FABRICSIM_RTL_LIST_ITEM)};
   return mutants;
 }
 

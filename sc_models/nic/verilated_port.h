@@ -22,6 +22,10 @@ class verilated_port {
   virtual Out peek() const = 0;
 };
 
+// The item of a generated variant list (FABRICSIM_<BLOCK>_WINDOWS(X), ..._MUTANTS(X), rtl/CMakeLists.txt) in
+// a std::vector<uint32_t> initializer: {FABRICSIM_CNP_GEN_MUTANTS(FABRICSIM_RTL_LIST_ITEM)}.
+#define FABRICSIM_RTL_LIST_ITEM(n) n##u,
+
 // "a, b, c" for error messages.
 inline std::string rtl_list(const std::vector<uint32_t>& values) {
   std::string list;
@@ -42,18 +46,20 @@ inline std::string rtl_kind_of_mutant(uint32_t mutant) {
   return mutant == 0 ? "rtl" : "rtl_mutant_" + std::to_string(mutant);
 }
 
-// Throws core::config_error unless mutant N of `block` (rtl/mutants/<block>/<N>.patch) is in `built`.
-inline void check_rtl_mutant_built(const std::string& block, uint32_t mutant, const std::vector<uint32_t>& built) {
+// Throws core::config_error unless mutant N of `block` (rtl/mutants/<block>/<N>.patch) is in `built`, its
+// parameter `param` (e.g. "window"; empty for a block with one configuration) has the one value mutants are
+// built for, and no waveform is asked for (mutants are Verilated without trace code).
+inline void check_rtl_mutant(const std::string& block, uint32_t mutant, const std::vector<uint32_t>& built,
+                             const std::string& fst_path, const std::string& param = "", uint32_t value = 0,
+                             uint32_t built_value = 0) {
+  const std::string which = block + " mutant " + std::to_string(mutant);
   if (std::find(built.begin(), built.end(), mutant) == built.end())
-    throw core::config_error(block + " mutant " + std::to_string(mutant) + " is not built; built: " +
+    throw core::config_error(which + " is not built; built: " +
                              (built.empty() ? "none (configure with -DFABRICSIM_RTL_MUTANTS=ON)" : rtl_list(built)));
-}
-
-// Throws core::config_error when a waveform is asked of a mutant (mutants are Verilated without trace code).
-inline void check_rtl_mutant_untraced(const std::string& block, uint32_t mutant, const std::string& fst_path) {
-  if (!fst_path.empty())
-    throw core::config_error(block + " mutant " + std::to_string(mutant) + ": mutants are built without waveform "
-                             "support");
+  if (!param.empty() && value != built_value)
+    throw core::config_error(which + ": " + param + " " + std::to_string(value) + " is not built; mutants have " +
+                             param + " " + std::to_string(built_value) + " only");
+  if (!fst_path.empty()) throw core::config_error(which + ": mutants are built without waveform support");
 }
 
 }  // namespace fabricsim::nic
