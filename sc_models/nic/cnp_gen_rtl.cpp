@@ -49,9 +49,6 @@ struct cnp_gen_binding {
   }
 };
 
-template <class V, bool Traced = true>
-using cnp_block = verilated_block<cnp_gen_binding, V, Traced>;
-
 void check_flows(uint64_t flows) {
   for (uint32_t f : cnp_gen_rtl::compiled_flows()) {
     if (f == flows) return;
@@ -61,38 +58,12 @@ void check_flows(uint64_t flows) {
                            rtl_list(cnp_gen_rtl::compiled_flows()));
 }
 
-// Token pasting needs the flow count as a literal: the mutants' Verilated class names.
-#define FABRICSIM_MUTANT_CLASS2(f, n) Vcnp_gen_f##f##_m##n
-#define FABRICSIM_MUTANT_CLASS(f, n) FABRICSIM_MUTANT_CLASS2(f, n)
-
 std::unique_ptr<cnp_gen_rtl::port> make_block(uint32_t flows, uint32_t mutant, const std::string& fst_path) {
-  if (mutant == 0) {
-    switch (flows) {
-#define FABRICSIM_FLOWS_CASE(n) \
-  case n:                       \
-    return std::make_unique<cnp_block<Vcnp_gen_f##n>>(fst_path);
-      FABRICSIM_CNP_GEN_FLOWS(FABRICSIM_FLOWS_CASE)
-#undef FABRICSIM_FLOWS_CASE
-      default:
-        return nullptr;
-    }
-  }
+  if (mutant == 0) return make_verilated_variant<cnp_gen_binding, true>(FABRICSIM_CNP_GEN_FLOW_VARIANTS{}, flows, fst_path);
   check_rtl_mutant("cnp_gen", mutant, cnp_gen_rtl::compiled_mutants(), fst_path, "flows", flows,
                    cnp_gen_rtl::mutant_flows());
-  switch (mutant) {
-#define FABRICSIM_MUTANT_CASE(n)                                                                         \
-  case n:                                                                                                \
-    return std::make_unique<cnp_block<FABRICSIM_MUTANT_CLASS(FABRICSIM_CNP_GEN_MUTANT_FLOWS, n), false>>( \
-        fst_path);
-    FABRICSIM_CNP_GEN_MUTANTS(FABRICSIM_MUTANT_CASE)
-#undef FABRICSIM_MUTANT_CASE
-    default:
-      return nullptr;
-  }
+  return make_verilated_variant<cnp_gen_binding, false>(FABRICSIM_CNP_GEN_MUTANTS_VARIANTS{}, mutant, fst_path);
 }
-
-#undef FABRICSIM_MUTANT_CLASS
-#undef FABRICSIM_MUTANT_CLASS2
 
 }  // namespace
 

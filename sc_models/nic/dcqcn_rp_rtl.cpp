@@ -80,15 +80,7 @@ struct dcqcn_rp_binding {
 std::unique_ptr<dcqcn_rp_rtl::port> make_block(uint32_t mutant, const std::string& fst_path) {
   if (mutant == 0) return std::make_unique<verilated_block<dcqcn_rp_binding, Vdcqcn_rp>>(fst_path);
   check_rtl_mutant("dcqcn_rp", mutant, dcqcn_rp_rtl::compiled_mutants(), fst_path);
-  switch (mutant) {
-#define FABRICSIM_MUTANT_CASE(n) \
-  case n:                        \
-    return std::make_unique<verilated_block<dcqcn_rp_binding, Vdcqcn_rp_m##n, false>>(fst_path);
-    FABRICSIM_DCQCN_RP_MUTANTS(FABRICSIM_MUTANT_CASE)
-#undef FABRICSIM_MUTANT_CASE
-    default:
-      return nullptr;
-  }
+  return make_verilated_variant<dcqcn_rp_binding, false>(FABRICSIM_DCQCN_RP_MUTANTS_VARIANTS{}, mutant, fst_path);
 }
 
 }  // namespace

@@ -48,9 +48,6 @@ struct reorder_tracker_binding {
   }
 };
 
-template <class V, bool Traced = true>
-using tracker_block = verilated_block<reorder_tracker_binding, V, Traced>;
-
 void check_window(uint32_t window) {
   for (uint32_t w : reorder_tracker_rtl::compiled_windows()) {
     if (w == window) return;
@@ -60,38 +57,15 @@ void check_window(uint32_t window) {
                            rtl_list(reorder_tracker_rtl::compiled_windows()));
 }
 
-// Token pasting needs the window as a literal: the mutants' Verilated class names.
-#define FABRICSIM_MUTANT_CLASS2(w, n) Vreorder_tracker_w##w##_m##n
-#define FABRICSIM_MUTANT_CLASS(w, n) FABRICSIM_MUTANT_CLASS2(w, n)
-
 std::unique_ptr<reorder_tracker_rtl::port> make_block(uint32_t window, uint32_t mutant, const std::string& fst_path) {
-  if (mutant == 0) {
-    switch (window) {
-#define FABRICSIM_WINDOW_CASE(n) \
-  case n:                        \
-    return std::make_unique<tracker_block<Vreorder_tracker_w##n>>(fst_path);
-      FABRICSIM_REORDER_TRACKER_WINDOWS(FABRICSIM_WINDOW_CASE)
-#undef FABRICSIM_WINDOW_CASE
-      default:
-        return nullptr;
-    }
-  }
+  if (mutant == 0)
+    return make_verilated_variant<reorder_tracker_binding, true>(FABRICSIM_REORDER_TRACKER_WINDOW_VARIANTS{}, window,
+                                                                 fst_path);
   check_rtl_mutant("reorder_tracker", mutant, reorder_tracker_rtl::compiled_mutants(), fst_path, "window", window,
                    reorder_tracker_rtl::mutant_window());
-  switch (mutant) {
-#define FABRICSIM_MUTANT_CASE(n)                                                                           \
-  case n:                                                                                                  \
-    return std::make_unique<                                                                               \
-        tracker_block<FABRICSIM_MUTANT_CLASS(FABRICSIM_REORDER_TRACKER_MUTANT_WINDOW, n), false>>(fst_path);
-    FABRICSIM_REORDER_TRACKER_MUTANTS(FABRICSIM_MUTANT_CASE)
-#undef FABRICSIM_MUTANT_CASE
-    default:
-      return nullptr;
-  }
+  return make_verilated_variant<reorder_tracker_binding, false>(FABRICSIM_REORDER_TRACKER_MUTANTS_VARIANTS{}, mutant,
+                                                                fst_path);
 }
-
-#undef FABRICSIM_MUTANT_CLASS
-#undef FABRICSIM_MUTANT_CLASS2
 
 }  // namespace
 

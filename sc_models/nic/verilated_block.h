@@ -13,6 +13,9 @@
 //     template <class V> static outputs sample(const V& top);
 //   };
 //
+// make_verilated_variant() builds the block of one compiled variant (a parameter value, a mutant) from the
+// class lists rtl/CMakeLists.txt generates, so no block writes a switch over Verilated class names.
+//
 // Between steps the request and init pins rest low (their idle values, as the reference models assume), so
 // peek() shows the outputs of an idle cycle. Include only from adapter sources compiled with Verilator's
 // include paths; users see verilated_port<> (sc_models/nic/verilated_port.h) only.
@@ -21,6 +24,7 @@
 #include <verilated.h>
 #include <verilated_fst_c.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
@@ -139,5 +143,24 @@ class verilated_block final : public verilated_port<typename Binding::inputs, ty
   verilated_harness<V, Traced> m_rtl;
   V* m_top;  // m_rtl's model
 };
+
+// The Verilated classes of a block's compiled variants, each under its key (a parameter value such as a
+// window, or a mutant number); rtl/CMakeLists.txt writes the lists (FABRICSIM_<BLOCK>_..._VARIANTS).
+template <uint32_t Key, class V>
+struct rtl_variant {};
+template <class... Variants>
+struct rtl_variants {};
+
+// The verilated_block of the variant whose key is `key`, or null when none has it.
+template <class Binding, bool Traced, uint32_t... Keys, class... Vs>
+std::unique_ptr<verilated_port<typename Binding::inputs, typename Binding::outputs>> make_verilated_variant(
+    rtl_variants<rtl_variant<Keys, Vs>...>, uint32_t key, const std::string& fst_path) {
+  std::unique_ptr<verilated_port<typename Binding::inputs, typename Binding::outputs>> block;
+  ((key == Keys && !block ? void(block = std::make_unique<verilated_block<Binding, Vs, Traced>>(fst_path)) : void()),
+   ...);
+  static_cast<void>(key);  // unused when the list is empty (mutants not built)
+  static_cast<void>(fst_path);
+  return block;
+}
 
 }  // namespace fabricsim::nic
