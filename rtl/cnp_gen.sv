@@ -15,21 +15,25 @@
 //                                    counters 0, then the table clear below)
 //   init_valid_i, init_interval_i,   load the interval (cycles) and the mode, zero the counters, forget every
 //   init_per_port_i                  CNP sent (table clear); wins over everything else
-//   in_valid_i, in_ready_o,          one marked arrival: QPN (24 bit) and its arrival time; accepted at a
-//   in_flow_i, in_now_i              rising edge where in_valid_i && in_ready_o
-//   res_valid_o, res_emit_o,         one result per accepted arrival: emit a CNP to res_flow_o or not
-//   res_flow_o
+//   req_valid_i, req_ready_o,        one marked arrival: QPN (24 bit) and its arrival time; accepted at a
+//   req_flow_i, req_now_i            rising edge where req_valid_i && req_ready_o
+//   rsp_valid_o, rsp_emit_o,         one result per accepted arrival: emit a CNP to rsp_flow_o or not
+//   rsp_flow_o
 //   cnp_count_o, suppressed_count_o  CNPs emitted and arrivals suppressed since init (32 bit, wrapping)
-//   busy_o                           the table is being cleared (back-pressure on in_*)
+//   busy_o                           the table is being cleared (back-pressure on req_*)
 //
-// Cycle timing (every output except in_ready_o is a register)
-//   - An arrival accepted at edge N yields res_valid_o in cycle N+1, with the counters already updated; the
+// Handshake (the one scheme of every fabricsim block, docs/verification.md): a request is taken at a rising
+// edge where req_valid_i && req_ready_o; its response is on rsp_*_o, qualified by rsp_valid_o, in a later
+// cycle, for one cycle (the NIC always takes it: there is no rsp_ready_i); busy_o says the block is working.
+//
+// Cycle timing (every output except req_ready_o is a register)
+//   - An arrival accepted at edge N yields rsp_valid_o in cycle N+1, with the counters already updated; the
 //     table entry is written at edge N, so back-to-back arrivals of one flow see each other: one per clock.
 //   - The table is a single-port RAM without reset: after rst_ni and after every init it is cleared one entry
-//     per clock, Flows cycles with busy_o high and in_ready_o low (the port context is a register, cleared
+//     per clock, Flows cycles with busy_o high and req_ready_o low (the port context is a register, cleared
 //     at once, but waits for the sweep too so both modes time alike).
-//   - in_ready_o = rst_ni && !init_valid_i && !busy_o.
-//   - res_flow_o is zero while res_valid_o is low; res_emit_o likewise.
+//   - req_ready_o = rst_ni && !init_valid_i && !busy_o.
+//   - rsp_flow_o is zero while rsp_valid_o is low; rsp_emit_o likewise.
 
 `default_nettype none
 
@@ -44,21 +48,24 @@ module cnp_gen #(
   input  wire logic [TimeWidth-1:0] init_interval_i,
   input  wire logic                 init_per_port_i,
 
-  input  wire logic                 in_valid_i,
-  output      logic                 in_ready_o,
-  input  wire logic [23:0]          in_flow_i,
-  input  wire logic [TimeWidth-1:0] in_now_i,
+  input  wire logic                 req_valid_i,
+  output      logic                 req_ready_o,
+  input  wire fabricsim_pkg::qpn_t  req_flow_i,
+  input  wire logic [TimeWidth-1:0] req_now_i,
 
-  output      logic                 res_valid_o,
-  output      logic                 res_emit_o,
-  output      logic [23:0]          res_flow_o,
+  output      logic                 rsp_valid_o,
+  output      logic                 rsp_emit_o,
+  output      fabricsim_pkg::qpn_t  rsp_flow_o,
 
-  output      logic [31:0]          cnp_count_o,
-  output      logic [31:0]          suppressed_count_o,
+  output      fabricsim_pkg::stat_t cnp_count_o,
+  output      fabricsim_pkg::stat_t suppressed_count_o,
   output      logic                 busy_o
 );
 
   localparam int unsigned IdxW = $clog2(Flows);
+  localparam int unsigned StatW = fabricsim_pkg::StatW;
+  typedef fabricsim_pkg::qpn_t qpn_t;
+  typedef fabricsim_pkg::stat_t stat_t;
 
   // One context: {sent, time of the last CNP}. A plain vector rather than a packed struct: yosys 0.23 drops
   // struct members of an unpacked array's elements.
@@ -75,36 +82,26 @@ module cnp_gen #(
   logic [EntryW-1:0]    port_d, port_q;
   logic                 clearing_d, clearing_q;
   logic [IdxW-1:0]      clear_idx_d, clear_idx_q;
-  logic                 res_valid_d, res_valid_q;
-  logic                 res_emit_d, res_emit_q;
-  logic [23:0]          res_flow_d, res_flow_q;
-  logic [31:0]          cnp_count_d, cnp_count_q;
-  logic [31:0]          suppressed_count_d, suppressed_count_q;
+  logic                 rsp_valid_d, rsp_valid_q;
+  logic                 rsp_emit_d, rsp_emit_q;
+  qpn_t                 rsp_flow_d, rsp_flow_q;
+  stat_t                cnp_count_d, cnp_count_q;
+  stat_t                suppressed_count_d, suppressed_count_q;
 
   logic                 accept;
-  logic [IdxW-1:0]      in_idx;
+  logic [IdxW-1:0]      req_idx;
   logic                 ctx_sent;
   logic [TimeWidth-1:0] ctx_last;
   logic [TimeWidth-1:0] elapsed;
   logic                 emit;
 
-  assign in_ready_o = rst_ni & ~init_valid_i & ~clearing_q;
-  assign accept     = in_valid_i & in_ready_o;
-  assign in_idx     = in_flow_i[IdxW-1:0];
-  assign {ctx_sent, ctx_last} = per_port_q ? port_q : table_mem[in_idx];
+  assign req_ready_o = rst_ni & ~init_valid_i & ~clearing_q;
+  assign accept     = req_valid_i & req_ready_o;
+  assign req_idx     = req_flow_i[IdxW-1:0];
+  assign {ctx_sent, ctx_last} = per_port_q ? port_q : table_mem[req_idx];
   // The TimeWidth-bit subtraction wraps exactly as the time field does.
-  assign elapsed    = in_now_i - ctx_last;
-`ifdef MUTANT_1
-  // MUTANT_1 (bench-sensitivity test, never in production): off-by-one interval compare, an arrival exactly
-  // one interval after the last CNP is still suppressed.
-  assign emit       = ~ctx_sent | (elapsed > interval_q);
-`elsif MUTANT_2
-  // MUTANT_2: wrong wrap, the deadline is compared as a plain sum instead of a modular difference, so an
-  // arrival after the time field wrapped looks early and is suppressed.
-  assign emit       = ~ctx_sent | ({1'b0, in_now_i} >= {1'b0, ctx_last} + {1'b0, interval_q});
-`else
+  assign elapsed    = req_now_i - ctx_last;
   assign emit       = ~ctx_sent | (elapsed >= interval_q);
-`endif
 
   always_comb begin
     interval_d         = interval_q;
@@ -112,14 +109,14 @@ module cnp_gen #(
     port_d             = port_q;
     clearing_d         = clearing_q;
     clear_idx_d        = clear_idx_q;
-    res_valid_d        = 1'b0;
-    res_emit_d         = 1'b0;
-    res_flow_d         = '0;
+    rsp_valid_d        = 1'b0;
+    rsp_emit_d         = 1'b0;
+    rsp_flow_d         = '0;
     cnp_count_d        = cnp_count_q;
     suppressed_count_d = suppressed_count_q;
     table_we           = 1'b0;
-    table_waddr        = in_idx;
-    table_wdata        = {1'b1, in_now_i};
+    table_waddr        = req_idx;
+    table_wdata        = {1'b1, req_now_i};
 
     if (init_valid_i) begin
       interval_d         = init_interval_i;
@@ -128,9 +125,7 @@ module cnp_gen #(
       clearing_d         = 1'b1;
       clear_idx_d        = '0;
       cnp_count_d        = '0;
-`ifndef MUTANT_3
-      suppressed_count_d = '0;  // MUTANT_3 drops this: the suppressed counter survives an init
-`endif
+      suppressed_count_d = '0;
     end else if (clearing_q) begin
       table_we    = 1'b1;
       table_waddr = clear_idx_q;
@@ -138,18 +133,18 @@ module cnp_gen #(
       clear_idx_d = clear_idx_q + 1'b1;
       clearing_d  = (clear_idx_q != '1);
     end else if (accept) begin
-      res_valid_d = 1'b1;
-      res_emit_d  = emit;
-      res_flow_d  = in_flow_i;
+      rsp_valid_d = 1'b1;
+      rsp_emit_d  = emit;
+      rsp_flow_d  = req_flow_i;
       if (emit) begin
-        cnp_count_d = cnp_count_q + 32'd1;
+        cnp_count_d = cnp_count_q + StatW'(1);
         if (per_port_q) begin
-          port_d = {1'b1, in_now_i};
+          port_d = {1'b1, req_now_i};
         end else begin
           table_we = 1'b1;
         end
       end else begin
-        suppressed_count_d = suppressed_count_q + 32'd1;
+        suppressed_count_d = suppressed_count_q + StatW'(1);
       end
     end
   end
@@ -161,9 +156,9 @@ module cnp_gen #(
       port_q             <= '0;
       clearing_q         <= 1'b1;
       clear_idx_q        <= '0;
-      res_valid_q        <= 1'b0;
-      res_emit_q         <= 1'b0;
-      res_flow_q         <= '0;
+      rsp_valid_q        <= 1'b0;
+      rsp_emit_q         <= 1'b0;
+      rsp_flow_q         <= '0;
       cnp_count_q        <= '0;
       suppressed_count_q <= '0;
     end else begin
@@ -172,9 +167,9 @@ module cnp_gen #(
       port_q             <= port_d;
       clearing_q         <= clearing_d;
       clear_idx_q        <= clear_idx_d;
-      res_valid_q        <= res_valid_d;
-      res_emit_q         <= res_emit_d;
-      res_flow_q         <= res_flow_d;
+      rsp_valid_q        <= rsp_valid_d;
+      rsp_emit_q         <= rsp_emit_d;
+      rsp_flow_q         <= rsp_flow_d;
       cnp_count_q        <= cnp_count_d;
       suppressed_count_q <= suppressed_count_d;
     end
@@ -187,9 +182,9 @@ module cnp_gen #(
     end
   end
 
-  assign res_valid_o        = res_valid_q;
-  assign res_emit_o         = res_emit_q;
-  assign res_flow_o         = res_flow_q;
+  assign rsp_valid_o        = rsp_valid_q;
+  assign rsp_emit_o         = rsp_emit_q;
+  assign rsp_flow_o         = rsp_flow_q;
   assign cnp_count_o        = cnp_count_q;
   assign suppressed_count_o = suppressed_count_q;
   assign busy_o             = clearing_q;
@@ -207,17 +202,17 @@ module cnp_gen #(
 `ifndef SYNTHESIS
   // Every accepted arrival produces a result in the next cycle.
   a_result_follows_accept: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      accept |=> res_valid_o);
+      accept |=> rsp_valid_o);
   // Back-pressure: nothing is accepted while the table is being cleared.
   a_no_accept_while_busy: assert property (@(posedge clk_i) disable iff (!rst_ni)
       !(accept && busy_o));
   // Each result moves exactly one counter by one.
   a_one_count_per_result: assert property (@(posedge clk_i) disable iff (!rst_ni)
       (accept && !init_valid_i) |=>
-      ((cnp_count_o - $past(cnp_count_o)) + (suppressed_count_o - $past(suppressed_count_o)) == 32'd1));
+      ((cnp_count_o - $past(cnp_count_o)) + (suppressed_count_o - $past(suppressed_count_o)) == StatW'(1)));
   // The first arrival after an init always gets a CNP.
   a_first_after_init_emits: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      (accept && cnp_count_q == '0 && suppressed_count_q == '0) |=> res_emit_o);
+      (accept && cnp_count_q == '0 && suppressed_count_q == '0) |=> rsp_emit_o);
 `endif
 
 endmodule

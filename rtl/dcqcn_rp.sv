@@ -20,14 +20,21 @@
 //   byte_count_o               counter (saturating)
 //   events_o                   what the last request did, OR over its steps (event_e bit positions);
 //                              cleared when a request is accepted
+//   rsp_valid_o                the request accepted last is done: the outputs above are its results (one
+//                              cycle, registered)
 //   busy_o                     a request is being processed (req_ready_o is low)
 //
+// Handshake (the one scheme of every fabricsim block, docs/verification.md): a request is taken at a rising
+// edge where req_valid_i && req_ready_o; its response is on the outputs, qualified by rsp_valid_o, in a later
+// cycle, for one cycle (the NIC always takes it: there is no rsp_ready_i); busy_o says the block is working.
+//
 // Cycle timing
-//   - An init is done at its accepting edge: outputs show the reset flow in the next cycle, busy_o low.
+//   - An init is done at its accepting edge: outputs show the reset flow in the next cycle, with rsp_valid_o
+//     high and busy_o low.
 //   - Any other request is latched at its accepting edge; then each busy cycle fires the earliest due timer
 //     (alpha timer before rate timer on equal deadlines), one per edge, and the first cycle with no timer
 //     due at or before req_now applies the request itself and ends busy. A request that finds k timers due
-//     therefore takes k + 2 edges, and its results are on the outputs once busy_o is low.
+//     therefore takes k + 2 edges: rsp_valid_o rises, and busy_o falls, in the cycle after the last.
 //   - Deadlines compare by the sign of the TimeW-bit difference, so the count may wrap as long as no two
 //     compared times are 2^(TimeW-1) cycles apart.
 
@@ -61,7 +68,7 @@ module dcqcn_rp #(
 
   input  wire logic               req_valid_i,
   output      logic               req_ready_o,
-  input  wire logic [1:0]         req_kind_i,
+  input  wire logic [fabricsim_pkg::DcqcnReqW-1:0] req_kind_i,  // fabricsim_pkg::dcqcn_req_e
   input  wire logic [TimeW-1:0]   req_now_i,
   input  wire logic [BytesW-1:0]  req_bytes_i,
 
@@ -72,34 +79,18 @@ module dcqcn_rp #(
   output      logic [TimeW-1:0]   deadline_o,
   output      logic [CountW-1:0]  timer_count_o,
   output      logic [CountW-1:0]  byte_count_o,
-  output      logic [9:0]         events_o,
+  output      logic [fabricsim_pkg::DcqcnEventW-1:0] events_o,  // bits: fabricsim_pkg::dcqcn_event_e
+  output      logic               rsp_valid_o,
   output      logic               busy_o
 );
 
-  typedef enum logic [1:0] {
-    ReqAdvance = 2'd0,
-    ReqCnp     = 2'd1,
-    ReqSent    = 2'd2,
-    ReqInit    = 2'd3
-  } req_kind_e;
-
-  // Bit positions of events_o (dcqcn_event in sc_models/nic/dcqcn_rp.h).
-  typedef enum int unsigned {
-    EvCut          = 0,
-    EvCnpSuppress  = 1,
-    EvAlphaDecay   = 2,
-    EvTimer        = 3,
-    EvByte         = 4,
-    EvFastRecovery = 5,
-    EvAdditive     = 6,
-    EvHyper        = 7,
-    EvMinDecClamp  = 8,
-    EvMinRateClamp = 9
-  } event_e;
+  // Request kinds and event bit positions: fabricsim_pkg (dcqcn_req_e, dcqcn_event_e).
+  localparam int unsigned EventW = fabricsim_pkg::DcqcnEventW;
 
   // Request latched for the busy cycles.
   logic             busy_d, busy_q;
-  logic [1:0]       kind_d, kind_q;  // req_kind_e (a plain vector: yosys 0.23 has no enum casts)
+  // fabricsim_pkg::dcqcn_req_e, as a plain vector: yosys 0.23 has no enum casts.
+  logic [fabricsim_pkg::DcqcnReqW-1:0] kind_d, kind_q;
   logic [TimeW-1:0] now_d, now_q;
   logic [BytesW-1:0] bytes_d, bytes_q;
 
@@ -115,9 +106,10 @@ module dcqcn_rp #(
   logic [CountW-1:0] bcount_d, bcount_q;
   logic [AccW-1:0]   acc_d, acc_q;
   logic [TimeW-1:0]  last_cut_d, last_cut_q;
-  logic [9:0]        events_d, events_q;
+  logic [EventW-1:0] events_d, events_q;
   logic              deadline_valid_d, deadline_valid_q;
   logic [TimeW-1:0]  deadline_d, deadline_q;
+  logic              rsp_valid_d, rsp_valid_q;
 
   logic accept;
   assign req_ready_o = rst_ni & ~busy_q;
@@ -160,12 +152,7 @@ module dcqcn_rp #(
   assign min_clamp    = after_dec < cfg_min_rate_i;
   assign cut_rate     = min_clamp ? cfg_min_rate_i : after_dec;
   assign since_cut    = now_q - last_cut_q;
-`ifdef MUTANT_2
-  // MUTANT_2: off-by-one monitor window, a CNP exactly one monitor period after the last cut is suppressed.
-  assign monitor_open = since_cut > {{(TimeW-PeriodW){1'b0}}, cfg_monitor_period_i};
-`else
   assign monitor_open = since_cut >= {{(TimeW-PeriodW){1'b0}}, cfg_monitor_period_i};
-`endif
 
   // ---- Increase event, shared by the timer and the byte counter (at most one per cycle).
   logic [CountW-1:0] tcount_inc, bcount_inc, ev_tcount, ev_bcount, count_max, count_min;
@@ -188,9 +175,9 @@ module dcqcn_rp #(
   // Rounded up, so current reaches target instead of stopping one kb/s short.
   assign rate_sum      = {1'b0, target_up} + {1'b0, rate_q} + 1'b1;
   assign rate_up       = rate_sum[RateW:1];
-  logic [9:0] ev_phase;
-  assign ev_phase = ev_fast  ? 10'(1) << EvFastRecovery :
-                    ev_hyper ? 10'(1) << EvHyper : 10'(1) << EvAdditive;
+  logic [EventW-1:0] ev_phase;
+  assign ev_phase = ev_fast  ? EventW'(1) << fabricsim_pkg::EvFastRecovery :
+                    ev_hyper ? EventW'(1) << fabricsim_pkg::EvHyper : EventW'(1) << fabricsim_pkg::EvAdditive;
 
   // ---- Byte counter.
   logic [AccW:0]   acc_sum, acc_rem;
@@ -216,11 +203,12 @@ module dcqcn_rp #(
     acc_d         = acc_q;
     last_cut_d    = last_cut_q;
     events_d      = events_q;
+    rsp_valid_d   = 1'b0;
 
     if (accept) begin
       events_d = '0;
       now_d    = req_now_i;
-      if (req_kind_i == ReqInit) begin
+      if (req_kind_i == fabricsim_pkg::ReqInit) begin
         rate_d        = cfg_line_rate_i;
         target_d      = cfg_line_rate_i;
         alpha_d       = cfg_initial_alpha_i;
@@ -233,6 +221,7 @@ module dcqcn_rp #(
         acc_d         = '0;
         // As if the last cut were one monitor period ago: the first CNP always cuts.
         last_cut_d    = req_now_i - {{(TimeW-PeriodW){1'b0}}, cfg_monitor_period_i};
+        rsp_valid_d   = 1'b1;
       end else begin
         busy_d  = 1'b1;
         kind_d  = req_kind_i;
@@ -243,24 +232,19 @@ module dcqcn_rp #(
         alpha_d       = alpha_down;
         alpha_armed_d = (alpha_down != '0);
         alpha_dl_d    = alpha_dl_q + {{(TimeW-PeriodW){1'b0}}, cfg_alpha_period_i};
-        events_d      = events_q | (10'(1) << EvAlphaDecay);
+        events_d      = events_q | (EventW'(1) << fabricsim_pkg::EvAlphaDecay);
       end else if (inc_due) begin
         tcount_d    = tcount_inc;
         target_d    = target_up;
         rate_d      = rate_up;
-`ifdef MUTANT_1
-        // MUTANT_1 (bench-sensitivity test, never in production): stuck flag, the rate-increase timer stays
-        // armed once the timer has brought the rate back to line rate.
-        inc_armed_d = 1'b1;
-`else
         inc_armed_d = (rate_up != cfg_line_rate_i);
-`endif
         inc_dl_d    = inc_dl_q + {{(TimeW-PeriodW){1'b0}}, cfg_increase_period_i};
-        events_d    = events_q | (10'(1) << EvTimer) | ev_phase;
+        events_d    = events_q | (EventW'(1) << fabricsim_pkg::EvTimer) | ev_phase;
       end else begin
-        busy_d = 1'b0;
+        busy_d      = 1'b0;
+        rsp_valid_d = 1'b1;
         unique case (kind_q)
-          ReqCnp: begin
+          fabricsim_pkg::ReqCnp: begin
             alpha_d       = alpha_up;
             alpha_armed_d = 1'b1;
             alpha_dl_d    = now_q + {{(TimeW-PeriodW){1'b0}}, cfg_alpha_period_i};
@@ -271,17 +255,16 @@ module dcqcn_rp #(
               inc_dl_d    = now_q + {{(TimeW-PeriodW){1'b0}}, cfg_increase_period_i};
               tcount_d    = '0;
               bcount_d    = '0;
-`ifndef MUTANT_3
-              acc_d       = '0;  // MUTANT_3 drops this: the byte counter keeps counting across a cut
-`endif
+              acc_d       = '0;
               last_cut_d  = now_q;
-              events_d    = events_q | (10'(1) << EvCut) |
-                            (10'(dec_clamp) << EvMinDecClamp) | (10'(min_clamp) << EvMinRateClamp);
+              events_d    = events_q | (EventW'(1) << fabricsim_pkg::EvCut) |
+                            (EventW'(dec_clamp) << fabricsim_pkg::EvMinDecClamp) |
+                            (EventW'(min_clamp) << fabricsim_pkg::EvMinRateClamp);
             end else begin
-              events_d = events_q | (10'(1) << EvCnpSuppress);
+              events_d = events_q | (EventW'(1) << fabricsim_pkg::EvCnpSuppress);
             end
           end
-          ReqSent: begin
+          fabricsim_pkg::ReqSent: begin
             if (byte_event) begin
               bcount_d    = bcount_inc;
               target_d    = target_up;
@@ -289,12 +272,12 @@ module dcqcn_rp #(
               inc_armed_d = (rate_up != cfg_line_rate_i);
               // Keep at most one threshold less one byte: one event per request.
               acc_d       = (acc_rem >= {1'b0, cfg_byte_reset_i}) ? cfg_byte_reset_i - 1'b1 : acc_rem[AccW-1:0];
-              events_d    = events_q | (10'(1) << EvByte) | ev_phase;
+              events_d    = events_q | (EventW'(1) << fabricsim_pkg::EvByte) | ev_phase;
             end else begin
               acc_d = acc_sum[AccW-1:0];
             end
           end
-          ReqAdvance, ReqInit: ;  // timers only (an init never reaches the busy state)
+          fabricsim_pkg::ReqAdvance, fabricsim_pkg::ReqInit: ;  // timers only (an init never reaches the busy state)
           default: ;
         endcase
       end
@@ -326,7 +309,7 @@ module dcqcn_rp #(
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       busy_q           <= 1'b0;
-      kind_q           <= ReqAdvance;
+      kind_q           <= fabricsim_pkg::ReqAdvance;
       now_q            <= '0;
       bytes_q          <= '0;
       rate_q           <= '0;
@@ -343,6 +326,7 @@ module dcqcn_rp #(
       events_q         <= '0;
       deadline_valid_q <= 1'b0;
       deadline_q       <= '0;
+      rsp_valid_q      <= 1'b0;
     end else begin
       busy_q           <= busy_d;
       kind_q           <= kind_d;
@@ -362,6 +346,7 @@ module dcqcn_rp #(
       events_q         <= events_d;
       deadline_valid_q <= deadline_valid_d;
       deadline_q       <= deadline_d;
+      rsp_valid_q      <= rsp_valid_d;
     end
   end
 
@@ -373,6 +358,7 @@ module dcqcn_rp #(
   assign timer_count_o    = tcount_q;
   assign byte_count_o     = bcount_q;
   assign events_o         = events_q;
+  assign rsp_valid_o      = rsp_valid_q;
   assign busy_o           = busy_q;
 
   // Parameter legality, checked at elaboration.
@@ -401,13 +387,13 @@ module dcqcn_rp #(
   assign deadline_lag = now_q - deadline_o;
   // Configuration is legal whenever an init loads it.
   a_cfg_legal: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      (accept && req_kind_i == ReqInit) |->
+      (accept && req_kind_i == fabricsim_pkg::ReqInit) |->
       (cfg_cut_shift_i >= 6'(AlphaW) && cfg_cut_shift_i <= 6'(AlphaW + 5) && cfg_min_dec_i <= 11'd1024 &&
        cfg_min_rate_i <= cfg_line_rate_i && cfg_alpha_period_i != '0 && cfg_increase_period_i != '0 &&
        cfg_byte_reset_i != '0 && cfg_threshold_i != '1));
   // Time never goes backwards between requests (an init may restart it).
   a_time_monotonic: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      (accept && req_kind_i != ReqInit) |-> !req_lag[TimeW-1]);
+      (accept && req_kind_i != fabricsim_pkg::ReqInit) |-> !req_lag[TimeW-1]);
   // The rate never exceeds the target: a cut sets the target to the old rate, an increase moves the rate
   // at most up to the target.
   a_rate_below_target: assert property (@(posedge clk_i) disable iff (!rst_ni)
@@ -415,6 +401,11 @@ module dcqcn_rp #(
   // Once a request is done, every armed deadline lies after its time: no due timer is left behind.
   a_no_due_timer_left: assert property (@(posedge clk_i) disable iff (!rst_ni)
       (!busy_o && deadline_valid_o) |-> deadline_lag[TimeW-1]);
+  // A response is never given while the block is still working, and every accepted request gets one.
+  a_no_response_while_busy: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      !(rsp_valid_o && busy_o));
+  a_response_follows_request: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      accept |=> (busy_o || rsp_valid_o));
 `endif
 
 endmodule

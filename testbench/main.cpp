@@ -321,7 +321,7 @@ int fabricsim_cli(int argc, char* argv[], bool parse_only) {
   verify_cmd->add_option("--seed", verify.seed, "Seed of the stimulus generator")->capture_default_str();
   verify_cmd->add_option("--wave", verify.wave, "Write the RTL's FST waveform here (up to a mismatch)");
   verify_cmd->add_option("--mutant", verify.mutant,
-                         "Run mutant N of the block (a planted bug, rtl/<block>.sv MUTANT_<N>; built for --window 64 "
+                         "Run mutant N of the block (a planted bug, rtl/mutants/<block>/<N>.patch; built for --window 64 "
                          "and --flows 64 only) to see the bench catch it: exits 1 with the mismatch");
   std::string replay;
   verify_cmd->add_option("--replay", replay,

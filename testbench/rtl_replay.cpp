@@ -15,8 +15,12 @@
 #include "sc_models/core/transaction_log.h"
 #include "sc_models/nic/block_recording.h"
 #include "sc_models/nic/cnp_gen.h"
+#include "sc_models/nic/cnp_gen_ref.h"
+#include "sc_models/nic/cnp_gen_rtl.h"
 #include "sc_models/nic/dcqcn_rp.h"
 #include "sc_models/nic/reorder_tracker.h"
+#include "sc_models/nic/reorder_tracker_ref.h"
+#include "sc_models/nic/reorder_tracker_rtl.h"
 
 namespace fabricsim::testbench {
 namespace {
@@ -82,16 +86,30 @@ struct checker {
   }
 };
 
-// One instance: the two implementations side by side.
+// One instance: the two implementations side by side. The reorder tracker and the CNP generator are held
+// as their handshakes, so the replay reaches their cycle-level ports (peek) without a cast.
 struct reorder_pair {
-  std::unique_ptr<reorder_tracker> ref, rtl;
+  std::unique_ptr<reorder_tracker_handshake> ref, rtl;
 };
 struct dcqcn_pair {
   std::unique_ptr<dcqcn_rate_engine> ref, rtl;
 };
 struct cnp_pair {
-  std::unique_ptr<cnp_gen> ref, rtl;
+  std::unique_ptr<cnp_gen_handshake> ref, rtl;
 };
+
+// The RTL first: its constructor checks the window (or flows) against the compiled ones and the mutant
+// against the built ones, with the factories' messages; the reference model then takes the same value.
+reorder_pair make_reorder_pair(uint32_t window, uint32_t mutant) {
+  auto rtl = std::make_unique<reorder_tracker_handshake>(std::make_unique<reorder_tracker_rtl>(window, "", mutant));
+  return {std::make_unique<reorder_tracker_handshake>(std::make_unique<reorder_tracker_ref>(window)), std::move(rtl)};
+}
+
+cnp_pair make_cnp_pair(const cnp_gen_params& p, uint32_t mutant) {
+  check_cnp_gen_params(p, "cnp_gen");  // first, as make_cnp_gen() checks
+  auto rtl = std::make_unique<cnp_gen_handshake>(std::make_unique<cnp_gen_rtl>(uint32_t(p.flows), "", mutant), p);
+  return {std::make_unique<cnp_gen_handshake>(std::make_unique<cnp_gen_ref>(uint32_t(p.flows)), p), std::move(rtl)};
+}
 
 struct instance_info {
   std::string name;
@@ -155,14 +173,13 @@ rtl_replay_result replay_rtl_recording(const std::string& block, const std::stri
         try {
           if (block == "reorder_tracker") {
             const auto p = params_of<reorder_tracker_params>(tok, 3);
-            trackers[id] = {make_reorder_tracker("ref", uint32_t(p.window)),
-                            make_reorder_tracker(rtl, uint32_t(p.window))};
+            trackers[id] = make_reorder_pair(uint32_t(p.window), mutant);
           } else if (block == "dcqcn_rp") {
             const auto p = params_of<dcqcn_params>(tok, 3);
             engines[id] = {make_dcqcn_rate_engine("ref", p), make_dcqcn_rate_engine(rtl, p)};
           } else {
             const auto p = params_of<cnp_gen_params>(tok, 3);
-            generators[id] = {make_cnp_gen("ref", p), make_cnp_gen(rtl, p)};
+            generators[id] = make_cnp_pair(p, mutant);
           }
         } catch (const core::config_error& e) {
           throw line_error{std::string("cannot build instance ") + tok[2] + ": " + e.what()};
@@ -193,13 +210,11 @@ rtl_replay_result replay_rtl_recording(const std::string& block, const std::stri
         } else {
           throw line_error{"unknown transaction '" + op + "' (reorder_tracker: new, reset, arrive)"};
         }
-        // Beyond the transaction's result: every output port as the block sits idle after it.
-        auto* ref_hs = dynamic_cast<reorder_tracker_handshake*>(m.ref.get());
-        auto* rtl_hs = dynamic_cast<reorder_tracker_handshake*>(m.rtl.get());
-        // After an init too: the RTL adapter used to leave init_valid_i on the pins, and its peek() then
-        // showed in_ready low where the reference showed it high (found by this replay).
-        if (ref_hs && rtl_hs && (op == "arrive" || op == "reset"))
-          check("ports", to_string(ref_hs->model().peek()), to_string(rtl_hs->model().peek()));
+        // Beyond the transaction's result: every output port as the block sits idle after it. After an init
+        // too: the RTL adapter used to leave init_valid_i on the pins, and its peek() then showed in_ready low
+        // where the reference showed it high (found by this replay).
+        if (op == "arrive" || op == "reset")
+          check("ports", to_string(m.ref->model().peek()), to_string(m.rtl->model().peek()));
       } else if (block == "dcqcn_rp") {
         dcqcn_pair& m = engines[id];
         if (op == "reset") {
@@ -253,12 +268,8 @@ rtl_replay_result replay_rtl_recording(const std::string& block, const std::stri
         }
         check("emitted", m.ref->counters().emitted, m.rtl->counters().emitted);
         check("suppressed", m.ref->counters().suppressed, m.rtl->counters().suppressed);
-        auto* ref_hs = dynamic_cast<cnp_gen_handshake*>(m.ref.get());
-        auto* rtl_hs = dynamic_cast<cnp_gen_handshake*>(m.rtl.get());
-        if (ref_hs && rtl_hs) {
-          check("cycles", ref_hs->cycles(), rtl_hs->cycles());
-          check("ports", to_string(ref_hs->model().peek()), to_string(rtl_hs->model().peek()));
-        }
+        check("cycles", m.ref->cycles(), m.rtl->cycles());
+        check("ports", to_string(m.ref->model().peek()), to_string(m.rtl->model().peek()));
       }
       ++r.transactions;
       ++r.by_kind[op];

@@ -23,8 +23,8 @@ using namespace fabricsim::nic;
 // For the header line: a mutant run says which bug it carries, so a mismatch is read as the expected catch.
 std::string mutant_note(const verify_rtl_options& options) {
   if (options.mutant == 0) return "";
-  return " MUTANT " + std::to_string(options.mutant) + " (a planted bug, rtl/" + options.block + ".sv MUTANT_" +
-         std::to_string(options.mutant) + ": a mismatch is the expected outcome)";
+  return " MUTANT " + std::to_string(options.mutant) + " (a planted bug, rtl/mutants/" + options.block + "/" +
+         std::to_string(options.mutant) + ".patch: a mismatch is the expected outcome)";
 }
 
 std::string window_list() {

@@ -20,7 +20,7 @@ struct verify_rtl_options {
   uint64_t seed = 1;                       // seed of the stimulus generator
   std::string wave;                        // FST waveform of the RTL, if not empty
   std::string preset;                      // dcqcn_rp parameter sets: paper, nvidia (empty: both and random)
-  uint32_t mutant = 0;                     // run mutant N of the RTL (rtl/<block>.sv MUTANT_<N>) instead; 0: real
+  uint32_t mutant = 0;                     // run mutant N of the RTL (rtl/mutants/<block>/<N>.patch) instead; 0: real
 };
 
 struct verify_rtl_result {

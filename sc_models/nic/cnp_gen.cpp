@@ -52,10 +52,10 @@ std::string describe_difference(const cnp_gen_outputs& expected, const cnp_gen_o
   auto field = [&s](const char* name, uint64_t e, uint64_t g) {
     if (e != g) s += std::string("signal ") + name + ": expected " + std::to_string(e) + ", got " + std::to_string(g) + "\n";
   };
-  field("in_ready_o", expected.in_ready, got.in_ready);
-  field("res_valid_o", expected.res_valid, got.res_valid);
-  field("res_emit_o", expected.res_emit, got.res_emit);
-  field("res_flow_o", expected.res_flow, got.res_flow);
+  field("req_ready_o", expected.in_ready, got.in_ready);
+  field("rsp_valid_o", expected.res_valid, got.res_valid);
+  field("rsp_emit_o", expected.res_emit, got.res_emit);
+  field("rsp_flow_o", expected.res_flow, got.res_flow);
   field("cnp_count_o", expected.cnp_count, got.cnp_count);
   field("suppressed_count_o", expected.suppressed_count, got.suppressed_count);
   field("busy_o", expected.busy, got.busy);

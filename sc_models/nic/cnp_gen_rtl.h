@@ -1,5 +1,6 @@
 // DCQCN notification point (CNP generator): the Verilated rtl/cnp_gen.sv, stepped by hand (no SystemC clock,
-// no kernel events: two eval() per cycle), behind the cycle-level port bundle.
+// no kernel events: two eval() per cycle) by the shared verilated_block adapter, behind the cycle-level port
+// bundle.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "sc_models/nic/cnp_gen.h"
+#include "sc_models/nic/verilated_port.h"
 
 namespace fabricsim::nic {
 
@@ -29,18 +31,19 @@ class cnp_gen_rtl final : public cnp_gen_cycle_model {
 
   // The Flows values Verilated into this build (rtl/CMakeLists.txt), ascending.
   static const std::vector<uint32_t>& compiled_flows();
-  // The mutants (MUTANT_<N> of rtl/cnp_gen.sv) in this build, ascending; empty when FABRICSIM_RTL_MUTANTS
+  // The mutants (rtl/mutants/cnp_gen/<N>.patch) in this build, ascending; empty when FABRICSIM_RTL_MUTANTS
   // is off. They are Verilated for one flow count only.
   static const std::vector<uint32_t>& compiled_mutants();
   static uint32_t mutant_flows();
 
-  // One Verilated instance of a given Flows; defined in the .cpp so Verilator headers stay out of users.
-  class binding;
+  // One Verilated instance of a given Flows (verilated_block, defined in the .cpp so Verilator headers stay
+  // out of users).
+  using port = verilated_port<cnp_gen_inputs, cnp_gen_outputs>;
 
  private:
   uint32_t m_flows;
   std::string m_kind;
-  std::unique_ptr<binding> m_binding;
+  std::unique_ptr<port> m_block;
 };
 
 }  // namespace fabricsim::nic

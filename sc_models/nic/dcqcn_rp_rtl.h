@@ -1,5 +1,6 @@
 // DCQCN reaction point of a RoCEv2 NIC: the Verilated rtl/dcqcn_rp.sv, stepped by hand per transaction (no
-// SystemC clock, no kernel events: two eval() per cycle, only while a request is in flight).
+// SystemC clock, no kernel events: two eval() per cycle, only while a request is in flight) by the shared
+// verilated_block adapter.
 #pragma once
 
 #include <cstdint>
@@ -8,8 +9,27 @@
 #include <vector>
 
 #include "sc_models/nic/dcqcn_rp.h"
+#include "sc_models/nic/verilated_port.h"
 
 namespace fabricsim::nic {
+
+// Values driven onto the input ports of rtl/dcqcn_rp.sv during one clock cycle.
+struct dcqcn_rp_inputs {
+  bool rst_n = true;  // rst_ni, asynchronous active-low reset
+  dcqcn_config cfg;   // cfg_*_i, quasi-static
+  bool req_valid = false;
+  uint32_t req_kind = 0;  // fabricsim_pkg::dcqcn_req_e
+  uint64_t req_now = 0;   // cycles
+  uint32_t req_bytes = 0;
+};
+
+// Values on its output ports during one clock cycle, sampled before the rising edge that ends it.
+struct dcqcn_rp_ports {
+  bool req_ready = false;
+  bool rsp_valid = false;
+  bool busy = false;
+  dcqcn_outputs out;  // rate_o .. events_o (deadline_valid_o low: next_deadline dcqcn_never)
+};
 
 class dcqcn_rp_rtl final : public dcqcn_rate_engine {
  public:
@@ -29,19 +49,20 @@ class dcqcn_rp_rtl final : public dcqcn_rate_engine {
 
   const dcqcn_outputs& outputs() const override { return m_out; }
   const char* kind() const override { return m_kind.c_str(); }  // "rtl" or "rtl_mutant_<N>"
-  // The mutants (MUTANT_<N> of rtl/dcqcn_rp.sv) in this build, ascending; empty when FABRICSIM_RTL_MUTANTS is
+  // The mutants (rtl/mutants/dcqcn_rp/<N>.patch) in this build, ascending; empty when FABRICSIM_RTL_MUTANTS is
   // off.
   static const std::vector<uint32_t>& compiled_mutants();
   uint64_t last_cycles() const override { return m_last_cycles; }
   uint64_t total_cycles() const { return m_total_cycles; }  // clock edges since construction
 
-  // One Verilated instance; defined in the .cpp so Verilator headers stay out of users.
-  class binding;
+  // One Verilated instance (verilated_block, defined in the .cpp so Verilator headers stay out of users).
+  using port = verilated_port<dcqcn_rp_inputs, dcqcn_rp_ports>;
 
  private:
   void request(uint32_t kind, uint64_t now, uint32_t bytes);
 
-  std::unique_ptr<binding> m_binding;
+  std::unique_ptr<port> m_block;
+  dcqcn_rp_inputs m_in;  // the pins as last driven (configuration included)
   std::string m_kind;
   uint64_t m_now = 0;
   dcqcn_outputs m_out;

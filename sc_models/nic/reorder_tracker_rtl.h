@@ -1,5 +1,6 @@
 // Receiver PSN reorder tracker of a RoCEv2 NIC: the Verilated rtl/reorder_tracker.sv, stepped by hand
-// (no SystemC clock, no kernel events: two eval() per cycle), behind the cycle-level port bundle.
+// (no SystemC clock, no kernel events: two eval() per cycle) by the shared verilated_block adapter, behind
+// the cycle-level port bundle.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "sc_models/nic/reorder_tracker.h"
+#include "sc_models/nic/verilated_port.h"
 
 namespace fabricsim::nic {
 
@@ -29,18 +31,19 @@ class reorder_tracker_rtl final : public reorder_tracker_cycle_model {
 
   // The Window values Verilated into this build (rtl/CMakeLists.txt), ascending.
   static const std::vector<uint32_t>& compiled_windows();
-  // The mutants (MUTANT_<N> of rtl/reorder_tracker.sv) in this build, ascending; empty when
+  // The mutants (rtl/mutants/reorder_tracker/<N>.patch) in this build, ascending; empty when
   // FABRICSIM_RTL_MUTANTS is off. They are Verilated for one window only.
   static const std::vector<uint32_t>& compiled_mutants();
   static uint32_t mutant_window();
 
-  // One Verilated instance of a given Window; defined in the .cpp so Verilator headers stay out of users.
-  class binding;
+  // One Verilated instance of a given Window (verilated_block, defined in the .cpp so Verilator headers
+  // stay out of users).
+  using port = verilated_port<reorder_tracker_inputs, reorder_tracker_outputs>;
 
  private:
   uint32_t m_window;
   std::string m_kind;
-  std::unique_ptr<binding> m_binding;
+  std::unique_ptr<port> m_block;
 };
 
 }  // namespace fabricsim::nic

@@ -240,7 +240,7 @@ TEST(cnp_gen_differential_default, mismatch_report_names_signal_expected_got_and
   cnp_gen_outputs ref, rtl;
   ref.res_emit = true;
   const std::string d = describe_difference(ref, rtl);
-  EXPECT_EQ(d, "signal res_emit_o: expected 1, got 0\n");
+  EXPECT_EQ(d, "signal rsp_emit_o: expected 1, got 0\n");
 }
 
 TEST(cnp_gen_trace, rtl_writes_fst_waveform) {

@@ -1,4 +1,4 @@
-// Bench sensitivity: every deliberately mutated RTL variant (MUTANT_<N> in rtl/*.sv) fails its block's
+// Bench sensitivity: every deliberately mutated RTL variant (rtl/mutants/<block>/<N>.patch) fails its block's
 // differential bench under the default stimulus, while the real RTL passes the same run.
 #include <gtest/gtest.h>
 
@@ -37,7 +37,9 @@ TEST(rtl_mutants, reorder_tracker_bench_catches_every_mutant) {
   for (uint32_t mutant : reorder_tracker_rtl::compiled_mutants()) {
     const auto r = run_reorder_tracker_differential(window, default_cycles, default_seed, "", mutant);
     EXPECT_FALSE(r.matched) << "reorder_tracker mutant " << mutant << " survived " << r.cycles << " cycles";
-    if (!r.matched) EXPECT_FALSE(r.mismatch.empty());
+    if (!r.matched) {
+      EXPECT_FALSE(r.mismatch.empty());
+    }
   }
 }
 
@@ -48,7 +50,9 @@ TEST(rtl_mutants, cnp_gen_bench_catches_every_mutant) {
   for (uint32_t mutant : cnp_gen_rtl::compiled_mutants()) {
     const auto r = run_cnp_gen_differential(flows, default_cycles, default_seed, "", mutant);
     EXPECT_FALSE(r.matched) << "cnp_gen mutant " << mutant << " survived " << r.cycles << " cycles";
-    if (!r.matched) EXPECT_FALSE(r.mismatch.empty());
+    if (!r.matched) {
+      EXPECT_FALSE(r.mismatch.empty());
+    }
   }
 }
 
@@ -62,7 +66,9 @@ TEST(rtl_mutants, dcqcn_rp_bench_catches_every_mutant) {
     o.mutant = mutant;
     const auto r = run_dcqcn_rp_differential(o);
     EXPECT_FALSE(r.matched) << "dcqcn_rp mutant " << mutant << " survived " << r.transactions << " transactions";
-    if (!r.matched) EXPECT_FALSE(r.mismatch_signal.empty());
+    if (!r.matched) {
+      EXPECT_FALSE(r.mismatch_signal.empty());
+    }
   }
 }
 

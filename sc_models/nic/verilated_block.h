@@ -1,0 +1,166 @@
+// One Verilated fabricsim RTL block stepped by hand, one clock per call (no SystemC clock, no kernel events:
+// two eval() per cycle), behind the block's cycle-level port bundle: the adapter every block shares.
+//
+// Every block speaks the same handshake (rtl/fabricsim_pkg.sv users; docs/verification.md): clk_i, rst_ni,
+// a request taken at a rising edge where req_valid_i && req_ready_o, a response qualified by rsp_valid_o.
+// The per-block part is a small binding struct:
+//
+//   struct my_block_binding {
+//     using inputs = ...;    // values driven onto the input ports for one cycle
+//     using outputs = ...;   // values on the output ports, sampled before the rising edge
+//     static constexpr const char* name = "my_block";   // Verilated instance name (waveform scope)
+//     template <class V> static void drive(V& top, const inputs& in);
+//     template <class V> static outputs sample(const V& top);
+//   };
+//
+// make_verilated_variant() builds the block of one compiled variant (a parameter value, a mutant) from the
+// class lists rtl/CMakeLists.txt generates, so no block writes a switch over Verilated class names.
+//
+// Between steps the request and init pins rest low (their idle values, as the reference models assume), so
+// peek() shows the outputs of an idle cycle. Include only from adapter sources compiled with Verilator's
+// include paths; users see verilated_port<> (sc_models/nic/verilated_port.h) only.
+#pragma once
+
+#include <verilated.h>
+#include <verilated_fst_c.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "sc_models/nic/verilated_port.h"
+
+namespace fabricsim::nic {
+
+// One Verilated model with its own context and an optional FST trace. Each instance owns its
+// VerilatedContext, so any number of models (one per NIC or QP) coexist with no global simulator state
+// between them. `Traced` is false for models Verilated without trace code (the mutants).
+template <class V, bool Traced = true>
+class verilated_harness {
+ public:
+  verilated_harness(const char* instance, const std::string& fst_path) {
+    // One evaluation thread: a Verilator context otherwise starts a worker pool per model, and its teardown
+    // deadlocks in a forked process.
+    m_context->threads(1);
+    if (!fst_path.empty()) m_context->traceEverOn(true);  // before the model exists, so trace code is kept
+    m_top = std::make_unique<V>(m_context.get(), instance);
+    if constexpr (Traced) {
+      if (!fst_path.empty()) {
+        m_fst = std::make_unique<VerilatedFstC>();
+        m_top->trace(m_fst.get(), 99);
+        m_fst->open(fst_path.c_str());
+      }
+    }
+  }
+  verilated_harness(const verilated_harness&) = delete;
+  verilated_harness& operator=(const verilated_harness&) = delete;
+
+  ~verilated_harness() {
+    // Verilator 5.006 erases a model's scopes from the thread's *current* context, which is whichever
+    // context was made last (possibly one already destroyed): make it this model's own before teardown.
+    Verilated::threadContextp(m_context.get());
+    m_top->final();
+    if (m_fst) m_fst->close();
+    m_fst.reset();
+    m_top.reset();
+  }
+
+  V& top() { return *m_top; }
+  const V& top() const { return *m_top; }
+
+  // Writes the current signal values to the trace, one time unit per call (callers dump once per clock
+  // phase, so the waveform shows both).
+  void dump() {
+    if (!m_fst) return;
+    m_fst->dump(m_context->time());
+    m_context->timeInc(1);
+  }
+
+ private:
+  std::unique_ptr<VerilatedContext> m_context = std::make_unique<VerilatedContext>();
+  std::unique_ptr<V> m_top;
+  std::unique_ptr<VerilatedFstC> m_fst;
+};
+
+template <class Binding, class V, bool Traced = true>
+class verilated_block final : public verilated_port<typename Binding::inputs, typename Binding::outputs> {
+ public:
+  using inputs = typename Binding::inputs;
+  using outputs = typename Binding::outputs;
+
+  explicit verilated_block(const std::string& fst_path) : m_rtl(Binding::name, fst_path), m_top(&m_rtl.top()) {
+    // Settle with the reset released, so a first step() with rst_n low is seen as a falling edge.
+    m_top->clk_i = 0;
+    m_top->rst_ni = 1;
+    rest();
+    m_top->eval();
+  }
+
+  // Low phase with `in` on the pins (sampled there), then the rising edge, then the pins back at rest.
+  outputs step(const inputs& in) override {
+    Binding::drive(*m_top, in);
+    m_top->clk_i = 0;
+    m_top->eval();
+    m_rtl.dump();
+    const outputs out = Binding::sample(*m_top);
+    m_top->clk_i = 1;
+    m_top->eval();
+    m_rtl.dump();
+    // Between steps the pins rest. Only the init pin reaches an output combinationally (ready is low during an
+    // init): after an init, settle again so peek() shows the idle cycle; a request pin feeds no output, so
+    // resting it needs no third eval().
+    const bool settle = init_pending();
+    rest();
+    if (settle) m_top->eval();
+    return out;
+  }
+
+  // After the rising edge the registered outputs are settled and the request pins rest.
+  outputs peek() const override { return Binding::sample(*m_top); }
+
+ private:
+  bool init_pending() const {
+    if constexpr (has_init_valid<V>(0)) return m_top->init_valid_i != 0;
+    return false;
+  }
+  void rest() {
+    m_top->req_valid_i = 0;
+    if constexpr (has_init_valid<V>(0)) m_top->init_valid_i = 0;
+  }
+
+  // Blocks whose init is a side port (reorder_tracker, cnp_gen) have init_valid_i; dcqcn_rp's init is a
+  // request kind.
+  template <class T>
+  static constexpr auto has_init_valid(int) -> decltype(std::declval<T&>().init_valid_i, bool()) {
+    return true;
+  }
+  template <class T>
+  static constexpr bool has_init_valid(long) {
+    return false;
+  }
+
+  verilated_harness<V, Traced> m_rtl;
+  V* m_top;  // m_rtl's model
+};
+
+// The Verilated classes of a block's compiled variants, each under its key (a parameter value such as a
+// window, or a mutant number); rtl/CMakeLists.txt writes the lists (FABRICSIM_<BLOCK>_..._VARIANTS).
+template <uint32_t Key, class V>
+struct rtl_variant {};
+template <class... Variants>
+struct rtl_variants {};
+
+// The verilated_block of the variant whose key is `key`, or null when none has it.
+template <class Binding, bool Traced, uint32_t... Keys, class... Vs>
+std::unique_ptr<verilated_port<typename Binding::inputs, typename Binding::outputs>> make_verilated_variant(
+    rtl_variants<rtl_variant<Keys, Vs>...>, uint32_t key, const std::string& fst_path) {
+  std::unique_ptr<verilated_port<typename Binding::inputs, typename Binding::outputs>> block;
+  ((key == Keys && !block ? void(block = std::make_unique<verilated_block<Binding, Vs, Traced>>(fst_path)) : void()),
+   ...);
+  static_cast<void>(key);  // unused when the list is empty (mutants not built)
+  static_cast<void>(fst_path);
+  return block;
+}
+
+}  // namespace fabricsim::nic
