@@ -33,7 +33,7 @@ def fabrics(v):
         ok = eff is not None and 0.85 * bound <= eff <= bound + 1e-4 and bool(rep.get("verified"))
         v.row("%s fabric, 16/32-host permutation of 8 MiB WRITEs: effective throughput" % name,
               "<= %s" % pct(bound), "topology bound (below)", pct(eff) if eff is not None else None,
-              "85 .. 100 %% of the bound (margin, see below)", ok,
+              "85 .. 100 % of the bound (margin, see below)", ok,
               "three_tier_small" if name == "three-tier" else "rail_optimized_small")
         rows.append("| %s | %s | %s | %s | %s | %s | %s |" % (
             name, pct(bound), pct(latency_floor), pct(eff) if eff is not None else "failed",
