@@ -207,16 +207,20 @@ The last full run took **%.0f s** of wall time (%s, %d CPUs): %d rows, %d PASS, 
         head += "\n**Failures in this run:**\n\n" + "\n".join(
             "- " + f.replace("\n", " ")[:300] for f in v.failures) + "\n"
     cost = "\n".join("| `%s` | %s | %.1f | %.1f |" % (n, "yes" if q else "", w, c) for n, q, w, c in timings)
+    quick_wall = sum(w for _, q, w, _ in timings if q)
+    quick_cpu = sum(c for _, q, _, c in timings if q)
     tail = """
 ## Cost of each section
 
 Wall and CPU time (this process and the programs it ran) of each section in the last full run; `--quick` runs
-the sections marked quick.
+the sections marked quick: %.0f s of wall time and %.0f s of CPU time in this run. The runs are single-threaded
+(but for the two MPI ranks), so on an idle machine the wall time is about the CPU time; other jobs sharing the
+2 cores stretch the wall time.
 
 | section | quick | wall (s) | CPU (s) |
 |---|---|---:|---:|
 %s
-""" % cost
+""" % (quick_wall, quick_cpu, cost)
     with open(PAGE, "w") as f:
         f.write(head + "\n" + "\n".join(v.sections) + tail)
 
