@@ -32,7 +32,7 @@
 #include "sc_models/core/ring.h"
 #include "sc_models/core/rng.h"
 #include "sc_models/core/sim_context.h"
-#include "sc_models/switch/quantum/credit_link.h"
+#include "sc_models/ib/credit_link.h"
 #include "sc_models/switch/switch_device.h"
 
 namespace fabricsim::sw {
