@@ -272,8 +272,7 @@ double spectrum_switch::ecn_probability(uint64_t q) const {
 }
 
 picoseconds spectrum_switch::pause_time(unsigned port, uint16_t quanta) const {
-  const uint64_t rate = m_ports[port]->out().rate().value;
-  return picoseconds(uint64_t((unsigned __int128)quanta * core::pfc_quantum_bits * 1'000'000'000'000ull / rate));
+  return core::pause_duration(quanta, m_ports[port]->out().rate());
 }
 
 bool spectrum_switch::parse(packet* p, unsigned in_port) {
