@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <sstream>
 
+#include "sc_models/switch/cut_through.h"
+
 namespace fabricsim::sw {
 
 using core::packet;
@@ -232,9 +234,9 @@ void spectrum_switch::rehash(size_t slots) {
   std::vector<route> old(slots);
   old.swap(m_route_slots);
   for (const route& r : old) {
-    if (r.count == 0) continue;
+    if (r.ports.count == 0) continue;
     size_t s = r.dst.hash() & (slots - 1);
-    while (m_route_slots[s].count != 0) s = (s + 1) & (slots - 1);
+    while (m_route_slots[s].ports.count != 0) s = (s + 1) & (slots - 1);
     m_route_slots[s] = r;
   }
 }
@@ -246,17 +248,13 @@ void spectrum_switch::add_route(const core::ip_address& dst, std::vector<unsigne
   packet probe;
   probe.ip.dst = dst;
   core::require(lookup(&probe) == nullptr, name(), "two routes for one destination");
-  auto set = m_port_sets.find(egress_ports);
-  if (set == m_port_sets.end()) {
-    set = m_port_sets.emplace(egress_ports, uint32_t(m_route_ports.size())).first;
-    m_route_ports.insert(m_route_ports.end(), egress_ports.begin(), egress_ports.end());
-  }
+  const equal_cost_ref set = m_groups.intern(egress_ports);
   ++m_route_count;
   if (2 * m_route_count > m_route_slots.size()) rehash(std::max<size_t>(16, 2 * m_route_slots.size()));
   const size_t mask = m_route_slots.size() - 1;
   size_t slot = dst.hash() & mask;
-  while (m_route_slots[slot].count != 0) slot = (slot + 1) & mask;
-  m_route_slots[slot] = {dst, set->second, uint32_t(egress_ports.size())};
+  while (m_route_slots[slot].ports.count != 0) slot = (slot + 1) & mask;
+  m_route_slots[slot] = {dst, set};
 }
 
 unsigned spectrum_switch::priority_of(const packet* p) const {
@@ -298,34 +296,20 @@ const spectrum_switch::route* spectrum_switch::lookup(const packet* p) const {
   const size_t mask = m_route_slots.size() - 1;
   for (size_t s = p->ip.dst.hash() & mask;; s = (s + 1) & mask) {
     const route& r = m_route_slots[s];
-    if (r.count == 0) return nullptr;
+    if (r.ports.count == 0) return nullptr;
     if (r.dst == p->ip.dst) return &r;
   }
 }
 
-unsigned spectrum_switch::live_port(const route& r, uint32_t h, picoseconds t) const {
-  // The h-th (mod the live count) of the route's ports whose link is not known down: ECMP rehashes over
-  // what is left, so flows on live ports keep their port.
-  unsigned live = 0;
-  for (uint32_t k = 0; k < r.count; ++k) live += !m_ports[m_route_ports[r.first + k]]->out().known_down(t);
-  if (live == 0) return no_port;
-  unsigned pick = h % live;
-  for (uint32_t k = 0; k < r.count; ++k) {
-    const unsigned port = m_route_ports[r.first + k];
-    if (m_ports[port]->out().known_down(t)) continue;
-    if (pick-- == 0) return port;
-  }
-  return no_port;
-}
-
 unsigned spectrum_switch::select_egress(const route& r, const packet* p, unsigned tc, picoseconds t) {
-  if (r.count == 1) return m_ports[m_route_ports[r.first]]->out().known_down(t) ? no_port : m_route_ports[r.first];
+  const equal_cost_group g = m_groups.group(r.ports);
+  if (g.count == 1) return m_ports[g[0]]->out().known_down(t) ? no_port : g[0];
   const uint32_t hash = p->five_tuple_hash(m_hash_seed);
-  const uint32_t h = hash % r.count;
-  unsigned hashed = m_route_ports[r.first + h];
-  // A port whose link is known down leaves the equal-cost set until its carrier is known back.
+  unsigned hashed = g[hash % g.count];
+  // A port whose link is known down leaves the equal-cost set until its carrier is known back: ECMP
+  // rehashes over what is left, so flows on live ports keep their port.
   if (m_ports[hashed]->out().known_down(t)) {
-    hashed = live_port(r, hash, t);
+    hashed = g.nth_live(hash, [&](unsigned port) { return !m_ports[port]->out().known_down(t); });
     if (hashed == no_port) return no_port;
   }
   if (!m_adaptive) return hashed;
@@ -338,27 +322,20 @@ unsigned spectrum_switch::select_egress(const route& r, const packet* p, unsigne
   const bool hashed_ok = !hp.paused(tc, t);
   const uint64_t hashed_depth = hp.depth(tc, t);
   if (hashed_ok && m_params.ar_threshold_bytes > 0 && hashed_depth <= m_params.ar_threshold_bytes) return hashed;
-  int best = -1;
-  uint64_t best_depth = 0;
-  unsigned eligible = 0;
   const uint32_t start = uint32_t(m_ar_rng() >> 32);
-  for (uint32_t k = 0; k < r.count; ++k) {
-    const unsigned port = m_route_ports[r.first + (start + k) % r.count];
+  const equal_cost_group::choice best = g.least_loaded(start, [&](unsigned port, int64_t& cost) {
     scheduled_port& sp = *m_ports[port];
-    if (sp.paused(tc, t) || sp.out().known_down(t)) continue;
-    ++eligible;
-    const uint64_t d = sp.depth(tc, t);
-    if (best < 0 || d < best_depth) {
-      best = int(port);
-      best_depth = d;
-    }
-  }
-  if (best < 0) return hashed;  // every port paused: wait on the hashed one
-  if (eligible >= 2) ++m_ar_decisions;
-  if (hashed_ok && m_params.ar_hysteresis_bytes > 0 && best_depth + m_params.ar_hysteresis_bytes >= hashed_depth)
+    if (sp.paused(tc, t) || sp.out().known_down(t)) return false;
+    cost = int64_t(sp.depth(tc, t));
+    return true;
+  });
+  if (best.port == no_port) return hashed;  // every port paused: wait on the hashed one
+  if (best.eligible >= 2) ++m_ar_decisions;
+  if (hashed_ok && m_params.ar_hysteresis_bytes > 0 &&
+      uint64_t(best.cost) + m_params.ar_hysteresis_bytes >= hashed_depth)
     return hashed;
-  if (unsigned(best) != hashed) ++m_ar_rerouted;
-  return unsigned(best);
+  if (best.port != hashed) ++m_ar_rerouted;
+  return best.port;
 }
 
 bool spectrum_switch::admit(packet* p, unsigned in_port, unsigned egress, unsigned tc) {
@@ -504,16 +481,10 @@ void spectrum_switch::receive(packet* p, unsigned in_port) {
   if (!m_ecn_at_dequeue) mark_ecn(p, egress, tc, t);
   // The pipeline latency delays the frame's earliest departure; it is not a kernel event of its own.
   picoseconds ready = t + m_latency;
-  if (m_cut_through && out.idle(t)) {
-    // Cut-through: the frame's head left the parser while its tail was still arriving. Only when the
-    // egress is no faster than the ingress, or the egress would run dry mid-frame.
-    const core::link& in = m_ports[in_port]->out();  // cables are symmetric
-    const uint64_t size = p->wire().value;
-    if (out.out().rate().value <= in.rate().value && size > m_params.cut_through_bytes) {
-      const picoseconds tail = in.serialization(core::bytes(size - m_params.cut_through_bytes));
-      ready = ready - tail;
-    }
-  }
+  // Cut-through: the frame's head left the parser while its tail was still arriving.
+  if (m_cut_through && out.idle(t))
+    ready = ready - cut_through_advance(p->wire(), core::bytes(m_params.cut_through_bytes),
+                                        m_ports[in_port]->out().rate(), out.out().rate());  // cables are symmetric
   out.enqueue(p, tc, ready);
 }
 

@@ -14,7 +14,6 @@
 #pragma once
 
 #include <array>
-#include <map>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -26,6 +25,7 @@
 #include "sc_models/core/params.h"
 #include "sc_models/core/rng.h"
 #include "sc_models/core/sim_context.h"
+#include "sc_models/switch/equal_cost_group.h"
 #include "sc_models/switch/scheduled_port.h"
 #include "sc_models/switch/switch_device.h"
 
@@ -113,12 +113,10 @@ class spectrum_switch : public sc_core::sc_module, public switch_device, public 
 
  private:
   // Host routes in an open-addressing table whose slots hold the route itself (one cache line touched per
-  // lookup in the common case); equal-cost port sets are stored once and shared (a leaf's routes to every
-  // remote host use the same set of uplinks).
+  // lookup in the common case); equal-cost port sets are stored once and shared (m_groups).
   struct route {
     core::ip_address dst;
-    uint32_t first;  // index of the first egress port in m_route_ports
-    uint32_t count;  // equal-cost egress ports; 0 marks an empty slot
+    equal_cost_ref ports;  // count 0 marks an empty slot
   };
   struct ingress_account {
     uint64_t bytes = 0;     // held in the buffer, from this ingress port and priority
@@ -145,8 +143,7 @@ class spectrum_switch : public sc_core::sc_module, public switch_device, public 
   const route* lookup(const core::packet* p) const;
   // The egress port, or no_port when every equal-cost port's link is known down (the frame is dropped).
   unsigned select_egress(const route& r, const core::packet* p, unsigned tc, core::picoseconds t);
-  unsigned live_port(const route& r, uint32_t hash, core::picoseconds t) const;
-  static constexpr unsigned no_port = ~0u;
+  static constexpr unsigned no_port = equal_cost_group::none;
   bool admit(core::packet* p, unsigned in_port, unsigned egress, unsigned tc);
   void mark_ecn(core::packet* p, unsigned egress, unsigned tc, core::picoseconds t);
   // PFC.
@@ -179,8 +176,7 @@ class spectrum_switch : public sc_core::sc_module, public switch_device, public 
 
   std::vector<route> m_route_slots;
   size_t m_route_count = 0;
-  std::vector<unsigned> m_route_ports;
-  std::map<std::vector<unsigned>, uint32_t> m_port_sets;  // elaboration only: where each set starts
+  equal_cost_groups m_groups;
 
   uint64_t m_no_live_port = 0;
   uint64_t m_received = 0, m_no_route = 0, m_ttl_expired = 0, m_headroom_overflow = 0;
