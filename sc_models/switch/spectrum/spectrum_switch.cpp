@@ -141,8 +141,7 @@ spectrum_switch::spectrum_switch(sc_core::sc_module_name name, const spectrum_pa
       m_ar_rng(core::make_stream(ctx.seed, this->name(), "adaptive_routing")),
       m_ports(ports),
       m_refresh(ports),
-      m_in(ports),
-      m_headroom(ports, 0) {
+      m_pfc(ports, params.pfc_xoff_bytes, params.pfc_xon_bytes) {
   const std::string inst = this->name();
   const size_t x = params.port_config.find('x');
   const auto digits = [](const std::string& t) {
@@ -219,11 +218,11 @@ void spectrum_switch::connect_port(unsigned port, core::link& out) {
                                         8'000'000'000'000ull);
     headroom = rtt_bytes + (2 * m_params.tx_fifo_frames + 2) * jumbo_frame_bytes + 64;
   }
-  m_headroom[port] = headroom;
+  m_pfc.configure_port(port, headroom, picoseconds(pause_time(port, uint16_t(m_params.pfc_quanta)).value / 2));
   uint64_t reserved = 0;
   for (unsigned p = 0; p < m_ports.size(); ++p)
     for (unsigned prio = 0; prio < traffic_classes; ++prio)
-      if (m_ports[p] && m_lossless[prio]) reserved += m_headroom[p];
+      if (m_ports[p] && m_lossless[prio]) reserved += m_pfc.headroom_size(p);
   core::require(reserved < m_params.buffer_bytes, name(),
                 "PFC headroom (" + std::to_string(reserved) + " bytes over the connected ports) leaves nothing of "
                 "switch.buffer_bytes " + std::to_string(m_params.buffer_bytes) + " for the shared pool");
@@ -341,32 +340,20 @@ unsigned spectrum_switch::select_egress(const route& r, const packet* p, unsigne
 bool spectrum_switch::admit(packet* p, unsigned in_port, unsigned egress, unsigned tc) {
   const uint64_t size = p->wire().value;
   if (m_lossless[tc]) {
-    ingress_account& a = m_in[in_port][tc];
-    if (a.bytes + size <= m_params.pfc_xoff_bytes && m_shared_used + size <= m_shared_size) {
-      m_shared_used += size;
-    } else if (a.headroom + size <= m_headroom[in_port]) {
-      a.headroom += size;
-    } else {
+    const pfc_unit::admission a = m_pfc.admit(in_port, tc, size, m_shared_used + size <= m_shared_size, core::now());
+    if (a.where == pfc_unit::held::overflow) {
       ++m_headroom_overflow;
       m_ports[egress]->count_drop(tc);
       return false;
     }
-    a.bytes += size;
-    if (!a.xoff && (a.bytes >= m_params.pfc_xoff_bytes || a.headroom > 0)) {
-      a.xoff = true;
-      a.log_index = UINT32_MAX;
-      if (m_pause_log.size() < pause_log_limit) {
-        a.log_index = uint32_t(m_pause_log.size());
-        m_pause_log.push_back({in_port, uint8_t(tc), core::now(), never});
-      } else if (m_pause_log_complete_until == never) {
-        m_pause_log_complete_until = core::now();
-      }
+    if (a.where == pfc_unit::held::shared) m_shared_used += size;
+    if (a.xoff) {
       send_pfc(in_port, tc, uint16_t(m_params.pfc_quanta));
-      a.refresh_at = core::now() + picoseconds(pause_time(in_port, uint16_t(m_params.pfc_quanta)).value / 2);
+      const picoseconds due = m_pfc.refresh_at(in_port, tc);
       pfc_refresh& r = *m_refresh[in_port];
-      if (a.refresh_at < r.pending) {
-        r.pending = a.refresh_at;
-        m_ctx.calendar.schedule(&r, a.refresh_at);
+      if (due < r.pending) {
+        r.pending = due;
+        m_ctx.calendar.schedule(&r, due);
       }
     }
   } else {
@@ -387,16 +374,9 @@ bool spectrum_switch::admit(packet* p, unsigned in_port, unsigned egress, unsign
 void spectrum_switch::departing(packet* p, unsigned port, unsigned tc, picoseconds start) {
   const uint64_t size = p->wire().value;
   if (m_lossless[tc]) {
-    ingress_account& a = m_in[p->hop_in_port][tc];
-    const uint64_t from_headroom = std::min(a.headroom, size);  // headroom drains first
-    a.headroom -= from_headroom;
-    m_shared_used -= size - from_headroom;
-    a.bytes -= size;
-    if (a.xoff && a.headroom == 0 && a.bytes <= m_params.pfc_xon_bytes) {
-      a.xoff = false;
-      if (a.log_index != UINT32_MAX) m_pause_log[a.log_index].end = core::now();
-      send_pfc(p->hop_in_port, tc, 0);
-    }
+    const pfc_unit::release r = m_pfc.depart(p->hop_in_port, tc, size, core::now());
+    m_shared_used -= r.from_shared;
+    if (r.xon) send_pfc(p->hop_in_port, tc, 0);
   } else {
     m_shared_used -= size;
   }
@@ -429,16 +409,8 @@ void spectrum_switch::refresh_pause(unsigned port, picoseconds t) {
   pfc_refresh& r = *m_refresh[port];
   if (t < r.pending) return;  // a stale entry: the pending one is later
   r.pending = never;
-  picoseconds next = never;
-  for (unsigned prio = 0; prio < traffic_classes; ++prio) {
-    ingress_account& a = m_in[port][prio];
-    if (!a.xoff) continue;
-    if (a.refresh_at <= t) {
-      send_pfc(port, prio, uint16_t(m_params.pfc_quanta));
-      a.refresh_at = t + picoseconds(pause_time(port, uint16_t(m_params.pfc_quanta)).value / 2);
-    }
-    next = std::min(next, a.refresh_at);
-  }
+  const picoseconds next =
+      m_pfc.refresh(port, t, [&](unsigned prio) { send_pfc(port, prio, uint16_t(m_params.pfc_quanta)); });
   if (next != never) {
     r.pending = next;
     m_ctx.calendar.schedule(&r, next);
