@@ -20,7 +20,7 @@
 #include "sc_models/core/transaction_log.h"
 #include "sc_models/switch/quantum/quantum_switch.h"
 #include "sc_models/switch/quantum/sharp_aggregator.h"
-#include "sc_models/switch/quantum/sharp_host.h"
+#include "sc_models/nic/sharp_host.h"
 #include "sc_models/switch/spectrum/spectrum_switch.h"
 #include "sc_models/topology/fabric.h"
 #include "testbench/progress.h"

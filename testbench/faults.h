@@ -14,7 +14,7 @@
 
 #include "sc_models/core/fault_injector.h"
 #include "sc_models/core/sim_context.h"
-#include "sc_models/switch/quantum/credit_link.h"
+#include "sc_models/ib/credit_link.h"
 #include "sc_models/topology/fabric.h"
 #include "testbench/scale_out.h"
 #include "testbench/scenario.h"

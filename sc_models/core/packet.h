@@ -43,12 +43,11 @@ constexpr uint64_t ib_vcrc = 2;
 enum class frame_kind : uint8_t { roce = 0, pfc = 1, infiniband = 2 };
 
 // 802.1Qbb: EtherType 0x8808, opcode 0x0101, a class-enable vector and one pause time per priority in
-// quanta of 512 bit times at the link's rate; a time of zero resumes the priority (XON).
+// quanta of 512 bit times at the link's rate (core::pause_duration); a time of zero resumes the priority (XON).
 struct pfc_fields {
   uint8_t class_enable = 0;
   std::array<uint16_t, 8> quanta{};
 };
-constexpr uint64_t pfc_quantum_bits = 512;
 constexpr uint64_t pfc_mac_control_da = 0x01'80'c2'00'00'01ull;
 
 // One switch hop's in-band telemetry (HPCC's record: when, how much sent, how deep, how fast). The model

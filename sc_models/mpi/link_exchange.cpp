@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <type_traits>
 
-#include "sc_models/switch/quantum/credit_link.h"
+#include "sc_models/ib/credit_link.h"
 
 namespace fabricsim::mpi {
 

@@ -1260,8 +1260,7 @@ void supernic::on_pause(const packet* p) {
   m_paused_from = t;
   // Quanta of 512 bit times at the link's rate; zero resumes at once.
   const uint64_t quanta = p->pfc.quanta[m_priority];
-  m_paused_until = t + picoseconds(uint64_t((unsigned __int128)quanta * core::pfc_quantum_bits *
-                                            1'000'000'000'000ull / m_out->rate().value));
+  m_paused_until = t + core::pause_duration(quanta, m_out->rate());
   if (m_started) wake_transmitter(m_paused_until);  // resume then (or now, for an XON)
 }
 
@@ -1810,8 +1809,7 @@ packet* supernic::next_pfc() {
   f->seal();
   ++m_tx_pause_frames;
   if (m_rx_xoff) {
-    const uint64_t pause_ps = uint64_t((unsigned __int128)m_params.rx_pfc_quanta * core::pfc_quantum_bits *
-                                       1'000'000'000'000ull / m_out->rate().value);
+    const uint64_t pause_ps = core::pause_duration(m_params.rx_pfc_quanta, m_out->rate()).value;
     m_pfc_refresh_at = t + picoseconds(pause_ps / 2);
     wake_transmitter(m_pfc_refresh_at);
   }

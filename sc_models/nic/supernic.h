@@ -24,7 +24,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 
 #include "sc_models/core/link.h"
-#include "sc_models/switch/quantum/credit_link.h"
+#include "sc_models/ib/credit_link.h"
 #include "sc_models/core/params.h"
 #include "sc_models/core/ring.h"
 #include "sc_models/core/rng.h"

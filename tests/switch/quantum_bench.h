@@ -9,7 +9,7 @@
 
 #include "sc_models/core/link.h"
 #include "sc_models/core/sim_context.h"
-#include "sc_models/switch/quantum/ib_endpoint.h"
+#include "sc_models/ib/ib_endpoint.h"
 #include "sc_models/switch/quantum/quantum_switch.h"
 
 namespace fabricsim::test {

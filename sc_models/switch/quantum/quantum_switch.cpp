@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sc_models/switch/cut_through.h"
 #include "sc_models/switch/quantum/sharp_aggregator.h"
 
 namespace fabricsim::sw {
@@ -412,13 +413,11 @@ void quantum_switch::add_lid_route(uint16_t dlid, const std::vector<unsigned>& p
     core::require(p < m_ports.size() && m_ports[p], name(), "route to unconnected port " + std::to_string(p));
   if (m_lft.size() <= dlid) {
     m_lft.resize(size_t(dlid) + 1, no_port);
-    m_group_of.resize(size_t(dlid) + 1, 0);
+    m_group_of.resize(size_t(dlid) + 1);
   }
   core::require(m_lft[dlid] == no_port, name(), "two routes for LID " + std::to_string(dlid));
   m_lft[dlid] = uint16_t(ports[dlid % ports.size()]);
-  auto it = std::find(m_groups.begin(), m_groups.end(), ports);
-  if (it == m_groups.end()) it = m_groups.insert(m_groups.end(), ports);
-  m_group_of[dlid] = uint32_t(it - m_groups.begin());
+  m_group_of[dlid] = m_groups.intern(ports);
 }
 
 int quantum_switch::lft(uint16_t dlid) const {
@@ -434,50 +433,39 @@ bool quantum_switch::port_live(unsigned port, uint16_t dlid, picoseconds t, unsi
 
 bool quantum_switch::reaches(uint16_t dlid, picoseconds t, unsigned depth) const {
   if (dlid >= m_lft.size() || m_lft[dlid] == no_port) return false;
-  for (unsigned p : m_groups[m_group_of[dlid]])
+  for (unsigned p : m_groups.group(m_group_of[dlid]))
     if (port_live(p, dlid, t, depth)) return true;
   return false;
 }
 
 int quantum_switch::select_egress(uint16_t dlid, unsigned sl, picoseconds t) {
   unsigned fixed = m_lft[dlid];
-  const std::vector<unsigned>& g = m_groups[m_group_of[dlid]];
-  if (m_fault_aware && !port_live(fixed, dlid, t)) {
+  const equal_cost_group g = m_groups.group(m_group_of[dlid]);
+  const auto live = [&](unsigned port) { return port_live(port, dlid, t); };
+  if (m_fault_aware && !live(fixed)) {
     // The subnet manager's reroute: the D-mod-K choice over the group's live ports.
-    unsigned live = 0;
-    for (unsigned p : g) live += port_live(p, dlid, t);
-    if (live == 0) return -1;
-    unsigned k = dlid % live;
-    for (unsigned p : g)
-      if (port_live(p, dlid, t) && k-- == 0) {
-        fixed = p;
-        break;
-      }
+    fixed = g.nth_live(dlid, live);
+    if (fixed == equal_cost_group::none) return -1;
   }
   if (!m_adaptive) return int(fixed);
-  if (g.size() < 2) return int(fixed);
+  if (g.count < 2) return int(fixed);
   // The port that could take the packet soonest: free credits on the packet's VL there, less what already
-  // waits in its queue. Ties go to the first found from a seeded random start, so equal ports share the
-  // load instead of all choosing the lowest-numbered one.
-  const uint32_t start = uint32_t(m_ar_rng() >> 32) % uint32_t(g.size());
-  int best = -1;
-  int64_t best_score = 0;
-  for (size_t k = 0; k < g.size(); ++k) {
-    const unsigned port = g[(start + k) % g.size()];
-    if (m_fault_aware && !port_live(port, dlid, t)) continue;
+  // waits in its queue (the cost is that score negated). Ties go to the first found from a seeded random
+  // start, so equal ports share the load instead of all choosing the lowest-numbered one.
+  const uint32_t start = uint32_t(m_ar_rng() >> 32) % g.count;
+  const equal_cost_group::choice best = g.least_loaded(start, [&](unsigned port, int64_t& cost) {
+    if (m_fault_aware && !live(port)) return false;
     quantum_port& qp = *m_ports[port];
     const unsigned vl = qp.sl_to_vl()[sl];
     const uint64_t free_blocks = std::min<uint64_t>(qp.sender().free_blocks(vl), 1ull << 40);
-    const int64_t score = int64_t(free_blocks * ib::block_bytes) - int64_t(qp.queued_bytes(vl));
-    if (best < 0 || score > best_score) {
-      best = int(port);
-      best_score = score;
-    }
-  }
+    cost = int64_t(qp.queued_bytes(vl)) - int64_t(free_blocks * ib::block_bytes);
+    return true;
+  });
+  // `fixed` is in the group and live, so some port was eligible.
   ++m_ar_decisions;
-  if (unsigned(best) != fixed) ++m_ar_rerouted;
-  m_ports[best]->counters(m_ports[best]->sl_to_vl()[sl]).ar_decisions++;
-  return best;
+  if (best.port != fixed) ++m_ar_rerouted;
+  m_ports[best.port]->counters(m_ports[best.port]->sl_to_vl()[sl]).ar_decisions++;
+  return int(best.port);
 }
 
 void quantum_switch::receive(packet* p, unsigned in_port) {
@@ -516,14 +504,11 @@ void quantum_switch::receive(packet* p, unsigned in_port) {
   const unsigned vl = out.sl_to_vl()[p->lrh.sl & 15u];
   picoseconds ready = t + m_latency;
   if (m_params.cut_through && out.idle(t)) {
-    // The head left the pipeline while the tail was still arriving (only when the egress is no faster than
-    // the ingress, or it would run dry mid-packet).
-    const core::link& in = m_ports[in_port]->out();  // cables are symmetric
-    const uint64_t size = p->wire().value;
-    constexpr uint64_t header_bytes = core::header_bytes::ib_lrh + core::header_bytes::bth;
-    if (out.out().rate().value <= in.rate().value && size > header_bytes)
-      ready = ready - in.serialization(core::bytes(size - header_bytes));
-    ready = std::max(ready, t);
+    // The head left the pipeline while the tail was still arriving, once the LRH and BTH were in.
+    constexpr core::bytes header(core::header_bytes::ib_lrh + core::header_bytes::bth);
+    ready = std::max(ready - cut_through_advance(p->wire(), header, m_ports[in_port]->out().rate(),  // symmetric
+                                                 out.out().rate()),
+                     t);
   }
   out.enqueue(p, vl, blocks, ready);
 }

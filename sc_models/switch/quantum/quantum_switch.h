@@ -32,7 +32,8 @@
 #include "sc_models/core/ring.h"
 #include "sc_models/core/rng.h"
 #include "sc_models/core/sim_context.h"
-#include "sc_models/switch/quantum/credit_link.h"
+#include "sc_models/ib/credit_link.h"
+#include "sc_models/switch/equal_cost_group.h"
 #include "sc_models/switch/switch_device.h"
 
 namespace fabricsim::sw {
@@ -170,7 +171,7 @@ class quantum_switch : public sc_core::sc_module, public switch_device, public i
   void add_lid_route(uint16_t dlid, const std::vector<unsigned>& ports);
   // The LFT port for `dlid`, or -1.
   int lft(uint16_t dlid) const;
-  const std::vector<unsigned>& ar_group(uint16_t dlid) const { return m_groups.at(m_group_of.at(dlid)); }
+  equal_cost_group ar_group(uint16_t dlid) const { return m_groups.group(m_group_of.at(dlid)); }
   static uint16_t lid_of(const core::ip_address& host);
 
   quantum_port& port(unsigned i) { return *m_ports.at(i); }
@@ -215,8 +216,8 @@ class quantum_switch : public sc_core::sc_module, public switch_device, public i
   std::vector<std::unique_ptr<quantum_port>> m_ports;
   std::vector<std::unique_ptr<ib::credit_receiver>> m_rx;
   std::vector<uint16_t> m_lft;       // [dlid]: egress port, 0xffff none
-  std::vector<uint32_t> m_group_of;  // [dlid]: index into m_groups
-  std::vector<std::vector<unsigned>> m_groups;
+  std::vector<equal_cost_ref> m_group_of;  // [dlid]: its AR group in m_groups
+  equal_cost_groups m_groups;
   std::vector<quantum_switch*> m_next;  // [port]: the switch the port's link feeds, or null (a host)
   bool m_fault_aware = false;
   uint64_t m_received = 0, m_no_route = 0, m_not_ib = 0, m_ar_decisions = 0, m_ar_rerouted = 0;

@@ -34,6 +34,7 @@
 #include "sc_models/core/params.h"
 #include "sc_models/core/ring.h"
 #include "sc_models/core/sim_context.h"
+#include "sc_models/ib/sharp_header.h"
 
 namespace fabricsim::sw {
 
@@ -53,12 +54,6 @@ uint16_t bf16_from_float(float f);
 float float_from_bf16(uint16_t b);
 // acc[i] += in[i] for every element of `bytes` (a whole number of elements).
 void sharp_reduce(sharp_dtype t, uint8_t* acc, const uint8_t* in, uint64_t bytes);
-
-// Aggregation header (16 bytes, carried in the RETH fields): op in dest_qp, chunk in psn, offset in
-// reth.va, length in reth.dma_length.
-core::packet* make_sharp_packet(core::packet_pool& pool, core::bth_opcode op_code, uint32_t op, uint32_t chunk,
-                                uint64_t offset, uint32_t bytes, const uint8_t* payload);
-inline bool is_sharp(core::bth_opcode o) { return o == core::bth_opcode::sharp_up || o == core::bth_opcode::sharp_down; }
 
 // The tree over a fabric's switches: member hosts sit on switch ports; the root is the switch from which the
 // farthest member switch is nearest (ties: the switch created last, i.e. the top tier); every other switch on

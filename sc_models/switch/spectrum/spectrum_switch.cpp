@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sc_models/switch/cut_through.h"
+
 namespace fabricsim::sw {
 
 using core::packet;
@@ -138,8 +140,7 @@ spectrum_switch::spectrum_switch(sc_core::sc_module_name name, const spectrum_pa
       m_ar_rng(core::make_stream(ctx.seed, this->name(), "adaptive_routing")),
       m_ports(ports),
       m_refresh(ports),
-      m_in(ports),
-      m_headroom(ports, 0) {
+      m_pfc(ports, params.pfc_xoff_bytes, params.pfc_xon_bytes) {
   const std::string inst = this->name();
   const size_t x = params.port_config.find('x');
   const auto digits = [](const std::string& t) {
@@ -246,11 +247,11 @@ void spectrum_switch::connect_port(unsigned port, core::link& out) {
                                         8'000'000'000'000ull);
     headroom = rtt_bytes + (2 * m_params.tx_fifo_frames + 2) * jumbo_frame_bytes + 64;
   }
-  m_headroom[port] = headroom;
+  m_pfc.configure_port(port, headroom, picoseconds(pause_time(port, uint16_t(m_params.pfc_quanta)).value / 2));
   uint64_t reserved = 0;
   for (unsigned p = 0; p < m_ports.size(); ++p)
     for (unsigned prio = 0; prio < traffic_classes; ++prio)
-      if (m_ports[p] && m_lossless[prio]) reserved += m_headroom[p];
+      if (m_ports[p] && m_lossless[prio]) reserved += m_pfc.headroom_size(p);
   core::require(reserved < m_params.buffer_bytes, name(),
                 "PFC headroom (" + std::to_string(reserved) + " bytes over the connected ports) leaves nothing of "
                 "switch.buffer_bytes " + std::to_string(m_params.buffer_bytes) + " for the shared pool");
@@ -261,9 +262,9 @@ void spectrum_switch::rehash(size_t slots) {
   std::vector<route> old(slots);
   old.swap(m_route_slots);
   for (const route& r : old) {
-    if (r.count == 0) continue;
+    if (r.ports.count == 0) continue;
     size_t s = r.dst.hash() & (slots - 1);
-    while (m_route_slots[s].count != 0) s = (s + 1) & (slots - 1);
+    while (m_route_slots[s].ports.count != 0) s = (s + 1) & (slots - 1);
     m_route_slots[s] = r;
   }
 }
@@ -275,17 +276,13 @@ void spectrum_switch::add_route(const core::ip_address& dst, std::vector<unsigne
   packet probe;
   probe.ip.dst = dst;
   core::require(lookup(&probe) == nullptr, name(), "two routes for one destination");
-  auto set = m_port_sets.find(egress_ports);
-  if (set == m_port_sets.end()) {
-    set = m_port_sets.emplace(egress_ports, uint32_t(m_route_ports.size())).first;
-    m_route_ports.insert(m_route_ports.end(), egress_ports.begin(), egress_ports.end());
-  }
+  const equal_cost_ref set = m_groups.intern(egress_ports);
   ++m_route_count;
   if (2 * m_route_count > m_route_slots.size()) rehash(std::max<size_t>(16, 2 * m_route_slots.size()));
   const size_t mask = m_route_slots.size() - 1;
   size_t slot = dst.hash() & mask;
-  while (m_route_slots[slot].count != 0) slot = (slot + 1) & mask;
-  m_route_slots[slot] = {dst, set->second, uint32_t(egress_ports.size())};
+  while (m_route_slots[slot].ports.count != 0) slot = (slot + 1) & mask;
+  m_route_slots[slot] = {dst, set};
 }
 
 unsigned spectrum_switch::priority_of(const packet* p) const {
@@ -301,8 +298,7 @@ double spectrum_switch::ecn_probability(uint64_t q) const {
 }
 
 picoseconds spectrum_switch::pause_time(unsigned port, uint16_t quanta) const {
-  const uint64_t rate = m_ports[port]->out().rate().value;
-  return picoseconds(uint64_t((unsigned __int128)quanta * core::pfc_quantum_bits * 1'000'000'000'000ull / rate));
+  return core::pause_duration(quanta, m_ports[port]->out().rate());
 }
 
 bool spectrum_switch::parse(packet* p, unsigned in_port) {
@@ -328,34 +324,20 @@ const spectrum_switch::route* spectrum_switch::lookup(const packet* p) const {
   const size_t mask = m_route_slots.size() - 1;
   for (size_t s = p->ip.dst.hash() & mask;; s = (s + 1) & mask) {
     const route& r = m_route_slots[s];
-    if (r.count == 0) return nullptr;
+    if (r.ports.count == 0) return nullptr;
     if (r.dst == p->ip.dst) return &r;
   }
 }
 
-unsigned spectrum_switch::live_port(const route& r, uint32_t h, picoseconds t) const {
-  // The h-th (mod the live count) of the route's ports whose link is not known down: ECMP rehashes over
-  // what is left, so flows on live ports keep their port.
-  unsigned live = 0;
-  for (uint32_t k = 0; k < r.count; ++k) live += !m_ports[m_route_ports[r.first + k]]->out().known_down(t);
-  if (live == 0) return no_port;
-  unsigned pick = h % live;
-  for (uint32_t k = 0; k < r.count; ++k) {
-    const unsigned port = m_route_ports[r.first + k];
-    if (m_ports[port]->out().known_down(t)) continue;
-    if (pick-- == 0) return port;
-  }
-  return no_port;
-}
-
 unsigned spectrum_switch::select_egress(const route& r, const packet* p, unsigned tc, picoseconds t) {
-  if (r.count == 1) return m_ports[m_route_ports[r.first]]->out().known_down(t) ? no_port : m_route_ports[r.first];
+  const equal_cost_group g = m_groups.group(r.ports);
+  if (g.count == 1) return m_ports[g[0]]->out().known_down(t) ? no_port : g[0];
   const uint32_t hash = p->five_tuple_hash(m_hash_seed);
-  const uint32_t h = hash % r.count;
-  unsigned hashed = m_route_ports[r.first + h];
-  // A port whose link is known down leaves the equal-cost set until its carrier is known back.
+  unsigned hashed = g[hash % g.count];
+  // A port whose link is known down leaves the equal-cost set until its carrier is known back: ECMP
+  // rehashes over what is left, so flows on live ports keep their port.
   if (m_ports[hashed]->out().known_down(t)) {
-    hashed = live_port(r, hash, t);
+    hashed = g.nth_live(hash, [&](unsigned port) { return !m_ports[port]->out().known_down(t); });
     if (hashed == no_port) return no_port;
   }
   if (!m_adaptive) return hashed;
@@ -368,58 +350,39 @@ unsigned spectrum_switch::select_egress(const route& r, const packet* p, unsigne
   const bool hashed_ok = !hp.paused(tc, t);
   const uint64_t hashed_depth = hp.depth(tc, t);
   if (hashed_ok && m_params.ar_threshold_bytes > 0 && hashed_depth <= m_params.ar_threshold_bytes) return hashed;
-  int best = -1;
-  uint64_t best_depth = 0;
-  unsigned eligible = 0;
   const uint32_t start = uint32_t(m_ar_rng() >> 32);
-  for (uint32_t k = 0; k < r.count; ++k) {
-    const unsigned port = m_route_ports[r.first + (start + k) % r.count];
+  const equal_cost_group::choice best = g.least_loaded(start, [&](unsigned port, int64_t& cost) {
     scheduled_port& sp = *m_ports[port];
-    if (sp.paused(tc, t) || sp.out().known_down(t)) continue;
-    ++eligible;
-    const uint64_t d = sp.depth(tc, t);
-    if (best < 0 || d < best_depth) {
-      best = int(port);
-      best_depth = d;
-    }
-  }
-  if (best < 0) return hashed;  // every port paused: wait on the hashed one
-  if (eligible >= 2) ++m_ar_decisions;
-  if (hashed_ok && m_params.ar_hysteresis_bytes > 0 && best_depth + m_params.ar_hysteresis_bytes >= hashed_depth)
+    if (sp.paused(tc, t) || sp.out().known_down(t)) return false;
+    cost = int64_t(sp.depth(tc, t));
+    return true;
+  });
+  if (best.port == no_port) return hashed;  // every port paused: wait on the hashed one
+  if (best.eligible >= 2) ++m_ar_decisions;
+  if (hashed_ok && m_params.ar_hysteresis_bytes > 0 &&
+      uint64_t(best.cost) + m_params.ar_hysteresis_bytes >= hashed_depth)
     return hashed;
-  if (unsigned(best) != hashed) ++m_ar_rerouted;
-  return unsigned(best);
+  if (best.port != hashed) ++m_ar_rerouted;
+  return best.port;
 }
 
 bool spectrum_switch::admit(packet* p, unsigned in_port, unsigned egress, unsigned tc) {
   const uint64_t size = p->wire().value;
   if (m_lossless[tc]) {
-    ingress_account& a = m_in[in_port][tc];
-    if (a.bytes + size <= m_params.pfc_xoff_bytes && m_shared_used + size <= m_shared_size) {
-      m_shared_used += size;
-    } else if (a.headroom + size <= m_headroom[in_port]) {
-      a.headroom += size;
-    } else {
+    const pfc_unit::admission a = m_pfc.admit(in_port, tc, size, m_shared_used + size <= m_shared_size, core::now());
+    if (a.where == pfc_unit::held::overflow) {
       ++m_headroom_overflow;
       m_ports[egress]->count_drop(tc);
       return false;
     }
-    a.bytes += size;
-    if (!a.xoff && (a.bytes >= m_params.pfc_xoff_bytes || a.headroom > 0)) {
-      a.xoff = true;
-      a.log_index = UINT32_MAX;
-      if (m_pause_log.size() < pause_log_limit) {
-        a.log_index = uint32_t(m_pause_log.size());
-        m_pause_log.push_back({in_port, uint8_t(tc), core::now(), never});
-      } else if (m_pause_log_complete_until == never) {
-        m_pause_log_complete_until = core::now();
-      }
+    if (a.where == pfc_unit::held::shared) m_shared_used += size;
+    if (a.xoff) {
       send_pfc(in_port, tc, uint16_t(m_params.pfc_quanta));
-      a.refresh_at = core::now() + picoseconds(pause_time(in_port, uint16_t(m_params.pfc_quanta)).value / 2);
+      const picoseconds due = m_pfc.refresh_at(in_port, tc);
       pfc_refresh& r = *m_refresh[in_port];
-      if (a.refresh_at < r.pending) {
-        r.pending = a.refresh_at;
-        m_ctx.calendar.schedule(&r, a.refresh_at);
+      if (due < r.pending) {
+        r.pending = due;
+        m_ctx.calendar.schedule(&r, due);
       }
     }
   } else {
@@ -440,16 +403,9 @@ bool spectrum_switch::admit(packet* p, unsigned in_port, unsigned egress, unsign
 void spectrum_switch::departing(packet* p, unsigned port, unsigned tc, picoseconds start) {
   const uint64_t size = p->wire().value;
   if (m_lossless[tc]) {
-    ingress_account& a = m_in[p->hop_in_port][tc];
-    const uint64_t from_headroom = std::min(a.headroom, size);  // headroom drains first
-    a.headroom -= from_headroom;
-    m_shared_used -= size - from_headroom;
-    a.bytes -= size;
-    if (a.xoff && a.headroom == 0 && a.bytes <= m_params.pfc_xon_bytes) {
-      a.xoff = false;
-      if (a.log_index != UINT32_MAX) m_pause_log[a.log_index].end = core::now();
-      send_pfc(p->hop_in_port, tc, 0);
-    }
+    const pfc_unit::release r = m_pfc.depart(p->hop_in_port, tc, size, core::now());
+    m_shared_used -= r.from_shared;
+    if (r.xon) send_pfc(p->hop_in_port, tc, 0);
   } else {
     m_shared_used -= size;
   }
@@ -482,16 +438,8 @@ void spectrum_switch::refresh_pause(unsigned port, picoseconds t) {
   pfc_refresh& r = *m_refresh[port];
   if (t < r.pending) return;  // a stale entry: the pending one is later
   r.pending = never;
-  picoseconds next = never;
-  for (unsigned prio = 0; prio < traffic_classes; ++prio) {
-    ingress_account& a = m_in[port][prio];
-    if (!a.xoff) continue;
-    if (a.refresh_at <= t) {
-      send_pfc(port, prio, uint16_t(m_params.pfc_quanta));
-      a.refresh_at = t + picoseconds(pause_time(port, uint16_t(m_params.pfc_quanta)).value / 2);
-    }
-    next = std::min(next, a.refresh_at);
-  }
+  const picoseconds next =
+      m_pfc.refresh(port, t, [&](unsigned prio) { send_pfc(port, prio, uint16_t(m_params.pfc_quanta)); });
   if (next != never) {
     r.pending = next;
     m_ctx.calendar.schedule(&r, next);
@@ -534,16 +482,10 @@ void spectrum_switch::receive(packet* p, unsigned in_port) {
   if (!m_ecn_at_dequeue) mark_ecn(p, egress, tc, t);
   // The pipeline latency delays the frame's earliest departure; it is not a kernel event of its own.
   picoseconds ready = t + m_latency;
-  if (m_cut_through && out.idle(t)) {
-    // Cut-through: the frame's head left the parser while its tail was still arriving. Only when the
-    // egress is no faster than the ingress, or the egress would run dry mid-frame.
-    const core::link& in = m_ports[in_port]->out();  // cables are symmetric
-    const uint64_t size = p->wire().value;
-    if (out.out().rate().value <= in.rate().value && size > m_params.cut_through_bytes) {
-      const picoseconds tail = in.serialization(core::bytes(size - m_params.cut_through_bytes));
-      ready = ready - tail;
-    }
-  }
+  // Cut-through: the frame's head left the parser while its tail was still arriving.
+  if (m_cut_through && out.idle(t))
+    ready = ready - cut_through_advance(p->wire(), core::bytes(m_params.cut_through_bytes),
+                                        m_ports[in_port]->out().rate(), out.out().rate());  // cables are symmetric
   out.enqueue(p, tc, ready);
 }
 

@@ -14,7 +14,6 @@
 #pragma once
 
 #include <array>
-#include <map>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -26,7 +25,9 @@
 #include "sc_models/core/params.h"
 #include "sc_models/core/rng.h"
 #include "sc_models/core/sim_context.h"
+#include "sc_models/switch/equal_cost_group.h"
 #include "sc_models/switch/scheduled_port.h"
+#include "sc_models/switch/spectrum/pfc_unit.h"
 #include "sc_models/switch/switch_device.h"
 
 namespace fabricsim::sw {
@@ -89,41 +90,25 @@ class spectrum_switch : public sc_core::sc_module, public switch_device, public 
   // Buffer accounting, for tests and reports.
   uint64_t shared_size() const { return m_shared_size; }
   uint64_t shared_used() const { return m_shared_used; }
-  uint64_t headroom_size(unsigned port) const { return m_headroom.at(port); }
-  uint64_t headroom_used(unsigned port, unsigned prio) const { return m_in[port][prio].headroom; }
-  uint64_t ingress_bytes(unsigned port, unsigned prio) const { return m_in[port][prio].bytes; }
-  bool xoff_asserted(unsigned port, unsigned prio) const { return m_in[port][prio].xoff; }
+  uint64_t headroom_size(unsigned port) const { return m_pfc.headroom_size(port); }
+  uint64_t headroom_used(unsigned port, unsigned prio) const { return m_pfc.headroom_used(port, prio); }
+  uint64_t ingress_bytes(unsigned port, unsigned prio) const { return m_pfc.ingress_bytes(port, prio); }
+  bool xoff_asserted(unsigned port, unsigned prio) const { return m_pfc.xoff_asserted(port, prio); }
   uint64_t admitted_bytes() const { return m_admitted_bytes; }
   uint64_t released_bytes() const { return m_released_bytes; }
 
-  // PFC pause timeline (report only): one interval per XOFF, from the moment this switch asserts it on
-  // ingress `port` for `prio` until it sends XON (`end` = never while still asserted). Recorded on state
-  // changes only, and only the first `pause_log_limit` of the run: later ones are not kept, and
-  // pause_log_complete_until() says up to when the log is complete (never: it holds every XOFF).
-  struct pause_interval {
-    uint32_t port;
-    uint8_t prio;
-    core::picoseconds start, end;
-  };
-  static constexpr size_t pause_log_limit = 4096;
-  const std::vector<pause_interval>& pause_log() const { return m_pause_log; }
-  core::picoseconds pause_log_complete_until() const { return m_pause_log_complete_until; }
+  // PFC pause timeline (report only): pfc_unit::pause_log.
+  using pause_interval = pfc_unit::pause_interval;
+  static constexpr size_t pause_log_limit = pfc_unit::pause_log_limit;
+  const std::vector<pause_interval>& pause_log() const { return m_pfc.pause_log(); }
+  core::picoseconds pause_log_complete_until() const { return m_pfc.pause_log_complete_until(); }
 
  private:
   // Host routes in an open-addressing table whose slots hold the route itself (one cache line touched per
-  // lookup in the common case); equal-cost port sets are stored once and shared (a leaf's routes to every
-  // remote host use the same set of uplinks).
+  // lookup in the common case); equal-cost port sets are stored once and shared (m_groups).
   struct route {
     core::ip_address dst;
-    uint32_t first;  // index of the first egress port in m_route_ports
-    uint32_t count;  // equal-cost egress ports; 0 marks an empty slot
-  };
-  struct ingress_account {
-    uint64_t bytes = 0;     // held in the buffer, from this ingress port and priority
-    uint64_t headroom = 0;  // of which in the headroom (beyond XOFF)
-    bool xoff = false;      // the upstream port is told to pause
-    core::picoseconds refresh_at{};
-    uint32_t log_index = UINT32_MAX;  // this XOFF's entry in m_pause_log (UINT32_MAX: not recorded)
+    equal_cost_ref ports;  // count 0 marks an empty slot
   };
   // Re-sends XOFF before the upstream pause expires while a priority stays congested.
   class pfc_refresh : public core::calendar_client {
@@ -143,8 +128,7 @@ class spectrum_switch : public sc_core::sc_module, public switch_device, public 
   const route* lookup(const core::packet* p) const;
   // The egress port, or no_port when every equal-cost port's link is known down (the frame is dropped).
   unsigned select_egress(const route& r, const core::packet* p, unsigned tc, core::picoseconds t);
-  unsigned live_port(const route& r, uint32_t hash, core::picoseconds t) const;
-  static constexpr unsigned no_port = ~0u;
+  static constexpr unsigned no_port = equal_cost_group::none;
   bool admit(core::packet* p, unsigned in_port, unsigned egress, unsigned tc);
   void mark_ecn(core::packet* p, unsigned egress, unsigned tc, core::picoseconds t);
   // PFC.
@@ -170,22 +154,18 @@ class spectrum_switch : public sc_core::sc_module, public switch_device, public 
   std::array<bool, traffic_classes> m_ecn{};
   std::vector<std::unique_ptr<scheduled_port>> m_ports;
   std::vector<std::unique_ptr<pfc_refresh>> m_refresh;
-  std::vector<std::array<ingress_account, traffic_classes>> m_in;
-  std::vector<uint64_t> m_headroom;  // per ingress port and lossless priority
+  pfc_unit m_pfc;  // lossless accounting per (ingress port, priority), XOFF/XON
   uint64_t m_shared_size = 0;
   uint64_t m_shared_used = 0;
 
   std::vector<route> m_route_slots;
   size_t m_route_count = 0;
-  std::vector<unsigned> m_route_ports;
-  std::map<std::vector<unsigned>, uint32_t> m_port_sets;  // elaboration only: where each set starts
+  equal_cost_groups m_groups;
 
   uint64_t m_no_live_port = 0;
   uint64_t m_received = 0, m_no_route = 0, m_ttl_expired = 0, m_headroom_overflow = 0;
   uint64_t m_ar_decisions = 0, m_ar_rerouted = 0, m_admitted_bytes = 0, m_released_bytes = 0;
   uint64_t m_max_shared_used = 0;
-  std::vector<pause_interval> m_pause_log;
-  core::picoseconds m_pause_log_complete_until{UINT64_MAX};
 };
 
 }  // namespace fabricsim::sw

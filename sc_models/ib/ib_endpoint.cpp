@@ -1,5 +1,5 @@
 // A minimal InfiniBand channel adapter port.
-#include "sc_models/switch/quantum/ib_endpoint.h"
+#include "sc_models/ib/ib_endpoint.h"
 
 #include <algorithm>
 

@@ -13,7 +13,7 @@
 #include "sc_models/core/packet.h"
 #include "sc_models/core/sim_context.h"
 #include "sc_models/nic/supernic.h"
-#include "sc_models/switch/quantum/sharp_aggregator.h"
+#include "sc_models/ib/sharp_header.h"
 
 namespace fabricsim::sw {
 

@@ -1,5 +1,5 @@
 // The host end of a SHARP operation.
-#include "sc_models/switch/quantum/sharp_host.h"
+#include "sc_models/nic/sharp_host.h"
 
 #include <algorithm>
 #include <cstring>

@@ -15,7 +15,7 @@
 #include "sc_models/core/params.h"
 #include "sc_models/core/ring.h"
 #include "sc_models/core/sim_context.h"
-#include "sc_models/switch/quantum/credit_link.h"
+#include "sc_models/ib/credit_link.h"
 
 namespace fabricsim::sw {
 

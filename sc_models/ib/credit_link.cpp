@@ -1,5 +1,5 @@
 // InfiniBand credit-based link-level flow control.
-#include "sc_models/switch/quantum/credit_link.h"
+#include "sc_models/ib/credit_link.h"
 
 #include <algorithm>
 
