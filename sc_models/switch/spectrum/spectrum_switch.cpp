@@ -188,10 +188,10 @@ spectrum_switch::spectrum_switch(sc_core::sc_module_name name, const spectrum_pa
   s.probe_record(inst, "pause_log", "XOFF intervals [port, link, priority, start ps, end ps] and complete_until ps",
                  [this] {
                    nlohmann::json log = nlohmann::json::array();
-                   for (const auto& iv : m_pause_log)
+                   for (const auto& iv : pause_log())
                      log.push_back({m_ports[iv.port]->name(), m_ports[iv.port]->out().name(), iv.prio, iv.start.value,
                                     iv.end.value});
-                   return nlohmann::json{{"complete_until", m_pause_log_complete_until.value},
+                   return nlohmann::json{{"complete_until", pause_log_complete_until().value},
                                          {"limit", pause_log_limit}, {"log", std::move(log)}};
                  });
 }
