@@ -4,12 +4,11 @@
 #include <dirent.h>
 #include <sys/stat.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <set>
 #include <sstream>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "sc_models/core/params.h"
 #include "testbench/scenario.h"
@@ -47,8 +46,8 @@ int handle_unknown_command(const CLI::App& app, const CLI::ParseError& e, int ar
   for (const CLI::App* c : commands) width = std::max(width, c->get_name().size());
   for (const CLI::App* c : commands) {
     const std::string d = c->get_description();
-    err << "  " << c->get_name() << std::string(width + 2 - c->get_name().size(), ' ')
-        << d.substr(0, d.find('\n')) << '\n';
+    err << "  " << c->get_name() << std::string(width + 2 - c->get_name().size(), ' ') << d.substr(0, d.find('\n'))
+        << '\n';
   }
   err << "`fabricsim COMMAND --help` describes one; `fabricsim run FILE` runs a scenario.\n";
   return 2;
@@ -101,18 +100,24 @@ std::string where(const scenario& s, const std::string& key) {
 void check_link_layer(const scenario& s) {
   const bool quantum = s.switch_model.infiniband();
   std::vector<std::pair<std::string, std::string>> layers{{"nic.link_layer", s.nic.link_layer}};
-  for (const auto& [host, p] : s.nic_overrides) layers.emplace_back("nic_overrides." + host + ".link_layer", p.link_layer);
+  for (const auto& [host, p] : s.nic_overrides)
+    layers.emplace_back("nic_overrides." + host + ".link_layer", p.link_layer);
   for (const auto& [key, layer] : layers) {
     // Ethernet is the key's default: on Quantum switches only an explicit ethernet contradicts the model.
     const bool explicit_key = s.key_sources.count(key) > 0;
     if (!quantum && layer == "infiniband")
-      throw core::config_error(s.source + ": " + key + " infiniband (" + where(s, key) + ") needs InfiniBand "
-                               "switches, but switch.model is " + s.switch_model.name + " (" + where(s, "switch.model") +
+      throw core::config_error(s.source + ": " + key + " infiniband (" + where(s, key) +
+                               ") needs InfiniBand "
+                               "switches, but switch.model is " +
+                               s.switch_model.name + " (" + where(s, "switch.model") +
                                "), an Ethernet switch; set switch.model: quantum_x800 (which makes every NIC an "
-                               "InfiniBand HCA), or leave " + key + " at ethernet");
+                               "InfiniBand HCA), or leave " +
+                               key + " at ethernet");
     if (quantum && layer == "ethernet" && explicit_key)
-      throw core::config_error(s.source + ": " + key + " ethernet (" + where(s, key) + ") cannot talk to switch.model "
-                               "quantum_x800 (" + where(s, "switch.model") + "), an InfiniBand switch; leave " + key +
+      throw core::config_error(s.source + ": " + key + " ethernet (" + where(s, key) +
+                               ") cannot talk to switch.model "
+                               "quantum_x800 (" +
+                               where(s, "switch.model") + "), an InfiniBand switch; leave " + key +
                                " out (Quantum switches make every NIC an InfiniBand HCA), or use switch.model: "
                                "spectrum4");
   }

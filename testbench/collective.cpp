@@ -1,6 +1,7 @@
 // The collective engine: an nccl-tests sweep run as a dependency graph of RDMA WRITEs between SuperNICs.
 #include "testbench/collective.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,23 +12,21 @@
 #include <functional>
 #include <map>
 #include <memory>
-
-#include <fmt/format.h>
 #include <systemc>
 
 #include "sc_models/core/rng.h"
 #include "sc_models/core/sim_context.h"
 #include "sc_models/core/transaction_log.h"
+#include "sc_models/nic/sharp_host.h"
 #include "sc_models/switch/quantum/quantum_switch.h"
 #include "sc_models/switch/quantum/sharp_aggregator.h"
-#include "sc_models/nic/sharp_host.h"
 #include "sc_models/switch/spectrum/spectrum_switch.h"
 #include "sc_models/topology/fabric.h"
+#include "testbench/fabric_setup.h"
 #include "testbench/progress.h"
 #include "testbench/scale_out.h"
 #include "testbench/scenario.h"
 #include "testbench/simulation.h"
-#include "testbench/fabric_setup.h"
 #include "testbench/taps.h"
 
 namespace fabricsim::testbench {
@@ -80,7 +79,8 @@ std::vector<size_t> place_ranks(const scenario& s) {
   if (p.algo == "sharp") {
     if (s.switch_model.name != "quantum_x800")
       throw config_error(src + ": collective.algo sharp: the fabric has no SHARP-capable switch (switch.model is " +
-                         s.switch_model.name + "; in-network reduction needs switch.model quantum_x800); use ring or tree");
+                         s.switch_model.name +
+                         "; in-network reduction needs switch.model quantum_x800); use ring or tree");
     if (p.op != "allreduce")
       throw config_error(src + ": collective.algo sharp: SHARP runs allreduce here, not " + p.op +
                          "; use ring for it");
@@ -1117,7 +1117,8 @@ nlohmann::json collective_object(const scenario& s, engine& eng, topology::fabri
   if (p.algo == "sharp") c["sharp"] = eng.sharp_report();
   c["completed"] = finished;
   c["unexpected_placements"] = eng.unexpected();
-  c["avg_busbw_gbps"] = rows.busbw_rows ? nlohmann::json(rows.busbw_sum / double(rows.busbw_rows)) : nlohmann::json(nullptr);
+  c["avg_busbw_gbps"] =
+      rows.busbw_rows ? nlohmann::json(rows.busbw_sum / double(rows.busbw_rows)) : nlohmann::json(nullptr);
   c["rows"] = std::move(rows.rows);
   if (!finished)
     c["stopped_at"] = {{"size_index", eng.current_size()},
@@ -1219,14 +1220,15 @@ nlohmann::json run_collective(const scenario& s, const run_options& opts) {
   // The ranks' link rates, each from the process that simulates its host.
   std::vector<double> rank_rate(rank_host.size(), 0.0);
   for (size_t i = 0; i < rank_host.size(); ++i)
-    if (fab.hosts()[rank_host[i]].built()) rank_rate[i] = double(fab.hosts()[rank_host[i]].nic->out_link()->rate().value);
+    if (fab.hosts()[rank_host[i]].built())
+      rank_rate[i] = double(fab.hosts()[rank_host[i]].nic->out_link()->rate().value);
   so.from_owner(rank_rate);
   const bool finished = eng.finished();
   size_rows rows = collective_rows(s.collective, eng, checked);
   const uint64_t wrong_total = rows.wrong_total;
   nlohmann::json c = collective_object(s, eng, fab, rank_host, rank_rate, std::move(rows));
-  const bool verified = checked && finished && failed == 0 && eng.mismatched_bytes() == 0 && wrong_total == 0 &&
-                        eng.unexpected() == 0;
+  const bool verified =
+      checked && finished && failed == 0 && eng.mismatched_bytes() == 0 && wrong_total == 0 && eng.unexpected() == 0;
   nlohmann::json fabric_j = collective_fabric(ctx, sim_end, rank_rate, rank_host.size());
   // The whole fabric's statistics are on rank 0 only (scale_out::merge_statistics), which writes the report.
   const bool writes_report = so.rank() == 0;

@@ -50,8 +50,10 @@ compare_params effective_compare(const compare_params& from_file, const std::str
 
 std::string mpi_compare_advice(const compare_params& compare, const std::string& origin) {
   const std::string one = compare.key + "=" + compare.values.front();
-  std::string advice = origin + " " + compare.key + ": a comparison runs each value in its own process and is not "
-                       "cut across MPI ranks; run one value per mpirun instead, e.g. --set " + one;
+  std::string advice = origin + " " + compare.key +
+                       ": a comparison runs each value in its own process and is not "
+                       "cut across MPI ranks; run one value per mpirun instead, e.g. --set " +
+                       one;
   advice += origin == "--compare" ? " in place of --compare"
                                   : " (a --set of the compare key runs that value alone), or --no-compare for the "
                                     "file's own values";

@@ -1,6 +1,8 @@
 // The congestion figures of a flow run's report.
 #include "testbench/congestion_report.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -8,8 +10,6 @@
 #include <map>
 #include <optional>
 #include <string>
-
-#include <fmt/format.h>
 
 #include "sc_models/switch/spectrum/spectrum_switch.h"
 
@@ -61,7 +61,6 @@ nlohmann::json convergence_ns(const std::vector<qp_sample>& samples, const std::
   if (!settled) return nullptr;
   return (*settled - std::min(*settled, last_start)).ns();
 }
-
 
 // The tier of a device by its name (topology.md naming): h<N> a host's NIC, *leaf* and the single switch sw0
 // a leaf, *spine* a spine, core* a core; anything else "switch".
@@ -168,8 +167,8 @@ nlohmann::json pause_intervals_report(const core::sim_context& ctx, topology::fa
   nlohmann::json j;
   j["limit"] = sw::spectrum_switch::pause_log_limit;
   j["recorded"] = total;
-  j["complete_until_ns"] = complete_until.value == UINT64_MAX ? nlohmann::json(nullptr)
-                                                              : nlohmann::json(complete_until.ns());
+  j["complete_until_ns"] =
+      complete_until.value == UINT64_MAX ? nlohmann::json(nullptr) : nlohmann::json(complete_until.ns());
   j["intervals"] = std::move(list);
   return j;
 }
@@ -193,8 +192,10 @@ nlohmann::json bottleneck_report(core::sim_context& ctx, topology::fabric& fab, 
   if (port_name.is_string()) {
     b["port"] = port_name;
     const std::string port = port_name.get<std::string>();  // (under mpirun, merged on rank 0 only)
-    b["queue_max_bytes"] = ctx.stats.has(port, "max_queue_bytes") ? ctx.stats.counter_value(port, "max_queue_bytes") : 0;
-    b["queue_mean_bytes"] = window_end > window_start ? queue_integral / double((window_end - window_start).value) : 0.0;
+    b["queue_max_bytes"] =
+        ctx.stats.has(port, "max_queue_bytes") ? ctx.stats.counter_value(port, "max_queue_bytes") : 0;
+    b["queue_mean_bytes"] =
+        window_end > window_start ? queue_integral / double((window_end - window_start).value) : 0.0;
   }
   return b;
 }
@@ -367,9 +368,9 @@ void merge_samples(scale_out& so, std::vector<qp_sample>& samples, size_t first)
   };
   for (size_t k = 0; k < n; ++k) {
     const qp_sample& q = samples[first + k];
-    const uint64_t w[k_words] = {uint64_t(q.st.paced), bits(q.st.rate_mbps),   bits(q.st.target_mbps),
-                                 bits(q.st.alpha),     bits(q.st.window_bytes), q.st.inflight_bytes,
-                                 bits(q.st.utilization), q.st.outstanding,      q.st.placed_bytes,
+    const uint64_t w[k_words] = {uint64_t(q.st.paced),   bits(q.st.rate_mbps),    bits(q.st.target_mbps),
+                                 bits(q.st.alpha),       bits(q.st.window_bytes), q.st.inflight_bytes,
+                                 bits(q.st.utilization), q.st.outstanding,        q.st.placed_bytes,
                                  q.dst_port_queue_bytes};
     std::memcpy(&words[k * k_words], w, sizeof w);
   }
@@ -400,8 +401,8 @@ void merge_samples(scale_out& so, std::vector<qp_sample>& samples, size_t first)
 
 // run.timeseries_csv (docs/report.md): one row per sample and sending QP. Under mpirun every rank holds the
 // merged samples and rank 0 writes the file; an error there stops every rank with its message.
-void write_timeseries_csv(const scenario& s, scale_out& so, topology::fabric& fab, const std::vector<sender_qp>& senders,
-                          const std::vector<qp_sample>& samples) {
+void write_timeseries_csv(const scenario& s, scale_out& so, topology::fabric& fab,
+                          const std::vector<sender_qp>& senders, const std::vector<qp_sample>& samples) {
   std::string error;
   if (so.rank() == 0) {
     std::ofstream csv(s.run.timeseries_csv);
@@ -413,9 +414,9 @@ void write_timeseries_csv(const scenario& s, scale_out& so, topology::fabric& fa
       for (const qp_sample& q : samples) {
         const sender_qp& sq = senders[q.sender];
         csv << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", q.t.ns(), fab.hosts()[sq.src].name,
-                           fab.hosts()[sq.dst].name, sq.sq, int(q.active), q.st.rate_mbps, q.st.target_mbps,
-                           q.st.alpha, q.st.window_bytes, q.st.inflight_bytes, q.st.utilization,
-                           q.dst_port_queue_bytes, q.max_queue_bytes, q.st.placed_bytes, q.goodput_mbps);
+                           fab.hosts()[sq.dst].name, sq.sq, int(q.active), q.st.rate_mbps, q.st.target_mbps, q.st.alpha,
+                           q.st.window_bytes, q.st.inflight_bytes, q.st.utilization, q.dst_port_queue_bytes,
+                           q.max_queue_bytes, q.st.placed_bytes, q.goodput_mbps);
       }
       if (!csv) error = s.source + ": run.timeseries_csv " + s.run.timeseries_csv + ": write failed";
     }

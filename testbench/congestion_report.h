@@ -4,9 +4,8 @@
 #pragma once
 
 #include <cstdint>
-#include <vector>
-
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "sc_models/core/sim_context.h"
 #include "sc_models/nic/supernic.h"
@@ -19,7 +18,7 @@ namespace fabricsim::testbench {
 // One sending queue pair: the (src, dst) pair of hosts its WRITEs go between.
 struct sender_qp {
   size_t src = 0, dst = 0;
-  uint32_t sq = 0, rq = 0;        // requester QPN at src, responder QPN at dst
+  uint32_t sq = 0, rq = 0;                   // requester QPN at src, responder QPN at dst
   core::picoseconds first_post{UINT64_MAX};  // its first work request becomes visible
   uint64_t placed_at_window_start = 0;
   uint64_t placed_at_end = 0;  // responder's placed bytes after the run (from the responder's rank under mpirun)
@@ -54,7 +53,7 @@ void congestion_figures(nlohmann::json& j, core::sim_context& ctx, topology::fab
 void merge_samples(scale_out& so, std::vector<qp_sample>& samples, size_t first);
 
 // run.timeseries_csv (docs/report.md): one row per sample and sending QP, written by rank 0.
-void write_timeseries_csv(const scenario& s, scale_out& so, topology::fabric& fab, const std::vector<sender_qp>& senders,
-                          const std::vector<qp_sample>& samples);
+void write_timeseries_csv(const scenario& s, scale_out& so, topology::fabric& fab,
+                          const std::vector<sender_qp>& senders, const std::vector<qp_sample>& samples);
 
 }  // namespace fabricsim::testbench

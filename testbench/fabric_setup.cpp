@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <stdexcept>
-
 #include <systemc>
 
 #include "testbench/switch_factory.h"
@@ -45,8 +44,8 @@ void check_memory_budget(const scenario& s, const std::vector<uint64_t>& mem_byt
   const uint64_t physical = uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE));
   if (placing && total > physical / 4 * 3)
     throw core::config_error(s.source + ": " + what + " need " + std::to_string(total >> 20) + " MiB of memory" +
-                             detail + ", more than 3/4 of this machine's " + std::to_string(physical >> 20) +
-                             " MiB; " + advice);
+                             detail + ", more than 3/4 of this machine's " + std::to_string(physical >> 20) + " MiB; " +
+                             advice);
 }
 
 fabric_setup::fabric_setup(const scenario& s, const run_options& opts)
@@ -72,8 +71,8 @@ fabric_setup::fabric_setup(const scenario& s, const run_options& opts)
 }
 
 void fabric_setup::build(const std::vector<uint64_t>& mem_bytes, const pcie::host_tray_params& pcie, bool placing) {
-  m_fab.emplace(m_s.topology, m_s.link, make_switch_factory(m_s, ctx), m_nic_params, m_nic_overrides, mem_bytes,
-                ctx, pcie, so.built());
+  m_fab.emplace(m_s.topology, m_s.link, make_switch_factory(m_s, ctx), m_nic_params, m_nic_overrides, mem_bytes, ctx,
+                pcie, so.built());
   // Under mpirun the rank simulating a link's transmitter writes its tap file (tap_filter).
   m_taps.emplace(m_opts.taps, *m_fab, m_opts.tap_frames, so.tap_filter());
   m_faults.emplace(m_s, *m_fab, ctx, m_run_end);

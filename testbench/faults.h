@@ -8,9 +8,8 @@
 
 #include <map>
 #include <memory>
-#include <vector>
-
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "sc_models/core/fault_injector.h"
 #include "sc_models/core/sim_context.h"

@@ -1,15 +1,13 @@
 // fabricsim: builds a fabric from a scenario file, runs its workload and reports what the models did.
-#include <algorithm>
-#include <cstdlib>
-#include <fstream>
-#include <iostream>
-
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
-
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
 #include <systemc>
 
 #include "sc_models/core/params.h"
@@ -17,14 +15,14 @@
 #include "testbench/cli_errors.h"
 #include "testbench/compare.h"
 #include "testbench/explain.h"
+#include "testbench/pcie_bench.h"
 #include "testbench/plot.h"
 #include "testbench/progress.h"
-#include "testbench/pcie_bench.h"
 #include "testbench/replay.h"
 #include "testbench/report.h"
-#include "testbench/scenario.h"
 #include "testbench/rtl_replay.h"
 #include "testbench/run_summary.h"
+#include "testbench/scenario.h"
 #include "testbench/simulation.h"
 #include "testbench/sweep.h"
 #include "testbench/verify_rtl.h"
@@ -137,8 +135,7 @@ int run(const run_args& a) {
   // A progress line on a terminal's stderr for runs longer than about two seconds (never in pipes or logs).
   if (testbench::progress_wanted(a.quiet, isatty(STDERR_FILENO) != 0)) opts.progress = &std::cerr;
 
-  const testbench::compare_params compare =
-      testbench::effective_compare(s.compare, a.compare, a.sets, a.no_compare);
+  const testbench::compare_params compare = testbench::effective_compare(s.compare, a.compare, a.sets, a.no_compare);
   // Under mpirun every rank runs its part and ends with the same merged report; rank 0 writes it.
   mpi::world& world = mpi::world::get();
   if (compare.empty()) {
@@ -218,7 +215,8 @@ int fabricsim_cli(int argc, char* argv[], bool parse_only) {
       "and prints the effective throughput of each (testbench/scenarios/spectrum_x_permutation.yaml).\n\n"
       "Examples:\n"
       "  fabricsim\n"
-      "  fabricsim run testbench/scenarios/leaf_spine_permutation.yaml --set topology.link_gbps=800 --set switch.port_config=64x800 --json out.json\n"
+      "  fabricsim run testbench/scenarios/leaf_spine_permutation.yaml --set topology.link_gbps=800 --set "
+      "switch.port_config=64x800 --json out.json\n"
       "  fabricsim run testbench/scenarios/leaf_spine_small.yaml --compare switch.routing=ecmp,adaptive\n"
       "  fabricsim replay traces/samples/rdma_write_sprayed.pcap --timing asap --json replay.json\n"
       "  fabricsim keys > scenario-keys.md\n"
@@ -226,7 +224,8 @@ int fabricsim_cli(int argc, char* argv[], bool parse_only) {
       "  fabricsim verify-rtl --block cnp_gen --flows 1024 --cycles 200000\n"
       "  fabricsim verify-rtl --block dcqcn_rp --preset nvidia --cycles 200000\n"
       "  fabricsim verify-rtl --block reorder_tracker --window 64 --mutant 2   (a planted bug: exits 1)\n"
-      "  fabricsim run testbench/scenarios/leaf_spine_small.yaml --record-rtl rec && fabricsim verify-rtl --block reorder_tracker --replay rec/reorder_tracker.txt\n"
+      "  fabricsim run testbench/scenarios/leaf_spine_small.yaml --record-rtl rec && fabricsim verify-rtl --block "
+      "reorder_tracker --replay rec/reorder_tracker.txt\n"
       "  fabricsim pcie-bench --config bounce --json pcie.json\n"
       "  fabricsim list-scenarios\n"
       "  fabricsim explain testbench/scenarios/incast_dcqcn.yaml --set nic.cc=dcqcn\n"
@@ -320,9 +319,10 @@ int fabricsim_cli(int argc, char* argv[], bool parse_only) {
   verify_cmd->add_option("--cycles", verify.cycles, "RTL clock cycles to run")->capture_default_str();
   verify_cmd->add_option("--seed", verify.seed, "Seed of the stimulus generator")->capture_default_str();
   verify_cmd->add_option("--wave", verify.wave, "Write the RTL's FST waveform here (up to a mismatch)");
-  verify_cmd->add_option("--mutant", verify.mutant,
-                         "Run mutant N of the block (a planted bug, rtl/mutants/<block>/<N>.patch; built for --window 64 "
-                         "and --flows 64 only) to see the bench catch it: exits 1 with the mismatch");
+  verify_cmd->add_option(
+      "--mutant", verify.mutant,
+      "Run mutant N of the block (a planted bug, rtl/mutants/<block>/<N>.patch; built for --window 64 "
+      "and --flows 64 only) to see the bench catch it: exits 1 with the mismatch");
   std::string replay;
   verify_cmd->add_option("--replay", replay,
                          "Replay a recording of --block (DIR/<block>.txt from fabricsim run --record-rtl DIR) through "
@@ -380,8 +380,9 @@ int fabricsim_cli(int argc, char* argv[], bool parse_only) {
       "python3-matplotlib).\n"
       "Example: fabricsim run testbench/scenarios/incast_dcqcn.yaml --json r.json --timeseries ts.csv && "
       "fabricsim plot r.json --timeseries ts.csv --out plots");
-  plot_cmd->add_option("report", plot_opts.report,
-                       "JSON report of fabricsim run --json (or a --compare report), or a sweep's DIR/sweep.csv")
+  plot_cmd
+      ->add_option("report", plot_opts.report,
+                   "JSON report of fabricsim run --json (or a --compare report), or a sweep's DIR/sweep.csv")
       ->required();
   plot_cmd->add_option("--out", plot_opts.out_dir, "Directory for the PNG files")->capture_default_str();
   plot_cmd->add_option("--timeseries", plot_opts.timeseries,

@@ -8,7 +8,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-
 #include <nlohmann/json.hpp>
 
 #include "sc_models/core/params.h"
@@ -73,7 +72,8 @@ std::string red_lines_of_report(const std::string& report) {
   std::ifstream in(report);
   const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return "";
-  const nlohmann::json& r = j.contains("runs") && j["runs"].is_array() && !j["runs"].empty() ? j["runs"][0]["report"] : j;
+  const nlohmann::json& r =
+      j.contains("runs") && j["runs"].is_array() && !j["runs"].empty() ? j["runs"][0]["report"] : j;
   if (!r.is_object() || !r.contains("scenario_file") || !r["scenario_file"].is_string()) return "";
   try {
     const scenario s = load_scenario_by_name(r["scenario_file"].get<std::string>());
@@ -105,9 +105,10 @@ int run_plot(const plot_options& opts) {
     args.push_back(opts.title);
   }
   const std::string red = opts.red.empty() ? red_lines_of_report(opts.report) : opts.red;
-  for (const auto& [flag, value] :
-       {std::pair<std::string, std::string>{"--format", opts.format}, {"--red", red}, {"--metric", opts.metric},
-        {"--flows", opts.flows ? std::to_string(opts.flows) : ""}})
+  for (const auto& [flag, value] : {std::pair<std::string, std::string>{"--format", opts.format},
+                                    {"--red", red},
+                                    {"--metric", opts.metric},
+                                    {"--flows", opts.flows ? std::to_string(opts.flows) : ""}})
     if (!value.empty()) {
       args.push_back(flag);
       args.push_back(value);

@@ -1,10 +1,10 @@
 // The progress line of a long run (testbench/progress.h).
 #include "testbench/progress.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstdio>
-
-#include <fmt/format.h>
 
 namespace fabricsim::testbench {
 
@@ -79,9 +79,10 @@ std::string format_collective_size_done(uint64_t bytes, const std::vector<double
   for (double t : iteration_us) sum += t;
   const double time_us = iteration_us.empty() ? 0.0 : sum / double(iteration_us.size());
   const double algbw = time_us > 0 ? double(bytes) / (time_us * 1e3) : 0.0;  // bytes per ns = GB/s
-  return fmt::format("# size {} B done ({} of {} sizes): time {:.2f} us, algbw {:.2f} GB/s, busbw {:.2f} GB/s; "
-                     "{:.1f} s wall\n",
-                     bytes, done, sizes, time_us, algbw, algbw * bus_factor, wall_s);
+  return fmt::format(
+      "# size {} B done ({} of {} sizes): time {:.2f} us, algbw {:.2f} GB/s, busbw {:.2f} GB/s; "
+      "{:.1f} s wall\n",
+      bytes, done, sizes, time_us, algbw, algbw * bus_factor, wall_s);
 }
 
 }  // namespace fabricsim::testbench

@@ -2,6 +2,8 @@
 #include "testbench/replay.h"
 
 #include <arpa/inet.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -9,9 +11,6 @@
 #include <cstdlib>
 #include <map>
 #include <set>
-
-#include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "sc_models/core/params.h"
 #include "sc_models/core/units.h"
@@ -143,9 +142,10 @@ std::vector<uint64_t> endpoint_mtus(const traces::capture_trace& t, const std::v
   }
   for (const auto& [r, set] : mtus)
     if (set.size() > 1)
-      warnings.push_back(fmt::format("{}: queue pairs of path MTUs {} share endpoints (with {}): they all run at the "
-                                     "smallest, {} bytes",
-                                     trace, fmt::join(set, ", "), ip_string(eps[r]), *set.begin()));
+      warnings.push_back(
+          fmt::format("{}: queue pairs of path MTUs {} share endpoints (with {}): they all run at the "
+                      "smallest, {} bytes",
+                      trace, fmt::join(set, ", "), ip_string(eps[r]), *set.begin()));
   return out;
 }
 
@@ -232,15 +232,10 @@ nlohmann::json trace_json(const traces::capture_trace& t, const std::vector<std:
     incomplete += !m.unreplayable.empty();
     immediate += m.immediate;
   }
-  j["messages"] = {{"total", t.messages.size()},
-                   {"WRITE", by_op["WRITE"]},
-                   {"SEND", by_op["SEND"]},
-                   {"READ", by_op["READ"]},
-                   {"CMP_SWAP", by_op["CMP_SWAP"]},
-                   {"FETCH_ADD", by_op["FETCH_ADD"]},
-                   {"UD_SEND", by_op["UD_SEND"]},
-                   {"with_immediate", immediate},
-                   {"first_packet_missing", incomplete}};
+  j["messages"] = {
+      {"total", t.messages.size()},  {"WRITE", by_op["WRITE"]},       {"SEND", by_op["SEND"]},
+      {"READ", by_op["READ"]},       {"CMP_SWAP", by_op["CMP_SWAP"]}, {"FETCH_ADD", by_op["FETCH_ADD"]},
+      {"UD_SEND", by_op["UD_SEND"]}, {"with_immediate", immediate},   {"first_packet_missing", incomplete}};
 
   nlohmann::json flows = nlohmann::json::array();
   for (const auto& [key, f] : s.flows) {
@@ -274,7 +269,8 @@ replay_result run_replay(const replay_options& opts) {
   // A RETH length the capture contradicts would size a buffer of up to 4 GiB: refused before anything exists.
   for (const captured_message& m : t.messages)
     if (!m.length_error.empty())
-      throw core::config_error(opts.trace + ": " + m.length_error + " (a replay posts the RETH length; nothing was run)");
+      throw core::config_error(opts.trace + ": " + m.length_error +
+                               " (a replay posts the RETH length; nothing was run)");
   if (!t.summary.warning.empty()) result.warnings.push_back(t.summary.warning);
   for (const std::string& m : t.summary.malformed_messages) result.warnings.push_back(m + " (skipped)");
 
@@ -403,9 +399,8 @@ replay_result run_replay(const replay_options& opts) {
   replay["scale"] = opts.timing.kind == replay_timing::mode::scale ? opts.timing.factor : 1.0;
   replay["fabric"] = opts.scenario_file.empty() ? "<replay default fabric>" : opts.scenario_file;
   replay["mapping"] = by_address.empty() ? "address_order" : "by_address";
-  replay["path_mtu"] = {{"source", mtu_given ? "scenario" : "capture"},
-                        {"nic_mtu_bytes", s.nic.mtu_bytes},
-                        {"by_host", host_mtu}};
+  replay["path_mtu"] = {
+      {"source", mtu_given ? "scenario" : "capture"}, {"nic_mtu_bytes", s.nic.mtu_bytes}, {"by_host", host_mtu}};
   replay["messages_posted"] = planned.size();
   replay["unreplayable"] = std::move(unreplayable);
   replay["not_replayed"] = std::move(not_replayed);

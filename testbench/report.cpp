@@ -65,13 +65,13 @@ std::string format_table(const nlohmann::json& r, size_t max_rows) {
                         fab.at("retransmissions").get<uint64_t>(), failed);
   // A run of fixed length (run.duration_us) ends with operations in flight by design, and exits 0.
   const bool timed = r.at("time_limited").get<bool>() && r.at("completed") != r.at("operations");
-  out += fmt::format("operations {}/{} completed{}, dropped packets {}{}, data placement {}\n",
-                     r.at("completed").get<uint64_t>(), r.at("operations").get<uint64_t>(),
-                     timed ? " when run.duration_us ended the run" : "",
-                     r.at("dropped_packets").get<uint64_t>(), recovery,
-                     !r.at("data_checked").get<bool>() ? "not checked (nic.place_data is false)"
-                     : r.at("verified").get<bool>()     ? "VERIFIED byte for byte"
-                                                        : "NOT VERIFIED");
+  out +=
+      fmt::format("operations {}/{} completed{}, dropped packets {}{}, data placement {}\n",
+                  r.at("completed").get<uint64_t>(), r.at("operations").get<uint64_t>(),
+                  timed ? " when run.duration_us ended the run" : "", r.at("dropped_packets").get<uint64_t>(), recovery,
+                  !r.at("data_checked").get<bool>() ? "not checked (nic.place_data is false)"
+                  : r.at("verified").get<bool>()    ? "VERIFIED byte for byte"
+                                                    : "NOT VERIFIED");
 
   out += fmt::format("fabric: effective throughput {:.1f}% of line rate, {} senders, window {:.3f} .. {:.3f} us\n",
                      100.0 * fab.at("effective_throughput").get<double>(), fab.at("senders").get<uint64_t>(),
@@ -156,20 +156,18 @@ std::string format_compare_table(const nlohmann::json& c) {
     const auto& r = run.at("report");
     const auto& fab = r.at("fabric");
     const nlohmann::json* b = bottleneck_of(r);
-    const std::string fairness =
-        fab.contains("jain_fairness") && !fab.at("jain_fairness").is_null()
-            ? fmt::format("{:.3f}", fab.at("jain_fairness").get<double>())
-            : "-";
-    out += fmt::format("{:<{}} {:>9} {}{:>9} {:>9} {:>8} {:>10} {:>10} {:>12} {:>11} {:>13.3g}\n",
-                       run.at("value").get<std::string>(), width, percent_or_dash(fab.at("effective_throughput")),
-                       incast ? fmt::format("{:>11} {:>6} ", b ? percent_or_dash(b->at("utilization")) : "-", fairness)
-                              : "",
-                       percent_or_dash(fab.at("mean_flow_throughput")),
-                       percent_or_dash(fab.at("min_flow_throughput")), fab.at("drops").get<uint64_t>(),
-                       fab.at("ecn_marked").get<uint64_t>(), fab.at("pfc_pause_frames").get<uint64_t>(),
-                       fab.at("max_queue_bytes").get<uint64_t>(),
-                       fmt::format("{}/{}", r.at("completed").get<uint64_t>(), r.at("operations").get<uint64_t>()),
-                       r.at("packet_hops_per_s").get<double>());
+    const std::string fairness = fab.contains("jain_fairness") && !fab.at("jain_fairness").is_null()
+                                     ? fmt::format("{:.3f}", fab.at("jain_fairness").get<double>())
+                                     : "-";
+    out += fmt::format(
+        "{:<{}} {:>9} {}{:>9} {:>9} {:>8} {:>10} {:>10} {:>12} {:>11} {:>13.3g}\n", run.at("value").get<std::string>(),
+        width, percent_or_dash(fab.at("effective_throughput")),
+        incast ? fmt::format("{:>11} {:>6} ", b ? percent_or_dash(b->at("utilization")) : "-", fairness) : "",
+        percent_or_dash(fab.at("mean_flow_throughput")), percent_or_dash(fab.at("min_flow_throughput")),
+        fab.at("drops").get<uint64_t>(), fab.at("ecn_marked").get<uint64_t>(),
+        fab.at("pfc_pause_frames").get<uint64_t>(), fab.at("max_queue_bytes").get<uint64_t>(),
+        fmt::format("{}/{}", r.at("completed").get<uint64_t>(), r.at("operations").get<uint64_t>()),
+        r.at("packet_hops_per_s").get<double>());
   }
   out += "throughputs are fractions of the senders' line rate (docs/report.md, `fabric`)";
   out += incast ? "; bottleneck: payload utilization of the link into the incast target; Jain: fairness among "

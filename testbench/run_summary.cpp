@@ -1,9 +1,9 @@
 // Lines around a run's table: the fabric's capacity and the files a run's taps wrote (testbench/run_summary.h).
 #include "testbench/run_summary.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 namespace fabricsim::testbench {
 

@@ -28,7 +28,8 @@ void check_scale_out_supported(const scenario& s, const run_options& /*opts*/) {
   if (s.workload.kind == "collective" && s.collective.algo == "sharp") refuse("collective.algo sharp");
   if (s.workload.kind == "collective" && s.switch_model.name != "spectrum4")
     refuse("a collective on switch.model " + s.switch_model.name);
-  if (s.switch_model.name != "spectrum4" && s.switch_model.name != "quantum_x800") refuse("switch.model " + s.switch_model.name);
+  if (s.switch_model.name != "spectrum4" && s.switch_model.name != "quantum_x800")
+    refuse("switch.model " + s.switch_model.name);
   // A credit update crossing ranks must arrive beyond the lookahead (the shortest crossing cable): the cable's
   // latency plus a positive update latency is.
   if (s.switch_model.name == "quantum_x800" && !(s.quantum.credit.update_latency_ns > 0))

@@ -1,6 +1,8 @@
 // A scenario: the YAML file of one run mapped onto the per-block params structs, with `--set` overrides.
 #include "testbench/scenario.h"
 
+#include <yaml-cpp/yaml.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -9,8 +11,6 @@
 #include <optional>
 #include <set>
 #include <sstream>
-
-#include <yaml-cpp/yaml.h>
 
 #include "testbench/cli_errors.h"
 #include "testbench/config_yaml.h"
@@ -225,17 +225,17 @@ std::vector<section> plain_sections(scenario& s) {
        "A collective benchmark, run when `workload.kind` is `collective`: nccl-tests sizes, op, algorithm, "
        "ranks and their placement ([collectives.md](collectives.md)).",
        visitor_of(s.collective)},
-      {"fault", "What every fault injector shares; the faults themselves are the `faults` list ([faults.md](faults.md)).",
+      {"fault",
+       "What every fault injector shares; the faults themselves are the `faults` list ([faults.md](faults.md)).",
        visitor_of(s.fault)},
   };
 }
 
 // Every top-level key that names a section, in the order the documentation lists them.
 const std::vector<std::string>& top_level_sections() {
-  static const std::vector<std::string> keys = {"run",           "topology", "link",       "switch", "quantum", "oq",
-                                                "sharp",         "nic",           "pcie",     "nic_overrides", "workload",
-                                                "collective",    "writes",   "compare",    "fault",  "faults",
-                                                "partition"};
+  static const std::vector<std::string> keys = {
+      "run",           "topology", "link",       "switch", "quantum", "oq",    "sharp",  "nic",      "pcie",
+      "nic_overrides", "workload", "collective", "writes", "compare", "fault", "faults", "partition"};
   return keys;
 }
 

@@ -98,7 +98,7 @@ struct scenario {
   topology::topology_params topology;
   topology::cable_params link;  // YAML section "link": ns per metre and FEC; rates and lengths are in topology
   switch_selection switch_model;  // YAML "switch.model": which switch model every switch is
-  sw::spectrum_params switch_;  // YAML section "switch", its other keys: the Spectrum-4 pipeline
+  sw::spectrum_params switch_;    // YAML section "switch", its other keys: the Spectrum-4 pipeline
   sw::quantum_params quantum;   // YAML section "quantum": the Quantum-X800 switch (switch.model quantum_x800)
   sw::oq_switch_params oq;      // YAML section "oq": the plain output-queued switch (switch.model oq)
   sw::sharp_params sharp;       // YAML section "sharp": SHARP aggregation units (collective.algo sharp)

@@ -8,9 +8,8 @@
 #include <map>
 #include <optional>
 #include <sstream>
-#include <tuple>
-
 #include <systemc>
+#include <tuple>
 
 #include "sc_models/core/rng.h"
 #include "sc_models/core/sim_context.h"
@@ -237,9 +236,10 @@ void flow_run::plan() {
   m_hosts = s.topology.host_count();
   m_run_end_us = s.run.duration_us > 0 ? s.run.duration_us : s.run.limit_us;
   if (s.run.warmup_us > 0 && s.run.warmup_us >= m_run_end_us)
-    throw core::config_error(s.source + ": run.warmup_us " + format_number(s.run.warmup_us) + " leaves no measurement "
-                             "window: it must be below run." + (s.run.duration_us > 0 ? "duration_us " : "limit_us ") +
-                             format_number(m_run_end_us));
+    throw core::config_error(s.source + ": run.warmup_us " + format_number(s.run.warmup_us) +
+                             " leaves no measurement "
+                             "window: it must be below run." +
+                             (s.run.duration_us > 0 ? "duration_us " : "limit_us ") + format_number(m_run_end_us));
   if (!s.run.timeseries_csv.empty() && s.run.sample_us <= 0)
     throw core::config_error(s.source + ": run.timeseries_csv " + s.run.timeseries_csv +
                              " needs a sampling period: set run.sample_us above 0");
@@ -494,8 +494,10 @@ picoseconds flow_run::next_stop(picoseconds end, picoseconds next_sample) {
 void flow_run::report_progress(std::chrono::steady_clock::time_point slice_wall0) {
   const auto wall = std::chrono::steady_clock::now();
   const double slice_s = std::chrono::duration<double>(wall - slice_wall0).count();
-  if (slice_s < m_opts.progress_interval_s / 2 && m_progress_slice_ps < UINT64_MAX / 4) m_progress_slice_ps *= 2;
-  else if (slice_s > m_opts.progress_interval_s && m_progress_slice_ps > 1000) m_progress_slice_ps /= 2;
+  if (slice_s < m_opts.progress_interval_s / 2 && m_progress_slice_ps < UINT64_MAX / 4)
+    m_progress_slice_ps *= 2;
+  else if (slice_s > m_opts.progress_interval_s && m_progress_slice_ps > 1000)
+    m_progress_slice_ps /= 2;
   progress_state st;
   st.simulated_ns = core::now().ns();
   st.planned_ns = m_run_end_us * 1e3;
@@ -684,8 +686,8 @@ nlohmann::json flow_run::report() {
   r["data_checked"] = m_data_checked;
   r["mismatched_bytes"] = m_mismatched_bytes_total;
   r["dropped_packets"] = ctx.stats.counter_total("dropped");
-  r["fabric"] = fabric_summary(ctx, fab(), m_writes, m_window_start, m_sim_end, m_placed_at_window_start,
-                               m_flow_throughputs);
+  r["fabric"] =
+      fabric_summary(ctx, fab(), m_writes, m_window_start, m_sim_end, m_placed_at_window_start, m_flow_throughputs);
   const size_t convergence_samples =
       s.run.sample_us > 0 ? std::max<size_t>(1, size_t(std::llround(s.run.convergence_window_us / s.run.sample_us))) : 0;
   // What each sender delivered and the bottleneck's queue integral, from the rank that simulated the

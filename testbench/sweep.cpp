@@ -2,10 +2,12 @@
 // (testbench/sweep.h).
 #include "testbench/sweep.h"
 
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -15,9 +17,6 @@
 #include <iostream>
 #include <map>
 #include <sstream>
-
-#include <CLI/CLI.hpp>
-#include <fmt/format.h>
 
 #include "sc_models/core/params.h"
 #include "testbench/explain.h"
@@ -81,10 +80,23 @@ std::vector<std::vector<std::string>> grid_points(const std::vector<grid_axis>& 
 }
 
 const std::vector<std::string>& headline_columns() {
-  static const std::vector<std::string> columns = {
-      "completed", "operations", "verified", "simulated_us", "effective_throughput", "mean_flow_throughput",
-      "min_flow_throughput", "jain_fairness", "bottleneck_utilization", "drops", "ecn_marked", "pfc_pause_frames",
-      "max_queue_bytes", "avg_busbw_gbps", "max_busbw_gbps", "leaf_oversubscription", "bisection_gbps"};
+  static const std::vector<std::string> columns = {"completed",
+                                                   "operations",
+                                                   "verified",
+                                                   "simulated_us",
+                                                   "effective_throughput",
+                                                   "mean_flow_throughput",
+                                                   "min_flow_throughput",
+                                                   "jain_fairness",
+                                                   "bottleneck_utilization",
+                                                   "drops",
+                                                   "ecn_marked",
+                                                   "pfc_pause_frames",
+                                                   "max_queue_bytes",
+                                                   "avg_busbw_gbps",
+                                                   "max_busbw_gbps",
+                                                   "leaf_oversubscription",
+                                                   "bisection_gbps"};
   return columns;
 }
 
@@ -136,7 +148,8 @@ nlohmann::json completed_row(const std::string& file, const std::vector<std::str
   std::ifstream in(file);
   if (!in) return nullptr;
   nlohmann::json row = nlohmann::json::parse(in, nullptr, false);
-  if (row.is_discarded() || !row.is_object() || !row.value("complete", false) || row.value("set", nlohmann::json()) != set)
+  if (row.is_discarded() || !row.is_object() || !row.value("complete", false) ||
+      row.value("set", nlohmann::json()) != set)
     return nullptr;
   // A row from a fabricsim with other columns is run again rather than left with holes.
   if (!row.contains("headline") || !row["headline"].is_object()) return nullptr;
@@ -205,7 +218,8 @@ std::string csv_cell(const nlohmann::json& v) {
 
 std::string value_of(const std::string& assignment) { return assignment.substr(assignment.find('=') + 1); }
 
-void write_results(const sweep_options& o, const std::vector<grid_axis>& axes, const std::vector<nlohmann::json>& rows) {
+void write_results(const sweep_options& o, const std::vector<grid_axis>& axes,
+                   const std::vector<nlohmann::json>& rows) {
   std::string csv = "point";
   for (const grid_axis& a : axes) csv += "," + a.key;
   csv += ",status";
@@ -231,8 +245,9 @@ void write_results(const sweep_options& o, const std::vector<grid_axis>& axes, c
   write_atomically(o.out_dir + "/sweep.csv", csv);
   nlohmann::json grid = nlohmann::json::array();
   for (const grid_axis& a : axes) grid.push_back({{"key", a.key}, {"values", a.values}});
-  write_atomically(o.out_dir + "/sweep.json",
-                   nlohmann::json{{"scenario", o.scenario}, {"set", o.sets}, {"grid", grid}, {"rows", all}}.dump(2) + "\n");
+  write_atomically(
+      o.out_dir + "/sweep.json",
+      nlohmann::json{{"scenario", o.scenario}, {"set", o.sets}, {"grid", grid}, {"rows", all}}.dump(2) + "\n");
 }
 
 // The child of the check: build the point's fabric and post its workload without simulating, so that what
@@ -325,11 +340,12 @@ void print_point(const nlohmann::json& row, const std::string& label, size_t don
   const std::string figure = !h.at("avg_busbw_gbps").is_null()
                                  ? fmt::format("avg busbw {:.2f} GB/s", h.at("avg_busbw_gbps").get<double>())
                                  : fmt::format("eff.thru {:.1f}%", 100.0 * h.at("effective_throughput").get<double>());
-  std::cout << fmt::format("sweep: {}/{} done: point {} ({}): {}, {}/{} completed; leaf oversubscription {:g}:1, "
-                           "bisection {:g} Gb/s; {:.1f} s\n",
-                           done, points, row.at("point").get<size_t>(), label, figure, h.at("completed").get<uint64_t>(),
-                           h.at("operations").get<uint64_t>(), h.at("leaf_oversubscription").get<double>(),
-                           h.at("bisection_gbps").get<double>(), row.at("wall_s").get<double>())
+  std::cout << fmt::format(
+                   "sweep: {}/{} done: point {} ({}): {}, {}/{} completed; leaf oversubscription {:g}:1, "
+                   "bisection {:g} Gb/s; {:.1f} s\n",
+                   done, points, row.at("point").get<size_t>(), label, figure, h.at("completed").get<uint64_t>(),
+                   h.at("operations").get<uint64_t>(), h.at("leaf_oversubscription").get<double>(),
+                   h.at("bisection_gbps").get<double>(), row.at("wall_s").get<double>())
             << std::flush;
 }
 

@@ -4,10 +4,9 @@
 // it stopped: points whose row file is complete are not run again.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "testbench/scenario.h"
 
@@ -24,11 +23,11 @@ struct grid_axis {
 };
 
 struct sweep_options {
-  std::string scenario;             // file or shipped name
-  std::vector<std::string> sets;    // --set, applied before every point's grid values
-  std::vector<std::string> grids;   // --grid KEY=V1,V2,... (repeatable)
-  unsigned jobs = 1;                // points run at once
-  std::string out_dir = "sweep";    // DIR/points/*.json, DIR/sweep.csv, DIR/sweep.json
+  std::string scenario;            // file or shipped name
+  std::vector<std::string> sets;   // --set, applied before every point's grid values
+  std::vector<std::string> grids;  // --grid KEY=V1,V2,... (repeatable)
+  unsigned jobs = 1;               // points run at once
+  std::string out_dir = "sweep";   // DIR/points/*.json, DIR/sweep.csv, DIR/sweep.json
   bool quiet = false;
 };
 
@@ -49,7 +48,8 @@ const std::vector<std::string>& headline_columns();
 
 // Loads and checks every point (an unknown key or a bad value is refused before anything runs, naming the
 // key), builds every point not already complete in DIR in a child (what a block refuses stops the sweep
-// before any run), then runs them, `jobs` at a time, and writes DIR/sweep.csv and DIR/sweep.json. Returns the exit status: 0 when every point ran and its run status is 0, 1 otherwise.
+// before any run), then runs them, `jobs` at a time, and writes DIR/sweep.csv and DIR/sweep.json. Returns the exit
+// status: 0 when every point ran and its run status is 0, 1 otherwise.
 int run_sweep(const sweep_options& opts);
 
 }  // namespace fabricsim::testbench

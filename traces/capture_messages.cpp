@@ -77,8 +77,7 @@ std::string check_reth_length(const captured_message& m, const request_packet& p
                               uint64_t payload_seen) {
   const std::string head = "frame " + std::to_string(p.frame) + ": " + opcode_name(p.opcode) + " RETH DMA length " +
                            std::to_string(m.length);
-  if (m.length > k_max_message_bytes)
-    return head + " exceeds the RC message limit of 2^31 bytes";
+  if (m.length > k_max_message_bytes) return head + " exceeds the RC message limit of 2^31 bytes";
   if (m.op == message_op::write && complete && payload_seen != m.length)
     return head + " differs from the " + std::to_string(payload_seen) + " payload bytes its " +
            std::to_string(m.packets) + " packets (PSN " + std::to_string(m.first_psn) + " on) carry in the capture";
@@ -169,8 +168,8 @@ void walk_flow(const flow_key& key, std::vector<request_packet>& packets, std::v
 // 12.6, table 97), "other" for another, "header_only" when the capture did not keep the MAD.
 std::string cm_message_name(const core::packet& pkt) {
   if (!pkt.payload || pkt.payload_bytes < 24) return "header_only";
-  static const char* const names[] = {"REQ", "MRA", "REJ", "REP", "RTU", "DREQ", "DREP", "SIDR_REQ", "SIDR_REP",
-                                      "LAP", "APR"};
+  static const char* const names[] = {"REQ",  "MRA",      "REJ",      "REP", "RTU", "DREQ",
+                                      "DREP", "SIDR_REQ", "SIDR_REP", "LAP", "APR"};
   const unsigned attribute = unsigned(pkt.payload[16]) << 8 | pkt.payload[17];
   return attribute >= 0x10 && attribute <= 0x1a ? names[attribute - 0x10] : "other";
 }
@@ -182,9 +181,12 @@ const char* to_string(message_op op) {
     case message_op::write: return "WRITE";
     case message_op::send: return "SEND";
     case message_op::read: return "READ";
-    case message_op::cmp_swap: return "CMP_SWAP";
-    case message_op::fetch_add: return "FETCH_ADD";
-    case message_op::ud_send: return "UD_SEND";
+    case message_op::cmp_swap:
+      return "CMP_SWAP";
+    case message_op::fetch_add:
+      return "FETCH_ADD";
+    case message_op::ud_send:
+      return "UD_SEND";
   }
   return "?";
 }
@@ -192,48 +194,55 @@ const char* to_string(message_op op) {
 capture_trace analyze_capture(const std::string& path, const roce_decoder_params& params) {
   capture_trace t;
   std::map<flow_key, std::vector<request_packet>> requests;
-  t.summary = summarize_capture(path, params, [&](const capture_frame& frame, const core::packet& pkt,
-                                                  const frame_layout& layout) {
-    const uint8_t opcode = uint8_t(pkt.bth.opcode);
-    const flow_key key{pkt.ip.src, pkt.ip.dst, pkt.bth.dest_qp};
-    if (pkt.has_aeth && (pkt.bth.opcode == core::bth_opcode::rc_acknowledge || opcode == 0x12)) {
-      ack_counts& a = t.acks[key];
-      switch (pkt.aeth.syndrome >> 5) {
-        case 0: ++a.acks; break;
-        case 1: ++a.rnr_naks; break;
-        case 3: ++a.naks; break;
-        default: break;  // reserved
-      }
-      t.atomic_acks += layout.has_atomic_ack_eth;
-    }
-    if (layout.has_deth && pkt.bth.dest_qp == cm_queue_pair) {  // a CM MAD, not application traffic
-      ++t.connection_management.packets;
-      ++t.connection_management.by_message[cm_message_name(pkt)];
-      return;
-    }
-    // FIRST and MIDDLE packets of any multi-packet message carry exactly one path MTU of payload.
-    const bool full_mtu = (opcode >> 5 <= 1 && ((opcode & 0x1f) <= 0x01 || (opcode & 0x1f) == 0x06 ||
-                                                (opcode & 0x1f) == 0x07)) ||
-                          opcode == uint8_t(core::bth_opcode::rc_rdma_read_response_first) ||
-                          opcode == uint8_t(core::bth_opcode::rc_rdma_read_response_middle);
-    if (full_mtu) {
-      t.path_mtu_bytes = std::max<uint64_t>(t.path_mtu_bytes, pkt.payload_bytes);
-      uint64_t& mtu = t.path_mtu_by_flow[key];
-      mtu = std::max<uint64_t>(mtu, pkt.payload_bytes);
-    }
-    message_op op{};
-    position pos{};
-    bool immediate = false;
-    if (!classify(opcode, op, pos, immediate)) return;
-    request_packet r;
-    r.psn = pkt.bth.psn & core::psn_mask;
-    r.opcode = opcode;
-    r.time_ns = frame.timestamp_ns;
-    r.frame = frame.number;
-    r.reth_length = pkt.has_reth ? pkt.reth.dma_length : 0;
-    r.payload = pkt.payload_bytes;
-    requests[key].push_back(r);
-  });
+  t.summary = summarize_capture(
+      path, params, [&](const capture_frame& frame, const core::packet& pkt, const frame_layout& layout) {
+        const uint8_t opcode = uint8_t(pkt.bth.opcode);
+        const flow_key key{pkt.ip.src, pkt.ip.dst, pkt.bth.dest_qp};
+        if (pkt.has_aeth && (pkt.bth.opcode == core::bth_opcode::rc_acknowledge || opcode == 0x12)) {
+          ack_counts& a = t.acks[key];
+          switch (pkt.aeth.syndrome >> 5) {
+            case 0:
+              ++a.acks;
+              break;
+            case 1:
+              ++a.rnr_naks;
+              break;
+            case 3:
+              ++a.naks;
+              break;
+            default:
+              break;  // reserved
+          }
+          t.atomic_acks += layout.has_atomic_ack_eth;
+        }
+        if (layout.has_deth && pkt.bth.dest_qp == cm_queue_pair) {  // a CM MAD, not application traffic
+          ++t.connection_management.packets;
+          ++t.connection_management.by_message[cm_message_name(pkt)];
+          return;
+        }
+        // FIRST and MIDDLE packets of any multi-packet message carry exactly one path MTU of payload.
+        const bool full_mtu =
+            (opcode >> 5 <= 1 && ((opcode & 0x1f) <= 0x01 || (opcode & 0x1f) == 0x06 || (opcode & 0x1f) == 0x07)) ||
+            opcode == uint8_t(core::bth_opcode::rc_rdma_read_response_first) ||
+            opcode == uint8_t(core::bth_opcode::rc_rdma_read_response_middle);
+        if (full_mtu) {
+          t.path_mtu_bytes = std::max<uint64_t>(t.path_mtu_bytes, pkt.payload_bytes);
+          uint64_t& mtu = t.path_mtu_by_flow[key];
+          mtu = std::max<uint64_t>(mtu, pkt.payload_bytes);
+        }
+        message_op op{};
+        position pos{};
+        bool immediate = false;
+        if (!classify(opcode, op, pos, immediate)) return;
+        request_packet r;
+        r.psn = pkt.bth.psn & core::psn_mask;
+        r.opcode = opcode;
+        r.time_ns = frame.timestamp_ns;
+        r.frame = frame.number;
+        r.reth_length = pkt.has_reth ? pkt.reth.dma_length : 0;
+        r.payload = pkt.payload_bytes;
+        requests[key].push_back(r);
+      });
   for (auto& [key, packets] : requests) walk_flow(key, packets, t.messages);
   for (captured_message& m : t.messages) {
     auto it = t.path_mtu_by_flow.find(m.flow);

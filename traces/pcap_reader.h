@@ -74,10 +74,10 @@ struct flow_key {
 // PSN figures of one PSN space, in 24-bit sequence order (wrap at 2^24 handled).
 struct psn_stats {
   uint64_t packets = 0;
-  uint32_t first = 0;          // earliest in sequence order
-  uint32_t last = 0;           // latest in sequence order (the highest seen)
-  uint64_t out_of_order = 0;   // new PSNs that arrived after a later PSN had been seen
-  uint64_t duplicates = 0;     // PSNs seen before
+  uint32_t first = 0;         // earliest in sequence order
+  uint32_t last = 0;          // latest in sequence order (the highest seen)
+  uint64_t out_of_order = 0;  // new PSNs that arrived after a later PSN had been seen
+  uint64_t duplicates = 0;    // PSNs seen before
   std::unordered_set<uint32_t> seen;
   void add(uint32_t psn);
 };

@@ -78,10 +78,12 @@ opcode_layout layout_of(uint8_t opcode) {
     case 0x12:  // ATOMIC ACKNOWLEDGE: AETH then AtomicAckETH
       l.known = l.aeth = l.atomic_ack_eth = rc;
       break;
-    case 0x13: case 0x14:  // COMPARE_SWAP, FETCH_ADD
+    case 0x13:
+    case 0x14:  // COMPARE_SWAP, FETCH_ADD
       l.known = l.atomic_eth = rc;
       break;
-    case 0x16: case 0x17:  // SEND last/only with invalidate
+    case 0x16:
+    case 0x17:  // SEND last/only with invalidate
       l.known = l.ieth = rc;
       break;
     default:  // reserved
@@ -92,13 +94,30 @@ opcode_layout layout_of(uint8_t opcode) {
 
 const char* opcode_name(uint8_t opcode) {
   if (opcode == uint8_t(core::bth_opcode::cnp)) return "CNP";
-  static constexpr const char* rc_names[] = {
-      "RC SEND_FIRST", "RC SEND_MIDDLE", "RC SEND_LAST", "RC SEND_LAST_WITH_IMMEDIATE", "RC SEND_ONLY",
-      "RC SEND_ONLY_WITH_IMMEDIATE", "RC RDMA_WRITE_FIRST", "RC RDMA_WRITE_MIDDLE", "RC RDMA_WRITE_LAST",
-      "RC RDMA_WRITE_LAST_WITH_IMMEDIATE", "RC RDMA_WRITE_ONLY", "RC RDMA_WRITE_ONLY_WITH_IMMEDIATE",
-      "RC RDMA_READ_REQUEST", "RC RDMA_READ_RESPONSE_FIRST", "RC RDMA_READ_RESPONSE_MIDDLE",
-      "RC RDMA_READ_RESPONSE_LAST", "RC RDMA_READ_RESPONSE_ONLY", "RC ACKNOWLEDGE", "RC ATOMIC_ACKNOWLEDGE",
-      "RC COMPARE_SWAP", "RC FETCH_ADD", "unknown", "RC SEND_LAST_WITH_INVALIDATE", "RC SEND_ONLY_WITH_INVALIDATE"};
+  static constexpr const char* rc_names[] = {"RC SEND_FIRST",
+                                             "RC SEND_MIDDLE",
+                                             "RC SEND_LAST",
+                                             "RC SEND_LAST_WITH_IMMEDIATE",
+                                             "RC SEND_ONLY",
+                                             "RC SEND_ONLY_WITH_IMMEDIATE",
+                                             "RC RDMA_WRITE_FIRST",
+                                             "RC RDMA_WRITE_MIDDLE",
+                                             "RC RDMA_WRITE_LAST",
+                                             "RC RDMA_WRITE_LAST_WITH_IMMEDIATE",
+                                             "RC RDMA_WRITE_ONLY",
+                                             "RC RDMA_WRITE_ONLY_WITH_IMMEDIATE",
+                                             "RC RDMA_READ_REQUEST",
+                                             "RC RDMA_READ_RESPONSE_FIRST",
+                                             "RC RDMA_READ_RESPONSE_MIDDLE",
+                                             "RC RDMA_READ_RESPONSE_LAST",
+                                             "RC RDMA_READ_RESPONSE_ONLY",
+                                             "RC ACKNOWLEDGE",
+                                             "RC ATOMIC_ACKNOWLEDGE",
+                                             "RC COMPARE_SWAP",
+                                             "RC FETCH_ADD",
+                                             "unknown",
+                                             "RC SEND_LAST_WITH_INVALIDATE",
+                                             "RC SEND_ONLY_WITH_INVALIDATE"};
   static constexpr const char* uc_names[] = {
       "UC SEND_FIRST", "UC SEND_MIDDLE", "UC SEND_LAST", "UC SEND_LAST_WITH_IMMEDIATE", "UC SEND_ONLY",
       "UC SEND_ONLY_WITH_IMMEDIATE", "UC RDMA_WRITE_FIRST", "UC RDMA_WRITE_MIDDLE", "UC RDMA_WRITE_LAST",
@@ -178,8 +197,9 @@ decode_verdict roce_decoder::decode(const uint8_t* frame, size_t captured_bytes,
       return fail(v::malformed, frame_number, "IPv4 total length %zu is shorter than its %zu-byte header", datagram,
                   ip_header);
     if (datagram > after_ethernet)
-      return fail(v::malformed, frame_number, "IPv4 total length %zu exceeds the %zu bytes %s after the Ethernet header",
-                  datagram, after_ethernet, kept);
+      return fail(v::malformed, frame_number,
+                  "IPv4 total length %zu exceeds the %zu bytes %s after the Ethernet header", datagram, after_ethernet,
+                  kept);
     if (be16(ip + 6) & 0x3fff) {  // MF flag or a fragment offset: only the reassembled datagram is RoCEv2
       m_reason = "ip_fragment";
       return fail(v::not_roce, frame_number, "IPv4 fragment (RoCEv2 sets don't-fragment)");
@@ -214,8 +234,9 @@ decode_verdict roce_decoder::decode(const uint8_t* frame, size_t captured_bytes,
     return fail(v::malformed, frame_number, "UDP header needs %u bytes, the %s datagram holds %zu after its header",
                 unsigned(hb::udp), ip_name, ip_payload);
   if (ip_header + hb::udp > captured_after_ethernet)
-    return fail(v::malformed, frame_number, "the snapshot length cut the UDP header: %zu of the frame's %zu bytes captured",
-                captured_bytes, wire_bytes);
+    return fail(v::malformed, frame_number,
+                "the snapshot length cut the UDP header: %zu of the frame's %zu bytes captured", captured_bytes,
+                wire_bytes);
   const uint16_t dst_port = be16(udp + 2);
   if (dst_port != core::roce_v2_udp_port) {
     m_reason = "udp_port_not_4791";

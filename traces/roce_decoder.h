@@ -37,7 +37,7 @@ struct frame_layout {
   // (core::packet::payload is null; payload_bytes is what the headers say) and the ICRC is not checked.
   bool header_only = false;
   // Extended transport headers the packet descriptor has no field for (IBTA vol. 1 section 9.3).
-  bool has_deth = false;        // UD: Q_Key, source QP
+  bool has_deth = false;  // UD: Q_Key, source QP
   uint32_t deth_qkey = 0;
   uint32_t deth_src_qp = 0;
   bool has_atomic_eth = false;  // COMPARE_SWAP, FETCH_ADD: VA, R_Key, swap (or add) data, compare data
@@ -47,7 +47,7 @@ struct frame_layout {
   uint64_t atomic_compare = 0;
   bool has_atomic_ack_eth = false;  // ATOMIC ACKNOWLEDGE: the original remote data
   uint64_t atomic_original = 0;
-  bool has_ieth = false;        // SEND with invalidate: the R_Key invalidated
+  bool has_ieth = false;  // SEND with invalidate: the R_Key invalidated
   uint32_t ieth_rkey = 0;
 };
 
@@ -89,13 +89,13 @@ class roce_decoder {
 // know (RD, XRC, reserved).
 struct opcode_layout {
   bool known = false;
-  bool deth = false;        // UD SEND ONLY [with immediate]
+  bool deth = false;  // UD SEND ONLY [with immediate]
   bool reth = false;
   bool atomic_eth = false;  // COMPARE_SWAP, FETCH_ADD
   bool aeth = false;
   bool atomic_ack_eth = false;  // ATOMIC ACKNOWLEDGE
   bool immediate = false;
-  bool ieth = false;        // SEND LAST/ONLY with invalidate
+  bool ieth = false;  // SEND LAST/ONLY with invalidate
   bool cnp = false;  // 16 reserved bytes
 };
 constexpr uint64_t deth_bytes = 8;            // Q_Key 4, reserved 1, source QP 3

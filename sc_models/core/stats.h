@@ -125,7 +125,7 @@ class stats_registry {
   struct probe_entry {
     const char* unit;
     const char* description;
-    std::function<double()> value;          // a value probe, or
+    std::function<double()> value;           // a value probe, or
     std::function<nlohmann::json()> record;  // a record probe
   };
   std::map<std::string, std::map<std::string, probe_entry>> m_probes;

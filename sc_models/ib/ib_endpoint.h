@@ -8,7 +8,6 @@
 
 #include <cstdint>
 #include <string>
-
 #include <systemc>
 
 #include "sc_models/core/link.h"

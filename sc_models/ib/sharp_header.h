@@ -14,6 +14,8 @@ namespace fabricsim::sw {
 // reth.va, length in reth.dma_length.
 core::packet* make_sharp_packet(core::packet_pool& pool, core::bth_opcode op_code, uint32_t op, uint32_t chunk,
                                 uint64_t offset, uint32_t bytes, const uint8_t* payload);
-inline bool is_sharp(core::bth_opcode o) { return o == core::bth_opcode::sharp_up || o == core::bth_opcode::sharp_down; }
+inline bool is_sharp(core::bth_opcode o) {
+  return o == core::bth_opcode::sharp_up || o == core::bth_opcode::sharp_down;
+}
 
 }  // namespace fabricsim::sw

@@ -53,13 +53,14 @@ void check_flows(uint64_t flows) {
   for (uint32_t f : cnp_gen_rtl::compiled_flows()) {
     if (f == flows) return;
   }
-  throw core::config_error("cnp_gen.flows: " + std::to_string(flows) +
-                           " is not a flow count the RTL was compiled for; allowed: " +
-                           rtl_list(cnp_gen_rtl::compiled_flows()));
+  throw core::config_error(
+      "cnp_gen.flows: " + std::to_string(flows) +
+      " is not a flow count the RTL was compiled for; allowed: " + rtl_list(cnp_gen_rtl::compiled_flows()));
 }
 
 std::unique_ptr<cnp_gen_rtl::port> make_block(uint32_t flows, uint32_t mutant, const std::string& fst_path) {
-  if (mutant == 0) return make_verilated_variant<cnp_gen_binding, true>(FABRICSIM_CNP_GEN_FLOW_VARIANTS{}, flows, fst_path);
+  if (mutant == 0)
+    return make_verilated_variant<cnp_gen_binding, true>(FABRICSIM_CNP_GEN_FLOW_VARIANTS{}, flows, fst_path);
   check_rtl_mutant("cnp_gen", mutant, cnp_gen_rtl::compiled_mutants(), fst_path, "flows", flows,
                    cnp_gen_rtl::mutant_flows());
   return make_verilated_variant<cnp_gen_binding, false>(FABRICSIM_CNP_GEN_MUTANTS_VARIANTS{}, mutant, fst_path);

@@ -1,7 +1,6 @@
 // DCQCN reaction point of a RoCEv2 NIC: Verilated RTL adapter and the rate-engine factory.
 #include "sc_models/nic/dcqcn_rp_rtl.h"
 
-
 #include <stdexcept>
 #include <string>
 

@@ -57,8 +57,8 @@ class ecn_only_control final : public congestion_control {
 
  private:
   struct rate {
-    uint64_t kbps;             // the current rate
-    uint64_t line_kbps;        // the ceiling
+    uint64_t kbps;               // the current rate
+    uint64_t line_kbps;          // the ceiling
     core::picoseconds deadline;  // the next recovery step (never: at line rate)
   };
   // Every recovery step due by `t`; true if the rate changed.
@@ -74,8 +74,8 @@ class ecn_only_control final : public congestion_control {
   }
 
   const std::string m_instance;
-  const double m_cut;              // nic.ecn_only_cut_factor
-  const uint64_t m_ai_kbps;        // nic.ecn_only_ai_mbps
+  const double m_cut;                // nic.ecn_only_cut_factor
+  const uint64_t m_ai_kbps;          // nic.ecn_only_ai_mbps
   const core::picoseconds m_period;  // nic.cnp_interval_ns
   std::unique_ptr<cnp_gen> m_np;
   std::vector<rate> m_qp;

@@ -65,13 +65,16 @@ struct policy {
 };
 // One line per policy: its nic.path_entropy name and its maker.
 constexpr policy policies[] = {
-    {"fixed", [](const supernic_params&, core::rng_stream&) -> std::unique_ptr<path_entropy> {
+    {"fixed",
+     [](const supernic_params&, core::rng_stream&) -> std::unique_ptr<path_entropy> {
        return std::make_unique<fixed_entropy>();
      }},
-    {"per_packet", [](const supernic_params&, core::rng_stream& rng) -> std::unique_ptr<path_entropy> {
+    {"per_packet",
+     [](const supernic_params&, core::rng_stream& rng) -> std::unique_ptr<path_entropy> {
        return std::make_unique<per_packet_entropy>(rng);
      }},
-    {"per_flowlet", [](const supernic_params& p, core::rng_stream& rng) -> std::unique_ptr<path_entropy> {
+    {"per_flowlet",
+     [](const supernic_params& p, core::rng_stream& rng) -> std::unique_ptr<path_entropy> {
        return std::make_unique<per_flowlet_entropy>(rng, core::picoseconds::from_ns(p.flowlet_gap_ns));
      }},
 };

@@ -52,9 +52,9 @@ void check_window(uint32_t window) {
   for (uint32_t w : reorder_tracker_rtl::compiled_windows()) {
     if (w == window) return;
   }
-  throw core::config_error("reorder_tracker.window: " + std::to_string(window) +
-                           " is not a window the RTL was compiled for; allowed: " +
-                           rtl_list(reorder_tracker_rtl::compiled_windows()));
+  throw core::config_error(
+      "reorder_tracker.window: " + std::to_string(window) +
+      " is not a window the RTL was compiled for; allowed: " + rtl_list(reorder_tracker_rtl::compiled_windows()));
 }
 
 std::unique_ptr<reorder_tracker_rtl::port> make_block(uint32_t window, uint32_t mutant, const std::string& fst_path) {

@@ -12,8 +12,8 @@
 
 #include "sc_models/core/packet.h"
 #include "sc_models/core/sim_context.h"
-#include "sc_models/nic/supernic.h"
 #include "sc_models/ib/sharp_header.h"
+#include "sc_models/nic/supernic.h"
 
 namespace fabricsim::sw {
 

@@ -12,23 +12,23 @@
 // timeout, and after nic.retry_count fruitless retries moves the QP to the error state (error completions).
 #pragma once
 
+#include <tlm_utils/simple_initiator_socket.h>
+
 #include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
-#include <vector>
-
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/simple_initiator_socket.h>
+#include <vector>
 
 #include "sc_models/core/link.h"
-#include "sc_models/ib/credit_link.h"
 #include "sc_models/core/params.h"
 #include "sc_models/core/ring.h"
 #include "sc_models/core/rng.h"
 #include "sc_models/core/sim_context.h"
+#include "sc_models/ib/credit_link.h"
 #include "sc_models/nic/cnp_gen.h"
 #include "sc_models/nic/dcqcn_rp.h"
 #include "sc_models/nic/hpcc.h"
@@ -247,7 +247,7 @@ class supernic : public sc_core::sc_module, public core::packet_sink, public sw:
   const sw::ib::credit_sender& ib_sender() const { return m_ib_tx; }
   sw::ib::credit_receiver* ib_receiver() { return m_ib_rx.get(); }  // null unless nic.link_layer infiniband
   sw::ib::credit_receiver* receiver_at(unsigned /*port*/) override { return ib_receiver(); }
-  unsigned receiver_vls() const override { return 1; }  // one data VL
+  unsigned receiver_vls() const override { return 1; }       // one data VL
   uint32_t register_region(uint64_t addr, uint64_t length);  // returns the R_Key
   uint32_t create_qp();                                      // returns the local QPN
   // RC connection: the remote end's address and QPN; `sq_psn` is this side's first send PSN and `rq_psn`

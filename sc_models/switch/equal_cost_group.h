@@ -4,6 +4,7 @@
 // "live" and "load" mean is the switch's own (link known down, paused class, free credits), passed in.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <vector>

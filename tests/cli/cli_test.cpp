@@ -1,17 +1,15 @@
 // The fabricsim command line as a user runs it: the default scenario, a malformed scenario, bad flags,
 // the JSON report's fields, and determinism of whole runs.
 #include <gtest/gtest.h>
-
 #include <sys/wait.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "tests/support/run_cli.h"
 
@@ -385,7 +383,8 @@ topology: {kind: single_switch, hosts: 2}
 nic: {place_data: false}
 writes: [{src: h0, dst: h1, bytes: 65536}]
 )";
-  const std::string with = temp_file("compare_set.yaml", body + "compare: {key: topology.link_gbps, values: [100, 400]}\n");
+  const std::string with =
+      temp_file("compare_set.yaml", body + "compare: {key: topology.link_gbps, values: [100, 400]}\n");
   const std::string without = temp_file("compare_none.yaml", body);
   const std::string out = testing::TempDir() + "compare_set.json", ref = testing::TempDir() + "compare_ref.json";
   // One run at 100G: the report of a single run (no "compare"), equal to the same file without the section.
@@ -411,7 +410,8 @@ writes: [{src: h0, dst: h1, bytes: 65536}]
 
   // The shipped incast_dcqcn.yaml (compare: nic.cc = none, dcqcn, hpcc), shrunk: --set nic.cc=none is one run,
   // the very run the comparison makes for that value.
-  const std::string small = scenarios + "incast_dcqcn.yaml --quiet --set workload.message_bytes=65536 "
+  const std::string small = scenarios +
+                            "incast_dcqcn.yaml --quiet --set workload.message_bytes=65536 "
                             "--set workload.incast_senders=2 --set run.warmup_us=0 --set run.duration_us=20";
   r = fabricsim("run " + small + " --set nic.cc=none --json " + out);
   ASSERT_EQ(r.exit_code, 0) << r.output;

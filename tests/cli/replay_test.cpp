@@ -10,10 +10,9 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "tests/support/run_cli.h"
 #include "tests/support/sample_traces.h"
@@ -546,9 +545,10 @@ TEST(replay, reth_length_the_capture_contradicts_is_refused_naming_the_frame_bef
   spill(lying, b, b.size());
   const run_result r2 = fabricsim("replay " + lying + " --quiet");
   EXPECT_EQ(r2.exit_code, 2) << r2.output;
-  EXPECT_NE(r2.output.find(": frame 1: RC RDMA_WRITE_FIRST RETH DMA length 8192 differs from the 4096 payload bytes its "
-                           "4 packets (PSN 900 on) carry in the capture"),
-            std::string::npos)
+  EXPECT_NE(
+      r2.output.find(": frame 1: RC RDMA_WRITE_FIRST RETH DMA length 8192 differs from the 4096 payload bytes its "
+                     "4 packets (PSN 900 on) carry in the capture"),
+      std::string::npos)
       << r2.output;
   fs::remove(lying);
 }
@@ -559,7 +559,12 @@ TEST(replay, each_queue_pair_runs_the_path_mtu_of_its_capture_unless_one_is_set)
   using fabricsim::core::bth_opcode;
   const std::string trace = scratch("mtus.pcap"), out = scratch("mtus.json");
   {
-    struct row { uint8_t src; uint32_t qp; bth_opcode op; uint32_t psn, payload, reth; };
+    struct row {
+      uint8_t src;
+      uint32_t qp;
+      bth_opcode op;
+      uint32_t psn, payload, reth;
+    };
     const row rows[] = {{1, 0x11, bth_opcode::rc_rdma_write_first, 0, 1024, 4096},
                         {1, 0x11, bth_opcode::rc_rdma_write_middle, 1, 1024, 0},
                         {1, 0x11, bth_opcode::rc_rdma_write_middle, 2, 1024, 0},

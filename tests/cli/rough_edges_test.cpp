@@ -3,15 +3,13 @@
 // layers refused, the port_config an 800G run needs, the capture files a comparison writes, the fabric a
 // collective runs on, an incast comparison's bottleneck, and timing-only flows not called unverified.
 #include <gtest/gtest.h>
-
 #include <sys/stat.h>
 
 #include <fstream>
 #include <iterator>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "tests/support/run_cli.h"
 
@@ -65,7 +63,8 @@ TEST(rough_edges, an_unknown_command_lists_the_commands) {
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_TRUE(contains(r.output, "unknown command 'frobnicate'")) << r.output;
   for (const char* c : {"run", "replay", "keys", "verify-rtl", "pcie-bench", "list-scenarios", "explain", "plot"})
-    EXPECT_TRUE(std::regex_search(r.output, std::regex(std::string("\n  ") + c + " +[A-Z0-9]"))) << c << "\n" << r.output;
+    EXPECT_TRUE(std::regex_search(r.output, std::regex(std::string("\n  ") + c + " +[A-Z0-9]"))) << c << "\n"
+                                                                                                 << r.output;
   EXPECT_FALSE(contains(r.output, "The following argument was not expected")) << r.output;  // CLI11's own
 
   const run_result help = fabricsim("help");
@@ -163,8 +162,10 @@ TEST(rough_edges, a_collective_on_a_terminal_prints_each_size_as_it_finishes) {
 
 TEST(rough_edges, an_incast_comparison_shows_the_bottleneck_and_jain) {
   const std::string json = testing::TempDir() + "incast_cmp.json";
-  const run_result r = fabricsim("run " + source_dir + "/tests/cli/incast_dcqcn_tiny.yaml --set run.duration_us=20 "
-                                 "--compare nic.cc=none,dcqcn --json " + json);
+  const run_result r = fabricsim("run " + source_dir +
+                                 "/tests/cli/incast_dcqcn_tiny.yaml --set run.duration_us=20 "
+                                 "--compare nic.cc=none,dcqcn --json " +
+                                 json);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(std::regex_search(r.output, std::regex("nic.cc +eff.thru +bottleneck +Jain"))) << r.output;
   const nlohmann::json j = nlohmann::json::parse(read_file(json));
@@ -174,7 +175,8 @@ TEST(rough_edges, an_incast_comparison_shows_the_bottleneck_and_jain) {
     std::snprintf(row, sizeof row, "%.1f%% +%.3f ", 100.0 * fab["bottleneck"]["utilization"].get<double>(),
                   fab["jain_fairness"].get<double>());
     EXPECT_TRUE(std::regex_search(r.output, std::regex("\n" + run["value"].get<std::string>() + " +[0-9.]+% +" + row)))
-        << row << "\n" << r.output;
+        << row << "\n"
+        << r.output;
   }
 }
 

@@ -2,16 +2,14 @@
 // what `fabricsim run` reports for that point, a resumed sweep running only the missing points, and bad
 // grid keys or values refused before anything runs.
 #include <gtest/gtest.h>
-
 #include <sys/stat.h>
 
 #include <fstream>
 #include <iterator>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "tests/support/run_cli.h"
 
@@ -67,7 +65,7 @@ TEST(sweep, cross_product_in_order_same_rows_whatever_the_jobs) {
     EXPECT_EQ(rows[i + 1][0], std::to_string(i));
     EXPECT_EQ(rows[i + 1][1], expect[i].first);
     EXPECT_EQ(rows[i + 1][2], expect[i].second);
-    EXPECT_EQ(rows[i + 1][5], "3");  // operations: default.yaml's three writes
+    EXPECT_EQ(rows[i + 1][5], "3");                   // operations: default.yaml's three writes
     EXPECT_EQ(rows[i + 1][rows[0].size() - 2], "1");  // leaf_oversubscription: one switch
     // bisection_gbps: 2 hosts on one switch, half of 2 x the link rate.
     EXPECT_EQ(rows[i + 1][rows[0].size() - 1], expect[i].second);

@@ -1,10 +1,10 @@
 // The statistics registry's probes: read live when asked, kept out of the `stats` JSON, one per name.
 #include "sc_models/core/stats.h"
 
-#include <stdexcept>
-
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 namespace fabricsim::core {
 namespace {

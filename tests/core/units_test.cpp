@@ -1,8 +1,8 @@
 // core::pause_duration (sc_models/core/units.h): the one formula for how long a PFC / 802.3x pause lasts,
 // against values worked by hand from quanta x 512 bit times / line rate.
-#include <gtest/gtest.h>
-
 #include "sc_models/core/units.h"
+
+#include <gtest/gtest.h>
 
 using fabricsim::core::bits_per_second;
 using fabricsim::core::pause_duration;

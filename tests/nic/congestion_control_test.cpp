@@ -112,14 +112,14 @@ TEST(ecn_only, paces_at_line_rate_until_a_cnp) {
 TEST(ecn_only, cut_per_cnp_then_additive_steps_per_interval) {
   auto cc = make("ecn_only");
   cc->on_cnp(0, us(10));
-  EXPECT_DOUBLE_EQ(rate_mbps(*cc), 200000.0);               // 400 000 x 0.5
-  EXPECT_EQ(cc->timers(0, us(11)), us(12));                 // first step one interval after the cut
+  EXPECT_DOUBLE_EQ(rate_mbps(*cc), 200000.0);  // 400 000 x 0.5
+  EXPECT_EQ(cc->timers(0, us(11)), us(12));    // first step one interval after the cut
   EXPECT_DOUBLE_EQ(rate_mbps(*cc), 200000.0);
-  EXPECT_EQ(cc->timers(0, us(16.5)), us(18));               // steps at 12, 14, 16 us
-  EXPECT_DOUBLE_EQ(rate_mbps(*cc), 215000.0);               // 200 000 + 3 x 5000
+  EXPECT_EQ(cc->timers(0, us(16.5)), us(18));  // steps at 12, 14, 16 us
+  EXPECT_DOUBLE_EQ(rate_mbps(*cc), 215000.0);  // 200 000 + 3 x 5000
   cc->on_cnp(0, us(17));
-  EXPECT_DOUBLE_EQ(rate_mbps(*cc), 107500.0);               // 215 000 x 0.5
-  EXPECT_EQ(cc->timers(0, us(18.5)), us(19));               // the period restarted at the cut
+  EXPECT_DOUBLE_EQ(rate_mbps(*cc), 107500.0);  // 215 000 x 0.5
+  EXPECT_EQ(cc->timers(0, us(18.5)), us(19));  // the period restarted at the cut
 }
 
 TEST(ecn_only, recovery_stops_at_the_line_rate) {

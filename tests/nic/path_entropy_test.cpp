@@ -64,7 +64,7 @@ TEST(path_entropy, per_flowlet_new_port_only_after_a_gap_longer_than_flowlet_gap
   EXPECT_EQ(e->data_port(0, qp_port, ns(500), ns(500)), qp_port);    // 500 ns after the last start
   EXPECT_EQ(e->data_port(0, qp_port, ns(1500), ns(1500)), qp_port);  // exactly the gap: not longer
   const uint16_t second = uint16_t(0xc000 | (twin() & 0x3fff));
-  EXPECT_EQ(e->data_port(0, qp_port, ns(2501), ns(2501)), second);   // 1001 ns idle: a new flowlet
+  EXPECT_EQ(e->data_port(0, qp_port, ns(2501), ns(2501)), second);  // 1001 ns idle: a new flowlet
   EXPECT_EQ(*e->flowlets(), 1u);
   // The gap runs from when a packet starts on the wire: built at 3000 but starting at 3600 (the wire busy),
   // a packet built at 4500 has followed it by 900 ns only.

@@ -1,12 +1,13 @@
 // Shared switch parts (sc_models/switch/equal_cost_group.h, cut_through.h): port sets stored once, the
 // flow-keyed live-port choice, the least-loaded search and cut-through readiness, against hand-worked cases.
+#include "sc_models/switch/equal_cost_group.h"
+
 #include <gtest/gtest.h>
 
 #include <set>
 #include <vector>
 
 #include "sc_models/switch/cut_through.h"
-#include "sc_models/switch/equal_cost_group.h"
 
 using namespace fabricsim;
 using sw::equal_cost_group;
@@ -88,6 +89,8 @@ TEST(cut_through, the_tail_beyond_the_headers_is_saved_when_the_egress_is_no_fas
   EXPECT_EQ(sw::cut_through_advance(bytes(128), bytes(128), g400, g400).value, 0u);
   // Rounded up to the picosecond like every serialisation: 1 byte at 3 Gb/s = 2.67 ns -> 2667 ps.
   EXPECT_EQ(sw::cut_through_advance(bytes(21), bytes(20), bits_per_second(3'000'000'000), g400).value, 0u);
-  EXPECT_EQ(sw::cut_through_advance(bytes(21), bytes(20), bits_per_second(3'000'000'000),
-                                    bits_per_second(3'000'000'000)).value, 2667u);
+  EXPECT_EQ(
+      sw::cut_through_advance(bytes(21), bytes(20), bits_per_second(3'000'000'000), bits_per_second(3'000'000'000))
+          .value,
+      2667u);
 }

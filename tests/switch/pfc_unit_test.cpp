@@ -1,10 +1,10 @@
 // The Spectrum PFC unit (sc_models/switch/spectrum/pfc_unit): where lossless frames are held, XOFF, XON and
 // the refresh, stepped by hand with XOFF 1000 B, XON 600 B, a 500 B headroom and 400 B frames.
+#include "sc_models/switch/spectrum/pfc_unit.h"
+
 #include <gtest/gtest.h>
 
 #include <vector>
-
-#include "sc_models/switch/spectrum/pfc_unit.h"
 
 using namespace fabricsim;
 using core::picoseconds;

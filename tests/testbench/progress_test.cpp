@@ -3,14 +3,14 @@
 // slices reports exactly what the same run reports in one piece.
 #include "testbench/progress.h"
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "testbench/scenario.h"
 #include "testbench/simulation.h"
@@ -156,10 +156,12 @@ TEST(progress, a_collective_prints_each_size_as_it_finishes) {
     run_options opts;
     opts.progress = &lines;
     json out;
-    out["report"] = run_scenario(load_scenario_text(
-        "topology: {kind: single_switch, hosts: 4}\nworkload: {kind: collective}\n"
-        "collective: {op: allreduce, algo: ring, min_bytes: 65536, max_bytes: 262144, step_factor: 2}\n",
-        "c.yaml"), opts);
+    out["report"] = run_scenario(
+        load_scenario_text(
+            "topology: {kind: single_switch, hosts: 4}\nworkload: {kind: collective}\n"
+            "collective: {op: allreduce, algo: ring, min_bytes: 65536, max_bytes: 262144, step_factor: 2}\n",
+            "c.yaml"),
+        opts);
     out["lines"] = lines.str();
     return out.dump();
   });
@@ -173,7 +175,8 @@ TEST(progress, a_collective_prints_each_size_as_it_finishes) {
   const auto& rows = j["report"]["collective"]["rows"];
   for (size_t i = 0; i < 3; ++i) {
     const uint64_t bytes = 65536u << i;
-    EXPECT_EQ(got[i].rfind("# size " + std::to_string(bytes) + " B done (" + std::to_string(i + 1) + " of 3 sizes)", 0), 0u)
+    EXPECT_EQ(got[i].rfind("# size " + std::to_string(bytes) + " B done (" + std::to_string(i + 1) + " of 3 sizes)", 0),
+              0u)
         << got[i];
     char busbw[32];
     std::snprintf(busbw, sizeof busbw, "busbw %.2f GB/s", rows[i]["busbw_gbps"].get<double>());

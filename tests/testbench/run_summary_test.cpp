@@ -16,19 +16,20 @@ TEST(run_summary, three_tier_capacity_by_hand) {
   t.cores = 4;
   t.link_gbps = 400;
   const fabric_capacity c = capacity_of(t);
-  EXPECT_DOUBLE_EQ(c.host_tier_gbps, 16 * 400.0);          // 2 pods x 2 leaves x 4 hosts
-  EXPECT_DOUBLE_EQ(c.leaf_uplink_gbps, 4 * 2 * 400.0);     // 4 leaves x 2 spines
-  EXPECT_DOUBLE_EQ(c.core_tier_gbps, 2 * 4 * 400.0);       // each pod: one cable to every core
-  EXPECT_DOUBLE_EQ(c.leaf_oversubscription, 2.0);          // 4 hosts down, 2 uplinks
-  EXPECT_DOUBLE_EQ(c.spine_oversubscription, 1.0);         // 2 leaves down, 4 / 2 cores up
-  EXPECT_DOUBLE_EQ(c.bisection_gbps, 1600.0);              // half of the 3200 Gb/s tiers
+  EXPECT_DOUBLE_EQ(c.host_tier_gbps, 16 * 400.0);       // 2 pods x 2 leaves x 4 hosts
+  EXPECT_DOUBLE_EQ(c.leaf_uplink_gbps, 4 * 2 * 400.0);  // 4 leaves x 2 spines
+  EXPECT_DOUBLE_EQ(c.core_tier_gbps, 2 * 4 * 400.0);    // each pod: one cable to every core
+  EXPECT_DOUBLE_EQ(c.leaf_oversubscription, 2.0);       // 4 hosts down, 2 uplinks
+  EXPECT_DOUBLE_EQ(c.spine_oversubscription, 1.0);      // 2 leaves down, 4 / 2 cores up
+  EXPECT_DOUBLE_EQ(c.bisection_gbps, 1600.0);           // half of the 3200 Gb/s tiers
 }
 
 TEST(run_summary, single_switch_line) {
   topology::topology_params t;
   t.hosts = 8;
-  EXPECT_EQ(fabric_line(t), "fabric: single_switch, one switch, 8 hosts; hosts 400 Gb/s; leaf oversubscription 1:1; "
-                            "bisection 1.6 Tb/s (half the narrowest tier)\n");
+  EXPECT_EQ(fabric_line(t),
+            "fabric: single_switch, one switch, 8 hosts; hosts 400 Gb/s; leaf oversubscription 1:1; "
+            "bisection 1.6 Tb/s (half the narrowest tier)\n");
 }
 
 TEST(run_summary, uplinks_faster_than_hosts_lower_the_oversubscription) {

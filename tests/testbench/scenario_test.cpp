@@ -126,7 +126,8 @@ workload: {kind: permutation, message_bytes: 4096, offset: 2, messages: 3}
 TEST(scenario, unknown_top_level_key_lists_the_known_ones) {
   EXPECT_EQ(error_of([] { load("name: x\nlinks:\n  fec_latency_ns: 80\n"); }),
             "t.yaml:2: links: unknown key; did you mean link? Known keys of top-level: name, description, seed, "
-            "run, topology, link, switch, quantum, oq, sharp, nic, pcie, nic_overrides, workload, collective, writes, compare, fault, faults, partition");
+            "run, topology, link, switch, quantum, oq, sharp, nic, pcie, nic_overrides, workload, collective, writes, "
+            "compare, fault, faults, partition");
 }
 
 // The scale-out partition (docs/scale_out.md): a list per rank of names the topology has, each once.
@@ -252,21 +253,22 @@ nic_overrides:
 }
 
 TEST(scenario, nic_overrides_errors) {
-  EXPECT_EQ(error_of([] { load("nic_overrides:\n  h1:\n    reorder: ref\n    reordr: rtl\n"); }),
-            "t.yaml:4: nic_overrides.h1.reordr: unknown key; did you mean reorder? Known keys of nic_overrides.h1: "
-            "mtu_bytes, reorder, reorder_window, wqe_latency_ns, rx_latency_ns, link_layer, ack_every_packets, "
-            "path_entropy, "
-            "flowlet_gap_ns, random_initial_psn, initial_psn, dscp, place_data, placement, rx_buffer_bytes, "
-            "tx_read_ahead_packets, "
-            "rx_overflow, rx_pfc_xoff_bytes, rx_pfc_xon_bytes, rx_pfc_quanta, tx_fifo_frames, cc, dcqcn_preset, "
-            "dcqcn_model, cnp_model, cnp_interval_ns, cnp_mode, cnp_dscp, dcqcn_rpg_time_reset_us, dcqcn_rpg_byte_reset, "
-            "dcqcn_rpg_threshold, dcqcn_rpg_ai_rate_mbps, dcqcn_rpg_hai_rate_mbps, dcqcn_rpg_min_rate_mbps, "
-            "dcqcn_rpg_gd, dcqcn_rpg_min_dec_fac, dcqcn_dce_tcp_g, dcqcn_dce_tcp_rtt_us, dcqcn_initial_alpha, "
-            "dcqcn_rate_reduce_monitor_period_us, hpcc_eta, hpcc_max_stage, hpcc_w_ai_bytes, hpcc_base_rtt_us, "
-            "ecn_only_cut_factor, ecn_only_ai_mbps, "
-            "retransmission, sack_reorder_packets, rto_us, retry_count, nak_threshold_packets, sq_depth, max_rd_atomic, "
-            "send_window_packets, "
-            "rnr_timer_us, rnr_retry_count");
+  EXPECT_EQ(
+      error_of([] { load("nic_overrides:\n  h1:\n    reorder: ref\n    reordr: rtl\n"); }),
+      "t.yaml:4: nic_overrides.h1.reordr: unknown key; did you mean reorder? Known keys of nic_overrides.h1: "
+      "mtu_bytes, reorder, reorder_window, wqe_latency_ns, rx_latency_ns, link_layer, ack_every_packets, "
+      "path_entropy, "
+      "flowlet_gap_ns, random_initial_psn, initial_psn, dscp, place_data, placement, rx_buffer_bytes, "
+      "tx_read_ahead_packets, "
+      "rx_overflow, rx_pfc_xoff_bytes, rx_pfc_xon_bytes, rx_pfc_quanta, tx_fifo_frames, cc, dcqcn_preset, "
+      "dcqcn_model, cnp_model, cnp_interval_ns, cnp_mode, cnp_dscp, dcqcn_rpg_time_reset_us, dcqcn_rpg_byte_reset, "
+      "dcqcn_rpg_threshold, dcqcn_rpg_ai_rate_mbps, dcqcn_rpg_hai_rate_mbps, dcqcn_rpg_min_rate_mbps, "
+      "dcqcn_rpg_gd, dcqcn_rpg_min_dec_fac, dcqcn_dce_tcp_g, dcqcn_dce_tcp_rtt_us, dcqcn_initial_alpha, "
+      "dcqcn_rate_reduce_monitor_period_us, hpcc_eta, hpcc_max_stage, hpcc_w_ai_bytes, hpcc_base_rtt_us, "
+      "ecn_only_cut_factor, ecn_only_ai_mbps, "
+      "retransmission, sack_reorder_packets, rto_us, retry_count, nak_threshold_packets, sq_depth, max_rd_atomic, "
+      "send_window_packets, "
+      "rnr_timer_us, rnr_retry_count");
   EXPECT_EQ(error_of([] { load("nic_overrides:\n  h1: {reorder: ref}\n  h1: {reorder: rtl}\n"); }),
             "t.yaml:3: nic_overrides.h1: duplicate host (each host may appear once)");
   EXPECT_EQ(error_of([] { load("nic_overrides:\n  h0:\n    reorder: slow\n"); }),

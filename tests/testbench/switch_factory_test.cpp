@@ -2,10 +2,10 @@
 // and a WRITE through it completes when a hand calculation of store-and-forward timing says.
 #include "testbench/switch_factory.h"
 
-#include <string>
-
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "sc_models/core/packet.h"
 #include "tests/support/scenario_child.h"
@@ -40,8 +40,8 @@ TEST(switch_factory, oq_model_carries_a_write_in_the_hand_computed_time) {
   namespace h = core::header_bytes;
   // Wire bytes per frame: preamble, Ethernet, IPv4, UDP, BTH, payload, ICRC, FCS, inter-frame gap; the
   // FIRST packet carries a RETH, the ACK an AETH and no payload.
-  const uint64_t overhead = h::preamble_sfd + h::ethernet + h::ipv4 + h::udp + h::bth + h::icrc + h::fcs +
-                            h::inter_frame_gap;
+  const uint64_t overhead =
+      h::preamble_sfd + h::ethernet + h::ipv4 + h::udp + h::bth + h::icrc + h::fcs + h::inter_frame_gap;
   const uint64_t ps_per_byte = 20;  // 8 bits at 400 Gb/s
   const uint64_t first = (overhead + h::reth + 4096) * ps_per_byte;
   const uint64_t middle = (overhead + 4096) * ps_per_byte;

@@ -1,11 +1,8 @@
-// Tests of the capture reader and the per-flow summary against the sample captures (traces/samples, written by scapy) (expected
-// figures from traces/samples/README.md) and against broken files made here.
+// Tests of the capture reader and the per-flow summary against the sample captures (traces/samples, written by scapy)
+// (expected figures from traces/samples/README.md) and against broken files made here.
 #include "traces/pcap_reader.h"
 
 #include <gtest/gtest.h>
-
-#include "tests/support/sample_traces.h"
-
 #include <unistd.h>
 
 #include <cstring>
@@ -15,6 +12,8 @@
 #include <map>
 #include <string>
 #include <vector>
+
+#include "tests/support/sample_traces.h"
 
 namespace fabricsim::traces {
 namespace {
@@ -137,7 +136,7 @@ TEST(pcap_reader, sprayed_capture_reordered_with_ecn_and_cnp) {
   EXPECT_EQ(back.packets, 2u);
   EXPECT_EQ(opcode_count(back, bth_opcode::cnp), 1u);
   EXPECT_EQ(opcode_count(back, bth_opcode::rc_acknowledge), 1u);
-  EXPECT_EQ(back.requests.packets, 0u);   // the CNP's PSN means nothing; the ACK's is a response PSN
+  EXPECT_EQ(back.requests.packets, 0u);  // the CNP's PSN means nothing; the ACK's is a response PSN
   EXPECT_EQ(back.responses.packets, 1u);
   EXPECT_EQ(back.responses.first, 263u);  // the ACK of the last PSN
   EXPECT_EQ(s.flows.size(), 2u);

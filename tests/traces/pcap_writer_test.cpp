@@ -3,9 +3,6 @@
 #include "traces/pcap_writer.h"
 
 #include <gtest/gtest.h>
-
-#include "tests/support/sample_traces.h"
-
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/sample_traces.h"
 #include "traces/icrc.h"
 #include "traces/pcap_reader.h"
 #include "traces/roce_decoder.h"

@@ -4,8 +4,6 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/support/sample_traces.h"
-
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
@@ -13,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/sample_traces.h"
 #include "traces/icrc.h"
 #include "traces/pcap_reader.h"
 

@@ -39,13 +39,16 @@ long tshark_roce_packets(const std::string& path) {
 }
 
 TEST(sample_captures, every_sample_has_the_roce_packets_of_the_readme_and_of_tshark) {
-  struct expected { const char* file; uint64_t frames, roce; };
+  struct expected {
+    const char* file;
+    uint64_t frames, roce;
+  };
   // traces/samples/README.md, columns frames and RoCEv2.
-  for (const expected& e : {expected{"rdma_write_inorder.pcap", 34, 34}, expected{"rdma_write_sprayed.pcap", 66, 66},
-                            expected{"mixed_vlan_ipv6.pcapng", 14, 12}, expected{"rdma_read.pcap", 24, 24},
-                            expected{"send_imm.pcap", 7, 7}, expected{"ud_cm.pcap", 7, 7},
-                            expected{"atomics.pcap", 6, 6}, expected{"header_only.pcap", 34, 34},
-                            expected{"bad_reth_length.pcap", 5, 5}}) {
+  for (const expected& e :
+       {expected{"rdma_write_inorder.pcap", 34, 34}, expected{"rdma_write_sprayed.pcap", 66, 66},
+        expected{"mixed_vlan_ipv6.pcapng", 14, 12}, expected{"rdma_read.pcap", 24, 24}, expected{"send_imm.pcap", 7, 7},
+        expected{"ud_cm.pcap", 7, 7}, expected{"atomics.pcap", 6, 6}, expected{"header_only.pcap", 34, 34},
+        expected{"bad_reth_length.pcap", 5, 5}}) {
     SCOPED_TRACE(e.file);
     const capture_trace t = analyze_capture(sample(e.file));
     EXPECT_EQ(t.summary.frames, e.frames);
@@ -153,7 +156,11 @@ TEST(sample_captures, read_capture_keeps_request_and_response_psns_apart) {
   // 0x66) carries READ responses PSN 300..316 and the WRITE PSN 7000..7003.
   const flow_stats& up = flow(t.summary, v4(10, 0, 0, 1), v4(10, 0, 0, 2), 0x77);
   const flow_stats& down = flow(t.summary, v4(10, 0, 0, 2), v4(10, 0, 0, 1), 0x66);
-  struct expected { const psn_stats& got; uint64_t packets; uint32_t first, last; };
+  struct expected {
+    const psn_stats& got;
+    uint64_t packets;
+    uint32_t first, last;
+  };
   for (const expected& e : {expected{up.requests, 2, 300, 316}, expected{up.responses, 1, 7003, 7003},
                             expected{down.requests, 4, 7000, 7003}, expected{down.responses, 17, 300, 316}}) {
     SCOPED_TRACE(e.first);

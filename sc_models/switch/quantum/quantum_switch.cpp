@@ -2,9 +2,8 @@
 #include "sc_models/switch/quantum/quantum_switch.h"
 
 #include <algorithm>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "sc_models/switch/cut_through.h"
 #include "sc_models/switch/quantum/sharp_aggregator.h"
@@ -308,20 +307,19 @@ quantum_switch::quantum_switch(sc_core::sc_module_name name, const quantum_param
             "packets dropped because every port towards their LID was known down (faults)", &m_no_live_port);
   // What the report reads (testbench/simulation.cpp): the time a ready packet has waited for credit, open
   // stalls up to now included, for every connected port and data VL where it is not zero.
-  s.probe_record(inst, "credit_stalls", "[port, link, vl, ps] with a credit stall, stalls up to now included",
-                 [this] {
-                   const picoseconds t = core::now();
-                   nlohmann::json out = nlohmann::json::array();
-                   for (unsigned i = 0; i < this->ports(); ++i) {
-                     if (!connected(i)) continue;
-                     const std::string port_name = std::string(this->name()) + ".port" + std::to_string(i);
-                     for (unsigned vl = 0; vl < m_vls; ++vl) {
-                       const uint64_t ps = port(i).sender().stall_ps(vl, t);
-                       if (ps != 0) out.push_back({port_name, port(i).out().name(), vl, ps});
-                     }
-                   }
-                   return out;
-                 });
+  s.probe_record(inst, "credit_stalls", "[port, link, vl, ps] with a credit stall, stalls up to now included", [this] {
+    const picoseconds t = core::now();
+    nlohmann::json out = nlohmann::json::array();
+    for (unsigned i = 0; i < this->ports(); ++i) {
+      if (!connected(i)) continue;
+      const std::string port_name = std::string(this->name()) + ".port" + std::to_string(i);
+      for (unsigned vl = 0; vl < m_vls; ++vl) {
+        const uint64_t ps = port(i).sender().stall_ps(vl, t);
+        if (ps != 0) out.push_back({port_name, port(i).out().name(), vl, ps});
+      }
+    }
+    return out;
+  });
 }
 
 quantum_switch::~quantum_switch() = default;

@@ -6,8 +6,7 @@
 namespace fabricsim::sw {
 
 pfc_unit::pfc_unit(unsigned ports, uint64_t xoff_bytes, uint64_t xon_bytes)
-    : m_xoff_bytes(xoff_bytes), m_xon_bytes(xon_bytes), m_in(ports), m_headroom(ports, 0),
-      m_refresh_interval(ports) {}
+    : m_xoff_bytes(xoff_bytes), m_xon_bytes(xon_bytes), m_in(ports), m_headroom(ports, 0), m_refresh_interval(ports) {}
 
 void pfc_unit::configure_port(unsigned port, uint64_t headroom_bytes, core::picoseconds refresh_interval) {
   m_headroom.at(port) = headroom_bytes;

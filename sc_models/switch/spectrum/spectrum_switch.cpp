@@ -1,12 +1,10 @@
 // The Spectrum-4 switch pipeline.
 #include "sc_models/switch/spectrum/spectrum_switch.h"
 
-#include <cstring>
-
 #include <algorithm>
-#include <sstream>
-
+#include <cstring>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "sc_models/switch/cut_through.h"
 
@@ -185,15 +183,15 @@ spectrum_switch::spectrum_switch(sc_core::sc_module_name name, const spectrum_pa
     for (const auto& p : m_ports) out.push_back(p ? nlohmann::json{p->name(), p->out().name()} : nlohmann::json());
     return out;
   });
-  s.probe_record(inst, "pause_log", "XOFF intervals [port, link, priority, start ps, end ps] and complete_until ps",
-                 [this] {
-                   nlohmann::json log = nlohmann::json::array();
-                   for (const auto& iv : pause_log())
-                     log.push_back({m_ports[iv.port]->name(), m_ports[iv.port]->out().name(), iv.prio, iv.start.value,
-                                    iv.end.value});
-                   return nlohmann::json{{"complete_until", pause_log_complete_until().value},
-                                         {"limit", pause_log_limit}, {"log", std::move(log)}};
-                 });
+  s.probe_record(
+      inst, "pause_log", "XOFF intervals [port, link, priority, start ps, end ps] and complete_until ps", [this] {
+        nlohmann::json log = nlohmann::json::array();
+        for (const auto& iv : pause_log())
+          log.push_back(
+              {m_ports[iv.port]->name(), m_ports[iv.port]->out().name(), iv.prio, iv.start.value, iv.end.value});
+        return nlohmann::json{
+            {"complete_until", pause_log_complete_until().value}, {"limit", pause_log_limit}, {"log", std::move(log)}};
+      });
 }
 
 spectrum_switch::~spectrum_switch() = default;

@@ -17,9 +17,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <vector>
-
 #include <systemc>
+#include <vector>
 
 #include "sc_models/core/link.h"
 #include "sc_models/core/params.h"
