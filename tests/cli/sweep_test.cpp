@@ -39,7 +39,7 @@ std::vector<std::vector<std::string>> csv_rows(const std::string& text) {
 
 // A directory of this test's, empty: TempDir() outlives a test run.
 std::string fresh_dir(const std::string& name) {
-  const std::string dir = testing::TempDir() + name;
+  std::string dir = testing::TempDir() + name;
   fabricsim::test::run_shell("rm -rf '" + dir + "'");
   return dir;
 }

@@ -2,6 +2,7 @@
 #include "sc_models/switch/spectrum/spectrum_switch.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -212,11 +213,11 @@ void spectrum_switch::configure_classes() {
 void spectrum_switch::connect_port(unsigned port, core::link& out) {
   core::require(port < m_ports.size(), name(), "port " + std::to_string(port) + " out of range");
   core::require(!m_ports[port], name(), "port " + std::to_string(port) + " connected twice");
-  if (out.rate().value > uint64_t(m_port_gbps * 1e9 + 0.5)) {
+  if (out.rate().value > uint64_t(std::llround(m_port_gbps * 1e9))) {
     // The breakout whose ports run at least this fast (the choices of switch.port_config, fastest last).
     std::string fits;
     for (const char* config : {"256x200", "128x400", "64x800"})
-      if (fits.empty() && out.rate().value <= uint64_t(std::stod(std::strchr(config, 'x') + 1) * 1e9 + 0.5))
+      if (fits.empty() && out.rate().value <= uint64_t(std::llround(std::stod(std::strchr(config, 'x') + 1) * 1e9)))
         fits = config;
     core::require(false, name(),
                   "port " + std::to_string(port) + " runs at " + std::to_string(out.rate().value / 1'000'000'000) +
