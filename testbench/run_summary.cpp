@@ -13,7 +13,16 @@ fabric_capacity capacity_of(const topology::topology_params& t) {
   c.host_tier_gbps = double(t.host_count()) * t.link_gbps;
   c.leaf_oversubscription = t.leaf_oversubscription();
   double narrowest = c.host_tier_gbps;
-  if (t.kind != "single_switch") {
+  if (t.kind == "graph" && t.graph) {  // the uplinks of every switch with hosts, from the file's cables
+    const topology::fabric_layout& l = *t.graph;
+    std::vector<bool> leaf(l.switches.size(), false);
+    for (size_t h = 0; h < l.hosts; ++h) leaf[l.host_leaf[h]] = true;
+    c.leaf_uplink_gbps = 0.0;
+    for (const auto& cab : l.cables)
+      if (cab.a >= l.hosts)
+        c.leaf_uplink_gbps += cab.ab.rate_gbps * (double(leaf[cab.a - l.hosts]) + double(leaf[cab.b - l.hosts]));
+    if (c.leaf_uplink_gbps > 0.0) narrowest = std::min(narrowest, c.leaf_uplink_gbps);
+  } else if (t.kind != "single_switch") {
     c.leaf_uplink_gbps = double(t.leaf_count() * t.spines * t.links_per_spine) * up;
     narrowest = std::min(narrowest, c.leaf_uplink_gbps);
   }
@@ -38,6 +47,8 @@ std::string fabric_line(const topology::topology_params& t) {
   std::string shape;
   if (t.kind == "single_switch")
     shape = fmt::format("one switch, {} hosts", t.hosts);
+  else if (t.kind == "graph")
+    shape = fmt::format("{}: {} switches, {} hosts", t.file, t.switch_count(), t.host_count());
   else if (t.kind == "leaf_spine")
     shape = fmt::format("{} leaves x {} hosts, {} spines", t.leaves, t.hosts_per_leaf, t.spines);
   else if (t.kind == "three_tier")
@@ -46,9 +57,9 @@ std::string fabric_line(const topology::topology_params& t) {
   else
     shape = fmt::format("{} groups x {} rails of leaves with {} servers each, {} spines", t.groups, t.rails,
                         t.hosts_per_leaf, t.spines);
-  if (t.kind != "single_switch" && t.links_per_spine > 1) shape += fmt::format(" ({} cables each)", t.links_per_spine);
+  if (t.kind != "single_switch" && t.kind != "graph" && t.links_per_spine > 1) shape += fmt::format(" ({} cables each)", t.links_per_spine);
   std::string out = fmt::format("fabric: {}, {}; hosts {}", t.kind, shape, rate(t.link_gbps));
-  if (t.kind != "single_switch") out += fmt::format(", uplinks {}", rate(t.uplink_rate_gbps()));
+  if (t.kind != "single_switch" && t.kind != "graph") out += fmt::format(", uplinks {}", rate(t.uplink_rate_gbps()));
   out += fmt::format("; leaf oversubscription {}", ratio(c.leaf_oversubscription));
   if (t.kind == "three_tier") out += fmt::format(", spine {}", ratio(c.spine_oversubscription));
   out += fmt::format("; bisection {} (half the narrowest tier)\n", rate(c.bisection_gbps));

@@ -6,12 +6,16 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <optional>
 #include <set>
 #include <sstream>
 
+#include <yaml-cpp/yaml.h>
+
+#include "sc_models/topology/graph_file.h"
 #include "testbench/cli_errors.h"
 #include "testbench/config_yaml.h"
 #include "testbench/explain.h"
@@ -461,6 +465,19 @@ void load_compare(const YAML::Node& node, const yaml_source& source, scenario& s
   }
 }
 
+// topology.kind graph: the file is read now, relative to the scenario, so that every later step (workload
+// planning, leaf_of, the fabric) sees the same layout.
+void load_topology_file(scenario& s) {
+  if (s.topology.kind != "graph") return;
+  if (s.topology.file.empty())
+    throw config_error(s.source + ": topology.file: required with topology.kind graph (a .graphml or .dot file; "
+                       "docs/topology.md)");
+  const std::filesystem::path file(s.topology.file), dir = std::filesystem::path(s.source).parent_path();
+  const std::string path = file.is_absolute() || dir.empty() ? s.topology.file : (dir / file).string();
+  s.topology.graph =
+      std::make_shared<const topology::fabric_layout>(topology::read_graph_layout(path, s.topology, s.link));
+}
+
 }  // namespace
 
 scenario load_scenario_text(const std::string& text, const std::string& source,
@@ -485,6 +502,7 @@ scenario load_scenario_text(const std::string& text, const std::string& source,
   reject_moved_keys(top, origin);
   for (section& sec : plain_sections(s)) apply_yaml(top[sec.key], sec.visit, origin, sec.key);
   // After `nic`, which every override starts from.
+  load_topology_file(s);
   load_nic_overrides(top["nic_overrides"], origin, s);
   load_writes(top["writes"], origin, s);
   load_compare(top["compare"], origin, s);

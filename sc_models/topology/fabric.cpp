@@ -4,14 +4,18 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <set>
 #include <stdexcept>
 
 namespace fabricsim::topology {
 
 void topology_params::visit(core::param_visitor& v) {
   v.field({"kind", "", "fabric shape (docs/topology.md)", 0, 0,
-           {"single_switch", "leaf_spine", "three_tier", "rail_optimized"}},
+           {"single_switch", "leaf_spine", "three_tier", "rail_optimized", "graph"}},
           kind);
+  v.field({"file", "", "graph: the GraphML (.graphml) or Graphviz (.dot, .gv) file of the wiring, relative to the "
+           "scenario file (docs/topology.md)"},
+          file);
   v.field({"hosts", "hosts", "single_switch: hosts on the switch", 1, 4096}, hosts);
   v.field({"pods", "pods", "three_tier: pods, each a leaf-spine of `leaves` x `spines`", 1, 256}, pods);
   v.field({"leaves", "switches", "leaf_spine: leaf switches; three_tier: leaves per pod", 1, 1024}, leaves);
@@ -72,6 +76,13 @@ void check_radix(const char* role, const std::string& formula, uint64_t ports, c
 
 void topology_params::validate() const {
   core::check_ranges(*this, "topology");
+  if (kind == "graph") {  // the file's own checks ran when it was read (graph_file.h)
+    if (!graph)
+      throw core::config_error(file.empty() ? "topology.file: required with topology.kind graph (a .graphml or .dot "
+                                              "file; docs/topology.md)"
+                                            : "topology.file: " + file + " was not read (load_graph_file)");
+    return;
+  }
   if (uplink_gbps > 0.0 && uplink_gbps < 1.0)
     throw core::config_error("topology.uplink_gbps: " + std::to_string(uplink_gbps) +
                              " must be 0 (same as link_gbps) or in [1, 3200] Gb/s");
@@ -111,6 +122,7 @@ void topology_params::validate() const {
 }
 
 uint64_t topology_params::host_count() const {
+  if (kind == "graph") return graph ? graph->hosts : 0;
   if (kind == "leaf_spine") return leaves * hosts_per_leaf;
   if (kind == "three_tier") return pods * leaves * hosts_per_leaf;
   if (kind == "rail_optimized") return groups * hosts_per_leaf * rails;
@@ -118,6 +130,8 @@ uint64_t topology_params::host_count() const {
 }
 
 uint64_t topology_params::leaf_count() const {
+  if (kind == "graph")
+    return graph ? std::set<size_t>(graph->host_leaf.begin(), graph->host_leaf.end()).size() : 0;
   if (kind == "leaf_spine") return leaves;
   if (kind == "three_tier") return pods * leaves;
   if (kind == "rail_optimized") return groups * rails;
@@ -125,12 +139,29 @@ uint64_t topology_params::leaf_count() const {
 }
 
 uint64_t topology_params::switch_count() const {
+  if (kind == "graph") return graph ? graph->switches.size() : 0;
   if (kind == "leaf_spine" || kind == "rail_optimized") return leaf_count() + spines;
   if (kind == "three_tier") return pods * (leaves + spines) + cores;
   return 1;
 }
 
 double topology_params::leaf_oversubscription() const {
+  if (kind == "graph") {
+    if (!graph) return 1.0;
+    std::vector<double> down(graph->switches.size(), 0.0), up(graph->switches.size(), 0.0);
+    for (const auto& c : graph->cables) {
+      if (c.a < graph->hosts) {
+        down[c.b - graph->hosts] += c.ab.rate_gbps;
+      } else {
+        up[c.a - graph->hosts] += c.ab.rate_gbps;
+        up[c.b - graph->hosts] += c.ab.rate_gbps;
+      }
+    }
+    double worst = 1.0;
+    for (size_t s = 0; s < down.size(); ++s)
+      if (down[s] > 0.0 && up[s] > 0.0) worst = std::max(worst, down[s] / up[s]);
+    return worst;
+  }
   if (kind == "single_switch") return 1.0;
   return double(hosts_per_leaf) * link_gbps / (double(spines * links_per_spine) * uplink_rate_gbps());
 }
@@ -171,6 +202,7 @@ std::optional<size_t> host_index(const std::string& name, size_t hosts) {
 }
 
 size_t leaf_of(const topology_params& topo, size_t index) {
+  if (topo.kind == "graph") return topo.graph->host_leaf.at(index);
   if (topo.kind == "leaf_spine" || topo.kind == "three_tier") return index / topo.hosts_per_leaf;  // pod-major
   if (topo.kind == "rail_optimized") {
     const size_t group = index / topo.rails / topo.hosts_per_leaf;
@@ -221,9 +253,10 @@ std::string fabric_layout::link_name(size_t link) const {
   return device_name(link_from(link)) + "_to_" + device_name(link_to(link)) + cables[link / 2].suffix;
 }
 
-fabric_layout plan_fabric(const topology_params& topo, const cable_params& cable) {
-  topo.validate();
-  core::check_ranges(cable, "link");
+namespace {
+
+// The wiring of the built-in kinds (docs/topology.md).
+fabric_layout plan_builtin(const topology_params& topo, const cable_params& cable) {
   fabric_layout l;
   const size_t n = topo.host_count();
   l.hosts = n;
@@ -275,6 +308,15 @@ fabric_layout plan_fabric(const topology_params& topo, const cable_params& cable
       }
     }
   }
+  return l;
+}
+
+}  // namespace
+
+fabric_layout plan_fabric(const topology_params& topo, const cable_params& cable) {
+  topo.validate();
+  core::check_ranges(cable, "link");
+  fabric_layout l = topo.kind == "graph" ? *topo.graph : plan_builtin(topo, cable);
 
   // Loss injection applies to every link, or only to those named in link.drop_links.
   std::vector<std::string> drop;
@@ -319,7 +361,9 @@ fabric::fabric(const topology_params& topo, const cable_params& cable, const sw:
                   "no host named '" + override_entry.first + "' (hosts are " + host_names(n) + ")");
   auto is_built = [&](size_t device) { return built.empty() || built[device]; };
   const bool rail = topo.kind == "rail_optimized";
-  const core::link_params host_lp = tier_link(topo, cable, tier::host);
+  std::vector<core::bits_per_second> host_rate(n);  // each host's cable (a host is always end a)
+  for (const auto& c : lay.cables)
+    if (c.a < n) host_rate[c.a] = c.ab.rate();
   m_hosts.resize(n);
   m_host_port = lay.host_port;
   for (size_t i = 0; i < n; ++i) {
@@ -329,7 +373,7 @@ fabric::fabric(const topology_params& topo, const cable_params& cable, const sw:
     h.leaf = lay.host_leaf[i];
     h.server = rail ? i / topo.rails : i;
     h.rail = rail ? i % topo.rails : 0;
-    h.line_rate = host_lp.rate();
+    h.line_rate = host_rate[i];
     if (!is_built(i)) {
       h.mirror = std::make_unique<memory::host_buffer>(h.name + "_mem", memory_bytes[i]);
       continue;

@@ -20,10 +20,16 @@
 
 namespace fabricsim::topology {
 
+struct fabric_layout;
+
 // The fabric's shape, the line rates of its tiers and the cable lengths. Which keys a kind reads:
 // docs/topology.md.
 struct topology_params {
-  std::string kind = "single_switch";  // single_switch, leaf_spine, three_tier, rail_optimized
+  std::string kind = "single_switch";  // single_switch, leaf_spine, three_tier, rail_optimized, graph
+  std::string file;               // graph: the GraphML / DOT file (relative to the scenario file)
+  // graph: the layout read from `file` when the scenario was loaded (load_graph_file, graph_file.h), kept so
+  // that host_count() and leaf_of() answer before the fabric exists. Not a key.
+  std::shared_ptr<const fabric_layout> graph;
   uint64_t hosts = 2;             // single_switch: hosts on the switch
   uint64_t pods = 2;              // three_tier: pods (each a leaf-spine of `leaves` x `spines`)
   uint64_t leaves = 4;            // leaf_spine: leaf switches; three_tier: leaves per pod
@@ -46,10 +52,11 @@ struct topology_params {
   void validate() const;
 
   uint64_t host_count() const;    // endpoints h0 .. h(N-1); rail_optimized: servers x rails
-  uint64_t leaf_count() const;    // switches hosts hang off (single_switch: 1)
+  uint64_t leaf_count() const;    // switches hosts hang off (single_switch: 1; graph: those with a host)
   uint64_t switch_count() const;  // every switch, in creation order: leaves first (see fabric::switches())
   double uplink_rate_gbps() const { return uplink_gbps > 0.0 ? uplink_gbps : link_gbps; }
-  // Host bandwidth under a leaf over its uplink bandwidth (1 for single_switch): 3 means 3:1.
+  // Host bandwidth under a leaf over its uplink bandwidth (1 for single_switch; graph: the largest over the
+  // switches with hosts, 1 when none has an uplink): 3 means 3:1.
   double leaf_oversubscription() const;
 };
 
