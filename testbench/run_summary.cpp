@@ -57,7 +57,8 @@ std::string fabric_line(const topology::topology_params& t) {
   else
     shape = fmt::format("{} groups x {} rails of leaves with {} servers each, {} spines", t.groups, t.rails,
                         t.hosts_per_leaf, t.spines);
-  if (t.kind != "single_switch" && t.kind != "graph" && t.links_per_spine > 1) shape += fmt::format(" ({} cables each)", t.links_per_spine);
+  if (t.kind != "single_switch" && t.kind != "graph" && t.links_per_spine > 1)
+    shape += fmt::format(" ({} cables each)", t.links_per_spine);
   std::string out = fmt::format("fabric: {}, {}; hosts {}", t.kind, shape, rate(t.link_gbps));
   if (t.kind != "single_switch" && t.kind != "graph") out += fmt::format(", uplinks {}", rate(t.uplink_rate_gbps()));
   out += fmt::format("; leaf oversubscription {}", ratio(c.leaf_oversubscription));

@@ -13,8 +13,6 @@
 #include <set>
 #include <sstream>
 
-#include <yaml-cpp/yaml.h>
-
 #include "sc_models/topology/graph_file.h"
 #include "testbench/cli_errors.h"
 #include "testbench/config_yaml.h"
@@ -470,7 +468,8 @@ void load_compare(const YAML::Node& node, const yaml_source& source, scenario& s
 void load_topology_file(scenario& s) {
   if (s.topology.kind != "graph") return;
   if (s.topology.file.empty())
-    throw config_error(s.source + ": topology.file: required with topology.kind graph (a .graphml or .dot file; "
+    throw config_error(s.source +
+                       ": topology.file: required with topology.kind graph (a .graphml or .dot file; "
                        "docs/topology.md)");
   const std::filesystem::path file(s.topology.file), dir = std::filesystem::path(s.source).parent_path();
   const std::string path = file.is_absolute() || dir.empty() ? s.topology.file : (dir / file).string();

@@ -10,10 +10,15 @@
 namespace fabricsim::topology {
 
 void topology_params::visit(core::param_visitor& v) {
-  v.field({"kind", "", "fabric shape (docs/topology.md)", 0, 0,
+  v.field({"kind",
+           "",
+           "fabric shape (docs/topology.md)",
+           0,
+           0,
            {"single_switch", "leaf_spine", "three_tier", "rail_optimized", "graph"}},
           kind);
-  v.field({"file", "", "graph: the GraphML (.graphml) or Graphviz (.dot, .gv) file of the wiring, relative to the "
+  v.field({"file", "",
+           "graph: the GraphML (.graphml) or Graphviz (.dot, .gv) file of the wiring, relative to the "
            "scenario file (docs/topology.md)"},
           file);
   v.field({"hosts", "hosts", "single_switch: hosts on the switch", 1, 4096}, hosts);
@@ -130,8 +135,7 @@ uint64_t topology_params::host_count() const {
 }
 
 uint64_t topology_params::leaf_count() const {
-  if (kind == "graph")
-    return graph ? std::set<size_t>(graph->host_leaf.begin(), graph->host_leaf.end()).size() : 0;
+  if (kind == "graph") return graph ? std::set<size_t>(graph->host_leaf.begin(), graph->host_leaf.end()).size() : 0;
   if (kind == "leaf_spine") return leaves;
   if (kind == "three_tier") return pods * leaves;
   if (kind == "rail_optimized") return groups * rails;

@@ -26,7 +26,7 @@ struct fabric_layout;
 // docs/topology.md.
 struct topology_params {
   std::string kind = "single_switch";  // single_switch, leaf_spine, three_tier, rail_optimized, graph
-  std::string file;               // graph: the GraphML / DOT file (relative to the scenario file)
+  std::string file;                    // graph: the GraphML / DOT file (relative to the scenario file)
   // graph: the layout read from `file` when the scenario was loaded (load_graph_file, graph_file.h), kept so
   // that host_count() and leaf_of() answer before the fabric exists. Not a key.
   std::shared_ptr<const fabric_layout> graph;

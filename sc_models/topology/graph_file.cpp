@@ -8,7 +8,6 @@
 #include <boost/graph/graphviz.hpp>
 #include <boost/property_tree/ptree.hpp>
 #include <boost/property_tree/xml_parser.hpp>
-
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -101,8 +100,8 @@ file_graph parse(const std::string& text, const std::string& name, bool dot) {
     else
       boost::read_graphml(in, g, dp, 0);
   } catch (const std::exception& e) {
-    throw core::config_error(name + ": not a readable " + (dot ? "Graphviz DOT" : "GraphML") +
-                             " file (" + e.what() + "); the schema is in docs/topology.md");
+    throw core::config_error(name + ": not a readable " + (dot ? "Graphviz DOT" : "GraphML") + " file (" + e.what() +
+                             "); the schema is in docs/topology.md");
   }
   if (!dot) name_graphml_nodes(text, name, g);
   return g;
@@ -126,7 +125,8 @@ device_map number_devices(const file_graph& g, const graph_error_context& ctx, f
       ctx.fail("node '" + n.id + "': type '" + n.type + "' is not a known node type (expected switch or host)");
   }
   if (m.hosts == 0) ctx.fail("no node has type host (expected hosts h0 .. h(N-1))");
-  if (m.hosts > k_max_hosts) ctx.fail(std::to_string(m.hosts) + " hosts, above the limit of " + std::to_string(k_max_hosts));
+  if (m.hosts > k_max_hosts)
+    ctx.fail(std::to_string(m.hosts) + " hosts, above the limit of " + std::to_string(k_max_hosts));
   std::vector<bool> seen(m.hosts, false);
   for (size_t v = 0; v < nv; ++v) {
     const node_attrs& n = g[v];
@@ -189,7 +189,8 @@ fabric_layout parse_graph_layout(const std::string& text, const std::string& nam
     const edge_attrs& e = g[*it];
     end a{m.device[u], e.a_port}, b{m.device[v], e.b_port};
     const std::string edge = edge_name(u, v);
-    if (a.device < l.hosts && b.device < l.hosts) ctx.fail(edge + ": a cable joins two hosts (a host cables to a switch)");
+    if (a.device < l.hosts && b.device < l.hosts)
+      ctx.fail(edge + ": a cable joins two hosts (a host cables to a switch)");
     if (u == v) ctx.fail(edge + ": a cable from a switch to itself");
     if (b.device < l.hosts) std::swap(a, b);  // a host is always end a, as the builders wire it
     if (a.device < l.hosts) {

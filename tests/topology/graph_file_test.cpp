@@ -2,12 +2,12 @@
 // field for field (the builders are the second implementation); ports left out are assigned by hand-worked
 // rule; DOT reads like GraphML; and each malformed file fails with a message naming the file, the node or
 // edge, and what was expected.
+#include "sc_models/topology/graph_file.h"
+
 #include <gtest/gtest.h>
 
 #include <sstream>
 #include <string>
-
-#include "sc_models/topology/graph_file.h"
 
 namespace fabricsim::test {
 namespace {
@@ -186,9 +186,9 @@ TEST(GraphFile, EachMalformedFileNamesTheCulprit) {
                {"no path between hosts h0 and h2"});
   expect_error(two_switches(node("h2", "host")), {"node 'h2'", "no cable"});
   expect_error(two_switches(node("s2", "switch")), {"node 's2'", "needs a ports attribute"});
-  expect_error(doc(node("s0", "switch", "1") + node("h0", "host") + node("h1", "host") + edge("h0", "s0") +
-                   edge("h1", "s0")),
-               {"edge h1 -- s0", "switch s0 has no free port left"});
+  expect_error(
+      doc(node("s0", "switch", "1") + node("h0", "host") + node("h1", "host") + edge("h0", "s0") + edge("h1", "s0")),
+      {"edge h1 -- s0", "switch s0 has no free port left"});
   expect_error("<graphml><graph", {"not a readable GraphML file"});
 }
 
