@@ -255,8 +255,9 @@ class engine {
       k.sq = setup.create_qp(ha);
       k.rq = setup.create_qp(hb);
       const uint32_t psn_a = setup.initial_psn(ha), psn_b = setup.initial_psn(hb);
-      if (a.built()) a.nic->connect_qp(k.sq, b.ip, k.rq, psn_a, psn_b);
-      if (b.built()) b.nic->connect_qp(k.rq, a.ip, k.sq, psn_b, psn_a);
+      const uint64_t mtu = setup.path_mtu(ha, hb);
+      if (a.built()) a.nic->connect_qp(k.sq, b.ip, k.rq, psn_a, psn_b, mtu);
+      if (b.built()) b.nic->connect_qp(k.rq, a.ip, k.sq, psn_b, psn_a, mtu);
       if (k.has_staging) {
         rank_memory& d = m_ranks[k.dst];
         k.staging = d.staging + uint64_t(d.staging_used++) * slots_bytes();

@@ -5,6 +5,7 @@
 
 #include <stdexcept>
 #include <systemc>
+#include <tuple>
 
 #include "testbench/switch_factory.h"
 
@@ -86,13 +87,46 @@ void fabric_setup::flush_rtl_log() {
   if (m_rtl_log) m_rtl_log->flush();
 }
 
+const nic::supernic_params& fabric_setup::nic_params_of(size_t host) {
+  auto ov = m_nic_overrides.find(m_fab->hosts()[host].name);
+  return ov == m_nic_overrides.end() ? m_nic_params : ov->second;
+}
+
 fabric_setup::remote_nic& fabric_setup::remote(size_t host) {
   auto it = m_remote.find(host);
   if (it != m_remote.end()) return it->second;
   const std::string& name = m_fab->hosts()[host].name;
-  auto ov = m_nic_overrides.find(name);
-  const nic::supernic_params& p = ov == m_nic_overrides.end() ? m_nic_params : ov->second;
-  return m_remote.emplace(host, remote_nic{p, nic::supernic::nic_stream(m_s.seed, name + "_nic")}).first->second;
+  return m_remote.emplace(host, remote_nic{nic_params_of(host), nic::supernic::nic_stream(m_s.seed, name + "_nic")})
+      .first->second;
+}
+
+std::string fabric_setup::key_of(size_t host, const std::string& key, bool overridden) {
+  return overridden ? "nic_overrides." + m_fab->hosts()[host].name + "." + key : "nic." + key;
+}
+
+uint64_t fabric_setup::path_mtu(size_t a, size_t b) {
+  const nic::supernic_params &pa = nic_params_of(a), &pb = nic_params_of(b);
+  const std::string& na = m_fab->hosts()[a].name;
+  const std::string& nb = m_fab->hosts()[b].name;
+  const std::string mtu_a = key_of(a, "mtu_bytes", pa.mtu_bytes != m_nic_params.mtu_bytes);
+  const std::string mtu_b = key_of(b, "mtu_bytes", pb.mtu_bytes != m_nic_params.mtu_bytes);
+  const std::string path_a = key_of(a, "path_mtu_bytes", pa.path_mtu_bytes != m_nic_params.path_mtu_bytes);
+  const std::string path_b = key_of(b, "path_mtu_bytes", pb.path_mtu_bytes != m_nic_params.path_mtu_bytes);
+  const std::string pair = "the queue pair " + na + " <-> " + nb;
+  if (pa.path_mtu_bytes != 0 && pb.path_mtu_bytes != 0 && pa.path_mtu_bytes != pb.path_mtu_bytes)
+    throw core::config_error(m_s.source + ": " + pair + " has one path MTU at both ends (IBTA), but " + path_a +
+                             " is " + std::to_string(pa.path_mtu_bytes) + " and " + path_b + " is " +
+                             std::to_string(pb.path_mtu_bytes));
+  const uint64_t asked = pa.path_mtu_bytes != 0 ? pa.path_mtu_bytes : pb.path_mtu_bytes;
+  if (asked == 0) return std::min(pa.mtu_bytes, pb.mtu_bytes);
+  const std::string& asked_key = pa.path_mtu_bytes != 0 ? path_a : path_b;
+  for (const auto& [host, mtu, key] : {std::tuple{&na, pa.mtu_bytes, &mtu_a}, std::tuple{&nb, pb.mtu_bytes, &mtu_b}})
+    if (asked > mtu)
+      throw core::config_error(m_s.source + ": " + asked_key + " " + std::to_string(asked) + " for " + pair +
+                               " is more than " + *host + "'s " + *key + " " + std::to_string(mtu) +
+                               ": a path MTU must fit both ends (lower it, or leave it 0 for " +
+                               std::to_string(std::min(pa.mtu_bytes, pb.mtu_bytes)) + ")");
+  return asked;
 }
 
 uint32_t fabric_setup::create_qp(size_t host) {

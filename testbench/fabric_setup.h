@@ -57,6 +57,10 @@ class fabric_setup {
   uint32_t create_qp(size_t host);
   uint32_t initial_psn(size_t host);
   uint32_t register_region(size_t host, uint64_t va, uint64_t bytes);
+  // The path MTU of a queue pair between hosts `a` and `b` (IBTA: one per QP, both ends): nic.path_mtu_bytes
+  // where set (and equal at both ends), else the smaller of the two ends' nic.mtu_bytes. A path MTU larger
+  // than either end's MTU, or two ends asking for different ones, is a config_error naming the hosts and keys.
+  uint64_t path_mtu(size_t a, size_t b);
 
   topology::fabric& fab() { return *m_fab; }
   tap_set& taps() { return *m_taps; }
@@ -76,6 +80,9 @@ class fabric_setup {
     size_t qps = 0, regions = 0;
   };
   remote_nic& remote(size_t host);
+  const nic::supernic_params& nic_params_of(size_t host);
+  // "nic.<key>" or "nic_overrides.<host>.<key>", whichever gives the host its value of `key`.
+  std::string key_of(size_t host, const std::string& key, bool overridden);
 
   const scenario& m_s;
   const run_options& m_opts;

@@ -175,7 +175,10 @@ double ideal_fct_ns(const scenario& s, size_t src, size_t dst, uint64_t bytes) {
   const nic::supernic_params& rx = nic_of(s, dst);
 
   // The message's packets: path-MTU payloads, the remainder last; a zero-byte WRITE is one empty packet.
-  const uint64_t mtu = tx.mtu_bytes;
+  // The path MTU, as fabric_setup::path_mtu picks it (a run whose ends disagree was refused at set-up).
+  const uint64_t mtu = tx.path_mtu_bytes   ? tx.path_mtu_bytes
+                       : rx.path_mtu_bytes ? rx.path_mtu_bytes
+                                           : std::min(tx.mtu_bytes, rx.mtu_bytes);
   const uint64_t packets = std::max<uint64_t>(1, (bytes + mtu - 1) / mtu);
   const uint64_t last_payload = bytes - (packets - 1) * mtu;
 

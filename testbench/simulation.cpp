@@ -302,8 +302,9 @@ void flow_run::post_writes() {
     if (it == qps.end()) {
       const uint32_t sq = m_setup->create_qp(w.src), rq = m_setup->create_qp(w.dst);
       const uint32_t psn_a = m_setup->initial_psn(w.src), psn_b = m_setup->initial_psn(w.dst);
-      if (src.built()) src.nic->connect_qp(sq, dst.ip, rq, psn_a, psn_b);
-      if (dst.built()) dst.nic->connect_qp(rq, src.ip, sq, psn_b, psn_a);
+      const uint64_t mtu = m_setup->path_mtu(w.src, w.dst);
+      if (src.built()) src.nic->connect_qp(sq, dst.ip, rq, psn_a, psn_b, mtu);
+      if (dst.built()) dst.nic->connect_qp(rq, src.ip, sq, psn_b, psn_a, mtu);
       it = qps.emplace(std::make_tuple(w.src, w.dst, w.qp_group), std::make_pair(sq, rq)).first;
     }
     // A SEND lands in a receive buffer at the responder's destination address; a WRITE with immediate

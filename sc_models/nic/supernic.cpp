@@ -46,7 +46,16 @@ constexpr uint8_t ecn_ect0 = 2;
 }  // namespace
 
 void supernic_params::visit(core::param_visitor& v) {
-  v.field({"mtu_bytes", "bytes", "path MTU (IBTA: 256, 512, 1024, 2048, 4096)", 256, 4096}, mtu_bytes);
+  v.field({"mtu_bytes", "bytes",
+           "the NIC's largest MTU (IBTA: 256, 512, 1024, 2048, 4096); a queue pair's path MTU is the smaller of "
+           "its two ends' unless nic.path_mtu_bytes sets it",
+           256, 4096},
+          mtu_bytes);
+  v.field({"path_mtu_bytes", "bytes",
+           "path MTU of this NIC's queue pairs (IBTA: 256 .. 4096, at most both ends' nic.mtu_bytes); 0: the "
+           "smaller of the two ends' nic.mtu_bytes",
+           0, 4096},
+          path_mtu_bytes);
   v.field({"reorder", "", "receiver PSN tracker implementation", 0, 0, {"rtl", "ref"}}, reorder);
   v.field({"reorder_window", "PSNs", "PSNs tracked beyond the in-order head (power of two)", 16, 4096}, reorder_window);
   v.field({"wqe_latency_ns", "ns", "work request posted to first packet ready", 0, 1e6}, wqe_latency_ns);
@@ -283,6 +292,7 @@ struct supernic::queue_pair {
   std::vector<known_message> messages;  // learnt from FIRST/ONLY, ordered by PSN from the head
   std::vector<packet*> stash;           // packets whose FIRST has not come yet, slot = PSN mod window
   uint32_t window_mask = 0;
+  uint64_t mtu = 0;  // the QP's path MTU: payload bytes per packet, at most the NIC's nic.mtu_bytes
   uint32_t msn = 0;
   uint64_t placed_bytes = 0;  // payload placed for this QP (report only)
   uint64_t since_ack = 0;
@@ -348,6 +358,9 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
   const uint64_t mtu = params.mtu_bytes;
   core::require(mtu >= 256 && mtu <= 4096 && (mtu & (mtu - 1)) == 0, inst,
                 "nic.mtu_bytes " + std::to_string(mtu) + " is not one of 256, 512, 1024, 2048, 4096");
+  const uint64_t path_mtu = params.path_mtu_bytes;
+  core::require(path_mtu == 0 || (path_mtu >= 256 && path_mtu <= 4096 && (path_mtu & (path_mtu - 1)) == 0), inst,
+                "nic.path_mtu_bytes " + std::to_string(path_mtu) + " is not one of 0, 256, 512, 1024, 2048, 4096");
   const uint64_t w = params.reorder_window;
   core::require(w >= 16 && w <= 4096 && (w & (w - 1)) == 0, inst,
                 "nic.reorder_window " + std::to_string(w) + " is not a power of two in [16, 4096]");
@@ -423,6 +436,10 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
   s.counter(inst, "rx_read_already_queued", "packets",
             "re-issued READ requests not answered again: every response they ask for is still queued here",
             &m_rx_read_already_queued);
+  s.counter(inst, "rx_read_deferred", "packets",
+            "READ requests that arrived ahead of a gap with more responses than nic.reorder_window: answered when "
+            "the head reached them",
+            &m_rx_read_deferred);
   s.counter(inst, "tx_sacks", "packets", "retransmission sack: ACKs sent naming an out-of-order arrival", &m_tx_sacks);
   s.counter(inst, "rx_sacks", "packets", "retransmission sack: SACKs received", &m_rx_sacks);
   s.counter(inst, "sack_lost", "packets", "retransmission sack: PSNs taken as lost from SACKs (each resent once)",
@@ -530,6 +547,7 @@ uint32_t supernic::create_qp() {
     qp->tracker = record_reorder_tracker(std::move(qp->tracker), *m_ctx.rtl_log, qp_name + ".reorder_tracker");
   qp->stash.assign(m_params.reorder_window, nullptr);
   qp->window_mask = uint32_t(m_params.reorder_window - 1);
+  qp->mtu = m_params.mtu_bytes;
   qp->messages.reserve(16);
   // sack: the responder holds at most reorder_window PSNs beyond its head, and its head is at most one
   // window of ACKs ahead of una, so a SACK lies within two windows of una (one beyond is ignored, counted).
@@ -541,9 +559,14 @@ uint32_t supernic::create_qp() {
 }
 
 void supernic::connect_qp(uint32_t qpn, core::ip_address remote_ip, uint32_t remote_qpn, uint32_t sq_psn,
-                          uint32_t rq_psn) {
+                          uint32_t rq_psn, uint64_t path_mtu) {
   core::require(qpn >= first_qpn && qpn - first_qpn < m_qps.size(), name(), "connect_qp: no QP " + std::to_string(qpn));
+  core::require(
+      path_mtu == 0 || (path_mtu >= 256 && path_mtu <= m_params.mtu_bytes && (path_mtu & (path_mtu - 1)) == 0), name(),
+      "connect_qp: path MTU " + std::to_string(path_mtu) + " is not one of 256 .. nic.mtu_bytes " +
+          std::to_string(m_params.mtu_bytes) + " (a power of two)");
   queue_pair& qp = *m_qps[qpn - first_qpn];
+  qp.mtu = path_mtu == 0 ? m_params.mtu_bytes : path_mtu;
   qp.connected = true;
   qp.remote_ip = remote_ip;
   qp.remote_qpn = remote_qpn;
@@ -602,7 +625,7 @@ void supernic::post(uint32_t qpn, uint64_t wr_id, rdma_op op, uint64_t local_add
   }
   wr.first_psn = qp.post_psn;
   // A READ reserves one PSN per response packet (a zero-length READ one, for its single response).
-  wr.packets = uint32_t(std::max<uint64_t>(1, (length + m_params.mtu_bytes - 1) / m_params.mtu_bytes));
+  wr.packets = uint32_t(std::max<uint64_t>(1, (length + qp.mtu - 1) / qp.mtu));
   if (op == rdma_op::read) wr.got.assign(wr.packets, 0);
   qp.post_psn = core::psn_add(qp.post_psn, wr.packets);
   // Bounce buffer: the payload is copied from GPU to host memory first; the NIC sees the work request once the
@@ -619,7 +642,7 @@ qp_status supernic::qp_state(uint32_t qpn) const {
   qp_status st;
   st.outstanding = qp.wqes.size();
   st.placed_bytes = qp.placed_bytes;
-  st.inflight_bytes = uint64_t((qp.snd_max - qp.una) & core::psn_mask) * m_params.mtu_bytes;
+  st.inflight_bytes = uint64_t((qp.snd_max - qp.una) & core::psn_mask) * qp.mtu;
   st.rate_mbps = st.target_mbps = m_out ? double(m_out->rate().value) / 1e6 : 0.0;
   m_cc->status(qpn - first_qpn, st);  // a paced QP: its policy's rate, window and estimate
   return st;
@@ -811,8 +834,8 @@ packet* supernic::next_data(picoseconds* next_ready) {
       read_job& job = qp.responses.front();
       // nic.placement pcie: only once the response's payload is in its transmit buffer (the read's completion
       // wakes the transmitter).
-      if (t >= job.ready && (!m_tx_pcie || job.k * m_params.mtu_bytes >= job.length ||
-                             (!qp.fetch_resp.empty() && qp.fetch_resp.front().done))) {
+      if (t >= job.ready &&
+          (!m_tx_pcie || job.k * qp.mtu >= job.length || (!qp.fetch_resp.empty() && qp.fetch_resp.front().done))) {
         m_rr = (m_rr + i + 1) % n;
         packet* p = build_read_response(qp, job);
         if (++job.k == job.packets) {
@@ -867,7 +890,7 @@ packet* supernic::next_data(picoseconds* next_ready) {
         continue;
       }
       // HPCC: a new packet only while the window has room (resends above are not held back); an ACK wakes it.
-      if (m_cc->window_full(q, uint64_t((qp.snd_max - qp.una) & core::psn_mask) * m_params.mtu_bytes)) continue;
+      if (m_cc->window_full(q, uint64_t((qp.snd_max - qp.una) & core::psn_mask) * qp.mtu)) continue;
       if (first && next.op == rdma_op::read) ++qp.reads_in_flight;
     }
     m_rr = (m_rr + i + 1) % n;
@@ -887,7 +910,7 @@ uint16_t supernic::data_port(queue_pair& qp) {
 
 packet* supernic::build_data_packet(queue_pair& qp, size_t index, uint32_t psn) {
   work_request& wr = qp.wqes[index];
-  const uint64_t mtu = m_params.mtu_bytes;
+  const uint64_t mtu = qp.mtu;
   const uint32_t k = (psn - wr.first_psn) & core::psn_mask;  // packet k of the message
   const uint64_t offset = uint64_t(k) * mtu;
   packet* p = m_ctx.pool.acquire();
@@ -963,7 +986,7 @@ packet* supernic::build_data_packet(queue_pair& qp, size_t index, uint32_t psn) 
 }
 
 packet* supernic::build_read_response(queue_pair& qp, read_job& job) {
-  const uint64_t mtu = m_params.mtu_bytes;
+  const uint64_t mtu = qp.mtu;
   const uint64_t offset = uint64_t(job.k) * mtu;
   const uint64_t payload = std::min(mtu, job.length - std::min(job.length, offset));
   const bool first = job.k == 0, last = job.k + 1 == job.packets;
@@ -1378,7 +1401,7 @@ void supernic::on_read_response(packet* p) {
   }
   work_request& wr = qp.wqes[index];
   const uint32_t k = (psn - wr.first_psn) & core::psn_mask;
-  const uint64_t offset = uint64_t(k) * m_params.mtu_bytes;
+  const uint64_t offset = uint64_t(k) * qp.mtu;
   if (offset + p->payload_bytes <= wr.length) {
     if (m_params.place_data && p->payload_bytes > 0)
       write_payload(wr.local_addr + offset, p->payload, p->payload_bytes);  // at its offset, any order
@@ -1445,22 +1468,23 @@ void supernic::on_write(packet* p) {
   const uint32_t head_before = qp.head;
   const bth_opcode op = p->bth.opcode;
   const bool read = op == bth_opcode::rc_rdma_read_request;
-  const uint64_t mtu = m_params.mtu_bytes;
-  // A READ request stands for one PSN per response: it is taken only if all of them fit the window.
+  const uint64_t mtu = qp.mtu;
+  // A READ request stands for one PSN per response (IBTA 9.7.4: the responder's expected PSN moves past them
+  // all). In order, its PSNs are retired one per tracker transaction, so any size up to 2^31 bytes is served;
+  // ahead of a gap, its PSNs are marked at once when they all fit the window, otherwise the request waits in
+  // the stash until the head reaches it (serve_deferred_read).
   const uint32_t read_psns = read ? uint32_t(std::max<uint64_t>(1, (p->reth.dma_length + mtu - 1) / mtu)) : 1;
-  psn_result r{};
-  if (read && !core::psn_before(p->bth.psn, qp.head) &&
-      ((p->bth.psn + read_psns - 1 - qp.head) & core::psn_mask) >= m_params.reorder_window) {
-    r = {psn_verdict::out_of_window, qp.head, 0, 0};
-  } else {
-    r = qp.tracker->arrive(p->bth.psn);
-    note_held(qp, r);
-  }
+  const psn_result r = qp.tracker->arrive(p->bth.psn);
+  note_held(qp, r);
   qp.head = r.head_psn;
   switch (r.verdict) {
     case psn_verdict::duplicate:
       ++m_rx_duplicate;
-      if (read) {
+      if (read && qp.stash[p->bth.psn & qp.window_mask] != nullptr &&
+          qp.stash[p->bth.psn & qp.window_mask]->bth.psn == p->bth.psn) {
+        ++m_rx_read_already_queued;  // the first copy waits for the head: it will be answered then
+        m_ctx.pool.release(p);
+      } else if (read) {
         on_read_request(qp, p, true);  // a re-issued READ: answered again, from its PSN on
       } else {
         queue_ack(qp);  // the first ACK may have been lost: acknowledge again (expected PSN - 1)
@@ -1494,13 +1518,12 @@ void supernic::on_write(packet* p) {
   uint32_t psn = p->bth.psn;  // `p` may be released below
   uint32_t advanced = r.advanced;
   const bool ack_req = p->bth.ack_req;  // HPCC asks for an ACK per packet
-  if (read) {
-    for (uint32_t k = 1; k < read_psns; ++k) {  // the PSNs its responses will use
-      const psn_result rk = qp.tracker->arrive(core::psn_add(psn, k));
-      note_held(qp, rk);
-      qp.head = rk.head_psn;
-      advanced += rk.advanced;
-    }
+  if (read && r.verdict == psn_verdict::out_of_order &&
+      ((psn + read_psns - 1 - head_before) & core::psn_mask) >= m_params.reorder_window) {
+    ++m_rx_read_deferred;  // its responses' PSNs reach beyond the window: served when the head gets here
+    qp.stash[psn & qp.window_mask] = p;
+  } else if (read) {
+    advanced += retire_read_psns(qp, psn, read_psns);
     on_read_request(qp, p, false);
     psn = core::psn_add(psn, read_psns - 1);
   } else if (is_send(op)) {
@@ -1517,6 +1540,7 @@ void supernic::on_write(packet* p) {
     qp.head_moved(core::now(), m_rx_latency);
     bool message_done = false;
     if (!walk_head(qp, head_before, qp.head, &message_done)) return;  // RNR: the head went back
+    advanced = (qp.head - head_before) & core::psn_mask;              // with any READ served on the way
     qp.since_ack += advanced;
     if (message_done || ack_req || qp.since_ack >= m_params.ack_every_packets) {
       qp.since_ack = 0;
@@ -1527,7 +1551,7 @@ void supernic::on_write(packet* p) {
 }
 
 void supernic::on_read_request(queue_pair& qp, packet* p, bool duplicate) {
-  const uint64_t mtu = m_params.mtu_bytes;
+  const uint64_t mtu = qp.mtu;
   const uint64_t va = p->reth.va, length = p->reth.dma_length;
   const uint32_t key = p->reth.rkey;
   const uint32_t packets = uint32_t(std::max<uint64_t>(1, (length + mtu - 1) / mtu));
@@ -1603,7 +1627,7 @@ void supernic::process_send(queue_pair& qp, packet* p) {
     m_ctx.pool.release(p);
     return;
   }
-  const uint64_t offset = uint64_t((psn - qp.send_first) & core::psn_mask) * m_params.mtu_bytes;
+  const uint64_t offset = uint64_t((psn - qp.send_first) & core::psn_mask) * qp.mtu;
   if (offset + p->payload_bytes > qp.send_buf.length) {
     qp.send_error = true;
   } else {
@@ -1655,7 +1679,7 @@ void supernic::prefetch() {
 bool supernic::fetch_one(queue_pair& qp, size_t index) {
   if (qp.error || !qp.connected) return false;
   const picoseconds t = core::now();
-  const uint64_t mtu = m_params.mtu_bytes;
+  const uint64_t mtu = qp.mtu;
   // READ responses first, as the transmitter sends them first.
   while (qp.fetch_job < qp.responses.size()) {
     const read_job& job = qp.responses[qp.fetch_job];
@@ -1708,7 +1732,7 @@ void supernic::issue_fetch(queue_pair& qp, size_t index, bool response, uint32_t
 bool supernic::data_fetched(queue_pair& qp, uint32_t psn, const work_request& wr) {
   if (wr.op == rdma_op::read) return true;
   const uint32_t k = (psn - wr.first_psn) & core::psn_mask;
-  if (uint64_t(k) * m_params.mtu_bytes >= wr.length) return true;  // no payload to read
+  if (uint64_t(k) * qp.mtu >= wr.length) return true;  // no payload to read
   return !qp.fetch_data.empty() && qp.fetch_data.front().psn == psn && qp.fetch_data.front().done;
 }
 
@@ -1822,11 +1846,42 @@ void supernic::record_placed(const placed_message& done) {
   if (m_on_placed) m_on_placed(done);  // `done` is a copy: the callback may post, and m_placed may grow
 }
 
+// The PSNs from `psn` + 1 on that a READ request of `packets` responses stands for, retired through the
+// tracker one transaction each (the head is at `psn` + 1 or, past PSNs a re-issued request marked, beyond).
+// Returns how far the head moved.
+uint32_t supernic::retire_read_psns(queue_pair& qp, uint32_t psn, uint32_t packets) {
+  uint32_t advanced = 0;
+  for (uint32_t k = 1; k < packets; ++k) {
+    const psn_result rk = qp.tracker->arrive(core::psn_add(psn, k));
+    note_held(qp, rk);
+    qp.head = rk.head_psn;
+    advanced += rk.advanced;
+  }
+  return advanced;
+}
+
+// A READ request that arrived ahead of a gap with more responses than the window holds, now at the head: its
+// PSN was marked when it arrived, so the head stands just past it; its responses' PSNs are retired now and it
+// is answered. Returns the new head.
+uint32_t supernic::serve_deferred_read(queue_pair& qp, packet* p) {
+  const uint64_t mtu = qp.mtu;
+  const uint32_t packets = uint32_t(std::max<uint64_t>(1, (p->reth.dma_length + mtu - 1) / mtu));
+  retire_read_psns(qp, p->bth.psn, packets);
+  qp.head_moved(core::now(), m_rx_latency);
+  on_read_request(qp, p, false);
+  return qp.head;
+}
+
 bool supernic::walk_head(queue_pair& qp, uint32_t from, uint32_t to, bool* message_done) {
   for (uint32_t q = from; q != to; q = core::psn_add(q, 1)) {
-    // A SEND packet: its receive buffer is bound at its FIRST, in PSN order with the other receivers.
     packet*& slot = qp.stash[q & qp.window_mask];
-      if (slot != nullptr && slot->bth.psn == q && is_send(slot->bth.opcode)) {
+    if (slot != nullptr && slot->bth.psn == q && slot->bth.opcode == bth_opcode::rc_rdma_read_request) {
+      packet* p = slot;
+      slot = nullptr;
+      to = serve_deferred_read(qp, p);
+    }
+    // A SEND packet: its receive buffer is bound at its FIRST, in PSN order with the other receivers.
+    if (slot != nullptr && slot->bth.psn == q && is_send(slot->bth.opcode)) {
       if (starts_message(slot->bth.opcode) && !bind_recv(qp, &qp.send_buf)) {
         rnr_reset(qp, q);
         return false;
@@ -1845,7 +1900,7 @@ bool supernic::walk_head(queue_pair& qp, uint32_t from, uint32_t to, bool* messa
         recv_wqe rwqe{};
         if (!bind_recv(qp, &rwqe)) {
           // Its LAST is to come again: take its bytes off and the head back to it.
-          const uint64_t tail = m.length - std::min<uint64_t>(m.length, uint64_t(m.packets - 1) * m_params.mtu_bytes);
+          const uint64_t tail = m.length - std::min<uint64_t>(m.length, uint64_t(m.packets - 1) * qp.mtu);
           m.placed_bytes -= std::min(m.placed_bytes, tail);
           qp.placed_bytes -= std::min(qp.placed_bytes, tail);
           m.imm = false;
@@ -1920,7 +1975,7 @@ void supernic::note_arrival(queue_pair& qp, uint32_t psn) {
 }
 
 void supernic::place(queue_pair& qp, known_message& m, const packet* p) {
-  const uint64_t offset = uint64_t((p->bth.psn - m.first_psn) & core::psn_mask) * m_params.mtu_bytes;
+  const uint64_t offset = uint64_t((p->bth.psn - m.first_psn) & core::psn_mask) * qp.mtu;
   if (!m.valid || offset + p->payload_bytes > m.length) {
     ++m_rx_access_errors;
     return;
@@ -1947,7 +2002,7 @@ bool supernic::try_place(queue_pair& qp, packet* p) {
 }
 
 void supernic::learn_message(queue_pair& qp, packet* p) {
-  const uint64_t mtu = m_params.mtu_bytes;
+  const uint64_t mtu = qp.mtu;
   const uint64_t length = p->reth.dma_length;
   known_message m{};
   m.first_psn = p->bth.psn;

@@ -37,7 +37,8 @@
 namespace fabricsim::nic {
 
 struct supernic_params {
-  uint64_t mtu_bytes = 4096;           // path MTU: 256, 512, 1024, 2048 or 4096
+  uint64_t mtu_bytes = 4096;           // the NIC's largest MTU: 256, 512, 1024, 2048 or 4096
+  uint64_t path_mtu_bytes = 0;         // its queue pairs' path MTU; 0: the smaller of the two ends' mtu_bytes
   std::string reorder = "rtl";         // receiver PSN tracking: "rtl" (Verilated) or "ref" (C++ model)
   uint64_t reorder_window = 256;       // PSNs tracked beyond the in-order head
   double wqe_latency_ns = 200.0;       // work request posted -> first packet ready (estimate)
@@ -252,7 +253,9 @@ class supernic : public sc_core::sc_module, public core::packet_sink, public sw:
   uint32_t create_qp();                                      // returns the local QPN
   // RC connection: the remote end's address and QPN; `sq_psn` is this side's first send PSN and `rq_psn`
   // the first PSN it expects from the peer (the peer's sq_psn).
-  void connect_qp(uint32_t qpn, core::ip_address remote_ip, uint32_t remote_qpn, uint32_t sq_psn, uint32_t rq_psn);
+  // `path_mtu`: the QP's payload bytes per packet (0: nic.mtu_bytes); both ends of a QP must use the same one.
+  void connect_qp(uint32_t qpn, core::ip_address remote_ip, uint32_t remote_qpn, uint32_t sq_psn, uint32_t rq_psn,
+                  uint64_t path_mtu = 0);
   // The first send PSN this NIC would pick for a new QP (seeded stream or the fixed parameter).
   uint32_t draw_initial_psn();
   // The rules behind the three calls above, for a NIC that is not built here: a scale-out run
@@ -355,6 +358,8 @@ class supernic : public sc_core::sc_module, public core::packet_sink, public sw:
   // Responder, in PSN order as the head passes [from, to): retires messages, places SENDs, consumes
   // receives; false when a missing receive forced an RNR NAK (the head is then back at its PSN).
   bool walk_head(queue_pair& qp, uint32_t from, uint32_t to, bool* message_done);
+  uint32_t retire_read_psns(queue_pair& qp, uint32_t psn, uint32_t packets);
+  uint32_t serve_deferred_read(queue_pair& qp, core::packet* p);
   void record_placed(const placed_message& done);  // into placed(), then the placed callback
   void rnr_reset(queue_pair& qp, uint32_t psn);
   void process_send(queue_pair& qp, core::packet* p);
@@ -484,6 +489,7 @@ class supernic : public sc_core::sc_module, public core::packet_sink, public sw:
   uint64_t m_rx_ecn_marked = 0, m_tx_cnps = 0, m_rx_cnps = 0;
   uint64_t m_tx_retransmitted = 0, m_rx_nak = 0, m_tx_nak = 0, m_timeouts = 0, m_qp_errors = 0;
   uint64_t m_tx_sacks = 0, m_rx_sacks = 0, m_sack_lost = 0, m_sack_overflow = 0, m_rx_read_already_queued = 0;
+  uint64_t m_rx_read_deferred = 0;
   uint64_t m_tx_read_requests = 0, m_tx_read_responses = 0, m_rx_read_responses = 0, m_rx_duplicate_responses = 0;
   uint64_t m_read_reissues = 0, m_tx_rnr_nak = 0, m_rx_rnr_nak = 0, m_recv_consumed = 0;
   uint64_t m_reorder_peak = 0;  // most PSNs any QP's tracker held beyond its head at once
