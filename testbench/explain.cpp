@@ -6,7 +6,13 @@
 #include <fstream>
 #include <sstream>
 
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
+
+#include <iostream>
+
+#include "sc_models/topology/fabric.h"
+#include "sc_models/topology/graph_file.h"
 
 namespace fabricsim::testbench {
 
@@ -127,6 +133,23 @@ std::string explain_scenario(const scenario& in) {
     out += " (one run per value; `--compare` replaces it)\n";
   }
   return out;
+}
+
+std::string export_topology(const scenario& s, const std::string& out_path) {
+  const topology::fabric_layout layout =
+      s.topology.kind == "graph" ? *s.topology.graph : topology::plan_fabric(s.topology, s.link);
+  std::ostringstream text;
+  topology::write_graphml(layout, s.link, text);
+  if (out_path == "-") {
+    std::cout << text.str();
+  } else {
+    std::ofstream out(out_path, std::ios::trunc);
+    out << text.str();
+    if (!out.good()) throw core::config_error(out_path + ": cannot write the GraphML file (export-topology)");
+  }
+  return fmt::format("export-topology: {} ({} {}): {} switches, {} hosts, {} cables -> {}\n", s.name,
+                     s.topology.kind, s.source, layout.switches.size(), layout.hosts, layout.cables.size(),
+                     out_path == "-" ? "stdout" : out_path);
 }
 
 }  // namespace fabricsim::testbench

@@ -33,6 +33,13 @@ scenario load_scenario_by_name(const std::string& path_or_name, const std::vecto
 // where it came from: "file:line", "--set key=value" or "default" (scenario::key_sources).
 std::string explain_scenario(const scenario& s);
 
+// `fabricsim export-topology`: writes the fabric `s` would build (a built-in topology.kind or a graph file)
+// as GraphML in the schema topology.kind graph reads (docs/topology.md), to `out_path` ("-": stdout). A run
+// with topology.kind graph and topology.file naming the written file builds the same fabric. Returns a line
+// saying what was written (switches, hosts, cables). Throws core::config_error naming the file when it
+// cannot be written.
+std::string export_topology(const scenario& s, const std::string& out_path);
+
 // The top-level keys ("" section) and every plain section of `s` with a visitor of its fields; defined in
 // scenario.cpp, which owns the section list.
 std::vector<std::pair<std::string, visit_fn>> scenario_sections(scenario& s);

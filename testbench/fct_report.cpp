@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -162,13 +164,46 @@ std::vector<topology::tier> path_tiers(const topology::topology_params& topo, si
   return {tier::host, tier::leaf_spine, tier::leaf_spine, tier::host};
 }
 
+namespace {
+
+std::vector<core::link_params> graph_path_links(const topology::fabric_layout& layout, size_t src, size_t dst) {
+  // Breadth first over the directed links, never through another host: the fewest hops (the switches route
+  // on shortest paths, docs/topology.md), the first such path in cable order.
+  std::vector<std::vector<size_t>> out(layout.hosts + layout.switches.size());
+  for (size_t l = 0; l < layout.links(); ++l) out[layout.link_from(l)].push_back(l);
+  std::vector<size_t> via(out.size(), SIZE_MAX);  // the link that first reached each device
+  std::vector<size_t> queue{src};
+  std::vector<bool> seen(out.size(), false);
+  seen[src] = true;
+  for (size_t i = 0; i < queue.size() && !seen[dst]; ++i)
+    for (size_t l : out[queue[i]]) {
+      const size_t to = layout.link_to(l);
+      if (seen[to] || (to < layout.hosts && to != dst)) continue;
+      seen[to] = true;
+      via[to] = l;
+      queue.push_back(to);
+    }
+  std::vector<core::link_params> path;
+  for (size_t d = dst; d != src && via[d] != SIZE_MAX; d = layout.link_from(via[d]))
+    path.push_back(layout.link_params(via[d]));
+  std::reverse(path.begin(), path.end());
+  return path;  // the graph reader refused a pair of hosts with no path between them
+}
+
+std::vector<core::link_params> path_links(const scenario& s, size_t src, size_t dst) {
+  if (s.topology.kind == "graph" && s.topology.graph) return graph_path_links(*s.topology.graph, src, dst);
+  std::vector<core::link_params> links;
+  for (topology::tier t : path_tiers(s.topology, src, dst)) links.push_back(topology::tier_link(s.topology, s.link, t));
+  return links;
+}
+
+}  // namespace
+
 double ideal_fct_ns(const scenario& s, size_t src, size_t dst, uint64_t bytes) {
   std::vector<path_link> path;
-  for (topology::tier t : path_tiers(s.topology, src, dst)) {
-    const core::link_params lp = topology::tier_link(s.topology, s.link, t);
+  for (const core::link_params& lp : path_links(s, src, dst))
     path.push_back({core::bits_per_second::from_gbps(lp.rate_gbps),
                     picoseconds::from_ns(lp.propagation_ns + lp.fec_latency_ns)});
-  }
   const switch_timing sw = timing_of(s);
   const bool ib = s.switch_model.name == "quantum_x800";
   const nic::supernic_params& tx = nic_of(s, src);

@@ -371,6 +371,20 @@ int fabricsim_cli(int argc, char* argv[], bool parse_only) {
       ->required();
   explain_cmd->add_option("--set", explain_sets, "Override one scenario key, as for run (repeatable)")
       ->allow_extra_args(false);
+  std::string export_file, export_out;
+  std::vector<std::string> export_sets;
+  CLI::App* export_cmd = app.add_subcommand(
+      "export-topology",
+      "Write the fabric a scenario builds (any topology.kind) as GraphML, in the schema topology.kind graph\n"
+      "reads (docs/topology.md): edit the file (a missing cable, an odd spine) and run it with\n"
+      "--set topology.kind=graph --set topology.file=FILE.\n"
+      "Example: fabricsim export-topology leaf_spine_small --out leaf_spine_small.graphml");
+  export_cmd
+      ->add_option("scenario", export_file, "Scenario YAML file, or the name of a shipped one (fabricsim list-scenarios)")
+      ->required();
+  export_cmd->add_option("--set", export_sets, "Override one scenario key, as for run (repeatable)")
+      ->allow_extra_args(false);
+  export_cmd->add_option("--out", export_out, "GraphML file to write (- for stdout)")->required();
   testbench::plot_options plot_opts;
   CLI::App* plot_cmd = app.add_subcommand(
       "plot",
@@ -429,6 +443,12 @@ int fabricsim_cli(int argc, char* argv[], bool parse_only) {
     }
     if (*explain_cmd) {
       std::cout << testbench::explain_scenario(testbench::load_scenario_by_name(explain_file, explain_sets));
+      return 0;
+    }
+    if (*export_cmd) {
+      const std::string line =
+          testbench::export_topology(testbench::load_scenario_by_name(export_file, export_sets), export_out);
+      (export_out == "-" ? std::cerr : std::cout) << line;
       return 0;
     }
     if (*plot_cmd) return testbench::run_plot(plot_opts);

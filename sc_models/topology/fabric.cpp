@@ -440,7 +440,9 @@ fabric::fabric(const topology_params& topo, const cable_params& cable, const sw:
         l.bind(*m_switches[to - n], to_port);
     }
   }
-  for (size_t sw = 0; sw < m_peer.size(); ++sw)
+  // A fabric from a file may leave ports without a cable (a cable pulled, a port kept spare): routing never
+  // picks them. The built-in builders wire every port they plan.
+  for (size_t sw = 0; sw < m_peer.size() && topo.kind != "graph"; ++sw)
     for (size_t p = 0; p < m_peer[sw].size(); ++p)
       if (m_peer[sw][p] == k_unwired)
         throw std::logic_error(lay.switches[sw].name + ": port " + std::to_string(p) + " left unwired by the " +
@@ -510,7 +512,7 @@ void fabric::route() {
     for (size_t head = 0; head < queue.size(); ++head) {
       const size_t u = queue[head];
       for (size_t v : m_peer[u]) {
-        if (v == k_host_end || dist[v] != SIZE_MAX) continue;
+        if (v == k_host_end || v == k_unwired || dist[v] != SIZE_MAX) continue;
         dist[v] = dist[u] + 1;
         queue.push_back(v);
       }
@@ -522,7 +524,8 @@ void fabric::route() {
       std::vector<unsigned> ports;
       for (size_t p = 0; p < m_peer[u].size(); ++p) {
         const size_t v = m_peer[u][p];
-        if (v != k_host_end && dist[v] != SIZE_MAX && dist[v] + 1 == dist[u]) ports.push_back(unsigned(p));
+        if (v != k_host_end && v != k_unwired && dist[v] != SIZE_MAX && dist[v] + 1 == dist[u])
+          ports.push_back(unsigned(p));
       }
       if (ports.empty())
         throw std::logic_error(switch_name(u) + ": no path to " + switch_name(leaf));

@@ -72,7 +72,8 @@ TEST(ux_help, every_example_in_the_help_pages_parses_and_names_existing_files) {
   // The examples are written to be run from the checkout (as the README's tour does).
   ASSERT_EQ(chdir(source_dir.c_str()), 0) << source_dir;
   size_t checked = 0;
-  for (const char* cmd : {"", "run", "replay", "keys", "verify-rtl", "pcie-bench", "list-scenarios", "explain", "plot"}) {
+  for (const char* cmd : {"", "run", "replay", "keys", "verify-rtl", "pcie-bench", "list-scenarios", "explain", "plot",
+                          "export-topology"}) {
     const run_result help = fabricsim(std::string(cmd) + " --help");
     ASSERT_EQ(help.exit_code, 0) << cmd << help.output;
     const std::vector<std::string> ex = examples(help.output);
