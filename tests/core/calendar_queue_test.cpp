@@ -16,9 +16,10 @@ using fabricsim::core::picoseconds;
 
 namespace {
 
-// What a client id is in these tests: the entry's client pointer carries a number.
-void* id(uintptr_t n) { return reinterpret_cast<void*>(n); }
-uintptr_t id_of(const calendar_queue::entry& e) { return reinterpret_cast<uintptr_t>(e.client); }
+// What a client is in these tests: the n-th byte of one array, so that an entry's client names a number.
+char clients[1 << 18];
+void* id(uintptr_t n) { return &clients[n]; }
+uintptr_t id_of(const calendar_queue::entry& e) { return uintptr_t(static_cast<char*>(e.client) - clients); }
 
 // The reference: a min-heap on (time, key, push number).
 class reference_queue {
@@ -117,6 +118,7 @@ TEST_P(calendar_queue_random, serves_the_same_order_as_one_heap_over_every_entry
   uintptr_t next_id = 1;
   uint64_t t = 0;
   auto push = [&](uint64_t at) {
+    ASSERT_LT(next_id, sizeof clients);
     const uint64_t key = rng() % 6;  // few keys: ties at one time are common
     q.push(picoseconds(at), key, id(next_id), nullptr);
     ref.push(at, key, next_id);
