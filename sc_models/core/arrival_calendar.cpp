@@ -1,15 +1,10 @@
 // The arrival calendar of a simulation kernel.
 #include "sc_models/core/arrival_calendar.h"
 
-#include <algorithm>
-#include <functional>
-
-
 namespace fabricsim::core {
 
 arrival_calendar::arrival_calendar(sc_core::sc_module_name name, uint64_t& wakeups)
     : sc_core::sc_module(name), m_wakeups(wakeups) {
-  m_heap.reserve(1024);
   SC_METHOD(fire);
   sensitive << m_event;
   dont_initialize();
@@ -22,8 +17,7 @@ void arrival_calendar::wake(picoseconds at) {
 }
 
 void arrival_calendar::schedule(calendar_client* c, picoseconds at, const void* head) {
-  m_heap.push_back({at, c->calendar_key(), m_seq++, c, head});
-  std::push_heap(m_heap.begin(), m_heap.end(), std::greater<entry>());
+  m_queue.push(at, c->calendar_key(), c, head);
   if (!m_firing) wake(at);  // inside fire() one notification at the end covers everything scheduled
 }
 
@@ -43,23 +37,21 @@ void arrival_calendar::fire() {
   m_wake_at = picoseconds(UINT64_MAX);
   m_firing = true;
   // Deliveries schedule arrivals strictly later than now (every frame takes time to serialize); a client
-  // scheduled at now is served in this same loop, which ends with the heap's head in the future.
-  while (!m_heap.empty() && m_heap.front().at <= t) {
-    calendar_client* c = m_heap.front().c;
-    std::pop_heap(m_heap.begin(), m_heap.end(), std::greater<entry>());
-    m_heap.pop_back();
+  // scheduled at now is served in this same loop, which ends with the queue's head in the future.
+  calendar_queue::entry e;
+  while (m_queue.pop_due(t, e)) {
     // Descriptors are cold by the time they arrive (a packet spends microseconds on a link): start
-    // fetching the next ones due (the heap's top three hold the next two) while this one is processed.
-    for (size_t i = 0; i < 3 && i < m_heap.size(); ++i) {
-      if (m_heap[i].at <= t) {
-        if (m_heap[i].head) __builtin_prefetch(m_heap[i].head);
-        __builtin_prefetch(m_heap[i].c);
-      }
+    // fetching the next ones due while this one is processed.
+    for (size_t i = 0; i < 2; ++i) {
+      const calendar_queue::entry* n = m_queue.upcoming(i);
+      if (n == nullptr) break;
+      if (n->head) __builtin_prefetch(n->head);
+      __builtin_prefetch(n->client);
     }
-    c->on_due(t);
+    static_cast<calendar_client*>(e.client)->on_due(t);
   }
   m_firing = false;
-  if (!m_heap.empty()) wake(m_heap.front().at);
+  if (!m_queue.empty()) wake(m_queue.next_at());
 }
 
 }  // namespace fabricsim::core

@@ -1,15 +1,14 @@
-// The arrival calendar: the heads of every link's in-flight ring, in one heap ordered by arrival time
-// (then by the client's key and the order they were scheduled), behind a single SystemC event. The kernel is
-// woken once per
-// distinct arrival time rather than once per link, and the order of simultaneous arrivals is fixed by the
-// model, not by the kernel's run queue. One calendar per simulation kernel (per MPI rank later).
+// The arrival calendar: the heads of every link's in-flight ring, ordered by arrival time (then by the
+// client's key and the order they were scheduled) in a calendar_queue, behind a single SystemC event. The
+// kernel is woken once per distinct arrival time rather than once per link, and the order of simultaneous
+// arrivals is fixed by the model, not by the kernel's run queue. One calendar per simulation kernel (per MPI
+// rank).
 #pragma once
 
 #include <cstdint>
-#include <vector>
-
 #include <systemc>
 
+#include "sc_models/core/calendar_queue.h"
 #include "sc_models/core/units.h"
 
 namespace fabricsim::core {
@@ -45,22 +44,10 @@ class arrival_calendar : public sc_core::sc_module {
   void schedule(calendar_client* c, picoseconds at, const void* head = nullptr);
 
  private:
-  struct entry {
-    picoseconds at;
-    uint64_t key;  // the client's calendar_key(): ties at one time do not depend on scheduling order
-    uint64_t seq;
-    calendar_client* c;
-    const void* head;  // the descriptor due, kept here so it can be prefetched without touching the link
-    bool operator>(const entry& o) const {
-      if (at != o.at) return at > o.at;
-      return key != o.key ? key > o.key : seq > o.seq;
-    }
-  };
   void fire();
   void wake(picoseconds at);
 
-  std::vector<entry> m_heap;
-  uint64_t m_seq = 0;
+  calendar_queue m_queue;
   uint64_t& m_wakeups;
   sc_core::sc_event m_event;
   picoseconds m_wake_at{UINT64_MAX};

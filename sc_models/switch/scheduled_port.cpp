@@ -72,15 +72,17 @@ void scheduled_port::count_ecn_mark(unsigned tc) {
 }
 
 void scheduled_port::retire(picoseconds t) {
-  while (m_fifo_size != 0 && m_fifo[m_fifo_head].leaves <= t) {
+  while (m_fifo_size != 0 && m_fifo_next <= t) {
     m_fifo_bytes -= m_fifo[m_fifo_head].bytes;
     m_fifo_head = uint8_t((m_fifo_head + 1) % fifo_slots);
     --m_fifo_size;
+    m_fifo_next = m_fifo_size != 0 ? m_fifo[m_fifo_head].leaves : never;
   }
 }
 
 void scheduled_port::fifo_push(picoseconds leaves, uint32_t bytes) {
   m_fifo[(m_fifo_head + m_fifo_size) % fifo_slots] = {leaves, bytes};
+  if (m_fifo_size == 0) m_fifo_next = leaves;
   ++m_fifo_size;
   m_fifo_bytes += bytes;
   m_busy_until = leaves;
@@ -93,7 +95,7 @@ uint64_t scheduled_port::depth(picoseconds t) {
 
 uint64_t scheduled_port::depth(unsigned tc, picoseconds t) {
   retire(t);
-  return m_queue_bytes[tc] + m_fifo_bytes;
+  return m_class[tc].queue_bytes + m_fifo_bytes;
 }
 
 bool scheduled_port::idle(picoseconds t) {
@@ -101,7 +103,7 @@ bool scheduled_port::idle(picoseconds t) {
 }
 
 uint64_t scheduled_port::paused_ps(unsigned prio) const {
-  const picoseconds end = std::min(m_pause_until[prio], core::now());
+  const picoseconds end = std::min(m_class[prio].pause_until, core::now());
   return m_paused_ps[prio] + (end > m_pause_from[prio] ? (end - m_pause_from[prio]).value : 0);
 }
 
@@ -128,7 +130,7 @@ void scheduled_port::enqueue(packet* p, unsigned tc, picoseconds ready) {
   const uint64_t before = m_queued_total + m_fifo_bytes;
   m_depth_at_enqueue.add(before);
   m_max_queue_bytes = std::max(m_max_queue_bytes, before + size);
-  m_tc[tc].max_queue_bytes = std::max(m_tc[tc].max_queue_bytes, m_queue_bytes[tc] + m_fifo_bytes + size);
+  m_tc[tc].max_queue_bytes = std::max(m_tc[tc].max_queue_bytes, m_class[tc].queue_bytes + m_fifo_bytes + size);
   // An uncongested port: nothing waits and the MAC FIFO has room, so the frame goes straight to the MAC
   // (the order is the arrival order either way) and no wake-up is needed.
   if (m_queued_total == 0 && m_fifo_size < m_fifo_frames && !paused(tc, now) && !m_in_refill &&
@@ -138,12 +140,12 @@ void scheduled_port::enqueue(packet* p, unsigned tc, picoseconds ready) {
   }
   m_queue[tc].push_back({p, ready, size});
   m_nonempty |= 1u << tc;
-  m_queue_bytes[tc] += size;
+  m_class[tc].queue_bytes += size;
   account_queue(now);
   m_queued_total += size;
   if (m_in_refill) return;  // the running refill picks it up
   if (paused(tc, now)) {
-    wake_at(m_pause_until[tc]);
+    wake_at(m_class[tc].pause_until);
     return;
   }
   if (m_fifo_size < m_fifo_frames)
@@ -166,7 +168,7 @@ void scheduled_port::pause(unsigned prio, picoseconds until) {
   const picoseconds t = core::now();
   m_paused_ps[prio] = paused_ps(prio);
   m_pause_from[prio] = t;
-  m_pause_until[prio] = max(until, t);
+  m_class[prio].pause_until = max(until, t);
   ++m_pause_frames_received;
   if (m_queue[prio].empty() || m_in_refill) return;
   if (until > t) {
@@ -252,7 +254,7 @@ void scheduled_port::refill(picoseconds t) {
     const queued q = m_queue[unsigned(tc)].front();
     m_queue[unsigned(tc)].pop_front();
     const uint64_t size = q.bytes;
-    m_queue_bytes[unsigned(tc)] -= size;
+    m_class[unsigned(tc)].queue_bytes -= size;
     account_queue(std::max(t, m_queue_changed_at));
     m_queued_total -= size;
     if (m_queue[unsigned(tc)].empty()) {
@@ -266,7 +268,7 @@ void scheduled_port::refill(picoseconds t) {
   for (unsigned tc = 0; tc < traffic_classes; ++tc) {
     if (m_queue[tc].empty()) continue;
     if (paused(tc, t))
-      resume = std::min(resume, m_pause_until[tc]);
+      resume = std::min(resume, m_class[tc].pause_until);
     else
       more = true;
   }

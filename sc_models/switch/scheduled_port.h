@@ -41,7 +41,7 @@ class port_owner {
   virtual void departing(core::packet* p, unsigned port, unsigned tc, core::picoseconds start) = 0;
 };
 
-class scheduled_port : public core::calendar_client {
+class alignas(64) scheduled_port : public core::calendar_client {  // its hot fields start a cache line
  public:
   scheduled_port(const std::string& name, unsigned index, core::link& out, const scheduler_config& config,
                  port_owner& owner, core::sim_context& ctx);
@@ -57,10 +57,10 @@ class scheduled_port : public core::calendar_client {
   void pause(unsigned prio, core::picoseconds until);
 
   bool paused(unsigned tc) const { return paused(tc, core::now()); }
-  bool paused(unsigned tc, core::picoseconds t) const { return t < m_pause_until[tc]; }
-  core::picoseconds paused_until(unsigned tc) const { return m_pause_until[tc]; }
+  bool paused(unsigned tc, core::picoseconds t) const { return t < m_class[tc].pause_until; }
+  core::picoseconds paused_until(unsigned tc) const { return m_class[tc].pause_until; }
   // Bytes waiting in class `tc` (in the shared buffer, not yet in the MAC FIFO).
-  uint64_t queued_bytes(unsigned tc) const { return m_queue_bytes[tc]; }
+  uint64_t queued_bytes(unsigned tc) const { return m_class[tc].queue_bytes; }
   uint64_t queued_bytes() const { return m_queued_total; }  // every class (read-only: the MAC FIFO is left out)
   // The integral of queued_bytes() over time up to `t` (at or after the last change), in byte-picoseconds:
   // the difference over a window divided by its length is the time-weighted mean queue of the window.
@@ -113,7 +113,9 @@ class scheduled_port : public core::calendar_client {
   bool eligible(unsigned tc, core::picoseconds t) const { return (m_nonempty >> tc & 1) && !paused(tc, t); }
   void wake_at(core::picoseconds t);
 
-  // Hot: read for every frame that reaches the port, so kept together at the front of the object.
+  // Hot: read for every frame that reaches the port, and by adaptive routing's scan of a group's ports
+  // (depth(tc, t), paused(tc, t)), so kept together in the object's first cache line (with the calendar
+  // client's vtable pointer and key), then the classes' queue and pause pairs, one line holding four.
   uint64_t m_queued_total = 0;
   core::picoseconds m_busy_until{};  // the last committed frame's last bit leaves (the link's wire-free time)
   uint32_t m_nonempty = 0;           // bit tc set while class tc's queue holds a frame
@@ -121,8 +123,13 @@ class scheduled_port : public core::calendar_client {
   uint8_t m_fifo_head = 0, m_fifo_size = 0;  // the MAC FIFO: frames committed whose last bit has not left,
   unsigned m_fifo_frames;                    // in slots of m_fifo (inline: no pointer to chase)
   uint64_t m_fifo_bytes = 0;
-  std::array<uint64_t, traffic_classes> m_queue_bytes{};
-  std::array<core::picoseconds, traffic_classes> m_pause_until{};
+  core::picoseconds m_fifo_next{UINT64_MAX};  // when the FIFO's oldest frame leaves (m_fifo's head; never
+                                              // when empty): retire() reads m_fifo only when one has left
+  struct class_state {
+    uint64_t queue_bytes = 0;
+    core::picoseconds pause_until{};
+  };
+  std::array<class_state, traffic_classes> m_class{};
   static constexpr unsigned fifo_slots = 64;  // the largest tx_fifo_frames
   std::array<in_fifo, fifo_slots> m_fifo;
 
