@@ -1128,6 +1128,8 @@ nlohmann::json collective_object(const scenario& s, engine& eng, topology::fabri
   if (p.algo == "sharp") c["sharp"] = eng.sharp_report();
   c["completed"] = finished;
   c["unexpected_placements"] = eng.unexpected();
+  c["placement_checked_bytes"] = eng.placement_checked_bytes();
+  c["result_checked_bytes"] = eng.result_checked_bytes();
   c["avg_busbw_gbps"] =
       rows.busbw_rows ? nlohmann::json(rows.busbw_sum / double(rows.busbw_rows)) : nlohmann::json(nullptr);
   c["rows"] = std::move(rows.rows);
@@ -1258,8 +1260,6 @@ nlohmann::json run_collective(const scenario& s, const run_options& opts) {
   r["placed_bytes"] = ctx.stats.counter_total("placed_bytes");
   r["dropped_packets"] = ctx.stats.counter_total("dropped");
   r["fabric"] = std::move(fabric_j);
-  c["placement_checked_bytes"] = eng.placement_checked_bytes();
-  c["result_checked_bytes"] = eng.result_checked_bytes();
   r["collective"] = std::move(c);
   r["flows"] = nlohmann::json::array();
   r["ports"] = std::move(ports);

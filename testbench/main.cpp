@@ -186,6 +186,14 @@ int main(int argc, char* argv[]) {
 int sc_main(int argc, char* argv[]) { return fabricsim_cli(argc, argv, false); }
 #endif
 
+// The exit statuses (testbench/verdict.h), on the help page.
+constexpr const char* k_exit_statuses =
+    "Exit status of run, replay and sweep (docs/report.md): 0 every checked byte equals its source and some\n"
+    "were checked (timing only, nic.place_data false: every operation done, or a run of fixed length); 1 a\n"
+    "byte differed, an operation failed, or a run to completion left one unfinished; 2 the scenario, a --set\n"
+    "or an option was refused; 3 an internal error of the model; 4 the run was to check bytes and compared\n"
+    "none (no operation completed within run.duration_us).\n";
+
 int fabricsim_cli(int argc, char* argv[], bool parse_only) {
   CLI::App app{
       "fabricsim: a cycle-approximate model of AI-cluster network devices (SystemC + Verilated RTL).\n"
@@ -208,12 +216,8 @@ int fabricsim_cli(int argc, char* argv[], bool parse_only) {
       "  fabricsim pcie-bench --config bounce --json pcie.json\n"
       "  fabricsim list-scenarios\n"
       "  fabricsim explain testbench/scenarios/incast_dcqcn.yaml --set nic.cc=dcqcn\n"
-      "  fabricsim run testbench/scenarios/default.yaml --json r.json && fabricsim plot r.json --out plots\n\n"
-      "Exit status of run, replay and sweep (docs/report.md): 0 every checked byte equals its source and some\n"
-      "were checked (timing only, nic.place_data false: every operation done, or a run of fixed length); 1 a\n"
-      "byte differed, an operation failed, or a run to completion left one unfinished; 2 the scenario, a --set\n"
-      "or an option was refused; 3 an internal error of the model; 4 the run was to check bytes and compared\n"
-      "none (no operation completed within run.duration_us).\n",
+      "  fabricsim run testbench/scenarios/default.yaml --json r.json && fabricsim plot r.json --out plots\n\n" +
+          std::string(k_exit_statuses),
       "fabricsim"};
   app.require_subcommand(0, 1);
   run_args args;

@@ -171,6 +171,14 @@ TEST(verdict, comparisons_and_sweeps_rank_nothing_checked_below_a_mismatch) {
   EXPECT_EQ(sweep["rows"][1]["checked_bytes"].get<uint64_t>(), 4194304u);
 }
 
+TEST(verdict, the_help_page_names_every_exit_status) {
+  const run_result r = fabricsim("--help");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  for (const char* status : {"0 every checked byte equals its source", "1 a\nbyte differed", "2 the scenario",
+                             "3 an internal error", "4 the run was to check bytes and compared\nnone"})
+    EXPECT_NE(r.output.find(status), std::string::npos) << status << "\n" << r.output;
+}
+
 TEST(verdict, bad_misplace_entries_are_refused_naming_file_line_and_key) {
   struct bad {
     const char* entry;
