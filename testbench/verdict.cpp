@@ -45,7 +45,7 @@ int worse_status(int a, int b) {
 std::string status_reason(const nlohmann::json& r) {
   const int status = report_status(r);
   if (status == exit_verified) return "";
-  const std::string ops = fmt::format("{} of {} operations completed", u64(r, "completed"), u64(r, "operations"));
+  std::string ops = fmt::format("{} of {} operations completed", u64(r, "completed"), u64(r, "operations"));
   if (!r.at("data_checked").get<bool>()) return ops;
   if (status == exit_nothing_checked)
     return fmt::format(

@@ -19,7 +19,7 @@ using fabricsim::test::run_result;
 using nlohmann::json;
 
 std::string write_file(const std::string& name, const std::string& content) {
-  const std::string path = testing::TempDir() + name;
+  std::string path = testing::TempDir() + name;
   std::ofstream(path) << content;
   return path;
 }
