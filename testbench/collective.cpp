@@ -28,6 +28,7 @@
 #include "testbench/scenario.h"
 #include "testbench/simulation.h"
 #include "testbench/taps.h"
+#include "testbench/verdict.h"
 
 namespace fabricsim::testbench {
 
@@ -279,6 +280,10 @@ class engine {
   bool finished() const { return m_size >= m_results.size(); }
   uint64_t writes_posted() const { return m_wr_id; }
   uint64_t mismatched_bytes() const { return m_mismatched; }
+  // Bytes compared: placed WRITEs against their source at placement; the ranks' results against the
+  // reference built from the send buffers (check_result).
+  uint64_t placement_checked_bytes() const { return m_placement_checked; }
+  uint64_t result_checked_bytes() const { return m_result_checked; }
   uint64_t unexpected() const { return m_unexpected; }
   const std::vector<size_result>& results() const { return m_results; }
   uint32_t ranks() const { return m_n; }
@@ -328,14 +333,16 @@ class engine {
   // Sums over the ranks of what each counted for its own hosts (after the run).
   void merge_counts(scale_out& so) {
     if (!m_so) return;
-    std::vector<uint64_t> v{m_wr_id, m_mismatched, m_unexpected, m_placed};
+    std::vector<uint64_t> v{m_wr_id, m_mismatched, m_unexpected, m_placed, m_placement_checked, m_result_checked};
     for (const size_result& r : m_results) v.push_back(r.wrong);
     so.sum(v);
     m_wr_id = v[0];
     m_mismatched = v[1];
     m_unexpected = v[2];
     m_placed = v[3];
-    for (size_t i = 0; i < m_results.size(); ++i) m_results[i].wrong = v[4 + i];
+    m_placement_checked = v[4];
+    m_result_checked = v[5];
+    for (size_t i = 0; i < m_results.size(); ++i) m_results[i].wrong = v[6 + i];
   }
 
  private:
@@ -725,6 +732,7 @@ class engine {
     const uint8_t* src_mem = fab().hosts()[m_ranks[t.src].host].buffer().data();
     if (m_check && std::memcmp(dst_mem + f.dst_addr, src_mem + t.src_addr, t.bytes) != 0)
       for (uint64_t b = 0; b < t.bytes; ++b) m_mismatched += dst_mem[f.dst_addr + b] != src_mem[t.src_addr + b];
+    if (m_check) m_placement_checked += t.bytes;
     picoseconds ready = core::now();
     if (t.staged) {
       rank_memory& me = m_ranks[t.dst];
@@ -848,6 +856,7 @@ class engine {
     // Under mpirun each rank checks the results of the ranks it simulates; the run sums the counts.
     auto compare = [&](uint32_t r, uint64_t off, const uint8_t* expect, uint64_t len) {
       if (!here(r)) return;
+      m_result_checked += len;
       const uint8_t* got = mem(r) + m_ranks[r].recv + off;
       if (std::memcmp(got, expect, len) == 0) return;
       for (uint64_t i = 0; i < len; i += m_elt) wrong += std::memcmp(got + i, expect + i, m_elt) != 0;
@@ -925,6 +934,7 @@ class engine {
       }
     }
     m_sharp_worst = std::max(m_sharp_worst, worst);
+    m_result_checked += count * m_elt * m_n;  // every rank's result, element by element
     return wrong;
   }
 
@@ -1012,6 +1022,7 @@ class engine {
   std::vector<size_result> m_results;
   size_t m_size = 0;
   uint64_t m_iter = 0, m_placed = 0, m_wr_id = 0, m_mismatched = 0, m_unexpected = 0;
+  uint64_t m_placement_checked = 0, m_result_checked = 0;
   picoseconds m_iter_start{}, m_iter_end{};
 };
 
@@ -1118,6 +1129,8 @@ nlohmann::json collective_object(const scenario& s, engine& eng, topology::fabri
   if (p.algo == "sharp") c["sharp"] = eng.sharp_report();
   c["completed"] = finished;
   c["unexpected_placements"] = eng.unexpected();
+  c["placement_checked_bytes"] = eng.placement_checked_bytes();
+  c["result_checked_bytes"] = eng.result_checked_bytes();
   c["avg_busbw_gbps"] =
       rows.busbw_rows ? nlohmann::json(rows.busbw_sum / double(rows.busbw_rows)) : nlohmann::json(nullptr);
   c["rows"] = std::move(rows.rows);
@@ -1228,8 +1241,9 @@ nlohmann::json run_collective(const scenario& s, const run_options& opts) {
   size_rows rows = collective_rows(s.collective, eng, checked);
   const uint64_t wrong_total = rows.wrong_total;
   nlohmann::json c = collective_object(s, eng, fab, rank_host, rank_rate, std::move(rows));
-  const bool verified =
-      checked && finished && failed == 0 && eng.mismatched_bytes() == 0 && wrong_total == 0 && eng.unexpected() == 0;
+  const uint64_t checked_bytes = eng.placement_checked_bytes() + eng.result_checked_bytes();
+  const bool verified = checked && checked_bytes > 0 && finished && failed == 0 && eng.mismatched_bytes() == 0 &&
+                        wrong_total == 0 && eng.unexpected() == 0;
   nlohmann::json fabric_j = collective_fabric(ctx, sim_end, rank_rate, rank_host.size());
   // The whole fabric's statistics are on rank 0 only (scale_out::merge_statistics), which writes the report.
   const bool writes_report = so.rank() == 0;
@@ -1243,6 +1257,8 @@ nlohmann::json run_collective(const scenario& s, const run_options& opts) {
   r["time_limited"] = false;
   r["data_checked"] = checked;
   r["mismatched_bytes"] = eng.mismatched_bytes();
+  r["checked_bytes"] = checked_bytes;
+  r["placed_bytes"] = ctx.stats.counter_total("placed_bytes");
   r["dropped_packets"] = ctx.stats.counter_total("dropped");
   r["fabric"] = std::move(fabric_j);
   r["collective"] = std::move(c);
@@ -1255,6 +1271,39 @@ nlohmann::json run_collective(const scenario& s, const run_options& opts) {
   if (so.distributed()) r["scale_out"] = so.report();
   return r;
 }
+
+namespace {
+
+// The data line of a collective's table: the bytes compared at placement and in the results, and the verdict.
+std::string collective_data_verdict(const nlohmann::json& r) {
+  const auto& c = r.at("collective");
+  const std::string placed = group_digits(r.at("placed_bytes").get<uint64_t>());
+  const std::string at_placement = group_digits(c.at("placement_checked_bytes").get<uint64_t>());
+  const std::string results = group_digits(c.at("result_checked_bytes").get<uint64_t>());
+  if (!r.at("data_checked").get<bool>())
+    return fmt::format("not checked (nic.place_data is false): {} bytes placed, none compared", placed);
+  if (r.at("verified").get<bool>() && c.contains("sharp"))
+    return fmt::format(
+        "every result VERIFIED against a software reduction (int32 exact, floats within {:.3g} of "
+        "sum|x|; largest relative error seen {:.3g}): {} result bytes checked",
+        c.at("sharp").at("float_tolerance").get<double>(), c.at("sharp").at("max_relative_error").get<double>(),
+        results);
+  if (r.at("verified").get<bool>())
+    return fmt::format(
+        "VERIFIED: {} of {} placed bytes checked byte for byte at placement, {} result bytes equal "
+        "to the reference",
+        at_placement, placed, results);
+  uint64_t wrong = 0;
+  for (const auto& row : c.at("rows"))
+    if (!row.at("wrong").is_null()) wrong += row.at("wrong").get<uint64_t>();
+  return fmt::format(
+      "NOT VERIFIED: {} of {} bytes checked at placement differ from their source ({} placed), {} "
+      "result bytes checked with {} wrong elements, {} WRITEs failed, {} unexpected placements",
+      group_digits(r.at("mismatched_bytes").get<uint64_t>()), at_placement, placed, results, wrong,
+      r.at("failed").get<uint64_t>(), c.at("unexpected_placements").get<uint64_t>());
+}
+
+}  // namespace
 
 std::string format_collective_table(const nlohmann::json& r) {
   const auto& c = r.at("collective");
@@ -1307,17 +1356,8 @@ std::string format_collective_table(const nlohmann::json& r) {
                      r.at("failed").get<uint64_t>(), r.at("fabric").at("drops").get<uint64_t>(),
                      r.at("fabric").at("ecn_marked").get<uint64_t>(), r.at("fabric").at("pfc_pause_frames").get<uint64_t>(),
                      r.at("fabric").at("max_queue_bytes").get<uint64_t>());
-  out += fmt::format("data: {}{}\n",
-                     !r.at("data_checked").get<bool>() ? "not checked (nic.place_data is false)"
-                     : r.at("verified").get<bool>() && sharp
-                         ? fmt::format("every result VERIFIED against a software reduction (int32 exact, floats "
-                                       "within {:.3g} of sum|x|; largest relative error seen {:.3g})",
-                                       c.at("sharp").at("float_tolerance").get<double>(),
-                                       c.at("sharp").at("max_relative_error").get<double>())
-                     : r.at("verified").get<bool>() ? "every WRITE VERIFIED byte for byte at placement, every result "
-                                                      "equal to the reference"
-                                                        : "NOT VERIFIED",
-                     c.at("completed").get<bool>() ? "" : " (the sweep did not finish: see collective.stopped_at)");
+  out += "data: " + collective_data_verdict(r) +
+         (c.at("completed").get<bool>() ? "" : " (the sweep did not finish: see collective.stopped_at)") + "\n";
   return out;
 }
 

@@ -45,7 +45,17 @@ fault_set::fault_set(const scenario& s, topology::fabric& fab, core::sim_context
   for (size_t i = 0; i < s.faults.size(); ++i) {
     const fault_entry& f = s.faults[i];
     const std::string where = s.source + ": faults." + std::to_string(i);
-    entry e{&f, "", {}, {}, {}};
+    entry e{&f, "", {}, {}, {}, nullptr};
+    if (f.kind == "misplace") {  // a NIC's, not a link's: its host was checked at load
+      const size_t h = *topology::host_index(f.host, lay.hosts);
+      e.target = f.host;
+      if (fab.hosts()[h].built()) {  // under mpirun, on the host's rank
+        e.misplace = &fab.hosts()[h].nic->misplace_fault();
+        e.misplace->arm(f.after_packets, f.offset_bytes);
+      }
+      m_entries.push_back(std::move(e));
+      continue;
+    }
     if (f.kind == "port_down") {
       try {
         e.links.push_back(fab.egress_link_index(f.switch_name, unsigned(f.port)));
@@ -125,6 +135,22 @@ core::fault_injector& fault_set::injector_of(topology::fabric& fab, size_t k) {
 
 void fault_set::merge(scale_out& so) {
   if (!so.distributed() || m_counters.empty()) return;
+  // A misplacement happened on its host's rank: its record from there (zeros elsewhere), summed.
+  std::vector<uint64_t> misplaced;
+  for (const entry& e : m_entries)
+    if (e.cfg->kind == "misplace") {
+      const nic::placement_fault* m = e.misplace;
+      const bool fired = m && m->fired();
+      misplaced.insert(misplaced.end(), {fired ? 1u : 0u, fired ? m->va() : 0, fired ? m->length() : 0,
+                                         fired ? m->applied_offset_bytes() : 0, fired ? m->fired_at().value : 0});
+    }
+  so.sum(misplaced);
+  for (size_t i = 0, k = 0; i < m_entries.size(); ++i)
+    if (m_entries[i].cfg->kind == "misplace") {
+      m_misplaced[i] = {misplaced[k] != 0, misplaced[k + 1], misplaced[k + 2], misplaced[k + 3],
+                        picoseconds{misplaced[k + 4]}};
+      k += 5;
+    }
   // Each frame is judged once, on its link's transmitter rank: the counts add up; the latest loss is the
   // latest over the ranks.
   std::vector<uint64_t> counts, last;
@@ -151,6 +177,10 @@ nlohmann::json fault_set::report(picoseconds sim_end, const std::vector<delivere
   nlohmann::json list = nlohmann::json::array();
   for (size_t i = 0; i < m_entries.size(); ++i) {
     const entry& e = m_entries[i];
+    if (e.cfg->kind == "misplace") {
+      list.push_back(misplace_report(i));
+      continue;
+    }
     const core::fault_counters& c = m_counters[i];
     nlohmann::json j;
     j["index"] = i;
@@ -210,6 +240,28 @@ nlohmann::json fault_set::report(picoseconds sim_end, const std::vector<delivere
   }
   out["entries"] = std::move(list);
   return out;
+}
+
+// A misplace entry: which payload write went where (null fields: it never fired, the NIC placed fewer than
+// after_packets + 1 payloads).
+nlohmann::json fault_set::misplace_report(size_t i) const {
+  const entry& e = m_entries[i];
+  misplaced m;
+  if (auto it = m_misplaced.find(i); it != m_misplaced.end())
+    m = it->second;  // merged over the ranks
+  else if (e.misplace && e.misplace->fired())
+    m = {true, e.misplace->va(), e.misplace->length(), e.misplace->applied_offset_bytes(), e.misplace->fired_at()};
+  nlohmann::json j;
+  j["index"] = i;
+  j["kind"] = e.cfg->kind;
+  j["target"] = e.target;
+  j["links"] = nlohmann::json::array();
+  j["fired"] = m.fired;
+  j["start_ns"] = m.fired ? nlohmann::json(m.at.ns()) : nlohmann::json(nullptr);
+  j["address"] = m.fired ? nlohmann::json(m.va) : nlohmann::json(nullptr);
+  j["payload_bytes"] = m.fired ? nlohmann::json(m.length) : nlohmann::json(nullptr);
+  j["applied_offset_bytes"] = m.fired ? nlohmann::json(m.offset) : nlohmann::json(nullptr);
+  return j;
 }
 
 }  // namespace fabricsim::testbench

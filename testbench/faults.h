@@ -1,4 +1,5 @@
-// The scenario's `faults` list put on the fabric: one fault injector per affected link direction, and the
+// The scenario's `faults` list put on the fabric: one fault injector per affected link direction (and, for
+// kind misplace, the placement fault of one NIC: sc_models/nic/placement_fault.h), and the
 // `faults` object of the report (docs/faults.md). Under mpirun (docs/scale_out.md) every rank resolves the
 // whole list against the fabric's layout (the same names, entries and errors everywhere), but attaches an
 // injector only to the link directions whose transmitter it simulates: the verdicts are judged where the
@@ -14,6 +15,7 @@
 #include "sc_models/core/fault_injector.h"
 #include "sc_models/core/sim_context.h"
 #include "sc_models/ib/credit_link.h"
+#include "sc_models/nic/placement_fault.h"
 #include "sc_models/topology/fabric.h"
 #include "testbench/scale_out.h"
 #include "testbench/scenario.h"
@@ -51,7 +53,15 @@ class fault_set {
     std::string target;               // link name(s) or switch.port, for the report
     core::picoseconds start, end;     // the fault's span (end: the run's end for an open-ended one)
     std::vector<size_t> links;        // the link directions it acts on: indices into the fabric's layout
+    nic::placement_fault* misplace;   // kind misplace: the NIC's fault, where this process builds the host
   };
+  // A misplace entry's outcome, merged over the ranks (merge()).
+  struct misplaced {
+    bool fired = false;
+    uint64_t va = 0, length = 0, offset = 0;
+    core::picoseconds at{};
+  };
+  nlohmann::json misplace_report(size_t i) const;
   // The injector of link `k` (the layout's index), made on first use. It is attached to the link only when
   // this process simulates the link's transmitter; otherwise it stays detached (it holds the schedule the
   // report's time down is read from, and its verdicts are made on the transmitter's rank).
@@ -64,6 +74,7 @@ class fault_set {
   std::vector<entry> m_entries;
   std::vector<std::string> m_link_names;  // [k]: the layout's link names
   std::map<size_t, std::unique_ptr<core::fault_injector>> m_injectors;  // by link index
+  std::map<size_t, misplaced> m_misplaced;                              // by entry, under mpirun after merge()
   // InfiniBand links: credit recovery for frames the faults destroy (sw::ib::wire_loss_recovery).
   std::vector<std::unique_ptr<sw::ib::wire_loss_recovery>> m_recoveries;
 };

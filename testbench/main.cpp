@@ -25,6 +25,7 @@
 #include "testbench/scenario.h"
 #include "testbench/simulation.h"
 #include "testbench/sweep.h"
+#include "testbench/verdict.h"
 #include "testbench/verify_rtl.h"
 
 namespace fabricsim::testbench {
@@ -79,34 +80,12 @@ int relaunch_under_mpirun(unsigned ranks, int argc, char* argv[]) {
                            "mpirun -n " + std::to_string(ranks) + " fabricsim run ...");
 }
 
-// The exit status of one run's report (docs/report.md): 0 verified (or, timing only, every operation done),
-// 1 otherwise, with why on stderr after `prefix`.
+// The exit status of one run's report (testbench/verdict.h, docs/report.md "Exit status"), with why on stderr
+// after `prefix` when it is not 0.
 int run_status(const nlohmann::json& report, const std::string& prefix) {
-  if (!report.at("data_checked").get<bool>()) {
-    if (report.at("completed") != report.at("operations") && !report.at("time_limited").get<bool>()) {
-      std::cerr << prefix << report.at("completed") << " of " << report.at("operations")
-                << " operations completed\n";
-      return 1;
-    }
-    return 0;
-  }
-  if (!report.at("verified").get<bool>()) {
-    std::cerr << prefix << "data placement NOT verified: " << report.at("completed") << " of "
-              << report.at("operations") << " operations completed, " << report.at("mismatched_bytes")
-              << " bytes differ from their source";
-    if (report.at("failed").get<uint64_t>() > 0)
-      std::cerr << "; " << report.at("failed")
-                << " completed in error (a queue pair ran out of nic.retry_count retries: see flows[].status "
-                   "and the NICs' \"qp_errors\" counters)";
-    const uint64_t lost = report.at("dropped_packets").get<uint64_t>() +
-                          report.at("fabric").at("injected_drops").get<uint64_t>();
-    if (lost > 0)
-      std::cerr << "; " << lost << " packets were lost (switch \"dropped\" and link \"dropped_injected\" "
-                << "counters), " << report.at("fabric").at("retransmissions") << " retransmitted";
-    std::cerr << '\n';
-    return 1;
-  }
-  return 0;
+  const int status = testbench::report_status(report);
+  if (status != testbench::exit_verified) std::cerr << prefix << testbench::status_reason(report) << '\n';
+  return status;
 }
 
 void write_json(const std::string& path, const nlohmann::json& j) {
@@ -186,8 +165,8 @@ int run(const run_args& a) {
   if (!a.quiet) std::cout << testbench::format_compare_table(result) << testbench::comparison_tap_lines(result);
   int status = 0;
   for (const auto& r : result.at("runs"))
-    status = std::max(status, run_status(r.at("report"), "fabricsim: " + compare.key + "=" +
-                                                             r.at("value").get<std::string>() + ": "));
+    status = testbench::worse_status(status, run_status(r.at("report"), "fabricsim: " + compare.key + "=" +
+                                                                            r.at("value").get<std::string>() + ": "));
   return status;
 }
 
@@ -206,6 +185,14 @@ int main(int argc, char* argv[]) {
 
 int sc_main(int argc, char* argv[]) { return fabricsim_cli(argc, argv, false); }
 #endif
+
+// The exit statuses (testbench/verdict.h), on the help page.
+constexpr const char* k_exit_statuses =
+    "Exit status of run, replay and sweep (docs/report.md): 0 every checked byte equals its source and some\n"
+    "were checked (timing only, nic.place_data false: every operation done, or a run of fixed length); 1 a\n"
+    "byte differed, an operation failed, or a run to completion left one unfinished; 2 the scenario, a --set\n"
+    "or an option was refused; 3 an internal error of the model; 4 the run was to check bytes and compared\n"
+    "none (no operation completed within run.duration_us).\n";
 
 int fabricsim_cli(int argc, char* argv[], bool parse_only) {
   CLI::App app{
@@ -229,14 +216,18 @@ int fabricsim_cli(int argc, char* argv[], bool parse_only) {
       "  fabricsim pcie-bench --config bounce --json pcie.json\n"
       "  fabricsim list-scenarios\n"
       "  fabricsim explain testbench/scenarios/incast_dcqcn.yaml --set nic.cc=dcqcn\n"
-      "  fabricsim run testbench/scenarios/default.yaml --json r.json && fabricsim plot r.json --out plots\n",
+      "  fabricsim run testbench/scenarios/default.yaml --json r.json && fabricsim plot r.json --out plots\n\n" +
+          std::string(k_exit_statuses),
       "fabricsim"};
   app.require_subcommand(0, 1);
   run_args args;
 
-  CLI::App* run_cmd = app.add_subcommand("run", "Run one scenario file and print its result table.\n"
-                                                "Example: fabricsim run testbench/scenarios/default.yaml "
-                                                "--set nic.mtu_bytes=1024 --seed 7 --json report.json");
+  CLI::App* run_cmd = app.add_subcommand("run",
+                                         "Run one scenario file and print its result table.\n"
+                                         "Exits 0 verified, 1 not verified or failed, 2 bad input, 3 "
+                                         "internal error, 4 nothing checked (fabricsim --help).\n"
+                                         "Example: fabricsim run testbench/scenarios/default.yaml "
+                                         "--set nic.mtu_bytes=1024 --seed 7 --json report.json");
   run_cmd->add_option("scenario", args.scenario,
                       "Scenario YAML file (keys: `fabricsim keys`) or a shipped scenario's name (fabricsim "
                       "list-scenarios); the built-in default scenario when left out");

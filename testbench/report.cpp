@@ -1,13 +1,14 @@
 // Renders a run's report as plain-text tables.
 #include "testbench/report.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 
-#include <fmt/format.h>
-
 #include "testbench/collective.h"
 #include "testbench/fct_report.h"
+#include "testbench/verdict.h"
 
 namespace fabricsim::testbench {
 
@@ -63,15 +64,12 @@ std::string format_table(const nlohmann::json& r, size_t max_rows) {
           ? std::string()
           : fmt::format(" (lost on links {}, retransmitted {}, failed {})", injected,
                         fab.at("retransmissions").get<uint64_t>(), failed);
-  // A run of fixed length (run.duration_us) ends with operations in flight by design, and exits 0.
+  // A run of fixed length (run.duration_us) ends with operations in flight by design.
   const bool timed = r.at("time_limited").get<bool>() && r.at("completed") != r.at("operations");
-  out +=
-      fmt::format("operations {}/{} completed{}, dropped packets {}{}, data placement {}\n",
-                  r.at("completed").get<uint64_t>(), r.at("operations").get<uint64_t>(),
-                  timed ? " when run.duration_us ended the run" : "", r.at("dropped_packets").get<uint64_t>(), recovery,
-                  !r.at("data_checked").get<bool>() ? "not checked (nic.place_data is false)"
-                  : r.at("verified").get<bool>()    ? "VERIFIED byte for byte"
-                                                    : "NOT VERIFIED");
+  out += fmt::format("operations {}/{} completed{}, dropped packets {}{}\n", r.at("completed").get<uint64_t>(),
+                     r.at("operations").get<uint64_t>(), timed ? " when run.duration_us ended the run" : "",
+                     r.at("dropped_packets").get<uint64_t>(), recovery);
+  out += "data: " + data_verdict(r) + "\n";
 
   out += fmt::format("fabric: effective throughput {:.1f}% of line rate, {} senders, window {:.3f} .. {:.3f} us\n",
                      100.0 * fab.at("effective_throughput").get<double>(), fab.at("senders").get<uint64_t>(),
@@ -107,9 +105,10 @@ std::string format_table(const nlohmann::json& r, size_t max_rows) {
                        f.at("posted_ns").get<double>(),
                        done ? fmt::format("{:.1f}", f.at("fct_ns").get<double>()) : std::string("-"),
                        done ? fmt::format("{:.1f}", f.at("goodput_gbps").get<double>()) : std::string("-"),
-                       !r.at("data_checked").get<bool>() ? "not checked"  // timing only: nothing was compared
-                       : f.at("verified").get<bool>()    ? "yes"
-                                                         : "NO");
+                       !r.at("data_checked").get<bool>()            ? "not checked"  // timing only
+                       : f.at("verified").get<bool>()               ? "yes"
+                       : f.at("checked_bytes").get<uint64_t>() == 0 ? "-"  // still in flight: not compared
+                                                                    : "NO");
   }
   if (flows.size() > max_rows) out += fmt::format("  ... {} more flows in the JSON report\n", flows.size() - max_rows);
 
@@ -173,6 +172,8 @@ std::string format_compare_table(const nlohmann::json& c) {
   out += incast ? "; bottleneck: payload utilization of the link into the incast target; Jain: fairness among "
                   "the senders (1 = equal shares)\n"
                 : "\n";
+  for (const auto& run : runs)
+    out += fmt::format("data, {}: {}\n", run.at("value").get<std::string>(), data_verdict(run.at("report")));
   for (const auto& run : runs)
     if (const std::string reorder = reorder_line(run.at("report")); !reorder.empty())
       out += fmt::format("reordering, {}: {}\n", run.at("value").get<std::string>(), reorder);

@@ -74,12 +74,16 @@ void write_op::visit(core::param_visitor& v) {
 }
 
 void fault_entry::visit(core::param_visitor& v) {
-  v.field({"kind", "",
+  v.field({"kind",
+           "",
            "link_down: the cable's carrier goes for an interval (both directions); flap: down for down_us every "
            "period_us; loss: frames lost at random on one direction; bit_errors: frames corrupted at a bit error "
            "ratio on one direction, dropped by the receiver's FCS check; port_down: a switch port fails (its cable "
-           "down, both directions)",
-           0.0, 0.0, {"link_down", "flap", "loss", "bit_errors", "port_down"}},
+           "down, both directions); misplace: a NIC's DMA writes one received payload offset_bytes off (a planted "
+           "placement bug the end-of-run byte check must catch)",
+           0.0,
+           0.0,
+           {"link_down", "flap", "loss", "bit_errors", "port_down", "misplace"}},
           kind);
   v.field({"link", "", "link_down, flap, loss, bit_errors: the link, <from>_to_<to>[_k] (or <from>-><to>), e.g. "
                        "leaf0_to_spine1 (docs/topology.md)"},
@@ -100,6 +104,16 @@ void fault_entry::visit(core::param_visitor& v) {
   v.field({"ber", "", "bit_errors: bit error ratio; a frame of n bits is lost with probability 1 - (1 - ber)^n",
            0.0, 1.0},
           ber);
+  v.field({"host", "", "misplace: the host whose NIC misplaces a payload, e.g. h1"}, host);
+  v.field({"after_packets", "packets",
+           "misplace: payload-carrying packets (WRITE and SEND data, READ responses) the NIC places correctly "
+           "before the one it misplaces",
+           0.0, 1e15},
+          after_packets);
+  v.field({"offset_bytes", "bytes",
+           "misplace: how far past its address that payload is written (at least 1; less when memory ends first)", 0.0,
+           double(1u << 30)},
+          offset_bytes);
 }
 
 void workload_params::visit(core::param_visitor& v) {
@@ -352,6 +366,7 @@ const std::vector<fault_kind_keys>& fault_kinds() {
       {"loss", {"link", "probability"}, {"from_us", "until_us"}},
       {"bit_errors", {"link", "ber"}, {"from_us", "until_us"}},
       {"port_down", {"switch", "port", "at_us"}, {"for_us"}},
+      {"misplace", {"host", "offset_bytes"}, {"after_packets"}},
   };
   return kinds;
 }
@@ -360,6 +375,20 @@ std::string join(const std::vector<std::string>& v) {
   std::string out;
   for (const std::string& x : v) out += (out.empty() ? "" : ", ") + x;
   return out;
+}
+
+// A misplace entry's host is one of the topology's (known now: --set has been applied), and it moves the
+// payload by at least a byte.
+void check_misplace(const fault_entry& f, const YAML::Node& entry, const yaml_source& source, const std::string& path,
+                    const scenario& s) {
+  const size_t hosts = s.topology.host_count();
+  if (!topology::host_index(f.host, hosts))
+    throw config_error(
+        source.message(join_key(path, "host"), entry["host"].Mark(),
+                       "no host '" + f.host + "' in this topology (hosts " + topology::host_names(hosts) + ")"));
+  if (f.offset_bytes == 0)
+    throw config_error(source.message(join_key(path, "offset_bytes"), entry["offset_bytes"].Mark(),
+                                      "expected at least 1 byte: an offset of 0 places the payload where it belongs"));
 }
 
 void load_faults(const YAML::Node& node, const yaml_source& source, scenario& s) {
@@ -375,7 +404,8 @@ void load_faults(const YAML::Node& node, const yaml_source& source, scenario& s)
       throw config_error(source.message(path, entry.Mark(), "expected a mapping with kind, got " + yaml_kind(entry)));
     if (!entry["kind"])
       throw config_error(source.message(path, entry.Mark(),
-                                        "missing required key kind (link_down, flap, loss, bit_errors, port_down)"));
+                                        "missing required key kind (link_down, flap, loss, bit_errors, port_down, "
+                                        "misplace)"));
     fault_entry f;
     apply_yaml(entry, visitor_of(f), source, path);  // types, ranges and the kind's spelling
     const fault_kind_keys* k = nullptr;
@@ -409,6 +439,7 @@ void load_faults(const YAML::Node& node, const yaml_source& source, scenario& s)
     if (f.kind == "bit_errors" && f.ber <= 0)
       throw config_error(source.message(join_key(path, "ber"), entry["ber"].Mark(),
                                         "expected a bit error ratio above 0 and at most 1, e.g. 1e-7"));
+    if (f.kind == "misplace") check_misplace(f, entry, source, path, s);
     s.faults.push_back(f);
   }
 }
@@ -601,12 +632,12 @@ std::string scenario_keys_markdown() {
   out += md_table(describe<write_op>(), {"src", "dst", "bytes"});
   out +=
       "\n### `faults`\n\n"
-      "A sequence of faults injected into links and switch ports ([faults.md](faults.md)), e.g. "
+      "A sequence of faults injected into links, switch ports and NICs ([faults.md](faults.md)), e.g. "
       "`faults: [{kind: link_down, link: leaf0_to_spine1, at_us: 20, for_us: 30}, {kind: loss, link: "
       "h0_to_leaf0, probability: 0.01}]`. Each kind takes its own keys: link_down (link, at_us; for_us), flap "
       "(link, period_us, down_us; from_us, until_us), loss (link, probability; from_us, until_us), bit_errors "
-      "(link, ber; from_us, until_us), port_down (switch, port, at_us; for_us). Entries are numbered from 0 in "
-      "messages and in the report.\n\n";
+      "(link, ber; from_us, until_us), port_down (switch, port, at_us; for_us), misplace (host, offset_bytes; "
+      "after_packets). Entries are numbered from 0 in messages and in the report.\n\n";
   out += md_table(describe<fault_entry>());
   out +=
       "\n### `partition`\n\n"

@@ -222,11 +222,11 @@ class flow_run {
   double m_peak_rss_mib = 0.0, m_wall_s = 0.0;
   picoseconds m_sim_end, m_window_start;
   std::vector<outcome> m_results;
-  std::vector<uint64_t> m_mismatches;
+  std::vector<uint64_t> m_mismatches, m_checked;  // per operation: bytes that differed, bytes compared
   nlohmann::json m_flows = nlohmann::json::array();
   std::vector<double> m_flow_throughputs;
   bool m_verified = false;
-  uint64_t m_completed = 0, m_failed = 0, m_mismatched_bytes_total = 0;
+  uint64_t m_completed = 0, m_failed = 0, m_mismatched_bytes_total = 0, m_checked_bytes_total = 0;
   std::map<std::string, uint64_t> m_op_counts;  // operations per kind (report: op_counts)
 };
 
@@ -544,6 +544,7 @@ void flow_run::collect_outcomes() {
   }
   // Bytes compared where they landed (a READ's at the requester), by the rank that simulated that host.
   m_mismatches.assign(m_writes.size(), 0);
+  m_checked.assign(m_writes.size(), 0);
   for (size_t i = 0; i < m_writes.size(); ++i) {
     const planned_write& w = m_writes[i];
     const bool finished = m_results[i].requester != nullptr;
@@ -557,14 +558,18 @@ void flow_run::collect_outcomes() {
       const uint64_t to_addr = w.op == nic::rdma_op::read ? w.src_addr : w.dst_addr;
       m_mismatches[i] = mismatched_bytes(to.mem->data() + to_addr,
                                          from.built() ? from.mem->data() + from_addr : nullptr, w.bytes, w.fill_state);
+      m_checked[i] = w.bytes;
     }
   }
-  if (so().distributed()) so().sum(m_mismatches);
+  if (so().distributed()) {
+    so().sum(m_mismatches);
+    so().sum(m_checked);
+  }
 }
 
 // The `flows` array and the verdict. A run cut off at run.duration_us leaves long operations unfinished by
 // design: those are neither compared nor held against the verdict, which then covers the operations that
-// completed.
+// completed; a run that compared no byte at all is not verified (docs/report.md, "How `verified` is decided").
 void flow_run::verify_flows() {
   // nic.placement pcie: messages in GPU memory, by (host, address).
   std::map<std::pair<size_t, uint64_t>, const pcie::landed_message*> gpu_landed;
@@ -579,12 +584,13 @@ void flow_run::verify_flows() {
     const bool finished = c != nullptr;  // successfully or in error
     const uint64_t mismatched = m_mismatches[i];
     m_mismatched_bytes_total += mismatched;
+    m_checked_bytes_total += m_checked[i];
     const bool done = finished && c->status == nic::completion_status::success;
     m_completed += done;
     m_failed += finished && !done;
     // A READ is placed at the requester: its completion is the proof of placement.
     const bool placed_ok = m_results[i].responder != nullptr || w.op == nic::rdma_op::read;
-    const bool ok = m_data_checked && done && placed_ok && mismatched == 0;
+    const bool ok = m_data_checked && done && placed_ok && m_checked[i] == w.bytes && mismatched == 0;
     ++m_op_counts[nic::to_string(w.op)];
     m_verified = m_verified && (ok || (time_limited && !finished));
     nlohmann::json f;
@@ -614,10 +620,12 @@ void flow_run::verify_flows() {
     const uint64_t va = w.op == nic::rdma_op::read ? w.src_addr : w.dst_addr;
     auto it = gpu_landed.find({at, va});
     if (it != gpu_landed.end()) f["gpu_landed_ns"] = it->second->landed_at.ns();
+    f["checked_bytes"] = m_checked[i];
     f["mismatched_bytes"] = mismatched;
     f["verified"] = ok;
     m_flows.push_back(std::move(f));
   }
+  m_verified = m_verified && m_checked_bytes_total > 0;
 }
 
 // nic.placement pcie: per host with a tray, what reached GPU memory and how fast (docs/report.md, `pcie`).
@@ -686,6 +694,10 @@ nlohmann::json flow_run::report() {
   r["time_limited"] = s.run.duration_us > 0;
   r["data_checked"] = m_data_checked;
   r["mismatched_bytes"] = m_mismatched_bytes_total;
+  r["checked_bytes"] = m_checked_bytes_total;
+  // Every NIC's `placed_bytes` counter (under mpirun merged over the ranks): payload the responders placed,
+  // and the requesters' READ responses, whether or not their operation completed.
+  r["placed_bytes"] = ctx.stats.counter_total("placed_bytes");
   r["dropped_packets"] = ctx.stats.counter_total("dropped");
   r["fabric"] =
       fabric_summary(ctx, fab(), m_writes, m_window_start, m_sim_end, m_placed_at_window_start, m_flow_throughputs);

@@ -22,6 +22,7 @@
 #include "testbench/explain.h"
 #include "testbench/run_summary.h"
 #include "testbench/simulation.h"
+#include "testbench/verdict.h"
 
 namespace fabricsim::testbench {
 
@@ -83,6 +84,8 @@ const std::vector<std::string>& headline_columns() {
   static const std::vector<std::string> columns = {"completed",
                                                    "operations",
                                                    "verified",
+                                                   "checked_bytes",
+                                                   "placed_bytes",
                                                    "simulated_us",
                                                    "effective_throughput",
                                                    "mean_flow_throughput",
@@ -107,6 +110,8 @@ nlohmann::json headline_of(const nlohmann::json& r) {
   h["completed"] = r.at("completed");
   h["operations"] = r.at("operations");
   h["verified"] = r.at("data_checked").get<bool>() ? r.at("verified") : nlohmann::json(nullptr);
+  h["checked_bytes"] = r.at("checked_bytes");
+  h["placed_bytes"] = r.at("placed_bytes");
   h["simulated_us"] = r.at("simulated_time_ns").get<double>() / 1000.0;
   for (const char* key : {"effective_throughput", "mean_flow_throughput", "min_flow_throughput", "jain_fairness",
                           "drops", "ecn_marked", "pfc_pause_frames", "max_queue_bytes"})
@@ -128,13 +133,8 @@ nlohmann::json headline_of(const nlohmann::json& r) {
 
 namespace {
 
-// The exit status a point's run would give on its own (as `fabricsim run`): 1 when data was checked and is
-// not verified, or a run until done left operations unfinished.
-int point_status(const nlohmann::json& r) {
-  if (r.at("data_checked").get<bool>() && !r.at("verified").get<bool>()) return 1;
-  if (!r.at("time_limited").get<bool>() && r.at("completed") != r.at("operations")) return 1;
-  return 0;
-}
+// The exit status a point's run would give on its own (as `fabricsim run`: testbench/verdict.h).
+int point_status(const nlohmann::json& r) { return report_status(r); }
 
 std::string point_file(const std::string& dir, size_t i) { return fmt::format("{}/points/p{:04}.json", dir, i); }
 
@@ -406,7 +406,7 @@ int run_sweep(const sweep_options& o) {
   }
   write_results(o, axes, rows);
   int status = 0;
-  for (const nlohmann::json& row : rows) status = std::max(status, row.at("status").get<int>());
+  for (const nlohmann::json& row : rows) status = worse_status(status, row.at("status").get<int>());
   if (!o.quiet) std::cout << "sweep: wrote " << o.out_dir << "/sweep.csv and " << o.out_dir << "/sweep.json\n";
   return status;
 }

@@ -1783,6 +1783,7 @@ void supernic::drop_fetches(queue_pair& qp) {
 }
 
 void supernic::write_payload(uint64_t va, const uint8_t* data, uint64_t length) {
+  va += m_misplace.shift(va, length, m_mem_size);  // a planted fault (faults kind misplace); 0 unless armed
   if (m_placement)
     m_placement->post_write(va, data, length);
   else

@@ -32,6 +32,7 @@
 #include "sc_models/nic/cnp_gen.h"
 #include "sc_models/nic/dcqcn_rp.h"
 #include "sc_models/nic/hpcc.h"
+#include "sc_models/nic/placement_fault.h"
 #include "sc_models/nic/reorder_tracker.h"
 
 namespace fabricsim::nic {
@@ -297,6 +298,8 @@ class supernic : public sc_core::sc_module, public core::packet_sink, public sw:
   const supernic_params& params() const { return m_params; }
   const core::link* out_link() const { return m_out; }  // the NIC's transmit link (line rate)
   qp_status qp_state(uint32_t qpn) const;  // `qpn` as create_qp() returned it
+  // A planted placement fault (faults kind misplace): armed before the run, read by the report after it.
+  placement_fault& misplace_fault() { return m_misplace; }
 
  private:
   struct work_request {
@@ -407,6 +410,7 @@ class supernic : public sc_core::sc_module, public core::packet_sink, public sw:
   std::unique_ptr<sw::ib::credit_receiver> m_ib_rx;
   uint8_t* m_mem_ptr = nullptr;  // DMI view of host memory
   placement_target* m_placement = nullptr;  // nic.placement pcie
+  placement_fault m_misplace;               // off unless a scenario's faults arm it
   // Places payload bytes at `va`: a memcpy through DMI, or a posted write through the PCIe tray.
   void write_payload(uint64_t va, const uint8_t* data, uint64_t length);
   // nic.placement pcie: false (and the packet counted) when its payload would overflow the receive buffer.

@@ -37,12 +37,16 @@ TEST(cli, default_scenario_runs_and_verifies) {
   const std::string out = testing::TempDir() + "default.json";
   const run_result r = fabricsim("run " + scenarios + "default.yaml --json " + out);
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("VERIFIED byte for byte"), std::string::npos) << r.output;
+  // Every byte of the three WRITEs (1,048,576 + 1,000,003 + 65,536) compared, of as many placed.
+  EXPECT_NE(r.output.find("data: VERIFIED: 2,114,115 of 2,114,115 placed bytes checked byte for byte"),
+            std::string::npos)
+      << r.output;
   const json j = load(out);
   for (const char* key : {"scenario", "seed", "simulated_time_ns", "wall_time_s", "events", "packet_hops",
                           "packet_hops_per_s", "flows", "ports", "verified", "stats"})
     EXPECT_TRUE(j.contains(key)) << key;
   EXPECT_TRUE(j["verified"].get<bool>());
+  EXPECT_EQ(j["checked_bytes"].get<uint64_t>(), 1048576u + 1000003u + 65536u);
   EXPECT_EQ(j["flows"].size(), 3u);
   // 1 MiB at MTU 4096 is 256 data packets, each crossing two links (NIC to switch, switch to NIC).
   EXPECT_GE(j["packet_hops"].get<uint64_t>(), 2u * (256u + 245u + 16u));

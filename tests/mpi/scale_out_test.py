@@ -168,6 +168,9 @@ if 1 in sampled:
     check(any(int(r["dst_port_queue_bytes"]) > 0 for r in data), "sampled: h0's port queued")
     check(fab["bottleneck"] is not None and fab["bottleneck"]["queue_mean_bytes"] > 0,
           "sampled: the bottleneck's mean queue over the window is above 0")
+    # The WRITEs that completed (16 KiB each), and only those, were compared with their source.
+    check(ref["verified"] and ref["completed"] > 0 and ref["checked_bytes"] == ref["completed"] * 16384,
+          f"sampled: {ref['completed']} WRITEs completed, {ref['checked_bytes']} bytes checked")
     # Each tap saw every frame its link carried: the count equals the link's own packet counter.
     packets = {p["link"]: p["packets"] for p in ref["ports"]}
     for t in ref["taps"]:
@@ -346,9 +349,44 @@ _, p = run(os.path.join(SOURCE, "testbench", "scenarios", "faults_ib_fat_tree.ya
 check("is not cut across processes yet" in p.stderr and "quantum_x800" in p.stderr,
       f"faults on a Quantum fabric under 2 ranks are refused: {p.stderr[-500:]}")
 
+
+# Verdicts under mpirun as in one process (docs/report.md, "Exit status"). A payload misplaced by h7's NIC
+# (leaf3: rank 1 of 2) is caught by the byte check on that rank: the merged report is the one-process one,
+# not verified, exit 1 on every rank. A run cut off at 0.2 us, before any work request's first packet has
+# left (nic.wqe_latency_ns is 200), completes nothing and checks nothing: exit 4, checked_bytes 0.
+def verdict_reports(tag, scenario, status, extra):
+    reports = {}
+    for n in (1, 2):
+        out = os.path.join(WORK, f"{tag}.{n}.json")
+        cmd = [FABRICSIM, "run", scenario, "--json", out, "--quiet"] + extra
+        if n > 1:
+            cmd = ["mpirun", "--oversubscribe", "-n", str(n)] + cmd
+        p = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=60)
+        check(p.returncode == status, f"{tag}: {n} ranks exit {p.returncode}, expected {status}: {p.stderr[-1000:]}")
+        reports[n] = json.load(open(out)) if os.path.exists(out) else None
+    if reports[1] is not None and reports[2] is not None:
+        diffs = []
+        compare_reports.diff(reports[1], reports[2], "", diffs)
+        check(not diffs, f"{tag}: 2 ranks differ from one process: " + "; ".join(diffs[:10]))
+    return reports[1]
+
+
+misplaced = verdict_reports("misplaced", os.path.join(HERE, "faults_leaf_spine.yaml"), 1,
+                            ["--set", "faults=[{kind: misplace, host: h7, after_packets: 20, offset_bytes: 64}]"])
+if misplaced is not None:
+    entry = misplaced["faults"]["entries"][0]
+    check(not misplaced["verified"] and entry["fired"] and 0 < misplaced["mismatched_bytes"] <= entry["payload_bytes"] + 64,
+          f"misplaced: {misplaced['mismatched_bytes']} bytes wrong, the payload {entry['payload_bytes']} + 64")
+unchecked = verdict_reports("unchecked", os.path.join(HERE, "leaf_spine_flows.yaml"), 4,
+                            ["--set", "run.duration_us=0.2"])
+if unchecked is not None:
+    check(unchecked["checked_bytes"] == 0 and unchecked["completed"] == 0 and not unchecked["verified"],
+          f"unchecked: {unchecked['completed']} completed, {unchecked['checked_bytes']} bytes checked")
+
 if failures:
     print("FAILED:\n" + "\n".join(failures))
     sys.exit(1)
 print("scale-out: reports identical on 1, 2, 4 and 8 ranks (Ethernet and InfiniBand); samples, CSV and pcap "
       "files identical on 1, 2 and 4; ring allreduce, alltoall and faults identical on 1, 2 and 4; partitions as "
-      "derived; credits cross; unsupported runs refused")
+      "derived; credits cross; verdicts (a misplaced payload, nothing checked) as in one process; unsupported "
+      "runs refused")
