@@ -3,6 +3,7 @@
 #include "sc_models/nic/block_lockstep.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <utility>
 
 #include "sc_models/core/params.h"
@@ -93,12 +94,12 @@ class lockstep_pair {
       : m_ctx(ctx), m_block(block), m_rtl_kind(std::move(rtl_kind)) {}
 
   bool waves() const { return m_ctx.sink && !m_ctx.sink->wave_dir.empty(); }
-  // DIR/<nic>.<context>.<block>.fst, the context without spaces ("qp17", "port").
+  // DIR/<nic>.<context>.<block>.fst, the context without spaces ("qp17"), or DIR/<nic>.<block>.fst.
   std::string wave_path() const {
     std::string context;
     for (char c : m_ctx.context)
       if (c != ' ') context += c;
-    return m_ctx.sink->wave_dir + "/" + m_ctx.nic + "." + context + "." + m_block + ".fst";
+    return m_ctx.sink->wave_dir + "/" + m_ctx.nic + "." + (context.empty() ? "" : context + ".") + m_block + ".fst";
   }
   std::string wave_note(size_t transactions, const std::string& failure) const {
     const std::string path = wave_path();
@@ -110,7 +111,7 @@ class lockstep_pair {
   // The message: "<nic> <context>: <block> RTL (<kind>) and its reference model diverge at transaction N,
   // <what>:" then both results and the fields that differ, then where the waveform went.
   [[noreturn]] void diverge(const std::string& what, const std::string& detail, const std::string& wave) {
-    std::string message = m_ctx.nic + " " + m_ctx.context + ": " + m_block + " RTL (" + m_rtl_kind +
+    std::string message = m_ctx.nic + (m_ctx.context.empty() ? "" : " " + m_ctx.context) + ": " + m_block + " RTL (" + m_rtl_kind +
                           ") and its reference model diverge at transaction " + std::to_string(m_n) + ", " + what +
                           ":\n  " + detail + wave;
     if (m_ctx.sink && m_ctx.sink->divergence.empty()) m_ctx.sink->divergence = message;
@@ -127,9 +128,11 @@ class lockstep_pair {
 class field_diff {
  public:
   void add(const char* name, uint64_t rtl, uint64_t ref) {
+    if (rtl != ref) add(name, std::to_string(rtl), std::to_string(ref));
+  }
+  void add(const char* name, const std::string& rtl, const std::string& ref) {
     if (rtl == ref) return;
-    m_text += std::string(m_text.empty() ? "fields that differ: " : "; ") + name + " rtl " + std::to_string(rtl) +
-              ", ref " + std::to_string(ref);
+    m_text += std::string(m_text.empty() ? "fields that differ: " : "; ") + name + " rtl " + rtl + ", ref " + ref;
   }
   bool empty() const { return m_text.empty(); }
   const std::string& text() const { return m_text; }
@@ -137,6 +140,12 @@ class field_diff {
  private:
   std::string m_text;
 };
+
+std::string hex(uint32_t v) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%03x", v);
+  return buf;
+}
 
 std::string to_string(const psn_result& r) {
   return std::string("{verdict ") + to_string(r.verdict) + ", head_psn " + std::to_string(r.head_psn) +
@@ -178,7 +187,7 @@ class lockstep_reorder_tracker final : public reorder_tracker, lockstep_pair {
     rtl_call([&] { rtl = m_rtl.arrive(psn); }, "arrive psn " + std::to_string(psn));
     const psn_result ref = m_ref.arrive(psn);
     field_diff d;
-    d.add("verdict", uint64_t(rtl.verdict), uint64_t(ref.verdict));
+    d.add("verdict", std::string(to_string(rtl.verdict)), std::string(to_string(ref.verdict)));
     d.add("head_psn", rtl.head_psn, ref.head_psn);
     d.add("advanced", rtl.advanced, ref.advanced);
     d.add("cycles", rtl.cycles, ref.cycles);
@@ -421,7 +430,7 @@ class lockstep_dcqcn_rate_engine final : public dcqcn_rate_engine, lockstep_pair
     d.add("next_deadline", a.next_deadline, b.next_deadline);
     d.add("timer_count", a.timer_count, b.timer_count);
     d.add("byte_count", a.byte_count, b.byte_count);
-    d.add("events", a.events, b.events);
+    d.add("events", hex(a.events), hex(b.events));
     fail(what, "rtl {" + nic::to_string(a) + "}, ref {" + nic::to_string(b) + "}\n  " + d.text());
   }
   [[noreturn]] void fail(const std::string& what, const std::string& detail) {

@@ -38,7 +38,7 @@ std::unique_ptr<cnp_gen> make_notification_point(const supernic_params& params, 
   np.min_interval_ns = params.cnp_interval_ns;
   np.mode = params.cnp_mode;
   const uint32_t mutant = parse_rtl_mutant(params.rtl_mutant, ctx.instance + ": nic.rtl_mutant").of("cnp_gen");
-  std::unique_ptr<cnp_gen> gen = make_nic_cnp_gen(params.cnp_model, np, mutant, {ctx.instance, "port", ctx.lockstep});
+  std::unique_ptr<cnp_gen> gen = make_nic_cnp_gen(params.cnp_model, np, mutant, {ctx.instance, "", ctx.lockstep});
   if (ctx.rtl_log) gen = record_cnp_gen(std::move(gen), np, *ctx.rtl_log, ctx.instance + ".cnp_gen");
   return gen;
 }

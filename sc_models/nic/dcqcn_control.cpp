@@ -35,7 +35,10 @@ dcqcn_params reaction_point_params(const supernic_params& params) {
 class dcqcn_control final : public congestion_control {
  public:
   dcqcn_control(const supernic_params& params, const cc_context& ctx)
-      : congestion_control(true, false), m_ctx(ctx), m_model(params.dcqcn_model) {
+      : congestion_control(true, false),
+        m_ctx(ctx),
+        m_model(params.dcqcn_model),
+        m_np_origin(params.cnp_time_origin_cycles) {
     try {
       m_params = reaction_point_params(params);
       m_np = make_notification_point(params, ctx);
@@ -65,7 +68,8 @@ class dcqcn_control final : public congestion_control {
     repace(q);  // the gap after the last packet stretches to the cut rate
   }
   bool marked_arrival(uint32_t qpn, core::picoseconds t) override {
-    return m_np->marked_arrival(qpn, cycles(t));  // one CNP per interval per flow (or port)
+    // One CNP per interval per flow (or port); its counter started at nic.cnp_time_origin_cycles.
+    return m_np->marked_arrival(qpn, m_np_origin + cycles(t));
   }
   void status(size_t q, qp_status& st) const override {
     const dcqcn_rate_engine& rp = *m_rp[q];
@@ -102,6 +106,7 @@ class dcqcn_control final : public congestion_control {
   const cc_context m_ctx;
   const std::string m_model;  // nic.dcqcn_model
   uint32_t m_mutant = 0;       // nic.rtl_mutant dcqcn_rp:N
+  const uint64_t m_np_origin;  // nic.cnp_time_origin_cycles
   dcqcn_params m_params;
   std::unique_ptr<cnp_gen> m_np;
   std::vector<std::unique_ptr<dcqcn_rate_engine>> m_rp;  // per QP

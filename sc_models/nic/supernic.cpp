@@ -132,6 +132,12 @@ void supernic_params::visit(core::param_visitor& v) {
   v.field({"cnp_interval_ns", "ns", "notification point: at most one CNP per flow (or port) per this interval", 0,
            1e9},
           cnp_interval_ns);
+  v.field({"cnp_time_origin_cycles", "cycles",
+           "the notification point's free-running cycle counter at time 0: a NIC's counter runs from power-on, "
+           "so its 32-bit time field (rtl/cnp_gen.sv) wraps at any moment of a job; near 2^32 a short run "
+           "crosses the wrap (results do not change)",
+           0, 4294967295.0},
+          cnp_time_origin_cycles);
   v.field({"cnp_mode", "", "notification point moderation: per QP, or one context for the whole port", 0, 0,
            {"per_flow", "per_port"}},
           cnp_mode);

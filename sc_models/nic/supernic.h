@@ -81,6 +81,7 @@ struct supernic_params {
   std::string cnp_model = "rtl";        // notification point: Verilated rtl/cnp_gen.sv or its C++ model
   std::string rtl_mutant;               // "BLOCK:N": that block's RTL is mutant N (empty: the real RTL)
   uint64_t cnp_interval_ns = 2000;      // notification point: at most one CNP per flow per this interval
+  uint64_t cnp_time_origin_cycles = 0;  // the notification point's cycle counter at time 0 (it wraps at 2^32)
   std::string cnp_mode = "per_port";    // notification point moderation: one context for the whole port
                                         // (ConnectX-8 default since fw 40.45) or one per QP
   uint64_t cnp_dscp = 48;               // CNPs travel on DSCP 48 (priority 6, strict at the switch)
