@@ -111,9 +111,9 @@ class lockstep_pair {
   // The message: "<nic> <context>: <block> RTL (<kind>) and its reference model diverge at transaction N,
   // <what>:" then both results and the fields that differ, then where the waveform went.
   [[noreturn]] void diverge(const std::string& what, const std::string& detail, const std::string& wave) {
-    std::string message = m_ctx.nic + (m_ctx.context.empty() ? "" : " " + m_ctx.context) + ": " + m_block + " RTL (" + m_rtl_kind +
-                          ") and its reference model diverge at transaction " + std::to_string(m_n) + ", " + what +
-                          ":\n  " + detail + wave;
+    std::string message = m_ctx.nic + (m_ctx.context.empty() ? "" : " " + m_ctx.context) + ": " + m_block + " RTL (" +
+                          m_rtl_kind + ") and its reference model diverge at transaction " + std::to_string(m_n) +
+                          ", " + what + ":\n  " + detail + wave;
     if (m_ctx.sink && m_ctx.sink->divergence.empty()) m_ctx.sink->divergence = message;
     throw rtl_divergence(message);
   }
@@ -148,8 +148,8 @@ std::string hex(uint32_t v) {
 }
 
 std::string to_string(const psn_result& r) {
-  return std::string("{verdict ") + to_string(r.verdict) + ", head_psn " + std::to_string(r.head_psn) +
-         ", advanced " + std::to_string(r.advanced) + ", cycles " + std::to_string(r.cycles) + "}";
+  return std::string("{verdict ") + to_string(r.verdict) + ", head_psn " + std::to_string(r.head_psn) + ", advanced " +
+         std::to_string(r.advanced) + ", cycles " + std::to_string(r.cycles) + "}";
 }
 
 // ---- reorder tracker
@@ -245,7 +245,7 @@ class lockstep_reorder_tracker final : public reorder_tracker, lockstep_pair {
 
   reorder_tracker_handshake m_rtl, m_ref;
   std::unique_ptr<reorder_tracker_handshake> m_shadow;  // with a waveform directory: lags the ring
-  reorder_tracker_rtl* m_shadow_rtl = nullptr;           // m_shadow's model
+  reorder_tracker_rtl* m_shadow_rtl = nullptr;          // m_shadow's model
   transaction_ring<reorder_transaction> m_ring;
 };
 
@@ -288,8 +288,8 @@ class lockstep_cnp_gen final : public cnp_gen, lockstep_pair {
   bool marked_arrival(uint32_t flow, uint64_t now_cycles) override {
     ++m_n;
     record({false, flow, now_cycles});
-    const std::string what = "marked arrival of flow (QPN) " + std::to_string(flow & qpn_mask) + " at cycle " +
-                             std::to_string(now_cycles);
+    const std::string what =
+        "marked arrival of flow (QPN) " + std::to_string(flow & qpn_mask) + " at cycle " + std::to_string(now_cycles);
     bool rtl = false;
     rtl_call([&] { rtl = m_rtl.marked_arrival(flow, now_cycles); }, what);
     const bool ref = m_ref.marked_arrival(flow, now_cycles);
@@ -309,13 +309,12 @@ class lockstep_cnp_gen final : public cnp_gen, lockstep_pair {
     d.add("emitted", rc.emitted, fc.emitted);
     d.add("suppressed", rc.suppressed, fc.suppressed);
     d.add("cycles", m_rtl.cycles(), m_ref.cycles());
-    const std::string results = "rtl " + cnp_results(rtl_emit, rc, m_rtl.cycles()) + ", ref " +
-                                cnp_results(ref_emit, fc, m_ref.cycles());
+    const std::string results =
+        "rtl " + cnp_results(rtl_emit, rc, m_rtl.cycles()) + ", ref " + cnp_results(ref_emit, fc, m_ref.cycles());
     if (!d.empty()) fail(what, results + "\n  " + d.text());
     const cnp_gen_outputs rp = m_rtl.model().peek(), fp = m_ref.model().peek();
     if (rp != fp)
-      fail(what, results + "\n  idle output ports after it: rtl " + nic::to_string(rp) + "; ref " +
-                     nic::to_string(fp));
+      fail(what, results + "\n  idle output ports after it: rtl " + nic::to_string(rp) + "; ref " + nic::to_string(fp));
   }
   void record(const cnp_transaction& t) {
     m_ring.push(t, [this](const cnp_transaction& old) { apply(*m_shadow, old); });
@@ -402,10 +401,18 @@ class lockstep_dcqcn_rate_engine final : public dcqcn_rate_engine, lockstep_pair
  private:
   void apply(dcqcn_rate_engine& e, const dcqcn_transaction& t) const {
     switch (t.call) {
-      case dcqcn_call::reset: e.reset(m_params, t.now); break;
-      case dcqcn_call::cnp: e.cnp(t.now); break;
-      case dcqcn_call::sent: e.sent(t.bytes, t.now); break;
-      case dcqcn_call::advance: e.advance(t.now); break;
+      case dcqcn_call::reset:
+        e.reset(m_params, t.now);
+        break;
+      case dcqcn_call::cnp:
+        e.cnp(t.now);
+        break;
+      case dcqcn_call::sent:
+        e.sent(t.bytes, t.now);
+        break;
+      case dcqcn_call::advance:
+        e.advance(t.now);
+        break;
     }
   }
   // The event on both engines, then every output compared (the reference model is untimed: cycles are not).

@@ -39,8 +39,8 @@ rtl_mutant_choice parse_rtl_mutant(const std::string& value, const std::string& 
 
 // A pair's place in the fabric, given once when it is built (no per-transaction allocation).
 struct lockstep_context {
-  std::string nic;      // the NIC's name
-  std::string context;  // "qp 17"; empty for a block of the whole NIC (the notification point)
+  std::string nic;                      // the NIC's name
+  std::string context;                  // "qp 17"; empty for a block of the whole NIC (the notification point)
   core::lockstep_sink* sink = nullptr;  // the run's (sim_context::lockstep); null: divergences are thrown only
 };
 

@@ -59,12 +59,10 @@ void check_flows(uint64_t flows) {
 }
 
 std::unique_ptr<cnp_gen_rtl::port> make_block(uint32_t flows, uint32_t mutant, const std::string& fst_path,
-                                             bool traceable) {
+                                              bool traceable) {
   if (mutant == 0)
-    return make_verilated_variant<cnp_gen_binding, true>(FABRICSIM_CNP_GEN_FLOW_VARIANTS{}, flows, fst_path,
-                                                         traceable);
-  check_rtl_mutant("cnp_gen", mutant, cnp_gen_rtl::compiled_mutants(), "flows", flows,
-                   cnp_gen_rtl::mutant_flows());
+    return make_verilated_variant<cnp_gen_binding, true>(FABRICSIM_CNP_GEN_FLOW_VARIANTS{}, flows, fst_path, traceable);
+  check_rtl_mutant("cnp_gen", mutant, cnp_gen_rtl::compiled_mutants(), "flows", flows, cnp_gen_rtl::mutant_flows());
   return make_verilated_variant<cnp_gen_binding, true>(FABRICSIM_CNP_GEN_MUTANTS_VARIANTS{}, mutant, fst_path,
                                                        traceable);
 }

@@ -43,7 +43,8 @@ class dcqcn_control final : public congestion_control {
       m_params = reaction_point_params(params);
       m_np = make_notification_point(params, ctx);
       m_mutant = parse_rtl_mutant(params.rtl_mutant, "nic.rtl_mutant").of("dcqcn_rp");
-      make_nic_dcqcn_rate_engine(m_model, m_params, m_mutant, {ctx.instance, "", nullptr});  // fail here, naming this NIC
+      make_nic_dcqcn_rate_engine(m_model, m_params, m_mutant,
+                                 {ctx.instance, "", nullptr});  // fail here, naming this NIC
     } catch (const core::config_error& e) {
       throw core::config_error(ctx.instance + ": nic.cc dcqcn: " + e.what());
     }
@@ -87,8 +88,8 @@ class dcqcn_control final : public congestion_control {
     rp.line_rate_mbps = line_rate_bps / 1'000'000;  // the port's rate, whatever the preset's testbed
     // The QP's number: this is the qps()-th create_qp() of the NIC (add_qp counts it after this call).
     const std::string qp = "qp " + std::to_string(supernic::qpn_of(qps()));
-    std::unique_ptr<dcqcn_rate_engine> e = make_nic_dcqcn_rate_engine(m_model, rp, m_mutant,
-                                                                      {m_ctx.instance, qp, m_ctx.lockstep});
+    std::unique_ptr<dcqcn_rate_engine> e =
+        make_nic_dcqcn_rate_engine(m_model, rp, m_mutant, {m_ctx.instance, qp, m_ctx.lockstep});
     if (m_ctx.rtl_log) e = record_dcqcn_rate_engine(std::move(e), rp, *m_ctx.rtl_log, qp_name + ".dcqcn_rp");
     e->reset(rp, cycles(t));
     m_rp.push_back(std::move(e));
@@ -104,7 +105,7 @@ class dcqcn_control final : public congestion_control {
   uint64_t cycles(core::picoseconds t) const { return cycles_at(t, m_params.clock_mhz); }
 
   const cc_context m_ctx;
-  const std::string m_model;  // nic.dcqcn_model
+  const std::string m_model;   // nic.dcqcn_model
   uint32_t m_mutant = 0;       // nic.rtl_mutant dcqcn_rp:N
   const uint64_t m_np_origin;  // nic.cnp_time_origin_cycles
   dcqcn_params m_params;

@@ -48,10 +48,13 @@ constexpr uint8_t ecn_ect0 = 2;
 
 void supernic_params::visit(core::param_visitor& v) {
   v.field({"mtu_bytes", "bytes", "path MTU (IBTA: 256, 512, 1024, 2048, 4096)", 256, 4096}, mtu_bytes);
-  v.field({"reorder", "",
+  v.field({"reorder",
+           "",
            "receiver PSN tracker implementation: Verilated RTL, its C++ reference model, or lockstep (both on every "
            "PSN, the run stopped at the first difference; docs/verification.md)",
-           0, 0, {"rtl", "ref", "lockstep"}},
+           0,
+           0,
+           {"rtl", "ref", "lockstep"}},
           reorder);
   v.field({"reorder_window", "PSNs", "PSNs tracked beyond the in-order head (power of two)", 16, 4096}, reorder_window);
   v.field({"wqe_latency_ns", "ns", "work request posted to first packet ready", 0, 1e6}, wqe_latency_ns);
@@ -117,11 +120,18 @@ void supernic_params::visit(core::param_visitor& v) {
            "DCQCN reaction-point knobs: NVIDIA firmware defaults, the paper's, or our 400G tuning (docs/dcqcn.md)", 0,
            0, {"nvidia", "paper", "fabric_400g"}},
           dcqcn_preset);
-  v.field({"dcqcn_model", "", "DCQCN reaction point: Verilated RTL, its C++ reference model, or lockstep (both)",
-           0, 0, {"rtl", "ref", "lockstep"}},
+  v.field({"dcqcn_model",
+           "",
+           "DCQCN reaction point: Verilated RTL, its C++ reference model, or lockstep (both)",
+           0,
+           0,
+           {"rtl", "ref", "lockstep"}},
           dcqcn_model);
-  v.field({"cnp_model", "",
-           "CNP generator (notification point): Verilated RTL, its C++ reference model, or lockstep (both)", 0, 0,
+  v.field({"cnp_model",
+           "",
+           "CNP generator (notification point): Verilated RTL, its C++ reference model, or lockstep (both)",
+           0,
+           0,
            {"rtl", "ref", "lockstep"}},
           cnp_model);
   v.field({"rtl_mutant", "",
@@ -390,9 +400,9 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
     // Fail at construction, naming this NIC and the keys.
     make_nic_reorder_tracker(params.reorder, uint32_t(w), mutant.of("reorder_tracker"), {inst, "", nullptr});
   } catch (const core::config_error& e) {
-    throw core::config_error(inst + ": nic.reorder " + params.reorder + " with nic.reorder_window " +
-                             std::to_string(w) + (params.rtl_mutant.empty() ? "" : " and nic.rtl_mutant " +
-                             params.rtl_mutant) + ": " + e.what());
+    throw core::config_error(
+        inst + ": nic.reorder " + params.reorder + " with nic.reorder_window " + std::to_string(w) +
+        (params.rtl_mutant.empty() ? "" : " and nic.rtl_mutant " + params.rtl_mutant) + ": " + e.what());
   }
 
   m_cc = make_congestion_control(params.cc, params, {inst, m_ctx.rtl_log, &m_ctx.lockstep});

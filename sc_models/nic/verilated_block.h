@@ -170,9 +170,8 @@ template <class Binding, bool Traced, uint32_t... Keys, class... Vs>
 std::unique_ptr<verilated_port<typename Binding::inputs, typename Binding::outputs>> make_verilated_variant(
     rtl_variants<rtl_variant<Keys, Vs>...>, uint32_t key, const std::string& fst_path, bool traceable = false) {
   std::unique_ptr<verilated_port<typename Binding::inputs, typename Binding::outputs>> block;
-  ((key == Keys && !block
-        ? void(block = std::make_unique<verilated_block<Binding, Vs, Traced>>(fst_path, traceable))
-        : void()),
+  ((key == Keys && !block ? void(block = std::make_unique<verilated_block<Binding, Vs, Traced>>(fst_path, traceable))
+                          : void()),
    ...);
   static_cast<void>(key);  // unused when the list is empty (mutants not built)
   static_cast<void>(fst_path);

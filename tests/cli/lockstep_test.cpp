@@ -10,13 +10,12 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "tests/support/run_cli.h"
 
@@ -91,9 +90,9 @@ TEST(lockstep, the_notification_points_counter_may_start_anywhere) {
 
 // One mutant in a fabric chosen to reach it, and what it does there without lockstep.
 enum class without_lockstep {
-  not_verified,      // the byte check fails (exit 1)
-  changes_field,     // `field` of the report differs from the clean run's
-  no_effect,         // the report is the clean run's: only lockstep sees the bug
+  not_verified,   // the byte check fails (exit 1)
+  changes_field,  // `field` of the report differs from the clean run's
+  no_effect,      // the report is the clean run's: only lockstep sees the bug
 };
 struct mutant_case {
   const char* block;
@@ -113,14 +112,14 @@ class lockstep_mutant : public testing::TestWithParam<mutant_case> {};
 TEST_P(lockstep_mutant, is_caught_by_lockstep_naming_nic_context_block_and_transaction) {
   const mutant_case& m = GetParam();
   const std::string choice = std::string(m.block) + ":" + std::to_string(m.number);
-  const run_result r = fabricsim("run " + m.scenario + every_block("lockstep") + " --rtl-mutant " + choice + " --quiet");
+  const run_result r =
+      fabricsim("run " + m.scenario + every_block("lockstep") + " --rtl-mutant " + choice + " --quiet");
   ASSERT_EQ(r.exit_code, 4) << r.output;
   // "fabricsim: RTL divergence: h1_nic qp 2: reorder_tracker RTL (rtl_mutant_1) and its reference model
   // diverge at transaction 70, arrive psn 1380822:" then both results and the fields that differ.
   const std::string where = *m.context ? "h[0-9]+_nic " + std::string(m.context) + "[0-9]+: " : "h[0-9]+_nic: ";
   const std::regex head("fabricsim: RTL divergence: " + where + m.block + " RTL \\(rtl_mutant_" +
-                        std::to_string(m.number) +
-                        "\\) and its reference model diverge at transaction [1-9][0-9]*, ");
+                        std::to_string(m.number) + "\\) and its reference model diverge at transaction [1-9][0-9]*, ");
   EXPECT_TRUE(std::regex_search(r.output, head)) << r.output;
   EXPECT_NE(r.output.find("fields that differ: "), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("rtl {"), std::string::npos) << r.output;
@@ -168,20 +167,19 @@ const std::string origin_near_wrap = " --set nic.cnp_time_origin_cycles=" + std:
 //  dcqcn_rp 3: the tiny incast's byte counter events across cuts.
 INSTANTIATE_TEST_SUITE_P(
     fabric, lockstep_mutant,
-    testing::Values(
-        mutant_case{"reorder_tracker", 1, lossy_pair, "qp ", without_lockstep::not_verified, ""},
-        mutant_case{"reorder_tracker", 2, lossy_pair, "qp ", without_lockstep::not_verified, ""},
-        mutant_case{"cnp_gen", 1, tiny_incast + " --set nic.cnp_interval_ns=2005", "", without_lockstep::changes_field,
-                    "/fabric/cnps_sent"},
-        mutant_case{"cnp_gen", 2, tiny_incast + origin_near_wrap, "", without_lockstep::changes_field,
-                    "/fabric/cnps_sent"},
-        mutant_case{"dcqcn_rp", 1, recovering, "qp ", without_lockstep::no_effect, ""},
-        mutant_case{"dcqcn_rp", 2,
-                    tiny_incast + " --set topology.link_gbps=334.24 --set nic.cnp_interval_ns=2000 --set "
-                                  "nic.dcqcn_rate_reduce_monitor_period_us=2",
-                    "qp ", without_lockstep::changes_field, "/fabric/delivered_payload_bytes"},
-        mutant_case{"dcqcn_rp", 3, tiny_incast, "qp ", without_lockstep::changes_field,
-                    "/fabric/delivered_payload_bytes"}),
+    testing::Values(mutant_case{"reorder_tracker", 1, lossy_pair, "qp ", without_lockstep::not_verified, ""},
+                    mutant_case{"reorder_tracker", 2, lossy_pair, "qp ", without_lockstep::not_verified, ""},
+                    mutant_case{"cnp_gen", 1, tiny_incast + " --set nic.cnp_interval_ns=2005", "",
+                                without_lockstep::changes_field, "/fabric/cnps_sent"},
+                    mutant_case{"cnp_gen", 2, tiny_incast + origin_near_wrap, "", without_lockstep::changes_field,
+                                "/fabric/cnps_sent"},
+                    mutant_case{"dcqcn_rp", 1, recovering, "qp ", without_lockstep::no_effect, ""},
+                    mutant_case{"dcqcn_rp", 2,
+                                tiny_incast + " --set topology.link_gbps=334.24 --set nic.cnp_interval_ns=2000 --set "
+                                              "nic.dcqcn_rate_reduce_monitor_period_us=2",
+                                "qp ", without_lockstep::changes_field, "/fabric/delivered_payload_bytes"},
+                    mutant_case{"dcqcn_rp", 3, tiny_incast, "qp ", without_lockstep::changes_field,
+                                "/fabric/delivered_payload_bytes"}),
     mutant_name);
 
 TEST(lockstep, init_mutants_are_equivalent_in_fabric_runs) {
@@ -190,11 +188,11 @@ TEST(lockstep, init_mutants_are_equivalent_in_fabric_runs) {
   // posts every receive before the run, so none happens. Should a workload ever re-init a block, this test
   // fails and docs/verification.md's table must say what catches them.
   const std::string sprayed_64 = tiny_incast + " --set nic.reorder_window=64";  // reorder mutants: window 64
-  for (const auto& [choice, scenario] : std::vector<std::pair<std::string, std::string>>{
-           {"reorder_tracker:3", lossy_pair},
-           {"reorder_tracker:3", sprayed_64},
-           {"cnp_gen:3", tiny_incast},
-           {"cnp_gen:3", recovering}}) {
+  for (const auto& [choice, scenario] :
+       std::vector<std::pair<std::string, std::string>>{{"reorder_tracker:3", lossy_pair},
+                                                        {"reorder_tracker:3", sprayed_64},
+                                                        {"cnp_gen:3", tiny_incast},
+                                                        {"cnp_gen:3", recovering}}) {
     const json clean = report_of(scenario + every_block("lockstep"), "init_clean");
     const json with = report_of(scenario + every_block("lockstep") + " --rtl-mutant " + choice, "init_mutant");
     EXPECT_EQ(clean, with) << choice << " on " << scenario;
@@ -281,8 +279,8 @@ TEST(lockstep, wave_writes_the_diverging_blocks_last_transactions_as_fst) {
   } else {
     const run_result vcd = run_shell("fst2vcd " + path);
     ASSERT_EQ(vcd.exit_code, 0) << vcd.output.substr(0, 2000);
-    for (const char* signal : {"clk_i", "rst_ni", "init_valid_i", "req_valid_i", "req_psn_i", "rsp_verdict_o",
-                               "head_psn_o", "busy_o"})
+    for (const char* signal :
+         {"clk_i", "rst_ni", "init_valid_i", "req_valid_i", "req_psn_i", "rsp_verdict_o", "head_psn_o", "busy_o"})
       EXPECT_NE(vcd.output.find(std::string(" ") + signal + " "), std::string::npos) << signal;
     // Every transaction from the first: one init (the QP's connect), then one accepted PSN per arrival, the
     // last being the arrival that diverged.
@@ -292,8 +290,10 @@ TEST(lockstep, wave_writes_the_diverging_blocks_last_transactions_as_fst) {
   }
 
   // The notification point's and the reaction point's files take the same names.
-  r = fabricsim("run " + tiny_incast + " --set nic.cnp_model=lockstep --set nic.cnp_interval_ns=2005 --rtl-mutant "
-                "cnp_gen:1 --wave " + dir + " --quiet");
+  r = fabricsim("run " + tiny_incast +
+                " --set nic.cnp_model=lockstep --set nic.cnp_interval_ns=2005 --rtl-mutant "
+                "cnp_gen:1 --wave " +
+                dir + " --quiet");
   ASSERT_EQ(r.exit_code, 4) << r.output;
   ASSERT_TRUE(std::regex_search(r.output, m, std::regex("(h[0-9]+_nic): cnp_gen RTL"))) << r.output;
   expect_fst_header(dir + "/" + m[1].str() + ".cnp_gen.fst");
@@ -324,10 +324,12 @@ TEST(lockstep, bad_rtl_mutant_values_name_the_flag_the_value_and_the_choices) {
                "error: --rtl-mutant 'frobnicator:1': expected BLOCK:N with BLOCK one of reorder_tracker, cnp_gen, "
                "dcqcn_rp"},
            bad{" --rtl-mutant cnp_gen", "error: --rtl-mutant 'cnp_gen': expected BLOCK:N"},
-           bad{" --rtl-mutant cnp_gen:x", "error: --rtl-mutant 'cnp_gen:x': N must be a mutant number; cnp_gen "
-                                          "mutants in this build: 1, 2, 3"},
-           bad{" --rtl-mutant dcqcn_rp:9", "error: --rtl-mutant 'dcqcn_rp:9': no dcqcn_rp mutant 9 in this build; "
-                                           "built: 1, 2, 3"},
+           bad{" --rtl-mutant cnp_gen:x",
+               "error: --rtl-mutant 'cnp_gen:x': N must be a mutant number; cnp_gen "
+               "mutants in this build: 1, 2, 3"},
+           bad{" --rtl-mutant dcqcn_rp:9",
+               "error: --rtl-mutant 'dcqcn_rp:9': no dcqcn_rp mutant 9 in this build; "
+               "built: 1, 2, 3"},
            bad{" --rtl-mutant reorder_tracker:2 --set nic.reorder_window=256",
                "nic.reorder_window 256 and nic.rtl_mutant reorder_tracker:2: reorder_tracker mutant 2: window 256 "
                "is not built; mutants have window 64 only"},
