@@ -159,6 +159,11 @@ struct reorder_transaction {
   uint32_t psn = 0;
 };
 
+// For the message only: nothing is formatted unless a pair diverges.
+std::string describe(const reorder_transaction& t) {
+  return (t.reset ? "reset to psn " : "arrive psn ") + std::to_string(t.psn);
+}
+
 class lockstep_reorder_tracker final : public reorder_tracker, lockstep_pair {
  public:
   lockstep_reorder_tracker(uint32_t window, uint32_t mutant, const lockstep_context& ctx)
@@ -173,27 +178,32 @@ class lockstep_reorder_tracker final : public reorder_tracker, lockstep_pair {
   }
 
   void reset(uint32_t expected_psn) override {
+    const reorder_transaction t{true, expected_psn};
     ++m_n;
-    record({true, expected_psn});
-    rtl_call([&] { m_rtl.reset(expected_psn); }, "reset to psn " + std::to_string(expected_psn));
+    record(t);
+    rtl_call([&] { m_rtl.reset(expected_psn); }, t);
     m_ref.reset(expected_psn);
-    check_ports("reset to psn " + std::to_string(expected_psn), "");
+    check_ports(t, nullptr);
   }
 
   psn_result arrive(uint32_t psn) override {
+    const reorder_transaction t{false, psn};
     ++m_n;
-    record({false, psn});
+    record(t);
     psn_result rtl{};
-    rtl_call([&] { rtl = m_rtl.arrive(psn); }, "arrive psn " + std::to_string(psn));
+    rtl_call([&] { rtl = m_rtl.arrive(psn); }, t);
     const psn_result ref = m_ref.arrive(psn);
-    field_diff d;
-    d.add("verdict", std::string(to_string(rtl.verdict)), std::string(to_string(ref.verdict)));
-    d.add("head_psn", rtl.head_psn, ref.head_psn);
-    d.add("advanced", rtl.advanced, ref.advanced);
-    d.add("cycles", rtl.cycles, ref.cycles);
-    const std::string results = "rtl " + to_string(rtl) + ", ref " + to_string(ref);
-    if (!d.empty()) fail("arrive psn " + std::to_string(psn), results + "\n  " + d.text());
-    check_ports("arrive psn " + std::to_string(psn), results);
+    if (rtl.verdict != ref.verdict || rtl.head_psn != ref.head_psn || rtl.advanced != ref.advanced ||
+        rtl.cycles != ref.cycles) {
+      field_diff d;
+      d.add("verdict", std::string(to_string(rtl.verdict)), std::string(to_string(ref.verdict)));
+      d.add("head_psn", rtl.head_psn, ref.head_psn);
+      d.add("advanced", rtl.advanced, ref.advanced);
+      d.add("cycles", rtl.cycles, ref.cycles);
+      fail(t, results(rtl, ref) + "\n  " + d.text());
+    }
+    const psn_result both[2] = {rtl, ref};
+    check_ports(t, both);
     return rtl;
   }
 
@@ -211,36 +221,39 @@ class lockstep_reorder_tracker final : public reorder_tracker, lockstep_pair {
       block.arrive(t.psn);
     }
   }
+  static std::string results(const psn_result& rtl, const psn_result& ref) {
+    return "rtl " + to_string(rtl) + ", ref " + to_string(ref);
+  }
   // The RTL side breaking its handshake (an adapter logic_error) is a divergence too.
   template <class F>
-  void rtl_call(F&& f, const std::string& what) {
+  void rtl_call(F&& f, const reorder_transaction& t) {
     try {
       f();
     } catch (const std::invalid_argument&) {
       throw;
     } catch (const std::logic_error& e) {
-      fail(what, std::string("the RTL broke its handshake: ") + e.what());
+      fail(t, std::string("the RTL broke its handshake: ") + e.what());
     }
   }
-  // Every output port of the idle block after the transaction.
-  void check_ports(const std::string& what, const std::string& results) {
+  // Every output port of the idle block after the transaction; `both`: the arrival's results, if one.
+  void check_ports(const reorder_transaction& t, const psn_result* both) {
     const reorder_tracker_outputs rtl = m_rtl.model().peek(), ref = m_ref.model().peek();
     if (rtl == ref) return;
-    fail(what, (results.empty() ? "" : results + "\n  ") + "idle output ports after it: rtl " + nic::to_string(rtl) +
-                   "; ref " + nic::to_string(ref));
+    fail(t, (both ? results(both[0], both[1]) + "\n  " : "") + "idle output ports after it: rtl " +
+                nic::to_string(rtl) + "; ref " + nic::to_string(ref));
   }
-  [[noreturn]] void fail(const std::string& what, const std::string& detail) {
+  [[noreturn]] void fail(const reorder_transaction& t, const std::string& detail) {
     std::string failure;
     if (waves()) {
       try {
         m_shadow_rtl->start_trace(wave_path());
-        m_ring.for_each([this](const reorder_transaction& t) { apply(*m_shadow, t); });
+        m_ring.for_each([this](const reorder_transaction& r) { apply(*m_shadow, r); });
       } catch (const std::exception& e) {
         failure = e.what();
       }
       m_shadow.reset();  // closes the file
     }
-    diverge(what, detail, waves() ? wave_note(m_ring.size(), failure) : "");
+    diverge(describe(t), detail, waves() ? wave_note(m_ring.size(), failure) : "");
   }
 
   reorder_tracker_handshake m_rtl, m_ref;
@@ -256,6 +269,11 @@ struct cnp_transaction {
   uint32_t flow = 0;
   uint64_t now = 0;
 };
+
+std::string describe(const cnp_transaction& t) {
+  if (t.reset) return "reset";
+  return "marked arrival of flow (QPN) " + std::to_string(t.flow & qpn_mask) + " at cycle " + std::to_string(t.now);
+}
 
 std::string cnp_results(bool emit, const cnp_gen_counters& c, uint64_t cycles) {
   return "{emit " + std::to_string(emit) + ", emitted " + std::to_string(c.emitted) + ", suppressed " +
@@ -279,21 +297,21 @@ class lockstep_cnp_gen final : public cnp_gen, lockstep_pair {
   void reset(const cnp_gen_params& params) override {
     ++m_n;
     m_params = params;  // every reset of the NIC's generator loads the same parameters
-    record({true, 0, 0});
-    rtl_call([&] { m_rtl.reset(params); }, "reset");
+    const cnp_transaction t{true, 0, 0};
+    record(t);
+    rtl_call([&] { m_rtl.reset(params); }, t);
     m_ref.reset(params);
-    compare("reset", false, false);
+    compare(t, false, false);
   }
 
   bool marked_arrival(uint32_t flow, uint64_t now_cycles) override {
     ++m_n;
-    record({false, flow, now_cycles});
-    const std::string what =
-        "marked arrival of flow (QPN) " + std::to_string(flow & qpn_mask) + " at cycle " + std::to_string(now_cycles);
+    const cnp_transaction t{false, flow, now_cycles};
+    record(t);
     bool rtl = false;
-    rtl_call([&] { rtl = m_rtl.marked_arrival(flow, now_cycles); }, what);
+    rtl_call([&] { rtl = m_rtl.marked_arrival(flow, now_cycles); }, t);
     const bool ref = m_ref.marked_arrival(flow, now_cycles);
-    compare(what, rtl, ref);
+    compare(t, rtl, ref);
     return rtl;
   }
 
@@ -302,19 +320,22 @@ class lockstep_cnp_gen final : public cnp_gen, lockstep_pair {
   const char* kind() const override { return "lockstep"; }
 
  private:
-  void compare(const std::string& what, bool rtl_emit, bool ref_emit) {
+  void compare(const cnp_transaction& t, bool rtl_emit, bool ref_emit) {
     const cnp_gen_counters rc = m_rtl.counters(), fc = m_ref.counters();
+    const cnp_gen_outputs rp = m_rtl.model().peek(), fp = m_ref.model().peek();
+    const bool same = rtl_emit == ref_emit && rc.emitted == fc.emitted && rc.suppressed == fc.suppressed &&
+                      m_rtl.cycles() == m_ref.cycles();
+    if (same && rp == fp) return;
+    const std::string results =
+        "rtl " + cnp_results(rtl_emit, rc, m_rtl.cycles()) + ", ref " + cnp_results(ref_emit, fc, m_ref.cycles());
+    if (same)
+      fail(t, results + "\n  idle output ports after it: rtl " + nic::to_string(rp) + "; ref " + nic::to_string(fp));
     field_diff d;
     d.add("emit", rtl_emit, ref_emit);
     d.add("emitted", rc.emitted, fc.emitted);
     d.add("suppressed", rc.suppressed, fc.suppressed);
     d.add("cycles", m_rtl.cycles(), m_ref.cycles());
-    const std::string results =
-        "rtl " + cnp_results(rtl_emit, rc, m_rtl.cycles()) + ", ref " + cnp_results(ref_emit, fc, m_ref.cycles());
-    if (!d.empty()) fail(what, results + "\n  " + d.text());
-    const cnp_gen_outputs rp = m_rtl.model().peek(), fp = m_ref.model().peek();
-    if (rp != fp)
-      fail(what, results + "\n  idle output ports after it: rtl " + nic::to_string(rp) + "; ref " + nic::to_string(fp));
+    fail(t, results + "\n  " + d.text());
   }
   void record(const cnp_transaction& t) {
     m_ring.push(t, [this](const cnp_transaction& old) { apply(*m_shadow, old); });
@@ -327,27 +348,27 @@ class lockstep_cnp_gen final : public cnp_gen, lockstep_pair {
     }
   }
   template <class F>
-  void rtl_call(F&& f, const std::string& what) {
+  void rtl_call(F&& f, const cnp_transaction& t) {
     try {
       f();
     } catch (const std::invalid_argument&) {
       throw;
     } catch (const std::logic_error& e) {
-      fail(what, std::string("the RTL broke its handshake: ") + e.what());
+      fail(t, std::string("the RTL broke its handshake: ") + e.what());
     }
   }
-  [[noreturn]] void fail(const std::string& what, const std::string& detail) {
+  [[noreturn]] void fail(const cnp_transaction& t, const std::string& detail) {
     std::string failure;
     if (waves()) {
       try {
         m_shadow_rtl->start_trace(wave_path());
-        m_ring.for_each([this](const cnp_transaction& t) { apply(*m_shadow, t); });
+        m_ring.for_each([this](const cnp_transaction& r) { apply(*m_shadow, r); });
       } catch (const std::exception& e) {
         failure = e.what();
       }
       m_shadow.reset();
     }
-    diverge(what, detail, waves() ? wave_note(m_ring.size(), failure) : "");
+    diverge(describe(t), detail, waves() ? wave_note(m_ring.size(), failure) : "");
   }
 
   cnp_gen_handshake m_rtl, m_ref;
@@ -367,6 +388,17 @@ struct dcqcn_transaction {
   uint64_t now = 0;
 };
 
+std::string describe(const dcqcn_transaction& t) {
+  const std::string at = " at cycle " + std::to_string(t.now);
+  switch (t.call) {
+    case dcqcn_call::reset: return "reset" + at;
+    case dcqcn_call::cnp: return "CNP" + at;
+    case dcqcn_call::sent: return "sent " + std::to_string(t.bytes) + " bytes" + at;
+    case dcqcn_call::advance: return "timers advanced to cycle " + std::to_string(t.now);
+  }
+  return "?";
+}
+
 class lockstep_dcqcn_rate_engine final : public dcqcn_rate_engine, lockstep_pair {
  public:
   lockstep_dcqcn_rate_engine(const dcqcn_params& params, uint32_t mutant, const lockstep_context& ctx)
@@ -381,18 +413,11 @@ class lockstep_dcqcn_rate_engine final : public dcqcn_rate_engine, lockstep_pair
 
   void reset(const dcqcn_params& params, uint64_t now_cycles) override {
     m_params = params;  // the NIC resets each engine once, with the parameters it was built with
-    run({dcqcn_call::reset, 0, now_cycles}, "reset at cycle " + std::to_string(now_cycles));
+    run({dcqcn_call::reset, 0, now_cycles});
   }
-  void cnp(uint64_t now_cycles) override {
-    run({dcqcn_call::cnp, 0, now_cycles}, "CNP at cycle " + std::to_string(now_cycles));
-  }
-  void sent(uint32_t bytes, uint64_t now_cycles) override {
-    run({dcqcn_call::sent, bytes, now_cycles},
-        "sent " + std::to_string(bytes) + " bytes at cycle " + std::to_string(now_cycles));
-  }
-  void advance(uint64_t now_cycles) override {
-    run({dcqcn_call::advance, 0, now_cycles}, "timers advanced to cycle " + std::to_string(now_cycles));
-  }
+  void cnp(uint64_t now_cycles) override { run({dcqcn_call::cnp, 0, now_cycles}); }
+  void sent(uint32_t bytes, uint64_t now_cycles) override { run({dcqcn_call::sent, bytes, now_cycles}); }
+  void advance(uint64_t now_cycles) override { run({dcqcn_call::advance, 0, now_cycles}); }
 
   const dcqcn_outputs& outputs() const override { return m_rtl.outputs(); }
   const char* kind() const override { return "lockstep"; }
@@ -416,7 +441,7 @@ class lockstep_dcqcn_rate_engine final : public dcqcn_rate_engine, lockstep_pair
     }
   }
   // The event on both engines, then every output compared (the reference model is untimed: cycles are not).
-  void run(const dcqcn_transaction& t, const std::string& what) {
+  void run(const dcqcn_transaction& t) {
     ++m_n;
     m_ring.push(t, [this](const dcqcn_transaction& old) { apply(*m_shadow, old); });
     try {
@@ -424,7 +449,7 @@ class lockstep_dcqcn_rate_engine final : public dcqcn_rate_engine, lockstep_pair
     } catch (const std::invalid_argument&) {
       throw;
     } catch (const std::logic_error& e) {
-      fail(what, std::string("the RTL broke its handshake: ") + e.what());
+      fail(t, std::string("the RTL broke its handshake: ") + e.what());
     }
     apply(m_ref, t);
     const dcqcn_outputs& a = m_rtl.outputs();
@@ -438,20 +463,20 @@ class lockstep_dcqcn_rate_engine final : public dcqcn_rate_engine, lockstep_pair
     d.add("timer_count", a.timer_count, b.timer_count);
     d.add("byte_count", a.byte_count, b.byte_count);
     d.add("events", hex(a.events), hex(b.events));
-    fail(what, "rtl {" + nic::to_string(a) + "}, ref {" + nic::to_string(b) + "}\n  " + d.text());
+    fail(t, "rtl {" + nic::to_string(a) + "}, ref {" + nic::to_string(b) + "}\n  " + d.text());
   }
-  [[noreturn]] void fail(const std::string& what, const std::string& detail) {
+  [[noreturn]] void fail(const dcqcn_transaction& t, const std::string& detail) {
     std::string failure;
     if (waves()) {
       try {
         m_shadow->start_trace(wave_path());
-        m_ring.for_each([this](const dcqcn_transaction& t) { apply(*m_shadow, t); });
+        m_ring.for_each([this](const dcqcn_transaction& r) { apply(*m_shadow, r); });
       } catch (const std::exception& e) {
         failure = e.what();
       }
       m_shadow.reset();
     }
-    diverge(what, detail, waves() ? wave_note(m_ring.size(), failure) : "");
+    diverge(describe(t), detail, waves() ? wave_note(m_ring.size(), failure) : "");
   }
 
   dcqcn_rp_rtl m_rtl;
