@@ -236,6 +236,8 @@ int fabricsim_cli(int argc, char* argv[], bool parse_only) {
       "  fabricsim verify-rtl --block cnp_gen --flows 1024 --cycles 200000\n"
       "  fabricsim verify-rtl --block dcqcn_rp --preset nvidia --cycles 200000\n"
       "  fabricsim verify-rtl --block reorder_tracker --window 64 --mutant 2   (a planted bug: exits 1)\n"
+      "  fabricsim run tests/cli/lockstep_reorder.yaml --rtl-mutant reorder_tracker:1 --wave waves   (the bug in a "
+      "fabric, caught in lockstep: exits 4)\n"
       "  fabricsim run testbench/scenarios/leaf_spine_small.yaml --record-rtl rec && fabricsim verify-rtl --block "
       "reorder_tracker --replay rec/reorder_tracker.txt\n"
       "  fabricsim pcie-bench --config bounce --json pcie.json\n"

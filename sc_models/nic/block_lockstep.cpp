@@ -391,10 +391,14 @@ struct dcqcn_transaction {
 std::string describe(const dcqcn_transaction& t) {
   const std::string at = " at cycle " + std::to_string(t.now);
   switch (t.call) {
-    case dcqcn_call::reset: return "reset" + at;
-    case dcqcn_call::cnp: return "CNP" + at;
-    case dcqcn_call::sent: return "sent " + std::to_string(t.bytes) + " bytes" + at;
-    case dcqcn_call::advance: return "timers advanced to cycle " + std::to_string(t.now);
+    case dcqcn_call::reset:
+      return "reset" + at;
+    case dcqcn_call::cnp:
+      return "CNP" + at;
+    case dcqcn_call::sent:
+      return "sent " + std::to_string(t.bytes) + " bytes" + at;
+    case dcqcn_call::advance:
+      return "timers advanced to cycle " + std::to_string(t.now);
   }
   return "?";
 }

@@ -4,6 +4,7 @@
 // fabric can reach is caught by lockstep (exit 4, naming the NIC, QP, block and transaction) and, without
 // lockstep, changes the fabric's outcome or fails the byte check; --wave writes the diverging block's FST.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -54,7 +55,8 @@ json strip(json j) {
 
 // Runs `args`, requiring exit status `status`, and returns the stripped JSON report.
 json report_of(const std::string& args, const std::string& name, int status = 0) {
-  const std::string out = testing::TempDir() + "lockstep_" + name + ".json";
+  // ctest runs the tests of this file in parallel processes: one file name per process.
+  const std::string out = testing::TempDir() + "lockstep_" + std::to_string(getpid()) + "_" + name + ".json";
   std::remove(out.c_str());
   const run_result r = fabricsim("run " + args + " --quiet --json " + out);
   EXPECT_EQ(r.exit_code, status) << args << "\n" << r.output;
