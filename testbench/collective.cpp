@@ -17,6 +17,7 @@
 #include "sc_models/core/rng.h"
 #include "sc_models/core/sim_context.h"
 #include "sc_models/core/transaction_log.h"
+#include "sc_models/nic/block_lockstep.h"
 #include "sc_models/nic/sharp_host.h"
 #include "sc_models/switch/quantum/quantum_switch.h"
 #include "sc_models/switch/quantum/sharp_aggregator.h"
@@ -1213,7 +1214,12 @@ nlohmann::json run_collective(const scenario& s, const run_options& opts) {
       *opts.progress << line << std::flush;
     };
   const double end_us = s.run.duration_us > 0 ? s.run.duration_us : s.run.limit_us;
-  so.start(picoseconds::from_ns(end_us * 1e3), sc_core::SC_EXIT_ON_STARVATION);
+  try {
+    so.start(picoseconds::from_ns(end_us * 1e3), sc_core::SC_EXIT_ON_STARVATION);
+  } catch (...) {
+    nic::rethrow_rtl_divergence(ctx.lockstep);  // a lockstep pair stopped the run: say so, by type
+    throw;
+  }
   setup.flush_rtl_log();
   so.merge_statistics();  // under mpirun: every rank's counters, so that each holds the whole fabric's
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();

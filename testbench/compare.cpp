@@ -11,6 +11,9 @@
 #include <iostream>
 #include <stdexcept>
 
+#include "sc_models/nic/block_lockstep.h"
+#include "testbench/verdict.h"
+
 namespace fabricsim::testbench {
 
 using core::config_error;
@@ -78,6 +81,9 @@ child_outcome run_forked(const std::function<std::string()>& fn) {
     } catch (const config_error& e) {
       out = e.what();
       code = 2;
+    } catch (const nic::rtl_divergence& e) {
+      out = e.what();
+      code = exit_rtl_divergence;
     } catch (const std::exception& e) {
       out = e.what();
       code = 3;
@@ -120,6 +126,7 @@ void check_child(const child_outcome& c, const std::string& label, const char* w
     throw std::runtime_error(label + ": the " + what + " crashed (signal " + std::to_string(c.signal) + ", " +
                              strsignal(c.signal) + ")" + (c.output.empty() ? "" : ": " + c.output));
   if (c.exit_code == 2) throw config_error(label + ": " + c.output);
+  if (c.exit_code == exit_rtl_divergence) throw nic::rtl_divergence(label + ": " + c.output);
   if (c.exit_code != 0)
     throw std::runtime_error(label + ": the " + what + " failed (exit " + std::to_string(c.exit_code) + ")" +
                              (c.output.empty() ? "" : ": " + c.output));

@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <filesystem>
 #include <stdexcept>
 #include <systemc>
 #include <tuple>
@@ -64,6 +65,15 @@ fabric_setup::fabric_setup(const scenario& s, const run_options& opts)
   ctx.seed = s.seed;
   // RTL transaction recording: the NICs wrap their blocks when the log is there (docs/verification.md).
   ctx.rtl_log = m_rtl_log.get();
+  // Lockstep waveforms: the directory is made now, so that a bad one fails before the run.
+  ctx.lockstep.wave_dir = s.run.rtl_wave_dir;
+  if (!s.run.rtl_wave_dir.empty() && !opts.elaborate_only) {
+    std::error_code ec;
+    std::filesystem::create_directories(s.run.rtl_wave_dir, ec);
+    if (ec || !std::filesystem::is_directory(s.run.rtl_wave_dir))
+      throw core::config_error("run.rtl_wave_dir " + s.run.rtl_wave_dir + ": cannot create the directory" +
+                               (ec ? ": " + ec.message() : std::string()));
+  }
   // An InfiniBand fabric: every NIC is an HCA (LRH/BTH, credits).
   if (s.switch_model.infiniband()) {
     m_nic_params.link_layer = "infiniband";

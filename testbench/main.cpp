@@ -12,6 +12,7 @@
 
 #include "sc_models/core/params.h"
 #include "sc_models/mpi/mpi_world.h"
+#include "sc_models/nic/block_lockstep.h"
 #include "testbench/cli_errors.h"
 #include "testbench/compare.h"
 #include "testbench/explain.h"
@@ -45,6 +46,8 @@ struct run_args {
   std::string timeseries;  // --timeseries FILE: run.timeseries_csv
   std::vector<std::string> taps;  // --tap NODE:PORT=FILE | LINK=FILE (testbench/taps.h)
   std::string record_rtl;  // --record-rtl DIR: run.record_rtl_dir
+  std::string wave;        // --wave DIR: run.rtl_wave_dir
+  std::string rtl_mutant;  // --rtl-mutant BLOCK:N: nic.rtl_mutant
   unsigned ranks = 0;      // --ranks N: run across N processes (re-launched under mpirun, docs/scale_out.md)
   bool no_compare = false;  // --no-compare: the file's base values, its `compare:` section ignored
   bool quiet = false;
@@ -100,6 +103,13 @@ int run(const run_args& a) {
   if (!a.seed.empty()) overrides.push_back("seed=" + a.seed);
   if (!a.timeseries.empty()) overrides.push_back("run.timeseries_csv=" + a.timeseries);
   if (!a.record_rtl.empty()) overrides.push_back("run.record_rtl_dir=" + a.record_rtl);
+  if (!a.wave.empty()) overrides.push_back("run.rtl_wave_dir=" + a.wave);
+  // Checked here, so that a bad value is named as the flag; it goes last, over the file's nic.rtl_mutant and
+  // any --set of it (a nic_overrides entry that sets its own keeps it).
+  if (!a.rtl_mutant.empty()) {
+    nic::parse_rtl_mutant(a.rtl_mutant, "--rtl-mutant");
+    overrides.push_back("nic.rtl_mutant=" + a.rtl_mutant);
+  }
   auto load = [&](const std::vector<std::string>& extra) {
     std::vector<std::string> all = overrides;
     all.insert(all.end(), extra.begin(), extra.end());
@@ -148,9 +158,11 @@ int run(const run_args& a) {
         const bool has_ext = dot != std::string::npos && (slash == std::string::npos || dot > slash);
         csv = has_ext ? csv.substr(0, dot) + "." + value + csv.substr(dot) : csv + "." + value;
       }
-      // ... and records its RTL transactions in its own directory: DIR/<value>/.
+      // ... and records its RTL transactions (and lockstep waveforms) in its own directory: DIR/<value>/.
       std::string& record_dir = runs.back().run.record_rtl_dir;
       if (!record_dir.empty()) record_dir += "/" + value;
+      std::string& wave_dir = runs.back().run.rtl_wave_dir;
+      if (!wave_dir.empty()) wave_dir += "/" + value;
     } catch (const core::config_error& e) {
       // The loader quotes the assignment as a --set; say where it came from instead.
       std::string what = e.what();
@@ -192,7 +204,8 @@ constexpr const char* k_exit_statuses =
     "were checked (timing only, nic.place_data false: every operation done, or a run of fixed length); 1 a\n"
     "byte differed, an operation failed, or a run to completion left one unfinished; 2 the scenario, a --set\n"
     "or an option was refused; 3 an internal error of the model; 4 the run was to check bytes and compared\n"
-    "none (no operation completed within run.duration_us).\n";
+    "none (no operation completed within run.duration_us); 5 a lockstep block's RTL and reference model\n"
+    "disagreed and the run stopped there (docs/verification.md).\n";
 
 int fabricsim_cli(int argc, char* argv[], bool parse_only) {
   CLI::App app{
@@ -211,6 +224,8 @@ int fabricsim_cli(int argc, char* argv[], bool parse_only) {
       "  fabricsim verify-rtl --block cnp_gen --flows 1024 --cycles 200000\n"
       "  fabricsim verify-rtl --block dcqcn_rp --preset nvidia --cycles 200000\n"
       "  fabricsim verify-rtl --block reorder_tracker --window 64 --mutant 2   (a planted bug: exits 1)\n"
+      "  fabricsim run tests/cli/lockstep_reorder.yaml --rtl-mutant reorder_tracker:1 --wave waves   (the bug in a "
+      "fabric, caught in lockstep: exits 5)\n"
       "  fabricsim run testbench/scenarios/leaf_spine_small.yaml --record-rtl rec && fabricsim verify-rtl --block "
       "reorder_tracker --replay rec/reorder_tracker.txt\n"
       "  fabricsim pcie-bench --config bounce --json pcie.json\n"
@@ -255,6 +270,15 @@ int fabricsim_cli(int argc, char* argv[], bool parse_only) {
                       "Record every transaction of every RTL block instance (RTL or reference model) into this "
                       "directory, one file per block type, for verify-rtl --replay (sets run.record_rtl_dir; a "
                       "comparison records into DIR/<value>/)");
+  run_cmd->add_option("--wave", args.wave,
+                      "With a block in lockstep (nic.reorder, nic.cnp_model or nic.dcqcn_model: lockstep), a "
+                      "divergence writes an FST waveform of that block's last transactions into this directory, "
+                      "named <nic>.<qp>.<block>.fst (sets run.rtl_wave_dir; docs/verification.md)");
+  run_cmd->add_option("--rtl-mutant", args.rtl_mutant,
+                      "BLOCK:N: the RTL of BLOCK (reorder_tracker, cnp_gen or dcqcn_rp) becomes its planted-bug "
+                      "mutant N (rtl/mutants/BLOCK/N.patch, already built) in every NIC running it as rtl or "
+                      "lockstep; with lockstep the reference stays clean and the run stops at the first "
+                      "difference (sets nic.rtl_mutant; reorder_tracker mutants need nic.reorder_window 64)");
   run_cmd->add_option("--ranks", args.ranks,
                       "Run across N processes: starts `mpirun -n N` on this same command line (docs/scale_out.md); "
                       "under mpirun the ranks are found by themselves")
@@ -476,6 +500,11 @@ int fabricsim_cli(int argc, char* argv[], bool parse_only) {
     if (!mpi::launched_as_rank() || !mpi::available() || mpi::world::get().rank() == 0)
       std::cerr << "fabricsim: error: " << e.what() << '\n';
     return 2;
+  } catch (const nic::rtl_divergence& e) {
+    // A lockstep block's RTL and reference model disagreed: the run stopped there (docs/verification.md).
+    std::cerr << "fabricsim: RTL divergence: " << e.what() << '\n';
+    if (mpi::launched_as_rank()) mpi::world::get().abort(testbench::exit_rtl_divergence);
+    return testbench::exit_rtl_divergence;
   } catch (const std::exception& e) {
     // Anything else is a fault in the model, not in the input: say so rather than let the kernel abort.
     std::cerr << "fabricsim: internal error (please report it with the scenario): " << e.what() << '\n';

@@ -59,6 +59,11 @@ void run_params::visit(core::param_visitor& v) {
            "generator; RTL or reference model alike) saw, one file per block type in this directory, for "
            "`fabricsim verify-rtl --block NAME --replay DIR/NAME.txt` (--record-rtl sets it; empty: off)"},
           record_rtl_dir);
+  v.field({"rtl_wave_dir", "",
+           "where a lockstep block (nic.reorder, nic.cnp_model or nic.dcqcn_model lockstep) that diverges from its "
+           "reference model writes an FST waveform of its last transactions, <nic>.<qp>.<block>.fst (--wave sets "
+           "it; empty: none; docs/verification.md)"},
+          rtl_wave_dir);
 }
 
 void write_op::visit(core::param_visitor& v) {

@@ -29,6 +29,7 @@ struct run_params {
   double convergence_window_us = 50.0;  // goodput averaging window of fair_share_convergence_ns
   std::string timeseries_csv;  // per-QP samples written here (relative: to the current directory)
   std::string record_rtl_dir;  // RTL block transactions recorded here for verify-rtl --replay (empty: off)
+  std::string rtl_wave_dir;    // a lockstep divergence writes the diverging block's FST here (empty: off)
   void visit(core::param_visitor& v);
 };
 

@@ -13,6 +13,7 @@
 
 #include "sc_models/core/rng.h"
 #include "sc_models/core/sim_context.h"
+#include "sc_models/nic/block_lockstep.h"
 #include "sc_models/switch/switch_device.h"
 #include "sc_models/topology/fabric.h"
 #include "testbench/collective.h"
@@ -172,6 +173,8 @@ class flow_run {
   void run();
   void verify();
   nlohmann::json report();
+  // The lockstep pairs' divergence, if one stopped run().
+  const core::lockstep_sink& lockstep() const { return m_setup->ctx.lockstep; }
 
  private:
   // Completions and what the responders placed, per operation.
@@ -741,7 +744,12 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
   run.plan();
   run.wire();
   if (opts.elaborate_only) return nlohmann::json::object();
-  run.run();
+  try {
+    run.run();
+  } catch (...) {
+    nic::rethrow_rtl_divergence(run.lockstep());  // a lockstep pair stopped the run: say so, by type
+    throw;
+  }
   run.verify();
   return run.report();
 }

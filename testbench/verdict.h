@@ -16,6 +16,7 @@ enum run_exit : int {
   exit_bad_input = 2,        // the scenario, a --set or an option was refused before anything ran
   exit_internal_error = 3,   // a fault of the model, not of the input
   exit_nothing_checked = 4,  // the run was to check bytes and compared none: no operation completed in time
+  exit_rtl_divergence = 5,   // a lockstep block's RTL and reference model disagreed; the run stopped there
 };
 
 // The status a run's report earns (0, 1 or 4), from its top-level fields alone: `data_checked`, `verified`,
@@ -23,7 +24,7 @@ enum run_exit : int {
 int report_status(const nlohmann::json& report);
 
 // The worse of two statuses, for a run of several reports (a comparison, a sweep): a mismatch or failure (1)
-// outranks a run that checked nothing (4), which outranks success (0); 2 and 3 outrank both.
+// outranks a run that checked nothing (4), which outranks success (0); 2, 3 and 5 outrank both.
 int worse_status(int a, int b);
 
 // Why a report's status is not 0, in one line without a newline ("" when it is 0).

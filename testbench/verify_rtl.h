@@ -35,7 +35,7 @@ std::string verify_rtl_blocks();
 
 // Runs until `cycles` or the first mismatch. Throws core::config_error for an unknown block, a window the RTL
 // was not compiled for (naming the compiled ones), an unknown preset, a wave file that cannot be written or a
-// mutant that is not built (mutants exist for window 64 and flows 64 only, without waveforms).
+// mutant that is not built (mutants exist for window 64 and flows 64 only).
 verify_rtl_result verify_rtl(const verify_rtl_options& options);
 
 // The success summary or the mismatch report, for the terminal.

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "sc_models/core/arrival_calendar.h"
 #include "sc_models/core/packet_pool.h"
@@ -12,6 +13,14 @@
 namespace fabricsim::core {
 
 class transaction_log;
+
+// Lockstep RTL checking (nic.reorder, nic.cnp_model, nic.dcqcn_model lockstep; docs/verification.md, "RTL
+// in the loop"): where a diverging pair writes its waveform and the first divergence's message, which the
+// pair sets before it stops the run (the kernel reports the exception as its own).
+struct lockstep_sink {
+  std::string wave_dir;    // run.rtl_wave_dir (--wave); empty: no waveform
+  std::string divergence;  // empty: none
+};
 
 struct sim_context {
   packet_pool pool;
@@ -22,6 +31,7 @@ struct sim_context {
   arrival_calendar calendar{"arrival_calendar", events};
   // RTL transaction recording (run.record_rtl_dir), owned by the run; null: off, and the blocks are not wrapped.
   transaction_log* rtl_log = nullptr;
+  lockstep_sink lockstep;
 };
 
 }  // namespace fabricsim::core

@@ -58,12 +58,13 @@ void check_flows(uint64_t flows) {
       " is not a flow count the RTL was compiled for; allowed: " + rtl_list(cnp_gen_rtl::compiled_flows()));
 }
 
-std::unique_ptr<cnp_gen_rtl::port> make_block(uint32_t flows, uint32_t mutant, const std::string& fst_path) {
+std::unique_ptr<cnp_gen_rtl::port> make_block(uint32_t flows, uint32_t mutant, const std::string& fst_path,
+                                              bool traceable) {
   if (mutant == 0)
-    return make_verilated_variant<cnp_gen_binding, true>(FABRICSIM_CNP_GEN_FLOW_VARIANTS{}, flows, fst_path);
-  check_rtl_mutant("cnp_gen", mutant, cnp_gen_rtl::compiled_mutants(), fst_path, "flows", flows,
-                   cnp_gen_rtl::mutant_flows());
-  return make_verilated_variant<cnp_gen_binding, false>(FABRICSIM_CNP_GEN_MUTANTS_VARIANTS{}, mutant, fst_path);
+    return make_verilated_variant<cnp_gen_binding, true>(FABRICSIM_CNP_GEN_FLOW_VARIANTS{}, flows, fst_path, traceable);
+  check_rtl_mutant("cnp_gen", mutant, cnp_gen_rtl::compiled_mutants(), "flows", flows, cnp_gen_rtl::mutant_flows());
+  return make_verilated_variant<cnp_gen_binding, true>(FABRICSIM_CNP_GEN_MUTANTS_VARIANTS{}, mutant, fst_path,
+                                                       traceable);
 }
 
 }  // namespace
@@ -80,10 +81,10 @@ const std::vector<uint32_t>& cnp_gen_rtl::compiled_mutants() {
 
 uint32_t cnp_gen_rtl::mutant_flows() { return FABRICSIM_CNP_GEN_MUTANT_FLOWS; }
 
-cnp_gen_rtl::cnp_gen_rtl(uint32_t flows, const std::string& fst_path, uint32_t mutant)
+cnp_gen_rtl::cnp_gen_rtl(uint32_t flows, const std::string& fst_path, uint32_t mutant, bool traceable)
     : m_flows(flows), m_kind(rtl_kind_of_mutant(mutant)) {
   check_flows(flows);
-  m_block = make_block(flows, mutant, fst_path);
+  m_block = make_block(flows, mutant, fst_path, traceable);
 }
 
 cnp_gen_rtl::~cnp_gen_rtl() = default;

@@ -18,8 +18,9 @@ class cnp_gen_rtl final : public cnp_gen_cycle_model {
   // flows: one of compiled_flows() (throws core::config_error otherwise). fst_path: if not empty, every half
   // cycle is dumped to this FST waveform file until the model is destroyed. mutant: 0 for the real block,
   // else one of compiled_mutants(), a deliberately buggy variant for bench-sensitivity tests (flows
-  // mutant_flows() only, no waveform; throws core::config_error otherwise).
-  explicit cnp_gen_rtl(uint32_t flows, const std::string& fst_path = "", uint32_t mutant = 0);
+  // mutant_flows() only; throws core::config_error otherwise). traceable: start_trace() may open a
+  // waveform later.
+  explicit cnp_gen_rtl(uint32_t flows, const std::string& fst_path = "", uint32_t mutant = 0, bool traceable = false);
   ~cnp_gen_rtl() override;
   cnp_gen_rtl(const cnp_gen_rtl&) = delete;
   cnp_gen_rtl& operator=(const cnp_gen_rtl&) = delete;
@@ -28,6 +29,8 @@ class cnp_gen_rtl final : public cnp_gen_cycle_model {
   cnp_gen_outputs peek() const override;
   uint32_t flows() const override { return m_flows; }
   const char* kind() const override { return m_kind.c_str(); }  // "rtl" or "rtl_mutant_<N>"
+  // Every half cycle from now on to this FST file (built traceable only: std::logic_error otherwise).
+  void start_trace(const std::string& fst_path) { m_block->start_trace(fst_path); }
 
   // The Flows values Verilated into this build (rtl/CMakeLists.txt), ascending.
   static const std::vector<uint32_t>& compiled_flows();

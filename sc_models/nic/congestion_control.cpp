@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "sc_models/nic/block_lockstep.h"
 #include "sc_models/nic/block_recording.h"
 #include "sc_models/nic/dcqcn_control.h"
 #include "sc_models/nic/ecn_only_control.h"
@@ -36,7 +37,8 @@ std::unique_ptr<cnp_gen> make_notification_point(const supernic_params& params, 
   cnp_gen_params np;
   np.min_interval_ns = params.cnp_interval_ns;
   np.mode = params.cnp_mode;
-  std::unique_ptr<cnp_gen> gen = make_cnp_gen(params.cnp_model, np);
+  const uint32_t mutant = parse_rtl_mutant(params.rtl_mutant, ctx.instance + ": nic.rtl_mutant").of("cnp_gen");
+  std::unique_ptr<cnp_gen> gen = make_nic_cnp_gen(params.cnp_model, np, mutant, {ctx.instance, "", ctx.lockstep});
   if (ctx.rtl_log) gen = record_cnp_gen(std::move(gen), np, *ctx.rtl_log, ctx.instance + ".cnp_gen");
   return gen;
 }

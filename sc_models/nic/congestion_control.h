@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sc_models/core/packet.h"
+#include "sc_models/core/sim_context.h"
 #include "sc_models/core/transaction_log.h"
 #include "sc_models/core/units.h"
 #include "sc_models/nic/cnp_gen.h"
@@ -21,6 +22,7 @@ namespace fabricsim::nic {
 struct cc_context {
   std::string instance;                      // the NIC's name: errors name it
   core::transaction_log* rtl_log = nullptr;  // sim_context::rtl_log: RTL blocks record their transactions
+  core::lockstep_sink* lockstep = nullptr;   // sim_context::lockstep: lockstep pairs report divergences here
 };
 
 class congestion_control {
@@ -93,8 +95,9 @@ std::unique_ptr<congestion_control> make_congestion_control(const std::string& n
 // The names make_congestion_control knows, in the order nic.cc lists them.
 const std::vector<std::string>& congestion_control_names();
 
-// Shared by the policies that react to CNPs: the receiver's notification point (cnp_gen, RTL or reference by
-// nic.cnp_model, moderated by nic.cnp_interval_ns and nic.cnp_mode), recorded when `ctx.rtl_log` is set.
+// Shared by the policies that react to CNPs: the receiver's notification point (cnp_gen, RTL, reference or
+// lockstep by nic.cnp_model, a mutant by nic.rtl_mutant, moderated by nic.cnp_interval_ns and nic.cnp_mode),
+// recorded when `ctx.rtl_log` is set.
 std::unique_ptr<cnp_gen> make_notification_point(const supernic_params& params, const cc_context& ctx);
 // `t` as a count of cycles of a `clock_mhz` clock (the CC blocks' free-running time input).
 inline uint64_t cycles_at(core::picoseconds t, uint64_t clock_mhz) {

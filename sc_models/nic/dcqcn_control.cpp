@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "sc_models/nic/block_lockstep.h"
 #include "sc_models/nic/block_recording.h"
 #include "sc_models/nic/dcqcn_rp.h"
 
@@ -34,11 +35,16 @@ dcqcn_params reaction_point_params(const supernic_params& params) {
 class dcqcn_control final : public congestion_control {
  public:
   dcqcn_control(const supernic_params& params, const cc_context& ctx)
-      : congestion_control(true, false), m_ctx(ctx), m_model(params.dcqcn_model) {
+      : congestion_control(true, false),
+        m_ctx(ctx),
+        m_model(params.dcqcn_model),
+        m_np_origin(params.cnp_time_origin_cycles) {
     try {
       m_params = reaction_point_params(params);
       m_np = make_notification_point(params, ctx);
-      make_dcqcn_rate_engine(m_model, m_params);  // fail here, naming this NIC
+      m_mutant = parse_rtl_mutant(params.rtl_mutant, "nic.rtl_mutant").of("dcqcn_rp");
+      make_nic_dcqcn_rate_engine(m_model, m_params, m_mutant,
+                                 {ctx.instance, "", nullptr});  // fail here, naming this NIC
     } catch (const core::config_error& e) {
       throw core::config_error(ctx.instance + ": nic.cc dcqcn: " + e.what());
     }
@@ -63,7 +69,8 @@ class dcqcn_control final : public congestion_control {
     repace(q);  // the gap after the last packet stretches to the cut rate
   }
   bool marked_arrival(uint32_t qpn, core::picoseconds t) override {
-    return m_np->marked_arrival(qpn, cycles(t));  // one CNP per interval per flow (or port)
+    // One CNP per interval per flow (or port); its counter started at nic.cnp_time_origin_cycles.
+    return m_np->marked_arrival(qpn, m_np_origin + cycles(t));
   }
   void status(size_t q, qp_status& st) const override {
     const dcqcn_rate_engine& rp = *m_rp[q];
@@ -79,7 +86,10 @@ class dcqcn_control final : public congestion_control {
                   "create_qp: connect the NIC's link first (DCQCN needs its line rate)");
     dcqcn_params rp = m_params;
     rp.line_rate_mbps = line_rate_bps / 1'000'000;  // the port's rate, whatever the preset's testbed
-    std::unique_ptr<dcqcn_rate_engine> e = make_dcqcn_rate_engine(m_model, rp);
+    // The QP's number: this is the qps()-th create_qp() of the NIC (add_qp counts it after this call).
+    const std::string qp = "qp " + std::to_string(supernic::qpn_of(qps()));
+    std::unique_ptr<dcqcn_rate_engine> e =
+        make_nic_dcqcn_rate_engine(m_model, rp, m_mutant, {m_ctx.instance, qp, m_ctx.lockstep});
     if (m_ctx.rtl_log) e = record_dcqcn_rate_engine(std::move(e), rp, *m_ctx.rtl_log, qp_name + ".dcqcn_rp");
     e->reset(rp, cycles(t));
     m_rp.push_back(std::move(e));
@@ -95,7 +105,9 @@ class dcqcn_control final : public congestion_control {
   uint64_t cycles(core::picoseconds t) const { return cycles_at(t, m_params.clock_mhz); }
 
   const cc_context m_ctx;
-  const std::string m_model;  // nic.dcqcn_model
+  const std::string m_model;   // nic.dcqcn_model
+  uint32_t m_mutant = 0;       // nic.rtl_mutant dcqcn_rp:N
+  const uint64_t m_np_origin;  // nic.cnp_time_origin_cycles
   dcqcn_params m_params;
   std::unique_ptr<cnp_gen> m_np;
   std::vector<std::unique_ptr<dcqcn_rate_engine>> m_rp;  // per QP

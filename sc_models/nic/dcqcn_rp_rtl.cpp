@@ -76,10 +76,11 @@ struct dcqcn_rp_binding {
   }
 };
 
-std::unique_ptr<dcqcn_rp_rtl::port> make_block(uint32_t mutant, const std::string& fst_path) {
-  if (mutant == 0) return std::make_unique<verilated_block<dcqcn_rp_binding, Vdcqcn_rp>>(fst_path);
-  check_rtl_mutant("dcqcn_rp", mutant, dcqcn_rp_rtl::compiled_mutants(), fst_path);
-  return make_verilated_variant<dcqcn_rp_binding, false>(FABRICSIM_DCQCN_RP_MUTANTS_VARIANTS{}, mutant, fst_path);
+std::unique_ptr<dcqcn_rp_rtl::port> make_block(uint32_t mutant, const std::string& fst_path, bool traceable) {
+  if (mutant == 0) return std::make_unique<verilated_block<dcqcn_rp_binding, Vdcqcn_rp>>(fst_path, traceable);
+  check_rtl_mutant("dcqcn_rp", mutant, dcqcn_rp_rtl::compiled_mutants());
+  return make_verilated_variant<dcqcn_rp_binding, true>(FABRICSIM_DCQCN_RP_MUTANTS_VARIANTS{}, mutant, fst_path,
+                                                        traceable);
 }
 
 }  // namespace
@@ -90,8 +91,8 @@ const std::vector<uint32_t>& dcqcn_rp_rtl::compiled_mutants() {
 }
 
 dcqcn_rp_rtl::dcqcn_rp_rtl(const dcqcn_params& params, uint64_t now_cycles, const std::string& fst_path,
-                           uint32_t mutant)
-    : m_block(make_block(mutant, fst_path)), m_kind(rtl_kind_of_mutant(mutant)) {
+                           uint32_t mutant, bool traceable)
+    : m_block(make_block(mutant, fst_path, traceable)), m_kind(rtl_kind_of_mutant(mutant)) {
   // One reset pulse: a falling edge of rst_ni clears every flop.
   m_in.rst_n = false;
   m_block->step(m_in);

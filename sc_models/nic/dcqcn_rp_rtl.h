@@ -35,9 +35,10 @@ class dcqcn_rp_rtl final : public dcqcn_rate_engine {
  public:
   // fst_path: if not empty, every half cycle is dumped to this FST waveform file until the model is destroyed.
   // mutant: 0 for the real block, else one of compiled_mutants(), a deliberately buggy variant for
-  // bench-sensitivity tests (no waveform; throws core::config_error otherwise).
+  // bench-sensitivity tests (throws core::config_error otherwise). traceable: start_trace() may open a
+  // waveform later.
   explicit dcqcn_rp_rtl(const dcqcn_params& params, uint64_t now_cycles = 0, const std::string& fst_path = "",
-                        uint32_t mutant = 0);
+                        uint32_t mutant = 0, bool traceable = false);
   ~dcqcn_rp_rtl() override;
   dcqcn_rp_rtl(const dcqcn_rp_rtl&) = delete;
   dcqcn_rp_rtl& operator=(const dcqcn_rp_rtl&) = delete;
@@ -49,6 +50,8 @@ class dcqcn_rp_rtl final : public dcqcn_rate_engine {
 
   const dcqcn_outputs& outputs() const override { return m_out; }
   const char* kind() const override { return m_kind.c_str(); }  // "rtl" or "rtl_mutant_<N>"
+  // Every half cycle from now on to this FST file (built traceable only: std::logic_error otherwise).
+  void start_trace(const std::string& fst_path) { m_block->start_trace(fst_path); }
   // The mutants (rtl/mutants/dcqcn_rp/<N>.patch) in this build, ascending; empty when FABRICSIM_RTL_MUTANTS is
   // off.
   static const std::vector<uint32_t>& compiled_mutants();

@@ -15,7 +15,8 @@ class ecn_only_control final : public congestion_control {
         m_instance(ctx.instance),
         m_cut(params.ecn_only_cut_factor),
         m_ai_kbps(uint64_t(std::llround(params.ecn_only_ai_mbps * 1000.0))),
-        m_period(core::picoseconds::from_ns(double(params.cnp_interval_ns))) {
+        m_period(core::picoseconds::from_ns(double(params.cnp_interval_ns))),
+        m_np_origin(params.cnp_time_origin_cycles) {
     core::require(params.cnp_interval_ns > 0, m_instance,
                   "nic.cc ecn_only: nic.cnp_interval_ns must be above 0 (it is the rate-recovery period)");
     try {
@@ -38,7 +39,8 @@ class ecn_only_control final : public congestion_control {
     repace(q);
   }
   bool marked_arrival(uint32_t qpn, core::picoseconds t) override {
-    return m_np->marked_arrival(qpn, t.value / 1000);  // cnp_gen's default clock: 1 GHz, one cycle per ns
+    // cnp_gen's default clock: 1 GHz, one cycle per ns, counted from nic.cnp_time_origin_cycles.
+    return m_np->marked_arrival(qpn, m_np_origin + t.value / 1000);
   }
   void status(size_t q, qp_status& st) const override {
     st.paced = true;
@@ -77,6 +79,7 @@ class ecn_only_control final : public congestion_control {
   const double m_cut;                // nic.ecn_only_cut_factor
   const uint64_t m_ai_kbps;          // nic.ecn_only_ai_mbps
   const core::picoseconds m_period;  // nic.cnp_interval_ns
+  const uint64_t m_np_origin;        // nic.cnp_time_origin_cycles
   std::unique_ptr<cnp_gen> m_np;
   std::vector<rate> m_qp;
 };

@@ -57,14 +57,15 @@ void check_window(uint32_t window) {
       " is not a window the RTL was compiled for; allowed: " + rtl_list(reorder_tracker_rtl::compiled_windows()));
 }
 
-std::unique_ptr<reorder_tracker_rtl::port> make_block(uint32_t window, uint32_t mutant, const std::string& fst_path) {
+std::unique_ptr<reorder_tracker_rtl::port> make_block(uint32_t window, uint32_t mutant, const std::string& fst_path,
+                                                      bool traceable) {
   if (mutant == 0)
     return make_verilated_variant<reorder_tracker_binding, true>(FABRICSIM_REORDER_TRACKER_WINDOW_VARIANTS{}, window,
-                                                                 fst_path);
-  check_rtl_mutant("reorder_tracker", mutant, reorder_tracker_rtl::compiled_mutants(), fst_path, "window", window,
+                                                                 fst_path, traceable);
+  check_rtl_mutant("reorder_tracker", mutant, reorder_tracker_rtl::compiled_mutants(), "window", window,
                    reorder_tracker_rtl::mutant_window());
-  return make_verilated_variant<reorder_tracker_binding, false>(FABRICSIM_REORDER_TRACKER_MUTANTS_VARIANTS{}, mutant,
-                                                                fst_path);
+  return make_verilated_variant<reorder_tracker_binding, true>(FABRICSIM_REORDER_TRACKER_MUTANTS_VARIANTS{}, mutant,
+                                                               fst_path, traceable);
 }
 
 }  // namespace
@@ -81,10 +82,10 @@ const std::vector<uint32_t>& reorder_tracker_rtl::compiled_mutants() {
 
 uint32_t reorder_tracker_rtl::mutant_window() { return FABRICSIM_REORDER_TRACKER_MUTANT_WINDOW; }
 
-reorder_tracker_rtl::reorder_tracker_rtl(uint32_t window, const std::string& fst_path, uint32_t mutant)
+reorder_tracker_rtl::reorder_tracker_rtl(uint32_t window, const std::string& fst_path, uint32_t mutant, bool traceable)
     : m_window(window), m_kind(rtl_kind_of_mutant(mutant)) {
   check_window(window);
-  m_block = make_block(window, mutant, fst_path);
+  m_block = make_block(window, mutant, fst_path, traceable);
 }
 
 reorder_tracker_rtl::~reorder_tracker_rtl() = default;

@@ -18,8 +18,10 @@ class reorder_tracker_rtl final : public reorder_tracker_cycle_model {
   // window: one of compiled_windows() (throws core::config_error otherwise). fst_path: if not empty, every
   // half cycle is dumped to this FST waveform file until the model is destroyed. mutant: 0 for the real
   // block, else one of compiled_mutants(), a deliberately buggy variant for bench-sensitivity tests (window
-  // mutant_window() only, no waveform; throws core::config_error otherwise).
-  explicit reorder_tracker_rtl(uint32_t window, const std::string& fst_path = "", uint32_t mutant = 0);
+  // mutant_window() only; throws core::config_error otherwise). traceable: start_trace() may open a
+  // waveform later.
+  explicit reorder_tracker_rtl(uint32_t window, const std::string& fst_path = "", uint32_t mutant = 0,
+                               bool traceable = false);
   ~reorder_tracker_rtl() override;
   reorder_tracker_rtl(const reorder_tracker_rtl&) = delete;
   reorder_tracker_rtl& operator=(const reorder_tracker_rtl&) = delete;
@@ -28,6 +30,8 @@ class reorder_tracker_rtl final : public reorder_tracker_cycle_model {
   reorder_tracker_outputs peek() const override;
   uint32_t window() const override { return m_window; }
   const char* kind() const override { return m_kind.c_str(); }  // "rtl" or "rtl_mutant_<N>"
+  // Every half cycle from now on to this FST file (built traceable only: std::logic_error otherwise).
+  void start_trace(const std::string& fst_path) { m_block->start_trace(fst_path); }
 
   // The Window values Verilated into this build (rtl/CMakeLists.txt), ascending.
   static const std::vector<uint32_t>& compiled_windows();

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "sc_models/core/transaction_log.h"
+#include "sc_models/nic/block_lockstep.h"
 #include "sc_models/nic/block_recording.h"
 #include "sc_models/nic/congestion_control.h"
 #include "sc_models/nic/path_entropy.h"
@@ -56,7 +57,14 @@ void supernic_params::visit(core::param_visitor& v) {
            "smaller of the two ends' nic.mtu_bytes",
            0, 4096},
           path_mtu_bytes);
-  v.field({"reorder", "", "receiver PSN tracker implementation", 0, 0, {"rtl", "ref"}}, reorder);
+  v.field({"reorder",
+           "",
+           "receiver PSN tracker implementation: Verilated RTL, its C++ reference model, or lockstep (both on every "
+           "PSN, the run stopped at the first difference; docs/verification.md)",
+           0,
+           0,
+           {"rtl", "ref", "lockstep"}},
+          reorder);
   v.field({"reorder_window", "PSNs", "PSNs tracked beyond the in-order head (power of two)", 16, 4096}, reorder_window);
   v.field({"wqe_latency_ns", "ns", "work request posted to first packet ready", 0, 1e6}, wqe_latency_ns);
   v.field({"rx_latency_ns", "ns", "last bit received to placed and ACK ready", 0, 1e6}, rx_latency_ns);
@@ -121,14 +129,34 @@ void supernic_params::visit(core::param_visitor& v) {
            "DCQCN reaction-point knobs: NVIDIA firmware defaults, the paper's, or our 400G tuning (docs/dcqcn.md)", 0,
            0, {"nvidia", "paper", "fabric_400g"}},
           dcqcn_preset);
-  v.field({"dcqcn_model", "", "DCQCN reaction point: Verilated RTL or its C++ reference model", 0, 0, {"rtl", "ref"}},
+  v.field({"dcqcn_model",
+           "",
+           "DCQCN reaction point: Verilated RTL, its C++ reference model, or lockstep (both)",
+           0,
+           0,
+           {"rtl", "ref", "lockstep"}},
           dcqcn_model);
-  v.field({"cnp_model", "", "CNP generator (notification point): Verilated RTL or its C++ reference model", 0, 0,
-           {"rtl", "ref"}},
+  v.field({"cnp_model",
+           "",
+           "CNP generator (notification point): Verilated RTL, its C++ reference model, or lockstep (both)",
+           0,
+           0,
+           {"rtl", "ref", "lockstep"}},
           cnp_model);
+  v.field({"rtl_mutant", "",
+           "BLOCK:N (reorder_tracker, cnp_gen or dcqcn_rp): that block's RTL is the planted-bug mutant N "
+           "(rtl/mutants/BLOCK/N.patch, built at configure time) wherever it runs as rtl or lockstep; empty: "
+           "the real RTL (--rtl-mutant sets it)"},
+          rtl_mutant);
   v.field({"cnp_interval_ns", "ns", "notification point: at most one CNP per flow (or port) per this interval", 0,
            1e9},
           cnp_interval_ns);
+  v.field({"cnp_time_origin_cycles", "cycles",
+           "the notification point's free-running cycle counter at time 0: a NIC's counter runs from power-on, "
+           "so its 32-bit time field (rtl/cnp_gen.sv) wraps at any moment of a job; near 2^32 a short run "
+           "crosses the wrap (results do not change)",
+           0, 4294967295.0},
+          cnp_time_origin_cycles);
   v.field({"cnp_mode", "", "notification point moderation: per QP, or one context for the whole port", 0, 0,
            {"per_flow", "per_port"}},
           cnp_mode);
@@ -380,14 +408,17 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
                     std::to_string(params.rx_pfc_xoff_bytes) + " <= nic.rx_buffer_bytes " +
                     std::to_string(params.rx_buffer_bytes) + " - one MTU is required (the rest is PFC headroom)");
   core::check_ranges(params, inst + ": nic");  // retransmission mode, rto_us, retry_count, nak_threshold
+  const rtl_mutant_choice mutant = parse_rtl_mutant(params.rtl_mutant, inst + ": nic.rtl_mutant");
   try {
-    make_reorder_tracker(params.reorder, uint32_t(w));  // fail at construction, naming this NIC and the keys
+    // Fail at construction, naming this NIC and the keys.
+    make_nic_reorder_tracker(params.reorder, uint32_t(w), mutant.of("reorder_tracker"), {inst, "", nullptr});
   } catch (const core::config_error& e) {
-    throw core::config_error(inst + ": nic.reorder " + params.reorder + " with nic.reorder_window " +
-                             std::to_string(w) + ": " + e.what());
+    throw core::config_error(
+        inst + ": nic.reorder " + params.reorder + " with nic.reorder_window " + std::to_string(w) +
+        (params.rtl_mutant.empty() ? "" : " and nic.rtl_mutant " + params.rtl_mutant) + ": " + e.what());
   }
 
-  m_cc = make_congestion_control(params.cc, params, {inst, m_ctx.rtl_log});
+  m_cc = make_congestion_control(params.cc, params, {inst, m_ctx.rtl_log, &m_ctx.lockstep});
   m_entropy = make_path_entropy(params.path_entropy, params, m_rng, inst);
 
   SC_METHOD(transmit);  // runs once at time 0 to pick up work posted before the start, then on every wake-up
@@ -541,7 +572,9 @@ uint32_t supernic::draw_initial_psn() { return initial_psn(m_params, m_rng); }
 uint32_t supernic::create_qp() {
   auto qp = std::make_unique<queue_pair>();
   qp->qpn = qpn_of(m_qps.size());
-  qp->tracker = make_reorder_tracker(m_params.reorder, uint32_t(m_params.reorder_window));
+  const uint32_t mutant = parse_rtl_mutant(m_params.rtl_mutant, "nic.rtl_mutant").of("reorder_tracker");
+  qp->tracker = make_nic_reorder_tracker(m_params.reorder, uint32_t(m_params.reorder_window), mutant,
+                                         {name(), "qp " + std::to_string(qp->qpn), &m_ctx.lockstep});
   const std::string qp_name = m_ctx.rtl_log ? std::string(name()) + ".qp" + std::to_string(qp->qpn) : std::string();
   if (m_ctx.rtl_log)
     qp->tracker = record_reorder_tracker(std::move(qp->tracker), *m_ctx.rtl_log, qp_name + ".reorder_tracker");

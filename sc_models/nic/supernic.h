@@ -40,7 +40,8 @@ namespace fabricsim::nic {
 struct supernic_params {
   uint64_t mtu_bytes = 4096;           // the NIC's largest MTU: 256, 512, 1024, 2048 or 4096
   uint64_t path_mtu_bytes = 0;         // its queue pairs' path MTU; 0: the smaller of the two ends' mtu_bytes
-  std::string reorder = "rtl";         // receiver PSN tracking: "rtl" (Verilated) or "ref" (C++ model)
+  std::string reorder = "rtl";         // receiver PSN tracking: "rtl" (Verilated), "ref" (C++ model) or both
+                                       // in "lockstep" (sc_models/nic/block_lockstep.h)
   uint64_t reorder_window = 256;       // PSNs tracked beyond the in-order head
   double wqe_latency_ns = 200.0;       // work request posted -> first packet ready (estimate)
   double rx_latency_ns = 200.0;        // last bit in -> placed and ACK ready (estimate)
@@ -80,7 +81,9 @@ struct supernic_params {
   std::string dcqcn_preset = "nvidia";  // reaction-point knobs: "nvidia" firmware defaults or the "paper"'s
   std::string dcqcn_model = "rtl";      // reaction point: Verilated rtl/dcqcn_rp.sv or its C++ model
   std::string cnp_model = "rtl";        // notification point: Verilated rtl/cnp_gen.sv or its C++ model
+  std::string rtl_mutant;               // "BLOCK:N": that block's RTL is mutant N (empty: the real RTL)
   uint64_t cnp_interval_ns = 2000;      // notification point: at most one CNP per flow per this interval
+  uint64_t cnp_time_origin_cycles = 0;  // the notification point's cycle counter at time 0 (it wraps at 2^32)
   std::string cnp_mode = "per_port";    // notification point moderation: one context for the whole port
                                         // (ConnectX-8 default since fw 40.45) or one per QP
   uint64_t cnp_dscp = 48;               // CNPs travel on DSCP 48 (priority 6, strict at the switch)

@@ -26,6 +26,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <utility>
 
@@ -35,21 +36,24 @@ namespace fabricsim::nic {
 
 // One Verilated model with its own context and an optional FST trace. Each instance owns its
 // VerilatedContext, so any number of models (one per NIC or QP) coexist with no global simulator state
-// between them. `Traced` is false for models Verilated without trace code (the mutants).
+// between them. `Traced` is false for models Verilated without trace code.
 template <class V, bool Traced = true>
 class verilated_harness {
  public:
-  verilated_harness(const char* instance, const std::string& fst_path) {
+  // fst_path: trace from the start into this file (empty: not now). traceable: keep the trace attached but
+  // closed, so that start_trace() can open it later (a lockstep pair's shadow block, docs/verification.md).
+  verilated_harness(const char* instance, const std::string& fst_path, bool traceable = false) {
     // One evaluation thread: a Verilator context otherwise starts a worker pool per model, and its teardown
     // deadlocks in a forked process.
     m_context->threads(1);
-    if (!fst_path.empty()) m_context->traceEverOn(true);  // before the model exists, so trace code is kept
+    const bool trace = Traced && (!fst_path.empty() || traceable);
+    if (trace) m_context->traceEverOn(true);  // before the model exists, so trace code is kept
     m_top = std::make_unique<V>(m_context.get(), instance);
     if constexpr (Traced) {
-      if (!fst_path.empty()) {
+      if (trace) {
         m_fst = std::make_unique<VerilatedFstC>();
         m_top->trace(m_fst.get(), 99);
-        m_fst->open(fst_path.c_str());
+        if (!fst_path.empty()) m_fst->open(fst_path.c_str());
       }
     }
   }
@@ -69,10 +73,17 @@ class verilated_harness {
   V& top() { return *m_top; }
   const V& top() const { return *m_top; }
 
+  // Opens the trace of a harness built traceable (std::logic_error otherwise, or when one is open already):
+  // every dump() from now on writes to `fst_path`, the first one with every signal's value.
+  void start_trace(const std::string& fst_path) {
+    if (!m_fst || m_fst->isOpen()) throw std::logic_error("verilated_harness: no closed trace to start");
+    m_fst->open(fst_path.c_str());
+  }
+
   // Writes the current signal values to the trace, one time unit per call (callers dump once per clock
   // phase, so the waveform shows both).
   void dump() {
-    if (!m_fst) return;
+    if (!m_fst || !m_fst->isOpen()) return;
     m_fst->dump(m_context->time());
     m_context->timeInc(1);
   }
@@ -89,7 +100,8 @@ class verilated_block final : public verilated_port<typename Binding::inputs, ty
   using inputs = typename Binding::inputs;
   using outputs = typename Binding::outputs;
 
-  explicit verilated_block(const std::string& fst_path) : m_rtl(Binding::name, fst_path), m_top(&m_rtl.top()) {
+  explicit verilated_block(const std::string& fst_path, bool traceable = false)
+      : m_rtl(Binding::name, fst_path, traceable), m_top(&m_rtl.top()) {
     // Settle with the reset released, so a first step() with rst_n low is seen as a falling edge.
     m_top->clk_i = 0;
     m_top->rst_ni = 1;
@@ -118,6 +130,8 @@ class verilated_block final : public verilated_port<typename Binding::inputs, ty
 
   // After the rising edge the registered outputs are settled and the request pins rest.
   outputs peek() const override { return Binding::sample(*m_top); }
+
+  void start_trace(const std::string& fst_path) override { m_rtl.start_trace(fst_path); }
 
  private:
   bool init_pending() const {
@@ -154,12 +168,14 @@ struct rtl_variants {};
 // The verilated_block of the variant whose key is `key`, or null when none has it.
 template <class Binding, bool Traced, uint32_t... Keys, class... Vs>
 std::unique_ptr<verilated_port<typename Binding::inputs, typename Binding::outputs>> make_verilated_variant(
-    rtl_variants<rtl_variant<Keys, Vs>...>, uint32_t key, const std::string& fst_path) {
+    rtl_variants<rtl_variant<Keys, Vs>...>, uint32_t key, const std::string& fst_path, bool traceable = false) {
   std::unique_ptr<verilated_port<typename Binding::inputs, typename Binding::outputs>> block;
-  ((key == Keys && !block ? void(block = std::make_unique<verilated_block<Binding, Vs, Traced>>(fst_path)) : void()),
+  ((key == Keys && !block ? void(block = std::make_unique<verilated_block<Binding, Vs, Traced>>(fst_path, traceable))
+                          : void()),
    ...);
   static_cast<void>(key);  // unused when the list is empty (mutants not built)
   static_cast<void>(fst_path);
+  static_cast<void>(traceable);
   return block;
 }
 

@@ -20,6 +20,9 @@ class verilated_port {
   virtual Out step(const In& in) = 0;
   // The outputs of the cycle the last rising edge began, with the request and init pins at rest.
   virtual Out peek() const = 0;
+  // From now on, every half cycle goes to this FST file; only for a block built traceable (std::logic_error
+  // otherwise).
+  virtual void start_trace(const std::string& fst_path) = 0;
 };
 
 // The item of a generated variant list (FABRICSIM_<BLOCK>_WINDOWS(X), ..._MUTANTS(X), rtl/CMakeLists.txt) in
@@ -46,12 +49,11 @@ inline std::string rtl_kind_of_mutant(uint32_t mutant) {
   return mutant == 0 ? "rtl" : "rtl_mutant_" + std::to_string(mutant);
 }
 
-// Throws core::config_error unless mutant N of `block` (rtl/mutants/<block>/<N>.patch) is in `built`, its
+// Throws core::config_error unless mutant N of `block` (rtl/mutants/<block>/<N>.patch) is in `built` and its
 // parameter `param` (e.g. "window"; empty for a block with one configuration) has the one value mutants are
-// built for, and no waveform is asked for (mutants are Verilated without trace code).
+// built for.
 inline void check_rtl_mutant(const std::string& block, uint32_t mutant, const std::vector<uint32_t>& built,
-                             const std::string& fst_path, const std::string& param = "", uint32_t value = 0,
-                             uint32_t built_value = 0) {
+                             const std::string& param = "", uint32_t value = 0, uint32_t built_value = 0) {
   const std::string which = block + " mutant " + std::to_string(mutant);
   if (std::find(built.begin(), built.end(), mutant) == built.end())
     throw core::config_error(which + " is not built; built: " +
@@ -59,7 +61,6 @@ inline void check_rtl_mutant(const std::string& block, uint32_t mutant, const st
   if (!param.empty() && value != built_value)
     throw core::config_error(which + ": " + param + " " + std::to_string(value) + " is not built; mutants have " +
                              param + " " + std::to_string(built_value) + " only");
-  if (!fst_path.empty()) throw core::config_error(which + ": mutants are built without waveform support");
 }
 
 }  // namespace fabricsim::nic

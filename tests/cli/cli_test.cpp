@@ -467,7 +467,7 @@ TEST(cli, compare_value_invalid_for_its_key_fails_before_any_run) {
                                                          "compare: {key: nic.reorder, values: [rtl, fast]}\n");
   r = fabricsim("run " + path);
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("compare_bad.yaml: compare nic.reorder=fast: \"fast\" is not one of: rtl, ref"),
+  EXPECT_NE(r.output.find("compare_bad.yaml: compare nic.reorder=fast: \"fast\" is not one of: rtl, ref, lockstep"),
             std::string::npos)
       << r.output;
 }

@@ -201,7 +201,7 @@ TEST(scenario, wrong_type_and_choices) {
   EXPECT_EQ(error_of([] { load("nic:\n  random_initial_psn: maybe\n"); }),
             "t.yaml:2: nic.random_initial_psn: expected true or false, got \"maybe\"");
   EXPECT_EQ(error_of([] { load("nic:\n  reorder: fast\n"); }),
-            "t.yaml:2: nic.reorder: \"fast\" is not one of: rtl, ref");
+            "t.yaml:2: nic.reorder: \"fast\" is not one of: rtl, ref, lockstep");
   EXPECT_EQ(error_of([] { load("workload:\n  kind: permutaton\n"); }),
             "t.yaml:2: workload.kind: \"permutaton\" is not one of: writes, permutation, all_to_all, incast, flows, "
             "generated, collective (did you mean permutation?)");
@@ -261,7 +261,8 @@ TEST(scenario, nic_overrides_errors) {
       "flowlet_gap_ns, random_initial_psn, initial_psn, dscp, place_data, placement, rx_buffer_bytes, "
       "tx_read_ahead_packets, "
       "rx_overflow, rx_pfc_xoff_bytes, rx_pfc_xon_bytes, rx_pfc_quanta, tx_fifo_frames, cc, dcqcn_preset, "
-      "dcqcn_model, cnp_model, cnp_interval_ns, cnp_mode, cnp_dscp, dcqcn_rpg_time_reset_us, dcqcn_rpg_byte_reset, "
+      "dcqcn_model, cnp_model, rtl_mutant, cnp_interval_ns, cnp_time_origin_cycles, cnp_mode, cnp_dscp, "
+      "dcqcn_rpg_time_reset_us, dcqcn_rpg_byte_reset, "
       "dcqcn_rpg_threshold, dcqcn_rpg_ai_rate_mbps, dcqcn_rpg_hai_rate_mbps, dcqcn_rpg_min_rate_mbps, "
       "dcqcn_rpg_gd, dcqcn_rpg_min_dec_fac, dcqcn_dce_tcp_g, dcqcn_dce_tcp_rtt_us, dcqcn_initial_alpha, "
       "dcqcn_rate_reduce_monitor_period_us, hpcc_eta, hpcc_max_stage, hpcc_w_ai_bytes, hpcc_base_rtt_us, "
@@ -272,7 +273,7 @@ TEST(scenario, nic_overrides_errors) {
   EXPECT_EQ(error_of([] { load("nic_overrides:\n  h1: {reorder: ref}\n  h1: {reorder: rtl}\n"); }),
             "t.yaml:3: nic_overrides.h1: duplicate host (each host may appear once)");
   EXPECT_EQ(error_of([] { load("nic_overrides:\n  h0:\n    reorder: slow\n"); }),
-            "t.yaml:3: nic_overrides.h0.reorder: \"slow\" is not one of: rtl, ref");
+            "t.yaml:3: nic_overrides.h0.reorder: \"slow\" is not one of: rtl, ref, lockstep");
 }
 
 TEST(scenario, new_workload_and_run_keys) {
@@ -369,7 +370,7 @@ TEST(scenario, set_errors_name_the_assignment) {
   EXPECT_EQ(error_of([&] { load(text, {"topology.link_gbps=5000"}); }),
             "--set topology.link_gbps=5000: 5000 is out of range [1, 3200] Gb/s");
   EXPECT_EQ(error_of([&] { load(text, {"nic.reorder=fast"}); }),
-            "--set nic.reorder=fast: \"fast\" is not one of: rtl, ref");
+            "--set nic.reorder=fast: \"fast\" is not one of: rtl, ref, lockstep");
   EXPECT_TRUE(contains(error_of([&] { load(text, {"lnk.fec_latency_ns=80"}); }),
                        "--set lnk.fec_latency_ns=80: lnk: unknown key; did you mean link?"));
   EXPECT_TRUE(contains(error_of([&] { load(text, {"writes.1.bytes=5"}); }),
