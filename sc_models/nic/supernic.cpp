@@ -365,9 +365,8 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
     m_ib_max_blocks = sw::ib::blocks_of(h::ib_lrh + h::bth + h::reth + h::immediate + mtu + h::icrc + h::ib_vcrc);
     m_ib_rx = std::make_unique<sw::ib::credit_receiver>(sw::ib::credit_params{}, 1u, ctx.calendar);
   }
-  core::require(params.rx_overflow != "pfc" ||
-                    (params.rx_pfc_xon_bytes <= params.rx_pfc_xoff_bytes &&
-                     params.rx_pfc_xoff_bytes + mtu <= params.rx_buffer_bytes),
+  core::require(params.rx_overflow != "pfc" || (params.rx_pfc_xon_bytes <= params.rx_pfc_xoff_bytes &&
+                                                params.rx_pfc_xoff_bytes + mtu <= params.rx_buffer_bytes),
                 inst,
                 "nic.rx_pfc_xon_bytes " + std::to_string(params.rx_pfc_xon_bytes) + " <= nic.rx_pfc_xoff_bytes " +
                     std::to_string(params.rx_pfc_xoff_bytes) + " <= nic.rx_buffer_bytes " +
