@@ -197,8 +197,7 @@ double ideal_fct_ns(const scenario& s, size_t src, size_t dst, uint64_t bytes, d
   const uint64_t origin = uint64_t(std::llround(posted_ns * 1000.0)) + picoseconds::from_ns(tx.wqe_latency_ns).value;
   uint64_t free_edge = 0;
   auto processed = [&](uint64_t arrival_ps) {
-    const uint64_t first =
-        uint64_t(((unsigned __int128)(origin + arrival_ps) * khz + 999'999'999) / 1'000'000'000);
+    const uint64_t first = uint64_t(((unsigned __int128)(origin + arrival_ps) * khz + 999'999'999) / 1'000'000'000);
     const uint64_t start = std::max(first, free_edge);
     free_edge = start + 1;
     return uint64_t(((unsigned __int128)free_edge * 1'000'000'000 + khz - 1) / khz) - origin;
