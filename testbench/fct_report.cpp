@@ -199,7 +199,7 @@ std::vector<core::link_params> path_links(const scenario& s, size_t src, size_t 
 
 }  // namespace
 
-double ideal_fct_ns(const scenario& s, size_t src, size_t dst, uint64_t bytes) {
+double ideal_fct_ns(const scenario& s, size_t src, size_t dst, uint64_t bytes, double posted_ns) {
   std::vector<path_link> path;
   for (const core::link_params& lp : path_links(s, src, dst))
     path.push_back({core::bits_per_second::from_gbps(lp.rate_gbps),
@@ -227,6 +227,19 @@ double ideal_fct_ns(const scenario& s, size_t src, size_t dst, uint64_t bytes) {
   // bytes; Spectrum's never are). `acks`: every ACK's departure from the responder, in order.
   const uint64_t rx_ps = picoseconds::from_ns(rx.rx_latency_ns).value;
   const uint64_t every = std::max<uint64_t>(1, rx.ack_every_packets);
+  // The responder's reorder block (nic.clock_mhz, sc_models/nic/block_clock.h) takes an in-order packet at
+  // the first edge at or after its arrival at which it is free, for one cycle, and the packet is processed
+  // (its ACK queued) at the end of that cycle. Edge k is at ceil(k * 1e9 / kHz) ps.
+  const uint64_t khz = uint64_t(std::llround(rx.clock_mhz * 1000.0));
+  // Times below count from the first packet ready (posted + wqe latency); the edges from time 0.
+  const uint64_t origin = uint64_t(std::llround(posted_ns * 1000.0)) + picoseconds::from_ns(tx.wqe_latency_ns).value;
+  uint64_t free_edge = 0;
+  auto processed = [&](uint64_t arrival_ps) {
+    const uint64_t first = uint64_t(((unsigned __int128)(origin + arrival_ps) * khz + 999'999'999) / 1'000'000'000);
+    const uint64_t start = std::max(first, free_edge);
+    free_edge = start + 1;
+    return uint64_t(((unsigned __int128)free_edge * 1'000'000'000 + khz - 1) / khz) - origin;
+  };
   std::vector<uint64_t> acks;
   bool queued = false;
   uint64_t queued_ready = 0, due = 0;
@@ -240,7 +253,8 @@ double ideal_fct_ns(const scenario& s, size_t src, size_t dst, uint64_t bytes) {
   train_ps(
       path, packets, [&](uint64_t j) { return write_wire_bytes(j + 1 < packets ? mtu : last_payload, j == 0, ib); },
       [](uint64_t) { return 0; }, sw,
-      [&](uint64_t j, uint64_t at) {
+      [&](uint64_t j, uint64_t arrived) {
+        const uint64_t at = processed(arrived);
         if ((j + 1) % every != 0 && j + 1 != packets) return;
         leave_until(at);
         due = std::max(due, at + rx_ps);
@@ -280,7 +294,7 @@ void add_fct_report(const scenario& s, nlohmann::json& report) {
     const auto src = topology::host_index(f["src"].get<std::string>(), hosts);
     const auto dst = topology::host_index(f["dst"].get<std::string>(), hosts);
     if (!src || !dst) continue;
-    const double ideal = ideal_fct_ns(s, *src, *dst, bytes);
+    const double ideal = ideal_fct_ns(s, *src, *dst, bytes, f.value("posted_ns", 0.0));
     const double fct = f["fct_ns"].get<double>();
     const double slowdown = fct / ideal;
     f["ideal_fct_ns"] = ideal;

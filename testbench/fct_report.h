@@ -27,7 +27,9 @@ std::vector<topology::tier> path_tiers(const topology::topology_params& topo, si
 // VCRC, no preamble or gap) and every switch takes quantum.pipeline_ns and cuts through after the LRH and
 // BTH; credits are taken to be no limit for a flow alone (true while quantum.vl_buffer_bytes covers a
 // link's credit round trip, as at the defaults).
-double ideal_fct_ns(const scenario& s, size_t src, size_t dst, uint64_t bytes);
+// `posted_ns`: when the WRITE was posted; the responder's reorder block runs on a clock whose edges are
+// fixed in absolute time (nic.clock_mhz), so the ideal depends on it by less than a cycle.
+double ideal_fct_ns(const scenario& s, size_t src, size_t dst, uint64_t bytes, double posted_ns = 0.0);
 
 // The size buckets of the `fct` object: upper bounds in bytes (inclusive), the last open-ended.
 const std::vector<uint64_t>& fct_bucket_bounds();

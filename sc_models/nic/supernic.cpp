@@ -8,6 +8,7 @@
 
 #include "sc_models/core/transaction_log.h"
 #include "sc_models/nic/block_lockstep.h"
+#include "sc_models/nic/block_clock.h"
 #include "sc_models/nic/block_recording.h"
 #include "sc_models/nic/congestion_control.h"
 #include "sc_models/nic/path_entropy.h"
@@ -66,6 +67,11 @@ void supernic_params::visit(core::param_visitor& v) {
            {"rtl", "ref", "lockstep"}},
           reorder);
   v.field({"reorder_window", "PSNs", "PSNs tracked beyond the in-order head (power of two)", 16, 4096}, reorder_window);
+  v.field({"clock_mhz", "MHz",
+           "clock of the NIC's RTL blocks: the reorder tracker takes one transaction per data packet at its edges "
+           "and stays busy for the cycles the RTL reports, packets waiting in order (estimate: docs/calibration.md)",
+           0.001, 1e5},
+          clock_mhz);
   v.field({"wqe_latency_ns", "ns", "work request posted to first packet ready", 0, 1e6}, wqe_latency_ns);
   v.field({"rx_latency_ns", "ns", "last bit received to placed and ACK ready", 0, 1e6}, rx_latency_ns);
   v.field({"link_layer", "", "ethernet: RoCEv2 frames; infiniband: LRH/BTH packets and credit-based flow control "
@@ -400,9 +406,8 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
     m_ib_max_blocks = sw::ib::blocks_of(h::ib_lrh + h::bth + h::reth + h::immediate + mtu + h::icrc + h::ib_vcrc);
     m_ib_rx = std::make_unique<sw::ib::credit_receiver>(sw::ib::credit_params{}, 1u, ctx.calendar);
   }
-  core::require(params.placement != "pcie" || params.rx_overflow != "pfc" ||
-                    (params.rx_pfc_xon_bytes <= params.rx_pfc_xoff_bytes &&
-                     params.rx_pfc_xoff_bytes + mtu <= params.rx_buffer_bytes),
+  core::require(params.rx_overflow != "pfc" || (params.rx_pfc_xon_bytes <= params.rx_pfc_xoff_bytes &&
+                                                params.rx_pfc_xoff_bytes + mtu <= params.rx_buffer_bytes),
                 inst,
                 "nic.rx_pfc_xon_bytes " + std::to_string(params.rx_pfc_xon_bytes) + " <= nic.rx_pfc_xoff_bytes " +
                     std::to_string(params.rx_pfc_xoff_bytes) + " <= nic.rx_buffer_bytes " +
@@ -419,6 +424,15 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
   }
 
   m_cc = make_congestion_control(params.cc, params, {inst, m_ctx.rtl_log, &m_ctx.lockstep});
+  // Requests (WRITE, SEND, READ request) wait for the reorder block and are processed at their result cycle;
+  // the block is busy for the tracker cycles their processing stepped.
+  m_rx_block = std::make_unique<block_clock>(inst, "tracker", params.clock_mhz, m_ctx.calendar, m_ctx.stats);
+  m_rx_block->set_server([this](packet* p) {
+    const uint64_t before = m_tracker_cycles;
+    on_write(p);
+    return m_tracker_cycles - before;
+  });
+  m_rx_block->set_on_served([this] { rx_drained(); });
   m_entropy = make_path_entropy(params.path_entropy, params, m_rng, inst);
 
   SC_METHOD(transmit);  // runs once at time 0 to pick up work posted before the start, then on every wake-up
@@ -512,6 +526,7 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
 }
 
 supernic::~supernic() {
+  while (packet* p = m_rx_block->take_waiting()) m_ctx.pool.release(p);
   for (auto& qp : m_qps)
     for (packet* p : qp->stash)
       if (p) m_ctx.pool.release(p);
@@ -1344,8 +1359,8 @@ void supernic::receive(packet* p, unsigned /*port*/) {
     on_cnp(p);
   else if (is_read_response(p->bth.opcode))
     on_read_response(p);
-  else
-    on_write(p);
+  else if (rx_buffer_admits(p))  // it occupies the receive buffer while it waits for the reorder block
+    m_rx_block->arrive(p);
 }
 
 // ---- congestion control --------------------------------------------------------------------------------
@@ -1827,9 +1842,15 @@ void supernic::write_payload(uint64_t va, const uint8_t* data, uint64_t length) 
 // the switch port above before the buffer is full (the rest is headroom for what is already on the way);
 // a packet that still finds no room is dropped, as ConnectX counts in rx_out_of_buffer, and the requester's
 // loss recovery resends it.
+uint64_t supernic::rx_buffer_occupancy() const {
+  return m_rx_block->waiting_payload_bytes() + (m_placement ? m_placement->bytes_in_flight() : 0);
+}
+
+// With nic.placement dmi the buffer holds only the packets waiting for the reorder block (placement is
+// immediate); a packet being admitted again when its transaction comes (on_write) always fits.
 bool supernic::rx_buffer_admits(const core::packet* p) {
-  if (!m_placement || p->payload_bytes == 0) return true;
-  const uint64_t occupancy = m_placement->bytes_in_flight() + p->payload_bytes;
+  if (p->payload_bytes == 0) return true;
+  const uint64_t occupancy = rx_buffer_occupancy() + p->payload_bytes;
   if (occupancy <= m_params.rx_buffer_bytes) {
     if (m_rx_pfc && !m_rx_xoff && occupancy >= m_params.rx_pfc_xoff_bytes) {
       m_rx_xoff = true;
@@ -1844,7 +1865,7 @@ bool supernic::rx_buffer_admits(const core::packet* p) {
 }
 
 void supernic::rx_drained() {
-  if (!m_rx_xoff || m_placement->bytes_in_flight() > m_params.rx_pfc_xon_bytes) return;
+  if (!m_rx_xoff || rx_buffer_occupancy() > m_params.rx_pfc_xon_bytes) return;
   m_rx_xoff = false;
   m_pfc_owed = true;  // XON
   m_pfc_refresh_at = never;

@@ -43,6 +43,9 @@ struct supernic_params {
   std::string reorder = "rtl";         // receiver PSN tracking: "rtl" (Verilated), "ref" (C++ model) or both
                                        // in "lockstep" (sc_models/nic/block_lockstep.h)
   uint64_t reorder_window = 256;       // PSNs tracked beyond the in-order head
+  // Clock of the NIC's RTL blocks: the reorder tracker takes one transaction per packet at this clock and is
+  // busy for the cycles the RTL reports (sc_models/nic/block_clock.h; estimate, docs/calibration.md).
+  double clock_mhz = 1000.0;
   double wqe_latency_ns = 200.0;       // work request posted -> first packet ready (estimate)
   double rx_latency_ns = 200.0;        // last bit in -> placed and ACK ready (estimate)
   uint64_t ack_every_packets = 16;     // ACK coalescing: one ACK per this many in-order packets, or on AckReq
@@ -226,6 +229,7 @@ class port_client {
   virtual void receive(core::packet* p) = 0;
 };
 
+class block_clock;
 class congestion_control;
 class path_entropy;
 
@@ -420,6 +424,11 @@ class supernic : public sc_core::sc_module, public core::packet_sink, public sw:
   bool rx_buffer_admits(const core::packet* p);
   // nic.rx_overflow pfc: XON once the buffer has drained below rx_pfc_xon_bytes.
   void rx_drained();
+  // Receive-buffer occupancy: payload waiting for the clocked reorder block, plus (nic.placement pcie)
+  // payload whose writes have not landed.
+  uint64_t rx_buffer_occupancy() const;
+  // The reorder tracker as clocked hardware (nic.clock_mhz): data packets wait in it for their transaction.
+  std::unique_ptr<block_clock> m_rx_block;
   // nic.placement pcie, transmit: payload reads ahead of the wire (docs/pcie.md).
   bool m_tx_pcie = false;
   std::unique_ptr<uint8_t[]> m_tx_buf;  // the transmit buffers, kept at the payload's own address (see prefetch)

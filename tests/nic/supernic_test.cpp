@@ -503,6 +503,8 @@ TEST(supernic, an_ack_covers_only_psns_placed_rx_latency_after_they_arrived) {
   // it starts then. By then PSNs 1000 .. 1008 have arrived (8 x 22.44 = 179.5 ns) but only PSN 1000 is
   // placed: the ACK names 1000. The triggers of PSNs 1001 .. 1008 were coalesced into it; the latest is due
   // at t0 + 179.52 + 200, so the next ACK starts then and names 1008 (1009 came at t0 + 201.96: not placed).
+  // Each packet is processed by the clocked reorder block (nic.clock_mhz 1000: edges every ns) one cycle after
+  // the first edge at or after its arrival: at ceil(arrival) + 1 ns; its ACK is due 200 ns after that.
   const json r = ack_timeline(24, 1024, 0);
   expect_placed_before_acknowledged(r, 24);
   ASSERT_GE(r["acks"].size(), 2u);
@@ -510,9 +512,10 @@ TEST(supernic, an_ack_covers_only_psns_placed_rx_latency_after_they_arrived) {
   for (size_t k = 1; k < 24; ++k)
     EXPECT_NEAR(r["arrived_ns"][k].get<double>() - r["arrived_ns"][k - 1].get<double>(), 22.44, 1e-6) << k;
   EXPECT_EQ(r["acks"][0][0], 1000);
-  EXPECT_NEAR(r["acks"][0][1].get<double>(), t0 + 200.0, 1e-6);
+  const auto processed = [](double arrival_ns) { return double(int64_t(arrival_ns + 1.0 - 1e-9)) + 1.0; };
+  EXPECT_NEAR(r["acks"][0][1].get<double>(), processed(t0) + 200.0, 1e-6);
   EXPECT_EQ(r["acks"][1][0], 1008);
-  EXPECT_NEAR(r["acks"][1][1].get<double>(), t0 + 8 * 22.44 + 200.0, 1e-6);
+  EXPECT_NEAR(r["acks"][1][1].get<double>(), processed(t0 + 8 * 22.44) + 200.0, 1e-6);
 }
 
 TEST(supernic, acks_behind_the_responders_own_transmit_fifo_still_wait_for_placement) {

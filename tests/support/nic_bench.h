@@ -110,6 +110,7 @@ struct nic_bench_config {
   size_t batch = 64;
   uint64_t seed = 1;
   std::vector<uint64_t> message_bytes;  // WRITEs A -> B, posted at time 0 back to back
+  std::vector<std::string> b_counters;  // nic_b's counters to return (nic_bench_result::b_counters)
 };
 
 struct nic_bench_result {
@@ -123,6 +124,7 @@ struct nic_bench_result {
   uint64_t rx_out_of_order = 0, rx_out_of_window = 0, rx_deferred = 0, rx_duplicate = 0;
   uint64_t packets_in_use = 0;
   double end_ns = 0;
+  std::map<std::string, uint64_t> b_counters;  // the ones nic_bench_config::b_counters names
 };
 
 inline nic_bench_result run_nic_bench(const nic_bench_config& cfg) {
@@ -186,6 +188,7 @@ inline nic_bench_result run_nic_bench(const nic_bench_config& cfg) {
   r.tx_nak = ctx.stats.counter_value("nic_b", "tx_nak");
   r.timeouts = ctx.stats.counter_value("nic_a", "timeouts");
   r.qp_errors = ctx.stats.counter_value("nic_a", "qp_errors");
+  for (const std::string& name : cfg.b_counters) r.b_counters[name] = ctx.stats.counter_value("nic_b", name);
   r.packets_in_use = ctx.pool.in_use();
   r.end_ns = core::now().ns();
   return r;

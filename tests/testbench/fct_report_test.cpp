@@ -24,6 +24,10 @@ using nlohmann::json;
 // 80), cut-through after 128 bytes, work-request and receive latencies of 200 ns, 4096-byte MTU.
 // Wire bytes: a WRITE packet is 14 + 20 + 8 + 12 (+ 16 RETH on the first) + payload + 4 + 4 + 8 + 12, so
 // 98 + payload first and 82 + payload after; an ACK is 86. At 400 Gb/s a byte takes 0.02 ns.
+// The responder's reorder block (nic.clock_mhz 1000: an edge every ns from time 0) takes the last packet at
+// the first edge at or after its arrival and processes it (queues the ACK) one cycle later.
+double block(double arrival_ns) { return std::ceil(arrival_ns - 1e-9) + 1; }
+
 TEST(ideal_fct, one_packet_across_a_leaf_spine_by_hand) {
   const scenario s = load_scenario_text("topology: {kind: leaf_spine, leaves: 2, hosts_per_leaf: 2, spines: 2}\n", "t");
   // h0 -> h3: host link, leaf-spine, spine-leaf, host link; three switches.
@@ -32,11 +36,11 @@ TEST(ideal_fct, one_packet_across_a_leaf_spine_by_hand) {
                       + 3 * 400                // pipelines
                       - 3 * (1098 - 128) * 0.02;  // cut-through: each switch starts after 128 bytes
   const double ack = 4 * (86 * 0.02) + 520 + 3 * 400;  // 86 bytes: shorter than 128, stored and forwarded
-  const double expected = 200 + data + 200 + ack;
-  EXPECT_NEAR(expected, 3876.52, 1e-9);
+  const double expected = block(200 + data) + 200 + ack;
+  EXPECT_NEAR(expected, 3877.88, 1e-9);  // the packet arrives at 1949.64 ns and is processed at 1951 ns
   EXPECT_NEAR(ideal_fct_ns(s, 0, 3, 1000), expected, 1e-6);
   // Same leaf: two links, one switch.
-  const double same_leaf = 200 + (2 * 21.96 + 220 + 400 - 19.4) + 200 + (2 * 1.72 + 220 + 400);
+  const double same_leaf = block(200 + (2 * 21.96 + 220 + 400 - 19.4)) + 200 + (2 * 1.72 + 220 + 400);
   EXPECT_NEAR(ideal_fct_ns(s, 0, 1, 1000), same_leaf, 1e-6);
 }
 
@@ -48,16 +52,18 @@ TEST(ideal_fct, a_packet_train_through_one_switch_by_hand) {
   const double train = (4194 + 255 * 4178) * 0.02;
   const double data = train + 4178 * 0.02 + 110 + 110 + 400;
   const double ack = 2 * 86 * 0.02 + 220 + 400;
-  EXPECT_NEAR(ideal_fct_ns(s, 0, 1, 1048576), 200 + data + 200 + ack, 1e-6);
-  EXPECT_NEAR(200 + data + 200 + ack, 23118.68, 1e-6);
+  EXPECT_NEAR(ideal_fct_ns(s, 0, 1, 1048576), block(200 + data) + 200 + ack, 1e-6);
+  EXPECT_NEAR(block(200 + data) + 200 + ack, 23120.44, 1e-6);  // arrives at 22295.24 ns, processed at 22297
+  // Posted 0.5 ns later, the last packet arrives at 22295.74 ns and is still processed at 22297 ns.
+  EXPECT_NEAR(ideal_fct_ns(s, 0, 1, 1048576, 0.5), block(200.5 + data) + 200 + ack - 0.5, 1e-6);
   // Two packets, 4096 + 4 bytes: the first leaves the switch cut-through, its end 128 bytes' time after
   // its last bit came in (plus the pipeline); the second (82 + 4 bytes) came in 86 bytes' time after the
   // first and waits for it, so it ends 128 bytes' time after its own last bit.
   const double two = (4194 + 86) * 0.02 + 128 * 0.02 + 220 + 400;
-  EXPECT_NEAR(ideal_fct_ns(s, 0, 1, 4100), 200 + two + 200 + ack, 1e-6);
+  EXPECT_NEAR(ideal_fct_ns(s, 0, 1, 4100), block(200 + two) + 200 + ack, 1e-6);
   // Store-and-forward: every packet held for its length, the largest being the first (4194 bytes).
   const scenario saf = load_scenario_text("topology: {hosts: 2}\nswitch: {forwarding: store_and_forward}\n", "t");
-  EXPECT_NEAR(ideal_fct_ns(saf, 0, 1, 1048576), 200 + (train + 4194 * 0.02 + 620) + 200 + ack, 1e-6);
+  EXPECT_NEAR(ideal_fct_ns(saf, 0, 1, 1048576), block(200 + (train + 4194 * 0.02 + 620)) + 200 + ack, 1e-6);
 }
 
 // InfiniBand (switch.model quantum_x800): 800 Gb/s, so a byte takes 0.01 ns; the same cables (110 ns and
@@ -73,21 +79,21 @@ TEST(ideal_fct, infiniband_packets_through_quantum_switches_by_hand) {
                       + 3 * 200                   // pipelines
                       - 3 * (1042 - 20) * 0.01;   // cut-through after 20 bytes at each switch
   const double ack = 4 * (30 * 0.01) + 520 + 3 * 200 - 3 * (30 - 20) * 0.01;
-  EXPECT_NEAR(200 + data + 200 + ack, 2651.92, 1e-9);
-  EXPECT_NEAR(ideal_fct_ns(s, 0, 3, 1000), 200 + data + 200 + ack, 1e-6);
+  EXPECT_NEAR(block(200 + data) + 200 + ack, 2653.9, 1e-9);  // arrives at 1331.02 ns, processed at 1333
+  EXPECT_NEAR(ideal_fct_ns(s, 0, 3, 1000), block(200 + data) + 200 + ack, 1e-6);
   // A train through one switch: 1 MiB is 256 packets, the first 4138 bytes and the others 4122; the first
   // cuts through, each later one finds the egress busy and is held for its whole length, so the last adds
   // its 41.22 ns once more after the pipeline.
   const scenario one = load_scenario_text("topology: {hosts: 2, link_gbps: 800}\nswitch: {model: quantum_x800}\n", "t");
   const double train = (4138 + 255 * 4122) * 0.01 + 4122 * 0.01 + 110 + 200 + 110;
   const double ack1 = 2 * 30 * 0.01 + 220 + 200 - 10 * 0.01;
-  EXPECT_NEAR(200 + train + 200 + ack1, 11834.20, 1e-6);
-  EXPECT_NEAR(ideal_fct_ns(one, 0, 1, 1048576), 200 + train + 200 + ack1, 1e-6);
+  EXPECT_NEAR(block(200 + train) + 200 + ack1, 11835.5, 1e-6);  // arrives at 11213.7 ns, processed at 11215
+  EXPECT_NEAR(ideal_fct_ns(one, 0, 1, 1048576), block(200 + train) + 200 + ack1, 1e-6);
   // Store-and-forward (quantum.cut_through false): the first packet is held for its 4138 bytes too.
   const scenario saf = load_scenario_text(
       "topology: {hosts: 2, link_gbps: 800}\nswitch: {model: quantum_x800}\nquantum: {cut_through: false}\n", "t");
   EXPECT_NEAR(ideal_fct_ns(saf, 0, 1, 1048576),
-              200 + ((4138 + 255 * 4122) * 0.01 + 4138 * 0.01 + 420) + 200 + (2 * 0.30 + 420), 1e-6);
+              block(200 + ((4138 + 255 * 4122) * 0.01 + 4138 * 0.01 + 420)) + 200 + (2 * 0.30 + 420), 1e-6);
 }
 
 TEST(ideal_fct, path_tiers_follow_the_topology) {

@@ -169,6 +169,16 @@ TEST(scenario, unknown_key_in_each_section) {
                        "dst, bytes, start_ns"));
 }
 
+TEST(scenario, nic_clock_mhz_must_be_positive) {
+  // The block clock's period is 1 / clock_mhz: zero or a negative clock has none (sc_models/nic/block_clock.h).
+  EXPECT_EQ(error_of([] { load("nic:\n  clock_mhz: 0\n"); }),
+            "t.yaml:2: nic.clock_mhz: 0 is out of range [0.001, 100000] MHz");
+  EXPECT_EQ(error_of([] { load("nic:\n  mtu_bytes: 1024\n  clock_mhz: -250\n"); }),
+            "t.yaml:3: nic.clock_mhz: -250 is out of range [0.001, 100000] MHz");
+  EXPECT_EQ(error_of([] { load("nic_overrides:\n  h1:\n    clock_mhz: 0\n"); }),
+            "t.yaml:3: nic_overrides.h1.clock_mhz: 0 is out of range [0.001, 100000] MHz");
+}
+
 TEST(scenario, out_of_range_in_each_section) {
   EXPECT_EQ(error_of([] { load("name: x\n\ntopology:\n  link_gbps: 5000\n"); }),
             "t.yaml:4: topology.link_gbps: 5000 is out of range [1, 3200] Gb/s");
@@ -256,7 +266,8 @@ TEST(scenario, nic_overrides_errors) {
   EXPECT_EQ(
       error_of([] { load("nic_overrides:\n  h1:\n    reorder: ref\n    reordr: rtl\n"); }),
       "t.yaml:4: nic_overrides.h1.reordr: unknown key; did you mean reorder? Known keys of nic_overrides.h1: "
-      "mtu_bytes, path_mtu_bytes, reorder, reorder_window, wqe_latency_ns, rx_latency_ns, link_layer, ack_every_packets, "
+      "mtu_bytes, path_mtu_bytes, reorder, reorder_window, clock_mhz, wqe_latency_ns, rx_latency_ns, link_layer, "
+      "ack_every_packets, "
       "path_entropy, "
       "flowlet_gap_ns, random_initial_psn, initial_psn, dscp, place_data, placement, rx_buffer_bytes, "
       "tx_read_ahead_packets, "

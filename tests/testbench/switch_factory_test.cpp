@@ -52,8 +52,10 @@ TEST(switch_factory, oq_model_carries_a_write_in_the_hand_computed_time) {
   // The last bit reaches h1 after every frame on h0's wire, the largest (first) frame once more on the
   // switch's egress (store-and-forward at equal rates), two cables and the switch latency.
   const uint64_t data_at_h1 = wqe + first + 8 * middle + last + first + 2 * link + sw;
-  // h1's ACK: ready after its receive latency, serialized on h1's wire and the switch's port to h0.
-  const uint64_t ack_at_h0 = data_at_h1 + rx + 2 * ack + 2 * link + sw;
+  // h1's reorder block (nic.clock_mhz 1000) processes the packet one cycle after the first ns edge at or after
+  // its arrival; the ACK is ready its receive latency later, serialized on h1's wire and the switch's port.
+  const uint64_t processed_at_h1 = (data_at_h1 + 999) / 1000 * 1000 + 1000;
+  const uint64_t ack_at_h0 = processed_at_h1 + rx + 2 * ack + 2 * link + sw;
   EXPECT_DOUBLE_EQ(f["completed_ns"].get<double>(), double(ack_at_h0) / 1000.0);
 }
 

@@ -1,0 +1,82 @@
+// The NIC's receive-side RTL block (the reorder tracker, one per NIC serving every QP's context) as clocked
+// hardware: a transaction per packet starts at a clock edge when the block is free, its result is taken one
+// cycle later (the RTL's response latency), and the block then stays busy for the cycles the RTL reported,
+// holding the packets behind it in arrival order. Stepping stays per transaction; the only kernel work is one
+// calendar entry per packet, at its result cycle.
+//
+// Timing (all at clock edges k of nic.clock_mhz, edge k at ceil(k * 1e6 / clock_mhz) ps):
+//   arrival at t       the packet joins the FIFO; if it is the only one there, its transaction is set up:
+//   start              S = max(first edge at or after t, the edge the block frees at)
+//   result at S + 1    the packet is served (the NIC's processing: tracker step, placement, ACK, CNP);
+//                      serving reports the cycles c the RTL took (at least 1)
+//   free at S + c      the next packet's transaction may start at this edge
+// A packet that releases m stored PSNs costs 1 + m cycles (rtl/reorder_tracker.sv: one per retired PSN), so
+// the packet behind it starts m cycles later than behind an in-order one. The processing of the released
+// PSNs is taken at the result cycle (the head moves at once, not one PSN per cycle): early by at most m cycles.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "sc_models/core/arrival_calendar.h"
+#include "sc_models/core/packet.h"
+#include "sc_models/core/ring.h"
+#include "sc_models/core/stats.h"
+#include "sc_models/core/units.h"
+
+namespace fabricsim::nic {
+
+class block_clock final : public core::calendar_client {
+ public:
+  // Serves one packet at its result cycle; returns the clock cycles the block took for it (0 counts as 1).
+  using server = std::function<uint64_t(core::packet*)>;
+
+  // clock_mhz > 0 (config_error naming `instance` and nic.clock_mhz otherwise). Statistics are registered
+  // under `instance` with the prefix `block` (e.g. "rx_block_busy_ns").
+  block_clock(const std::string& instance, const std::string& block, double clock_mhz, core::arrival_calendar& cal,
+              core::stats_registry& stats);
+  block_clock(const block_clock&) = delete;
+  block_clock& operator=(const block_clock&) = delete;
+
+  void set_server(server s) { m_serve = std::move(s); }
+  // A packet for the block, now; it is served at its result cycle (perhaps in this same instant's calendar
+  // pass, never before now).
+  void arrive(core::packet* p);
+  // Called (by the owner) whenever a served packet left the receive buffer: the owner may send XON.
+  void set_on_served(std::function<void()> f) { m_on_served = std::move(f); }
+
+  // Payload bytes of the packets waiting for the block (or being processed): receive-buffer occupancy.
+  uint64_t waiting_payload_bytes() const { return m_waiting_bytes; }
+  size_t waiting_packets() const { return m_fifo.size(); }
+  uint64_t clock_khz() const { return m_khz; }
+  // Removes and returns the oldest packet held (nullptr when none): the owner releases them at the end.
+  core::packet* take_waiting();
+
+  // Edge arithmetic, exposed for tests: the first edge at or after `t`, and the time of edge `k`.
+  uint64_t edge_at_or_after(core::picoseconds t) const;
+  core::picoseconds edge_time(uint64_t k) const;
+
+  void on_due(core::picoseconds t) override;
+
+ private:
+  struct waiting {
+    core::packet* p;
+    core::picoseconds arrived;
+  };
+  void set_up_front();
+
+  uint64_t m_khz;  // the clock in kHz (nic.clock_mhz rounded to 1 kHz): integer edge arithmetic
+  core::arrival_calendar& m_cal;
+  server m_serve;
+  std::function<void()> m_on_served;
+  core::ring<waiting> m_fifo{64};
+  uint64_t m_free_edge = 0;   // the edge at which the block takes its next transaction
+  uint64_t m_front_edge = 0;  // the front packet's accepting edge (valid while m_front_set)
+  bool m_front_set = false;   // the front packet's result is on the calendar
+  uint64_t m_waiting_bytes = 0;
+  // Statistics.
+  uint64_t m_transactions = 0, m_busy_cycles = 0, m_waited = 0, m_peak_queue = 0, m_wait_ps = 0;
+};
+
+}  // namespace fabricsim::nic

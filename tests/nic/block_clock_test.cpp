@@ -1,0 +1,139 @@
+// The clocked reorder block of the SuperNIC (sc_models/nic/block_clock.h): a slow nic.clock_mhz limits goodput
+// to one packet per cycle, a packet that releases m stored PSNs holds the next one back for m more cycles,
+// the default clock does not limit a 400G stream, and a backlog in the block back-pressures the sender (PFC).
+// Expected values come from the cycle timing in rtl/reorder_tracker.sv's header and the wire size of a frame.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tests/support/nic_bench.h"
+#include "tests/support/sc_fork.h"
+
+namespace fabricsim::test {
+namespace {
+
+using nlohmann::json;
+
+// A WRITE MIDDLE of 4096 payload bytes on the wire: preamble/SFD 8 + Ethernet 14 + IPv4 20 + UDP 8 + BTH 12
+// + payload + ICRC 4 + FCS 4 + inter-frame gap 12 = 4178 bytes; at the bench's 400 Gb/s one every 83.56 ns.
+constexpr double middle_wire_ns = 4178 * 8 / 400.0;
+
+const std::vector<std::string> block_counters = {
+    "tracker_transactions", "tracker_busy_cycles", "tracker_waited_packets", "tracker_peak_queue_packets",
+    "tracker_wait_ps",      "tx_pause_frames",     "rx_buffer_drops",        "tracker_cycles"};
+
+json run(nic_bench_config cfg) {
+  cfg.b_counters = block_counters;
+  const child_result c = run_in_child([&] {
+    const nic_bench_result r = run_nic_bench(cfg);
+    json j;
+    j["completions"] = r.completions.size();
+    j["mismatched_bytes"] = r.mismatched_bytes;
+    j["placed"] = json::array();
+    for (const nic::placed_message& m : r.placed)
+      j["placed"].push_back({{"first_ps", m.first_arrival.value}, {"placed_ps", m.placed_at.value}});
+    for (const auto& [name, value] : r.b_counters) j[name] = value;
+    j["packets_in_use"] = r.packets_in_use;
+    return j.dump();
+  });
+  if (!c.ok) ADD_FAILURE() << "bench child failed: " << c.output;
+  return c.ok ? json::parse(c.output) : json::object();
+}
+
+nic_bench_config one_write(uint64_t packets, double b_clock_mhz) {
+  nic_bench_config cfg;
+  for (nic::supernic_params* p : {&cfg.a, &cfg.b}) {
+    p->random_initial_psn = false;
+    p->initial_psn = 1000;
+  }
+  cfg.b.clock_mhz = b_clock_mhz;
+  cfg.message_bytes = {packets * 4096};
+  return cfg;
+}
+
+// Time from the block serving the FIRST packet to serving the LAST (both record their instant in placed()).
+double span_ns(const json& r) {
+  return double(r["placed"][0]["placed_ps"].get<uint64_t>() - r["placed"][0]["first_ps"].get<uint64_t>()) / 1000;
+}
+
+TEST(block_clock, a_slow_clock_limits_goodput_to_one_packet_per_cycle) {
+  // 10 MHz: one in-order PSN per cycle (rtl/reorder_tracker.sv: "an in-order stream runs at one PSN per
+  // clock") is one 4 KiB packet per 100 ns, slower than the wire's 83.56 ns: every packet after the first
+  // waits for the block, and the FIRST-to-LAST span is 63 cycles exactly (the clock's edges are 100 ns apart).
+  const uint64_t n = 64;
+  const json r = run(one_write(n, 10.0));
+  ASSERT_EQ(r["completions"], 1u);
+  EXPECT_EQ(r["mismatched_bytes"], 0u);
+  EXPECT_DOUBLE_EQ(span_ns(r), double(n - 1) * 100.0);
+  // Goodput = payload x clock / cycles per packet = 4096 B x 10 MHz / 1 = 327.68 Gb/s (within 1 %).
+  const double goodput_gbps = double(n - 1) * 4096 * 8 / span_ns(r);
+  EXPECT_NEAR(goodput_gbps, 4096 * 8 * 10e6 / 1e9, 3.2768);
+  EXPECT_EQ(r["tracker_transactions"], n);
+  EXPECT_EQ(r["tracker_busy_cycles"], n);  // one cycle each
+  // Packet k arrives k x 83.56 ns after the first and starts k x 100 ns after it (in the edge of the first,
+  // E0, at f in [0, 100) ns after the first arrival). Its own first edge is E0 + ceil((83.56 k - f) / 100),
+  // earlier than E0 + k (it waited) once 16.44 k >= 100 - f: from k = 7 on at the latest (f = 0), from k = 1
+  // when f is near 100. So between n - 7 and n - 1 packets waited.
+  EXPECT_GE(r["tracker_waited_packets"].get<uint64_t>(), n - 7);
+  EXPECT_LE(r["tracker_waited_packets"].get<uint64_t>(), n - 1);
+  EXPECT_GE(r["tracker_peak_queue_packets"].get<uint64_t>(), 2u);
+  EXPECT_EQ(r["packets_in_use"], 0u);
+}
+
+TEST(block_clock, the_default_clock_does_not_limit_a_400g_stream) {
+  // 1 GHz: 1 cycle per packet against 83.56 ns between packets. Each packet is served at the cycle after the
+  // first edge at or after its arrival, so the span is the wire's (n - 1) x 83.56 ns within one cycle.
+  const uint64_t n = 64;
+  const json r = run(one_write(n, 1000.0));
+  ASSERT_EQ(r["completions"], 1u);
+  EXPECT_NEAR(span_ns(r), double(n - 1) * middle_wire_ns, 1.0);
+  EXPECT_EQ(r["tracker_waited_packets"], 0u);
+  EXPECT_EQ(r["tracker_wait_ps"], 0u);
+  EXPECT_EQ(r["tracker_peak_queue_packets"], 1u);
+}
+
+TEST(block_clock, a_release_of_m_stored_psns_holds_the_next_packet_m_cycles) {
+  // Batches of B = 100 packets arrive reversed and back to back (the box's output never idles: it flushes a
+  // batch when A's last packet of it is in, as its link finishes the batch before). In each batch B - 1
+  // packets are out of order (1 cycle each) and the last is in order and releases m = B - 1 stored PSNs:
+  // 1 + m = B cycles (rtl/reorder_tracker.sv: busy one cycle per retired PSN). At 1 GHz that is 100 ns, longer
+  // than the 83.56 ns until the next batch's first packet, which waits: it starts at edge e + B where e is
+  // the in-order packet's start, the first edge at or after its arrival r (r <= e < r + 1 ns), so it waits
+  // e + B - (r + 83.56 ns), in (B - 83.56, B - 82.56] ns. The packet after it finds the block free again.
+  const uint64_t batch = 100, batches = 4;
+  nic_bench_config cfg = one_write(batch * batches, 1000.0);
+  cfg.order = reorder_box::order::reverse;
+  cfg.batch = batch;
+  const json r = run(cfg);
+  ASSERT_EQ(r["completions"], 1u);
+  EXPECT_EQ(r["mismatched_bytes"], 0u);
+  // (B - 1) x 1 + B cycles per batch.
+  EXPECT_EQ(r["tracker_busy_cycles"], batches * (2 * batch - 1));
+  EXPECT_EQ(r["tracker_cycles"], batches * (2 * batch - 1));  // what the RTL was stepped: the same cycles
+  EXPECT_EQ(r["tracker_waited_packets"], batches - 1);        // the first packet of every batch after the first
+  const double wait_ns = double(r["tracker_wait_ps"].get<uint64_t>()) / 1000;
+  EXPECT_GT(wait_ns, double(batches - 1) * (double(batch) - middle_wire_ns));
+  EXPECT_LE(wait_ns, double(batches - 1) * (double(batch) - middle_wire_ns + 1.0));
+}
+
+TEST(block_clock, a_backlog_in_the_block_pauses_the_sender_and_loses_nothing) {
+  // 1 MHz: 1 us per packet against 83.56 ns on the wire. Packets waiting for the block fill the receive buffer
+  // (nic.rx_buffer_bytes 1 MiB, XOFF at 768 KiB: 192 packets of 4 KiB) long before the 400 packets are in,
+  // so the receiver pauses its sender (PFC) and drops nothing; the write still completes byte for byte, at
+  // the block's pace: 399 us from FIRST to LAST.
+  const uint64_t n = 400;
+  const json r = run(one_write(n, 1.0));
+  ASSERT_EQ(r["completions"], 1u);
+  EXPECT_EQ(r["mismatched_bytes"], 0u);
+  EXPECT_GT(r["tx_pause_frames"].get<uint64_t>(), 0u);
+  EXPECT_EQ(r["rx_buffer_drops"], 0u);
+  EXPECT_DOUBLE_EQ(span_ns(r), double(n - 1) * 1000.0);
+  // Never more held than the buffer: 256 packets of 4 KiB is 1 MiB.
+  EXPECT_LE(r["tracker_peak_queue_packets"].get<uint64_t>(), 256u);
+  EXPECT_GE(r["tracker_peak_queue_packets"].get<uint64_t>(), 192u);
+}
+
+}  // namespace
+}  // namespace fabricsim::test
