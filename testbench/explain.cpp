@@ -1,15 +1,14 @@
 // `fabricsim list-scenarios` and `fabricsim explain`: the shipped scenarios and a scenario's resolved keys.
 #include "testbench/explain.h"
 
-#include <algorithm>
-#include <cstddef>
-#include <fstream>
-#include <sstream>
-
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <cstddef>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "sc_models/topology/fabric.h"
 #include "sc_models/topology/graph_file.h"
@@ -147,8 +146,8 @@ std::string export_topology(const scenario& s, const std::string& out_path) {
     out << text.str();
     if (!out.good()) throw core::config_error(out_path + ": cannot write the GraphML file (export-topology)");
   }
-  return fmt::format("export-topology: {} ({} {}): {} switches, {} hosts, {} cables -> {}\n", s.name,
-                     s.topology.kind, s.source, layout.switches.size(), layout.hosts, layout.cables.size(),
+  return fmt::format("export-topology: {} ({} {}): {} switches, {} hosts, {} cables -> {}\n", s.name, s.topology.kind,
+                     s.source, layout.switches.size(), layout.hosts, layout.cables.size(),
                      out_path == "-" ? "stdout" : out_path);
 }
 

@@ -1,13 +1,13 @@
 // FCT slowdown: ideal FCT from the scenario's parameters, per-bucket percentiles of FCT / ideal.
 #include "testbench/fct_report.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "sc_models/core/packet.h"
 #include "sc_models/core/units.h"
@@ -202,8 +202,8 @@ std::vector<core::link_params> path_links(const scenario& s, size_t src, size_t 
 double ideal_fct_ns(const scenario& s, size_t src, size_t dst, uint64_t bytes, double posted_ns) {
   std::vector<path_link> path;
   for (const core::link_params& lp : path_links(s, src, dst))
-    path.push_back({core::bits_per_second::from_gbps(lp.rate_gbps),
-                    picoseconds::from_ns(lp.propagation_ns + lp.fec_latency_ns)});
+    path.push_back(
+        {core::bits_per_second::from_gbps(lp.rate_gbps), picoseconds::from_ns(lp.propagation_ns + lp.fec_latency_ns)});
   const switch_timing sw = timing_of(s);
   const bool ib = s.switch_model.name == "quantum_x800";
   const nic::supernic_params& tx = nic_of(s, src);

@@ -395,7 +395,8 @@ int fabricsim_cli(int argc, char* argv[], bool parse_only) {
       "--set topology.kind=graph --set topology.file=FILE.\n"
       "Example: fabricsim export-topology leaf_spine_small --out leaf_spine_small.graphml");
   export_cmd
-      ->add_option("scenario", export_file, "Scenario YAML file, or the name of a shipped one (fabricsim list-scenarios)")
+      ->add_option("scenario", export_file,
+                   "Scenario YAML file, or the name of a shipped one (fabricsim list-scenarios)")
       ->required();
   export_cmd->add_option("--set", export_sets, "Override one scenario key, as for run (repeatable)")
       ->allow_extra_args(false);

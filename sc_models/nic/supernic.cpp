@@ -7,8 +7,8 @@
 #include <string>
 
 #include "sc_models/core/transaction_log.h"
-#include "sc_models/nic/block_lockstep.h"
 #include "sc_models/nic/block_clock.h"
+#include "sc_models/nic/block_lockstep.h"
 #include "sc_models/nic/block_recording.h"
 #include "sc_models/nic/congestion_control.h"
 #include "sc_models/nic/path_entropy.h"
@@ -1495,6 +1495,25 @@ void supernic::note_held(queue_pair& qp, const psn_result& r) {
   }
 }
 
+// A request packet whose PSN the head has passed, or already marked: the requester is resending.
+void supernic::on_duplicate(queue_pair& qp, packet* p, uint32_t head_before) {
+  ++m_rx_duplicate;
+  const bool read = p->bth.opcode == bth_opcode::rc_rdma_read_request;
+  const packet* held = qp.stash[p->bth.psn & qp.window_mask];
+  if (read && held != nullptr && held->bth.psn == p->bth.psn) {
+    ++m_rx_read_already_queued;  // the first copy waits for the head: it will be answered then
+    m_ctx.pool.release(p);
+  } else if (read) {
+    on_read_request(qp, p, true);  // a re-issued READ: answered again, from its PSN on
+  } else {
+    queue_ack(qp);  // the first ACK may have been lost: acknowledge again (expected PSN - 1)
+    m_ctx.pool.release(p);
+  }
+  // Reordering never duplicates: the requester is resending, so a gap at the head is a loss.
+  if (core::psn_before(qp.head, qp.rx_max)) qp.recovering = true;
+  note_arrival(qp, (head_before - 1) & core::psn_mask);
+}
+
 void supernic::on_write(packet* p) {
   const uint32_t qpn = p->bth.dest_qp;
   if (qpn < first_qpn || qpn - first_qpn >= m_qps.size() || !m_qps[qpn - first_qpn]->connected) {
@@ -1527,20 +1546,7 @@ void supernic::on_write(packet* p) {
   qp.head = r.head_psn;
   switch (r.verdict) {
     case psn_verdict::duplicate:
-      ++m_rx_duplicate;
-      if (read && qp.stash[p->bth.psn & qp.window_mask] != nullptr &&
-          qp.stash[p->bth.psn & qp.window_mask]->bth.psn == p->bth.psn) {
-        ++m_rx_read_already_queued;  // the first copy waits for the head: it will be answered then
-        m_ctx.pool.release(p);
-      } else if (read) {
-        on_read_request(qp, p, true);  // a re-issued READ: answered again, from its PSN on
-      } else {
-        queue_ack(qp);  // the first ACK may have been lost: acknowledge again (expected PSN - 1)
-        m_ctx.pool.release(p);
-      }
-      // Reordering never duplicates: the requester is resending, so a gap at the head is a loss.
-      if (core::psn_before(qp.head, qp.rx_max)) qp.recovering = true;
-      note_arrival(qp, (head_before - 1) & core::psn_mask);
+      on_duplicate(qp, p, head_before);
       return;
     case psn_verdict::out_of_window:
       ++m_rx_out_of_window;

@@ -369,6 +369,7 @@ class supernic : public sc_core::sc_module, public core::packet_sink, public sw:
   // receives; false when a missing receive forced an RNR NAK (the head is then back at its PSN).
   bool walk_head(queue_pair& qp, uint32_t from, uint32_t to, bool* message_done);
   uint32_t retire_read_psns(queue_pair& qp, uint32_t psn, uint32_t packets);
+  void on_duplicate(queue_pair& qp, core::packet* p, uint32_t head_before);
   uint32_t serve_deferred_read(queue_pair& qp, core::packet* p);
   void record_placed(const placed_message& done);  // into placed(), then the placed callback
   void rnr_reset(queue_pair& qp, uint32_t psn);
