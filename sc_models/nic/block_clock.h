@@ -24,6 +24,7 @@
 #include "sc_models/core/ring.h"
 #include "sc_models/core/stats.h"
 #include "sc_models/core/units.h"
+#include "sc_models/nic/block_timing.h"
 
 namespace fabricsim::nic {
 
@@ -49,13 +50,13 @@ class block_clock final : public core::calendar_client {
   // Payload bytes of the packets waiting for the block (or being processed): receive-buffer occupancy.
   uint64_t waiting_payload_bytes() const { return m_waiting_bytes; }
   size_t waiting_packets() const { return m_fifo.size(); }
-  uint64_t clock_khz() const { return m_khz; }
+  uint64_t clock_khz() const { return m_timing.clock_khz(); }
   // Removes and returns the oldest packet held (nullptr when none): the owner releases them at the end.
   core::packet* take_waiting();
 
   // Edge arithmetic, exposed for tests: the first edge at or after `t`, and the time of edge `k`.
-  uint64_t edge_at_or_after(core::picoseconds t) const;
-  core::picoseconds edge_time(uint64_t k) const;
+  uint64_t edge_at_or_after(core::picoseconds t) const { return m_timing.edge_at_or_after(t); }
+  core::picoseconds edge_time(uint64_t k) const { return m_timing.edge_time(k); }
 
   void on_due(core::picoseconds t) override;
 
@@ -66,17 +67,16 @@ class block_clock final : public core::calendar_client {
   };
   void set_up_front();
 
-  uint64_t m_khz;  // the clock in kHz (nic.clock_mhz rounded to 1 kHz): integer edge arithmetic
+  block_timing m_timing;  // edges and the edge the block frees at; the block's statistics but the peak queue
   core::arrival_calendar& m_cal;
   server m_serve;
   std::function<void()> m_on_served;
   core::ring<waiting> m_fifo{64};
-  uint64_t m_free_edge = 0;   // the edge at which the block takes its next transaction
   uint64_t m_front_edge = 0;  // the front packet's accepting edge (valid while m_front_set)
   bool m_front_set = false;   // the front packet's result is on the calendar
   uint64_t m_waiting_bytes = 0;
   // Statistics.
-  uint64_t m_transactions = 0, m_busy_cycles = 0, m_waited = 0, m_peak_queue = 0, m_wait_ps = 0;
+  uint64_t m_peak_queue = 0;
 };
 
 }  // namespace fabricsim::nic

@@ -118,6 +118,25 @@ class lockstep_pair {
     throw rtl_divergence(message);
   }
 
+  // diverge(), after replaying the ring's transactions into the traced shadow (`start_trace` opens its
+  // waveform at the path given; `replay` applies one transaction to it) when there is a waveform directory.
+  template <class Transaction, class Shadow, class StartTrace, class Replay>
+  [[noreturn]] void diverge_with_wave(const std::string& what, const std::string& detail,
+                                      transaction_ring<Transaction>& ring, std::unique_ptr<Shadow>& shadow,
+                                      StartTrace start_trace, Replay replay) {
+    std::string failure;
+    if (waves()) {
+      try {
+        start_trace(wave_path());
+        ring.for_each(replay);
+      } catch (const std::exception& e) {
+        failure = e.what();
+      }
+      shadow.reset();  // closes the file
+    }
+    diverge(what, detail, waves() ? wave_note(ring.size(), failure) : "");
+  }
+
   const lockstep_context m_ctx;
   const char* const m_block;
   const std::string m_rtl_kind;
@@ -243,17 +262,9 @@ class lockstep_reorder_tracker final : public reorder_tracker, lockstep_pair {
                 nic::to_string(rtl) + "; ref " + nic::to_string(ref));
   }
   [[noreturn]] void fail(const reorder_transaction& t, const std::string& detail) {
-    std::string failure;
-    if (waves()) {
-      try {
-        m_shadow_rtl->start_trace(wave_path());
-        m_ring.for_each([this](const reorder_transaction& r) { apply(*m_shadow, r); });
-      } catch (const std::exception& e) {
-        failure = e.what();
-      }
-      m_shadow.reset();  // closes the file
-    }
-    diverge(describe(t), detail, waves() ? wave_note(m_ring.size(), failure) : "");
+    diverge_with_wave(
+        describe(t), detail, m_ring, m_shadow, [this](const std::string& path) { m_shadow_rtl->start_trace(path); },
+        [this](const reorder_transaction& r) { apply(*m_shadow, r); });
   }
 
   reorder_tracker_handshake m_rtl, m_ref;
@@ -358,17 +369,9 @@ class lockstep_cnp_gen final : public cnp_gen, lockstep_pair {
     }
   }
   [[noreturn]] void fail(const cnp_transaction& t, const std::string& detail) {
-    std::string failure;
-    if (waves()) {
-      try {
-        m_shadow_rtl->start_trace(wave_path());
-        m_ring.for_each([this](const cnp_transaction& r) { apply(*m_shadow, r); });
-      } catch (const std::exception& e) {
-        failure = e.what();
-      }
-      m_shadow.reset();
-    }
-    diverge(describe(t), detail, waves() ? wave_note(m_ring.size(), failure) : "");
+    diverge_with_wave(
+        describe(t), detail, m_ring, m_shadow, [this](const std::string& path) { m_shadow_rtl->start_trace(path); },
+        [this](const cnp_transaction& r) { apply(*m_shadow, r); });
   }
 
   cnp_gen_handshake m_rtl, m_ref;
@@ -444,7 +447,8 @@ class lockstep_dcqcn_rate_engine final : public dcqcn_rate_engine, lockstep_pair
         break;
     }
   }
-  // The event on both engines, then every output compared (the reference model is untimed: cycles are not).
+  // The event on both engines, then every output compared, and the cycles the transaction took (the reference
+  // model counts them by the RTL's timing rule: they shape the NIC's timing).
   void run(const dcqcn_transaction& t) {
     ++m_n;
     m_ring.push(t, [this](const dcqcn_transaction& old) { apply(*m_shadow, old); });
@@ -458,8 +462,9 @@ class lockstep_dcqcn_rate_engine final : public dcqcn_rate_engine, lockstep_pair
     apply(m_ref, t);
     const dcqcn_outputs& a = m_rtl.outputs();
     const dcqcn_outputs& b = m_ref.outputs();
-    if (a == b) return;
+    if (a == b && m_rtl.last_cycles() == m_ref.last_cycles()) return;
     field_diff d;
+    d.add("cycles", m_rtl.last_cycles(), m_ref.last_cycles());
     d.add("rate_kbps", a.rate_kbps, b.rate_kbps);
     d.add("target_kbps", a.target_kbps, b.target_kbps);
     d.add("alpha_q16", a.alpha_q16, b.alpha_q16);
@@ -467,20 +472,13 @@ class lockstep_dcqcn_rate_engine final : public dcqcn_rate_engine, lockstep_pair
     d.add("timer_count", a.timer_count, b.timer_count);
     d.add("byte_count", a.byte_count, b.byte_count);
     d.add("events", hex(a.events), hex(b.events));
-    fail(t, "rtl {" + nic::to_string(a) + "}, ref {" + nic::to_string(b) + "}\n  " + d.text());
+    fail(t, "rtl {" + nic::to_string(a) + ", cycles " + std::to_string(m_rtl.last_cycles()) + "}, ref {" +
+                nic::to_string(b) + ", cycles " + std::to_string(m_ref.last_cycles()) + "}\n  " + d.text());
   }
   [[noreturn]] void fail(const dcqcn_transaction& t, const std::string& detail) {
-    std::string failure;
-    if (waves()) {
-      try {
-        m_shadow->start_trace(wave_path());
-        m_ring.for_each([this](const dcqcn_transaction& r) { apply(*m_shadow, r); });
-      } catch (const std::exception& e) {
-        failure = e.what();
-      }
-      m_shadow.reset();
-    }
-    diverge(describe(t), detail, waves() ? wave_note(m_ring.size(), failure) : "");
+    diverge_with_wave(
+        describe(t), detail, m_ring, m_shadow, [this](const std::string& path) { m_shadow->start_trace(path); },
+        [this](const dcqcn_transaction& r) { apply(*m_shadow, r); });
   }
 
   dcqcn_rp_rtl m_rtl;

@@ -33,7 +33,9 @@ void congestion_control::repace(size_t q) {
   p.next_send = p.pace_from + core::picoseconds(uint64_t((unsigned __int128)p.pace_bits * 1'000'000'000ull / rate));
 }
 
-std::unique_ptr<cnp_gen> make_notification_point(const supernic_params& params, const cc_context& ctx) {
+namespace {
+
+std::unique_ptr<cnp_gen> make_cnp_block(const supernic_params& params, const cc_context& ctx) {
   cnp_gen_params np;
   np.min_interval_ns = params.cnp_interval_ns;
   np.mode = params.cnp_mode;
@@ -41,6 +43,17 @@ std::unique_ptr<cnp_gen> make_notification_point(const supernic_params& params, 
   std::unique_ptr<cnp_gen> gen = make_nic_cnp_gen(params.cnp_model, np, mutant, {ctx.instance, "", ctx.lockstep});
   if (ctx.rtl_log) gen = record_cnp_gen(std::move(gen), np, *ctx.rtl_log, ctx.instance + ".cnp_gen");
   return gen;
+}
+
+}  // namespace
+
+notification_point::notification_point(const supernic_params& params, const cc_context& ctx)
+    : m_gen(make_cnp_block(params, ctx)), m_clock(ctx.instance, "cnp_gen", ctx.clock_mhz, ctx.stats) {}
+
+core::picoseconds notification_point::arrival(uint32_t qpn, core::picoseconds t, uint64_t stamp_cycles) {
+  const uint64_t edge = m_clock.take(t, 1);  // one arrival per clock (rtl/cnp_gen.sv, cycle timing)
+  if (!m_gen->marked_arrival(qpn, stamp_cycles)) return congestion_control::never;
+  return m_clock.edge_time(edge + 1);  // the decision is on the outputs the cycle after the accepting edge
 }
 
 namespace {

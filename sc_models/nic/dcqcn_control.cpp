@@ -38,10 +38,11 @@ class dcqcn_control final : public congestion_control {
       : congestion_control(true, false),
         m_ctx(ctx),
         m_model(params.dcqcn_model),
-        m_np_origin(params.cnp_time_origin_cycles) {
+        m_np_origin(params.cnp_time_origin_cycles),
+        m_rp_block(ctx.instance, "dcqcn_rp", ctx.clock_mhz, ctx.stats) {
     try {
       m_params = reaction_point_params(params);
-      m_np = make_notification_point(params, ctx);
+      m_np = std::make_unique<notification_point>(params, ctx);
       m_mutant = parse_rtl_mutant(params.rtl_mutant, "nic.rtl_mutant").of("dcqcn_rp");
       make_nic_dcqcn_rate_engine(m_model, m_params, m_mutant,
                                  {ctx.instance, "", nullptr});  // fail here, naming this NIC
@@ -56,6 +57,7 @@ class dcqcn_control final : public congestion_control {
     const uint64_t now = cycles(t);
     if (rp.next_deadline() <= now) {
       rp.advance(now);
+      occupy(rp, t);
       repace(q);
     }
     const uint64_t d = rp.next_deadline();
@@ -66,11 +68,12 @@ class dcqcn_control final : public congestion_control {
   }
   void on_cnp(size_t q, core::picoseconds t) override {
     m_rp[q]->cnp(cycles(t));
+    occupy(*m_rp[q], t);
     repace(q);  // the gap after the last packet stretches to the cut rate
   }
-  bool marked_arrival(uint32_t qpn, core::picoseconds t) override {
+  core::picoseconds marked_arrival(uint32_t qpn, core::picoseconds t) override {
     // One CNP per interval per flow (or port); its counter started at nic.cnp_time_origin_cycles.
-    return m_np->marked_arrival(qpn, m_np_origin + cycles(t));
+    return m_np->arrival(qpn, t, m_np_origin + cycles(t));
   }
   void status(size_t q, qp_status& st) const override {
     const dcqcn_rate_engine& rp = *m_rp[q];
@@ -98,19 +101,29 @@ class dcqcn_control final : public congestion_control {
   void on_sent(size_t q, uint64_t wire_bytes, core::picoseconds t) override {
     // The reaction point's byte counter (its bytes input is 16 bits wide).
     m_rp[q]->sent(uint32_t(std::min<uint64_t>(wire_bytes, 65535)), cycles(t));
+    occupy(*m_rp[q], t);
   }
 
  private:
   // Both blocks count cycles of the NIC's timestamp clock (1 GHz in their defaults: one cycle per ns).
   uint64_t cycles(core::picoseconds t) const { return cycles_at(t, m_params.clock_mhz); }
+  // The NIC's one reaction-point datapath (per-QP state, one transaction at a time, as the reorder tracker)
+  // took the transaction just made at `t` for the cycles the block reported (rtl/dcqcn_rp.sv: k + 2 for a
+  // request that finds k timers due); no paced packet of this NIC starts while it is busy. The transaction's
+  // result is applied at once (early by those cycles).
+  void occupy(const dcqcn_rate_engine& rp, core::picoseconds t) {
+    m_rp_block.take(t, rp.last_cycles());
+    hold_sends_until(m_rp_block.free_at());
+  }
 
   const cc_context m_ctx;
   const std::string m_model;   // nic.dcqcn_model
   uint32_t m_mutant = 0;       // nic.rtl_mutant dcqcn_rp:N
   const uint64_t m_np_origin;  // nic.cnp_time_origin_cycles
   dcqcn_params m_params;
-  std::unique_ptr<cnp_gen> m_np;
+  std::unique_ptr<notification_point> m_np;
   std::vector<std::unique_ptr<dcqcn_rate_engine>> m_rp;  // per QP
+  block_timing m_rp_block;                               // at nic.clock_mhz
 };
 
 }  // namespace

@@ -157,7 +157,8 @@ class dcqcn_rate_engine {
 
   virtual const dcqcn_outputs& outputs() const = 0;
   virtual const char* kind() const = 0;  // "rtl" or "ref"
-  // Clock cycles the last transaction took (1 for the reference model's bookkeeping: it is untimed).
+  // Clock cycles the last transaction took: the RTL's edges, and for the reference model the same by the RTL's
+  // cycle timing rule (1 for an init, k + 2 for a request that found k timers due).
   virtual uint64_t last_cycles() const = 0;
 
   double rate_mbps() const { return outputs().rate_kbps / 1000.0; }

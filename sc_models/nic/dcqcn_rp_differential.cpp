@@ -312,13 +312,20 @@ dcqcn_rp_differential_result run_dcqcn_rp_differential(const dcqcn_rp_differenti
     ++r.transactions;
     now = t.now;
     const dcqcn_outputs& out = ref.outputs();
-    if (first_difference(out, rtl.outputs(), r)) {
+    const bool cycles_differ = rtl.last_cycles() != ref.last_cycles();
+    if (cycles_differ) {
+      r.mismatch_signal = "cycles to rsp_valid_o";
+      r.expected = std::to_string(ref.last_cycles());
+      r.got = std::to_string(rtl.last_cycles());
+    }
+    if (cycles_differ || first_difference(out, rtl.outputs(), r)) {
       r.matched = false;
       r.mismatch_cycle = t.now;
       r.mismatch = describe(t) + " (seed " + std::to_string(options.seed) + ", transaction " +
                    std::to_string(r.transactions) + ")\n  parameters " + describe(stimulus.params()) +
-                   "\n  before     " + to_string(before) + "\n  ref        " + to_string(out) + "\n  rtl        " +
-                   to_string(rtl.outputs());
+                   "\n  before     " + to_string(before) + "\n  ref        " + to_string(out) + ", cycles " +
+                   std::to_string(ref.last_cycles()) + "\n  rtl        " + to_string(rtl.outputs()) + ", cycles " +
+                   std::to_string(rtl.last_cycles());
       break;
     }
 

@@ -30,6 +30,7 @@ void dcqcn_rp_ref::reset(const dcqcn_params& params, uint64_t now_cycles) {
   m_timer_count = m_byte_count = m_byte_acc = 0;
   m_last_cut = now_cycles - m_cfg.monitor_period;  // the first CNP always cuts
   m_events = 0;
+  m_last_cycles = 1;  // an init is done at its accepting edge
   publish();
 }
 
@@ -39,6 +40,7 @@ void dcqcn_rp_ref::begin(uint64_t now) {
                                 std::to_string(now));
   m_now = now;
   m_events = 0;
+  m_last_cycles = 2;  // the accepting edge and the edge that applies the request; one more per timer fired
   for (;;) {
     const bool alpha_due = m_alpha_armed && at_or_before(m_alpha_deadline, now);
     const bool increase_due = m_increase_armed && at_or_before(m_increase_deadline, now);
@@ -48,11 +50,13 @@ void dcqcn_rp_ref::begin(uint64_t now) {
       m_alpha_armed = m_alpha != 0;
       m_alpha_deadline += m_cfg.alpha_period;
       m_events |= dcqcn_ev_alpha_decay;
+      ++m_last_cycles;
     } else if (increase_due) {
       m_timer_count = saturating_increment(m_timer_count);
       m_events |= dcqcn_ev_timer;
       increase_event();
       m_increase_deadline += m_cfg.increase_period;
+      ++m_last_cycles;
     } else {
       break;
     }

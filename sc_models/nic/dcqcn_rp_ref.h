@@ -1,5 +1,6 @@
 // DCQCN reaction point of a RoCEv2 NIC: C++ reference model, written from the specification in
-// sc_models/nic/dcqcn_rp.h. Untimed: each transaction is resolved completely at once.
+// sc_models/nic/dcqcn_rp.h. Each transaction is resolved completely at once; last_cycles() is what
+// rtl/dcqcn_rp.sv's cycle timing rule gives for it (1 for an init, k + 2 for a request that finds k timers due).
 #pragma once
 
 #include <cstdint>
@@ -21,7 +22,7 @@ class dcqcn_rp_ref final : public dcqcn_rate_engine {
 
   const dcqcn_outputs& outputs() const override { return m_out; }
   const char* kind() const override { return "ref"; }
-  uint64_t last_cycles() const override { return 1; }
+  uint64_t last_cycles() const override { return m_last_cycles; }
 
   const dcqcn_config& config() const { return m_cfg; }
 
@@ -44,6 +45,7 @@ class dcqcn_rp_ref final : public dcqcn_rate_engine {
   uint32_t m_byte_acc = 0;
   uint64_t m_last_cut = 0;
   uint32_t m_events = 0;
+  uint64_t m_last_cycles = 1;
   dcqcn_outputs m_out;
 };
 

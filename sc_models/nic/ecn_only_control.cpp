@@ -20,7 +20,7 @@ class ecn_only_control final : public congestion_control {
     core::require(params.cnp_interval_ns > 0, m_instance,
                   "nic.cc ecn_only: nic.cnp_interval_ns must be above 0 (it is the rate-recovery period)");
     try {
-      m_np = make_notification_point(params, ctx);
+      m_np = std::make_unique<notification_point>(params, ctx);
     } catch (const core::config_error& e) {
       throw core::config_error(m_instance + ": nic.cc ecn_only: " + e.what());
     }
@@ -38,9 +38,9 @@ class ecn_only_control final : public congestion_control {
     r.deadline = t + m_period;  // the recovery period restarts at each cut
     repace(q);
   }
-  bool marked_arrival(uint32_t qpn, core::picoseconds t) override {
-    // cnp_gen's default clock: 1 GHz, one cycle per ns, counted from nic.cnp_time_origin_cycles.
-    return m_np->marked_arrival(qpn, m_np_origin + t.value / 1000);
+  core::picoseconds marked_arrival(uint32_t qpn, core::picoseconds t) override {
+    // cnp_gen's default time stamp: 1 GHz, one cycle per ns, counted from nic.cnp_time_origin_cycles.
+    return m_np->arrival(qpn, t, m_np_origin + t.value / 1000);
   }
   void status(size_t q, qp_status& st) const override {
     st.paced = true;
@@ -80,7 +80,7 @@ class ecn_only_control final : public congestion_control {
   const uint64_t m_ai_kbps;          // nic.ecn_only_ai_mbps
   const core::picoseconds m_period;  // nic.cnp_interval_ns
   const uint64_t m_np_origin;        // nic.cnp_time_origin_cycles
-  std::unique_ptr<cnp_gen> m_np;
+  std::unique_ptr<notification_point> m_np;
   std::vector<rate> m_qp;
 };
 

@@ -69,7 +69,10 @@ void supernic_params::visit(core::param_visitor& v) {
   v.field({"reorder_window", "PSNs", "PSNs tracked beyond the in-order head (power of two)", 16, 4096}, reorder_window);
   v.field({"clock_mhz", "MHz",
            "clock of the NIC's RTL blocks: the reorder tracker takes one transaction per data packet at its edges "
-           "and stays busy for the cycles the RTL reports, packets waiting in order (estimate: docs/calibration.md)",
+           "and stays busy for the cycles the RTL reports, packets waiting in order; the CNP generator takes one "
+           "CE-marked arrival per cycle and its CNP leaves a cycle later; the DCQCN reaction point holds the "
+           "NIC's paced packets while busy (2 cycles per packet sent, 1 more per timer) (estimate: "
+           "docs/calibration.md)",
            0.001, 1e5},
           clock_mhz);
   v.field({"wqe_latency_ns", "ns", "work request posted to first packet ready", 0, 1e6}, wqe_latency_ns);
@@ -423,7 +426,8 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
         (params.rtl_mutant.empty() ? "" : " and nic.rtl_mutant " + params.rtl_mutant) + ": " + e.what());
   }
 
-  m_cc = make_congestion_control(params.cc, params, {inst, m_ctx.rtl_log, &m_ctx.lockstep});
+  m_cc = make_congestion_control(params.cc, params,
+                                 {inst, m_ctx.rtl_log, &m_ctx.lockstep, params.clock_mhz, &m_ctx.stats});
   // Requests (WRITE, SEND, READ request) wait for the reorder block and are processed at their result cycle;
   // the block is busy for the tracker cycles their processing stepped.
   m_rx_block = std::make_unique<block_clock>(inst, "tracker", params.clock_mhz, m_ctx.calendar, m_ctx.stats);
@@ -718,6 +722,8 @@ void supernic::transmit() {
   // Every path out of here re-arms the retransmission timer: an earlier wake-up replaced its notification.
   if (m_rto_wake != never) wake_transmitter(m_rto_wake);
   if (m_rx_xoff && m_pfc_refresh_at != never && t < m_pfc_refresh_at) wake_transmitter(m_pfc_refresh_at);
+  // A CNP still in the generator goes at its result cycle, whatever else keeps the transmitter asleep.
+  if (!m_cnps.empty() && t < m_cnps.front().ready) wake_transmitter(m_cnps.front().ready);
   while (!m_tx_fifo.empty() && m_tx_fifo.front() <= t) m_tx_fifo.pop_front();
   if (m_tx_pcie) {
     while (!m_tx_departures.empty() && m_tx_departures.front() <= t) {  // their transmit buffers are free
@@ -1377,14 +1383,17 @@ void supernic::on_cnp(packet* p) {
 }
 
 void supernic::notify_congestion(queue_pair& qp) {
-  if (!m_cc->marked_arrival(qp.qpn, core::now())) return;  // moderated: one CNP per interval per flow (or port)
-  m_cnps.push_back(qp.qpn);
-  if (m_started) wake_transmitter(core::now());
+  // Moderated: one CNP per interval per flow (or port); otherwise it leaves at the generator's result cycle.
+  const picoseconds ready = m_cc->marked_arrival(qp.qpn, core::now());
+  if (ready == never) return;
+  m_cnps.push_back({qp.qpn, ready});
+  if (m_started) wake_transmitter(ready);
 }
 
 packet* supernic::next_cnp() {
-  if (m_cnps.empty()) return nullptr;
-  queue_pair& qp = *m_qps[m_cnps.front() - first_qpn];
+  // One generator: its results come in arrival order (transmit() wakes for the front one).
+  if (m_cnps.empty() || core::now() < m_cnps.front().ready) return nullptr;
+  queue_pair& qp = *m_qps[m_cnps.front().qpn - first_qpn];
   m_cnps.pop_front();
   packet* p = m_ctx.pool.acquire();
   fill_headers(p, qp, qp.src_port);

@@ -44,7 +44,8 @@ struct supernic_params {
                                        // in "lockstep" (sc_models/nic/block_lockstep.h)
   uint64_t reorder_window = 256;       // PSNs tracked beyond the in-order head
   // Clock of the NIC's RTL blocks: the reorder tracker takes one transaction per packet at this clock and is
-  // busy for the cycles the RTL reports (sc_models/nic/block_clock.h; estimate, docs/calibration.md).
+  // busy for the cycles the RTL reports (sc_models/nic/block_clock.h); the CNP generator and the DCQCN
+  // reaction point take theirs at it too (block_timing.h; estimate, docs/calibration.md).
   double clock_mhz = 1000.0;
   double wqe_latency_ns = 200.0;       // work request posted -> first packet ready (estimate)
   double rx_latency_ns = 200.0;        // last bit in -> placed and ACK ready (estimate)
@@ -401,7 +402,7 @@ class supernic : public sc_core::sc_module, public core::packet_sink, public sw:
   // Congestion control: the policy (nic.cc) paces the QPs; the NIC sends and receives its CNPs.
   void on_cnp(core::packet* p);                 // reaction point: a CNP for one of our QPs
   void notify_congestion(queue_pair& qp);       // notification point: a CE-marked arrival
-  core::packet* next_cnp();
+  core::packet* next_cnp();                     // a CNP whose generator result is due, if any
   void note_arrival(queue_pair& qp, uint32_t psn);  // extends the highest PSN seen, then NAKs a gap if due
   void fill_headers(core::packet* p, const queue_pair& qp, uint16_t src_port);
 
@@ -490,7 +491,11 @@ class supernic : public sc_core::sc_module, public core::packet_sink, public sw:
     uint32_t qpn;
   };
   core::ring<pending_ack> m_acks;
-  core::ring<uint32_t> m_cnps;  // QPNs owed a CNP, oldest first
+  struct owed_cnp {
+    uint32_t qpn;
+    core::picoseconds ready;  // the CNP generator's result cycle
+  };
+  core::ring<owed_cnp> m_cnps;               // CNPs owed, oldest first
   std::unique_ptr<congestion_control> m_cc;  // nic.cc
   size_t m_rr = 0;  // round-robin position over QPs
   std::vector<completion> m_completions;

@@ -175,7 +175,10 @@ INSTANTIATE_TEST_SUITE_P(
                                 without_lockstep::changes_field, "/fabric/cnps_sent"},
                     mutant_case{"cnp_gen", 2, tiny_incast + origin_near_wrap, "", without_lockstep::changes_field,
                                 "/fabric/cnps_sent"},
-                    mutant_case{"dcqcn_rp", 1, recovering, "qp ", without_lockstep::no_effect, ""},
+                    // The stuck rate timer fires again at the ceiling: the NIC reads the same rate, but each extra
+                    // timer is an extra cycle of the clocked block (k + 2 per transaction).
+                    mutant_case{"dcqcn_rp", 1, recovering, "qp ", without_lockstep::changes_field,
+                                "/stats/h1_nic/dcqcn_rp_busy_cycles/value"},
                     mutant_case{"dcqcn_rp", 2,
                                 tiny_incast + " --set topology.link_gbps=334.24 --set nic.cnp_interval_ns=2000 --set "
                                               "nic.dcqcn_rate_reduce_monitor_period_us=2",

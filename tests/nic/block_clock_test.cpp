@@ -94,6 +94,27 @@ TEST(block_clock, the_default_clock_does_not_limit_a_400g_stream) {
   EXPECT_EQ(r["tracker_peak_queue_packets"], 1u);
 }
 
+// The sender's DCQCN reaction point is clocked too (sc_models/nic/dcqcn_control.cpp): a sent() that finds no
+// timer due takes 2 cycles of the Verilated rtl/dcqcn_rp.sv ("k + 2 edges"), and the NIC starts no paced packet
+// while it is busy. At 10 MHz that is one packet per 200 ns against the wire's 83.56 ns: the FIRST-to-LAST span
+// at the receiver (whose blocks run at 1 GHz, serving each packet a fixed time after it arrives) is
+// 63 x 200 ns, within the receiver's one cycle. The alpha timer is kept out of the run (1000 us period).
+TEST(block_clock, a_slow_reaction_point_paces_the_sender_at_two_cycles_per_packet) {
+  const uint64_t n = 64;
+  nic_bench_config cfg = one_write(n, 1000.0);
+  cfg.a.cc = "dcqcn";
+  cfg.a.dcqcn_model = "rtl";
+  cfg.a.dcqcn_dce_tcp_rtt_us = 1000;
+  cfg.a.clock_mhz = 10.0;
+  const json r = run(cfg);
+  ASSERT_EQ(r["completions"], 1u);
+  EXPECT_EQ(r["mismatched_bytes"], 0u);
+  EXPECT_NEAR(span_ns(r), double(n - 1) * 200.0, 1.0);
+  // The same sender at the default 1000 MHz is paced by the wire: 2 ns of RP time per 83.56 ns packet.
+  cfg.a.clock_mhz = 1000.0;
+  EXPECT_NEAR(span_ns(run(cfg)), double(n - 1) * middle_wire_ns, 1.0);
+}
+
 TEST(block_clock, a_release_of_m_stored_psns_holds_the_next_packet_m_cycles) {
   // Batches of B = 100 packets arrive reversed and back to back (the box's output never idles: it flushes a
   // batch when A's last packet of it is in, as its link finishes the batch before). In each batch B - 1

@@ -77,7 +77,7 @@ TEST(congestion_control, none_never_paces_nor_asks_for_cnps) {
   EXPECT_EQ(cc->next_send(0), picoseconds{});
   EXPECT_EQ(cc->timers(0, us(1)), congestion_control::never);
   EXPECT_FALSE(cc->window_full(0, uint64_t(1) << 40));
-  EXPECT_FALSE(cc->marked_arrival(2, us(1)));
+  EXPECT_EQ(cc->marked_arrival(2, us(1)), congestion_control::never);
   EXPECT_FALSE(cc->telemetry());
   qp_status st;
   st.rate_mbps = 400000.0;
@@ -140,12 +140,61 @@ TEST(ecn_only, a_cut_stretches_the_gap_already_started) {
   EXPECT_EQ(cc->next_send(0), us(1) + picoseconds(80'000));
 }
 
+// At the default 1000 MHz an arrival on an edge (every whole ns) is accepted there and its CNP leaves one
+// cycle (1 ns) later (rtl/cnp_gen.sv, cycle timing).
 TEST(ecn_only, notification_point_moderates_cnps_per_interval) {
   auto cc = make("ecn_only");
-  EXPECT_TRUE(cc->marked_arrival(2, us(10)));
-  EXPECT_FALSE(cc->marked_arrival(2, us(11)));  // within 2 us of the last CNP of this flow
-  EXPECT_TRUE(cc->marked_arrival(3, us(11)));   // per_flow: another QP has its own context
-  EXPECT_TRUE(cc->marked_arrival(2, us(12.5)));
+  const picoseconds cycle(1000);
+  EXPECT_EQ(cc->marked_arrival(2, us(10)), us(10) + cycle);
+  EXPECT_EQ(cc->marked_arrival(2, us(11)), congestion_control::never);  // within 2 us of this flow's last CNP
+  // per_flow: another QP has its own context; the suppressed arrival of flow 2 took the edge at 11 us, so this
+  // one is accepted at the next and decided a cycle after that.
+  EXPECT_EQ(cc->marked_arrival(3, us(11)), us(11) + cycle + cycle);
+  EXPECT_EQ(cc->marked_arrival(2, us(12.5)), us(12.5) + cycle);
+}
+
+// nic.clock_mhz 1: one edge per us. The generator takes one arrival per clock at the first free edge at or
+// after it and decides a cycle later; a suppressed arrival takes its cycle too. Hand timeline:
+//   flow 2 at 0.3 us -> edge 1, CNP at 2 us;  flow 3 at 0.4 us -> edge 2 (1 busy), CNP at 3 us;
+//   flow 2 at 0.5 us -> edge 3, suppressed (200 ns after its CNP's time stamp, interval 2 us);
+//   flow 4 at 0.6 us -> edge 4, CNP at 5 us;  flow 5 at 7.2 us -> edge 8 (idle again), CNP at 9 us.
+TEST(ecn_only, the_notification_point_takes_one_arrival_per_clock) {
+  core::stats_registry stats;
+  auto cc = make_congestion_control("ecn_only", params(), {"nic0", nullptr, nullptr, 1.0, &stats});
+  for (int q = 0; q < 6; ++q) cc->add_qp("", line_bps, picoseconds{});
+  EXPECT_EQ(cc->marked_arrival(2, us(0.3)), us(2));
+  EXPECT_EQ(cc->marked_arrival(3, us(0.4)), us(3));
+  EXPECT_EQ(cc->marked_arrival(2, us(0.5)), congestion_control::never);
+  EXPECT_EQ(cc->marked_arrival(4, us(0.6)), us(5));
+  EXPECT_EQ(cc->marked_arrival(5, us(7.2)), us(9));
+  EXPECT_EQ(stats.counter_value("nic0", "cnp_gen_transactions"), 5u);
+  EXPECT_EQ(stats.counter_value("nic0", "cnp_gen_busy_cycles"), 5u);
+  EXPECT_EQ(stats.counter_value("nic0", "cnp_gen_waited_transactions"), 3u);  // the 2nd, 3rd and 4th
+  // Waits: 0.4 -> 2 us, 0.5 -> 3 us, 0.6 -> 4 us: 1.6 + 2.5 + 3.4 = 7.5 us.
+  EXPECT_EQ(stats.counter_value("nic0", "cnp_gen_wait_ps"), 7'500'000u);
+}
+
+// The reaction point at nic.clock_mhz 10 (100 ns a cycle): a sent() that finds no timer due takes 2 cycles
+// (rtl/dcqcn_rp.sv: k + 2 edges), so the NIC's next paced packet, of any QP, waits for the edge 2 cycles after
+// the one that took it, though 1000 bytes at 400 Gb/s would allow it 20 ns later. Timers kept out of the way:
+// the alpha period (dce_tcp_rtt) and the rate timer are far longer than the run.
+TEST(dcqcn, the_reaction_point_holds_paced_packets_while_busy) {
+  supernic_params p = params();
+  p.dcqcn_dce_tcp_rtt_us = 1000;
+  core::stats_registry stats;
+  auto cc = make_congestion_control("dcqcn", p, {"nic0", nullptr, nullptr, 10.0, &stats});
+  cc->add_qp("", line_bps, picoseconds{});
+  cc->add_qp("", line_bps, picoseconds{});
+  cc->sent(0, 1000, us(1));  // accepted at edge 10 (1 us), busy to edge 12
+  EXPECT_EQ(cc->next_send(0), us(1.2));
+  EXPECT_EQ(cc->next_send(1), us(1.2)) << "one datapath for every QP of the NIC";
+  cc->sent(1, 1000, us(1.25));  // accepted at edge 13 (1.3 us), busy to edge 15
+  EXPECT_EQ(cc->next_send(1), us(1.5));
+  EXPECT_EQ(stats.counter_value("nic0", "dcqcn_rp_busy_cycles"), 4u);
+  // At the default 1000 MHz the same packet is paced by the wire alone: 2 cycles are 2 ns of its 20.
+  auto fast = make("dcqcn", p);
+  fast->sent(0, 1000, us(1));
+  EXPECT_EQ(fast->next_send(0), us(1) + picoseconds(20'000));
 }
 
 TEST(ecn_only, rejects_a_zero_recovery_period) {
