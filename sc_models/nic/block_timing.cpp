@@ -18,6 +18,8 @@ block_timing::block_timing(const std::string& instance, const std::string& block
                 "nic.clock_mhz " + std::to_string(clock_mhz) + " must be above 0 (MHz)");
   m_khz = uint64_t(std::llround(clock_mhz * 1000.0));
   core::require(m_khz >= 1, instance, "nic.clock_mhz " + std::to_string(clock_mhz) + " is below 1 kHz");
+  core::require(m_khz <= ps_per_ms, instance,
+                "nic.clock_mhz " + std::to_string(clock_mhz) + " is above 1 THz (edges closer than 1 ps)");
   if (stats == nullptr) return;
   stats->counter(instance, block + "_transactions", "transactions",
                  "transactions the clocked block took (nic.clock_mhz)", &m_transactions);
@@ -30,9 +32,12 @@ block_timing::block_timing(const std::string& instance, const std::string& block
   stats->counter(instance, block + "_wait_ps", "ps", "total time arrivals waited for the busy block", &m_wait_ps);
 }
 
+// The smallest k with edge_time(k) >= t, edge_time rounding up to whole ps: ceil(k x 1e9 / f) >= t exactly when
+// k x 1e9 > (t - 1) x f. (Rounding t x f / 1e9 up instead would put a time already rounded up to edge k at k + 1
+// whenever the edge does not fall on a whole picosecond, so a block woken at its own free edge lost a cycle.)
 uint64_t block_timing::edge_at_or_after(core::picoseconds t) const {
-  const unsigned __int128 num = (unsigned __int128)t.value * m_khz;
-  return uint64_t((num + ps_per_ms - 1) / ps_per_ms);
+  if (t.value == 0) return 0;
+  return uint64_t((unsigned __int128)(t.value - 1) * m_khz / ps_per_ms) + 1;
 }
 
 core::picoseconds block_timing::edge_time(uint64_t k) const {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "sc_models/nic/block_timing.h"
 #include "tests/support/nic_bench.h"
 #include "tests/support/sc_fork.h"
 
@@ -56,6 +57,26 @@ nic_bench_config one_write(uint64_t packets, double b_clock_mhz) {
 // Time from the block serving the FIRST packet to serving the LAST (both record their instant in placed()).
 double span_ns(const json& r) {
   return double(r["placed"][0]["placed_ps"].get<uint64_t>() - r["placed"][0]["first_ps"].get<uint64_t>()) / 1000;
+}
+
+// Edge k of a clock of f kHz is at ceil(k x 1e9 / f) ps. At 1837.2 MHz (544.306... ps a cycle) few edges fall on
+// a whole picosecond: a time rounded up to edge k must still be edge k, and one picosecond later edge k + 1.
+TEST(block_timing, an_edge_time_is_its_own_edge_at_any_clock) {
+  for (double mhz : {1837.2, 1000.0, 3.0, 0.001, 1e5}) {
+    nic::block_timing clock("nic0", "t", mhz, nullptr);
+    for (uint64_t k : {0ull, 1ull, 2ull, 3ull, 7ull, 1000ull, 123457ull, 99999989ull}) {
+      const core::picoseconds at = clock.edge_time(k);
+      EXPECT_EQ(clock.edge_at_or_after(at), k) << mhz << " MHz, edge " << k;
+      EXPECT_EQ(clock.edge_at_or_after(at + core::picoseconds(1)), k + 1) << mhz << " MHz, edge " << k;
+      if (k > 0) EXPECT_EQ(clock.edge_at_or_after(at - core::picoseconds(1)), k) << mhz << " MHz, edge " << k;
+    }
+  }
+  // By hand at 1837.2 MHz: edge 1 at ceil(544.3065...) = 545 ps, edge 2 at ceil(1088.613...) = 1089 ps.
+  nic::block_timing clock("nic0", "t", 1837.2, nullptr);
+  EXPECT_EQ(clock.edge_time(1), core::picoseconds(545));
+  EXPECT_EQ(clock.edge_time(2), core::picoseconds(1089));
+  EXPECT_EQ(clock.edge_at_or_after(core::picoseconds(546)), 2u);
+  EXPECT_THROW(nic::block_timing("nic0", "t", 2e6, nullptr), core::config_error);  // 2 THz
 }
 
 TEST(block_clock, a_slow_clock_limits_goodput_to_one_packet_per_cycle) {
