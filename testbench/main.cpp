@@ -224,6 +224,8 @@ int fabricsim_cli(int argc, char* argv[], bool parse_only) {
       "  fabricsim verify-rtl --block cnp_gen --flows 1024 --cycles 200000\n"
       "  fabricsim verify-rtl --block dcqcn_rp --preset nvidia --cycles 200000\n"
       "  fabricsim verify-rtl --block reorder_tracker --window 64 --mutant 2   (a planted bug: exits 1)\n"
+      "  fabricsim verify-rtl --block reorder_tracker --rtl tests/rtl/user_blocks/psn_shift_tracker.sv --top "
+      "psn_shift_tracker --param Window=64   (your own block, compiled at run time)\n"
       "  fabricsim run tests/cli/lockstep_reorder.yaml --rtl-mutant reorder_tracker:1 --wave waves   (the bug in a "
       "fabric, caught in lockstep: exits 5)\n"
       "  fabricsim run testbench/scenarios/leaf_spine_small.yaml --record-rtl rec && fabricsim verify-rtl --block "
@@ -338,6 +340,17 @@ int fabricsim_cli(int argc, char* argv[], bool parse_only) {
       "--mutant", verify.mutant,
       "Run mutant N of the block (a planted bug, rtl/mutants/<block>/<N>.patch; built for --window 64 "
       "and --flows 64 only) to see the bench catch it: exits 1 with the mismatch");
+  verify_cmd->add_option("--rtl", verify.rtl,
+                         "Verify your own block instead: its SystemVerilog file, checked against the block's port "
+                         "contract (docs/rtl_contract.md), Verilated and compiled at run time (cached)");
+  verify_cmd->add_option("--top", verify.top, "--rtl: the top module (default: the block's name)");
+  verify_cmd
+      ->add_option("--param", verify.params,
+                   "--rtl: a parameter of the top module, NAME=VALUE (repeatable; Window defaults to --window)")
+      ->allow_extra_args(false);
+  verify_cmd->add_option("--rtl-cache", verify.rtl_cache,
+                         "--rtl: compile cache folder (default: $FABRICSIM_RTL_CACHE, else "
+                         "$XDG_CACHE_HOME/fabricsim/rtl, else ~/.cache/fabricsim/rtl)");
   std::string replay;
   verify_cmd->add_option("--replay", replay,
                          "Replay a recording of --block (DIR/<block>.txt from fabricsim run --record-rtl DIR) through "
@@ -483,6 +496,11 @@ int fabricsim_cli(int argc, char* argv[], bool parse_only) {
       const testbench::rtl_replay_result result = testbench::replay_rtl_recording(verify.block, replay, verify.mutant);
       (result.matched ? std::cout : std::cerr) << testbench::format_rtl_replay(verify.block, replay, result);
       return result.matched ? 0 : 1;
+    }
+    if (*verify_cmd && !verify.rtl.empty()) {
+      const testbench::verify_user_rtl_result result = testbench::verify_user_rtl(verify);
+      (result.run.matched ? std::cout : std::cerr) << testbench::format_verify_user_rtl(verify, result);
+      return result.run.matched ? 0 : 1;
     }
     if (*verify_cmd && verify.block == "cnp_gen") {
       const testbench::verify_rtl_cnp_gen_result result = testbench::verify_rtl_cnp_gen(verify);

@@ -14,6 +14,8 @@
 #include "sc_models/nic/reorder_tracker.h"
 #include "sc_models/nic/reorder_tracker_differential.h"
 #include "sc_models/nic/reorder_tracker_rtl.h"
+#include "sc_models/nic/user_rtl_block.h"
+#include "testbench/rtl_contract.h"
 
 namespace fabricsim::testbench {
 namespace {
@@ -187,6 +189,57 @@ std::string format_verify_rtl_cnp_gen(const verify_rtl_options& options, const v
   if (missed != 0) s << missed << " of " << cnp_gen_bin_count << " coverage bins not hit: run more cycles\n";
   if (!options.wave.empty()) s << "  waveform                        " << options.wave << '\n';
   s << "RTL matches the reference model on every cycle\n";
+  return s.str();
+}
+
+verify_user_rtl_result verify_user_rtl(const verify_rtl_options& options) {
+  rtl_contract(options.block);
+  if (options.mutant != 0)
+    throw core::config_error("verify-rtl --mutant is for the shipped RTL; it cannot be combined with --rtl");
+  if (!options.wave.empty() && !std::ofstream(options.wave))
+    throw core::config_error("verify-rtl --wave " + options.wave + ": cannot open for writing");
+  user_rtl_request request{options.block, options.rtl, options.top, options.params, options.rtl_cache};
+  if (std::none_of(request.params.begin(), request.params.end(),
+                   [](const std::string& p) { return p.rfind("Window=", 0) == 0; }))
+    request.params.push_back("Window=" + std::to_string(options.window));
+  verify_user_rtl_result result;
+  result.build = build_user_rtl(request);
+  result.window = static_cast<uint32_t>(result.build.parameters.at("Window"));
+  const auto library = user_rtl_library::open(result.build.shared_object, options.block);
+  const auto start = std::chrono::steady_clock::now();
+  {
+    reorder_tracker_user dut(library, result.window, options.wave);  // the waveform closes with the block
+    result.run.reorder_tracker = run_reorder_tracker_differential(dut, options.cycles, options.seed);
+  }
+  result.run.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.run.matched = result.run.reorder_tracker.matched;
+  result.wave = options.wave;
+  if (!result.run.matched && options.wave.empty()) {
+    // The bench is deterministic per seed: the same run up to the mismatch, traced this time.
+    result.wave = result.build.top + "_mismatch_seed" + std::to_string(options.seed) + ".fst";
+    reorder_tracker_user dut(library, result.window, result.wave);
+    run_reorder_tracker_differential(dut, result.run.reorder_tracker.mismatch_cycle + 1, options.seed);
+  }
+  return result;
+}
+
+std::string format_verify_user_rtl(const verify_rtl_options& options, const verify_user_rtl_result& result) {
+  const user_rtl_build& b = result.build;
+  std::ostringstream s;
+  s << "user RTL " << options.rtl << ", module " << b.top << ", Window " << result.window << '\n';
+  if (b.reused) {
+    s << "  compiled block reused from the cache: " << b.entry_dir << '\n';
+  } else {
+    s << std::fixed << std::setprecision(1) << "  compiled in " << b.verilate_seconds + b.compile_seconds
+      << " s (contract check and Verilator " << b.verilate_seconds << " s, C++ " << b.compile_seconds << " s"
+      << (b.runtime_built ? ", including the Verilator runtime, compiled once per cache" : "") << "): " << b.entry_dir
+      << '\n';
+  }
+  for (const std::string& note : b.notes) s << "  note: " << note << '\n';
+  verify_rtl_options shown = options;
+  shown.window = result.window;
+  shown.wave = result.wave;
+  s << format_verify_rtl(shown, result.run);
   return s.str();
 }
 
