@@ -14,6 +14,10 @@
 #include "sc_models/nic/reorder_tracker_binding.h"
 using binding = fabricsim::nic::reorder_tracker_binding;
 #define FABRICSIM_USER_RTL_BLOCK_NAME "reorder_tracker"
+#elif defined(FABRICSIM_USER_RTL_BLOCK_CNP_GEN)
+#include "sc_models/nic/cnp_gen_binding.h"
+using binding = fabricsim::nic::cnp_gen_binding;
+#define FABRICSIM_USER_RTL_BLOCK_NAME "cnp_gen"
 #else
 #error "define FABRICSIM_USER_RTL_BLOCK_<BLOCK>"
 #endif

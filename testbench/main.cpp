@@ -499,8 +499,8 @@ int fabricsim_cli(int argc, char* argv[], bool parse_only) {
     }
     if (*verify_cmd && !verify.rtl.empty()) {
       const testbench::verify_user_rtl_result result = testbench::verify_user_rtl(verify);
-      (result.run.matched ? std::cout : std::cerr) << testbench::format_verify_user_rtl(verify, result);
-      return result.run.matched ? 0 : 1;
+      (result.matched ? std::cout : std::cerr) << testbench::format_verify_user_rtl(verify, result);
+      return result.matched ? 0 : 1;
     }
     if (*verify_cmd && verify.block == "cnp_gen") {
       const testbench::verify_rtl_cnp_gen_result result = testbench::verify_rtl_cnp_gen(verify);

@@ -34,6 +34,29 @@ const rtl_block_contract reorder_tracker_contract{
     {{"Window", 16, 4096, true}},
 };
 
+// rtl/cnp_gen.sv at TimeWidth 32 (the adapter's time port).
+const rtl_block_contract cnp_gen_contract{
+    "cnp_gen",
+    {
+        {"clk_i", true, 1, "clock, rising edge"},
+        {"rst_ni", true, 1, "asynchronous active-low reset"},
+        {"init_valid_i", true, 1, "load the interval and mode, zero the counters, forget every CNP sent"},
+        {"init_interval_i", true, 32, "minimum interval between CNPs of one context, cycles"},
+        {"init_per_port_i", true, 1, "one context for the whole port"},
+        {"req_valid_i", true, 1, "a marked arrival is presented"},
+        {"req_ready_o", false, 1, "the arrival is taken at this edge if req_valid_i"},
+        {"req_flow_i", true, 24, "its destination QPN"},
+        {"req_now_i", true, 32, "its arrival time, cycles"},
+        {"rsp_valid_o", false, 1, "the result of the arrival accepted last cycle"},
+        {"rsp_emit_o", false, 1, "send a CNP now"},
+        {"rsp_flow_o", false, 24, "the QPN of the result"},
+        {"cnp_count_o", false, 32, "CNPs emitted since init"},
+        {"suppressed_count_o", false, 32, "arrivals suppressed since init"},
+        {"busy_o", false, 1, "the table is being cleared"},
+    },
+    {{"Flows", 2, 65536, true}, {"TimeWidth", 32, 32, false}},
+};
+
 std::string xml_unescape(std::string s) {
   static const std::pair<const char*, const char*> entities[] = {
       {"&apos;", "'"}, {"&quot;", "\""}, {"&lt;", "<"}, {"&gt;", ">"}, {"&amp;", "&"}};
@@ -110,10 +133,11 @@ std::string describe(bool input, uint32_t width) {
 
 }  // namespace
 
-std::string rtl_contract_blocks() { return "reorder_tracker"; }
+std::string rtl_contract_blocks() { return "reorder_tracker, cnp_gen"; }
 
 const rtl_block_contract& rtl_contract(const std::string& block) {
   if (block == reorder_tracker_contract.block) return reorder_tracker_contract;
+  if (block == cnp_gen_contract.block) return cnp_gen_contract;
   throw core::config_error("verify-rtl --rtl: block " + block +
                            " has no user-RTL contract yet; blocks with one: " + rtl_contract_blocks());
 }

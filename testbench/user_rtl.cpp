@@ -78,7 +78,7 @@ std::string find_program(const std::string& name) {
   if (name.find('/') != std::string::npos) return access(name.c_str(), X_OK) == 0 ? name : "";
   std::stringstream path(env("PATH"));
   for (std::string dir; std::getline(path, dir, ':');) {
-    const std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+    std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
     if (access(candidate.c_str(), X_OK) == 0) return candidate;
   }
   return "";
@@ -87,6 +87,7 @@ std::string find_program(const std::string& name) {
 // Starts `argv` with stdout and stderr appended to `log`; returns its pid.
 pid_t spawn(const std::vector<std::string>& argv, const std::string& log) {
   std::vector<char*> args;
+  args.reserve(argv.size() + 1);
   std::vector<std::string> copy = argv;
   for (std::string& a : copy) args.push_back(a.data());
   args.push_back(nullptr);
@@ -212,7 +213,7 @@ fs::path ensure_runtime(const toolchain& t, const fs::path& cache, bool& built) 
   key.add(t.verilator_version);
   key.add(t.cxx);
   for (const std::string& f : cxx_flags(t)) key.add(f);
-  const fs::path dir = cache / ("runtime-" + key.hex());
+  fs::path dir = cache / ("runtime-" + key.hex());
   built = false;
   if (fs::exists(dir / "complete")) return dir;
   const fs::path scratch = cache / ("tmp-runtime-" + std::to_string(getpid()));

@@ -66,9 +66,11 @@ std::string format_verify_rtl_cnp_gen(const verify_rtl_options& options, const v
 // mismatch with tracing on, into `wave` (<top>_mismatch_seed<S>.fst in the current folder).
 struct verify_user_rtl_result {
   user_rtl_build build;
-  verify_rtl_result run;
-  uint32_t window = 0;  // the Window the block was elaborated with
-  std::string wave;     // the waveform written, if any
+  bool matched = true;
+  verify_rtl_result run;              // block reorder_tracker
+  verify_rtl_cnp_gen_result cnp_gen;  // block cnp_gen
+  uint32_t size = 0;                  // the Window (reorder_tracker) or Flows (cnp_gen) it was elaborated with
+  std::string wave;                   // the waveform written, if any
 };
 
 // Throws core::config_error for a block without a contract, --mutant with --rtl, and everything

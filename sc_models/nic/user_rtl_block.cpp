@@ -50,6 +50,8 @@ std::shared_ptr<const user_rtl_library> user_rtl_library::open(const std::string
   const fabricsim_user_rtl_table* table = entry();
   if (block == "reorder_tracker") {
     check_table<reorder_tracker_inputs, reorder_tracker_outputs>(path, block, *table);
+  } else if (block == "cnp_gen") {
+    check_table<cnp_gen_inputs, cnp_gen_outputs>(path, block, *table);
   } else {
     throw core::config_error("user RTL object " + path + ": block " + block + " has no user-RTL binding");
   }
@@ -58,33 +60,25 @@ std::shared_ptr<const user_rtl_library> user_rtl_library::open(const std::string
   return library;
 }
 
-reorder_tracker_user::reorder_tracker_user(std::shared_ptr<const user_rtl_library> library, uint32_t window,
-                                           const std::string& fst_path, bool traceable)
-    : m_library(std::move(library)), m_window(window) {
+user_rtl_instance::user_rtl_instance(std::shared_ptr<const user_rtl_library> library, const std::string& fst_path,
+                                     bool traceable)
+    : m_library(std::move(library)) {
   char error[512] = "";
   m_block = m_library->table().create(fst_path.c_str(), traceable ? 1 : 0, error, sizeof error);
   if (m_block == nullptr)
     throw core::config_error("user RTL object " + m_library->path() + ": cannot create the block: " + error);
 }
 
-reorder_tracker_user::~reorder_tracker_user() { m_library->table().destroy(m_block); }
+user_rtl_instance::~user_rtl_instance() { m_library->table().destroy(m_block); }
 
-reorder_tracker_outputs reorder_tracker_user::step(const reorder_tracker_inputs& in) {
-  reorder_tracker_outputs out;
-  m_library->table().step(m_block, &in, &out);
-  return out;
-}
+void user_rtl_instance::step(const void* in, void* out) { m_library->table().step(m_block, in, out); }
 
-reorder_tracker_outputs reorder_tracker_user::peek() const {
-  reorder_tracker_outputs out;
-  m_library->table().peek(m_block, &out);
-  return out;
-}
+void user_rtl_instance::peek(void* out) const { m_library->table().peek(m_block, out); }
 
-void reorder_tracker_user::start_trace(const std::string& fst_path) {
+void user_rtl_instance::start_trace(const std::string& fst_path) {
   char error[512] = "";
   if (m_library->table().start_trace(m_block, fst_path.c_str(), error, sizeof error) != 0)
-    throw std::logic_error(std::string("user reorder_tracker: ") + error);
+    throw std::logic_error(std::string("user ") + m_library->table().block + ": " + error);
 }
 
 }  // namespace fabricsim::nic

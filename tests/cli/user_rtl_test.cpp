@@ -25,6 +25,7 @@ using fabricsim::test::run_result;
 using fabricsim::test::run_shell;
 
 const std::string alternative = std::string(FABRICSIM_SOURCE_DIR) + "/tests/rtl/user_blocks/psn_shift_tracker.sv";
+const std::string alternative_cnp_gen = std::string(FABRICSIM_SOURCE_DIR) + "/tests/rtl/user_blocks/cnp_flag_gen.sv";
 const std::string cache = std::string(" --rtl-cache ") + FABRICSIM_USER_RTL_CACHE;
 
 std::string read(const std::string& path) {
@@ -35,14 +36,15 @@ std::string read(const std::string& path) {
 }
 
 // The alternative with each `from` replaced by its `to` (each must change it), written to the temp folder.
-std::string variant(const std::string& name, const std::vector<std::pair<std::string, std::string>>& edits) {
-  std::string text = read(alternative);
+std::string variant(const std::string& name, const std::vector<std::pair<std::string, std::string>>& edits,
+                    const std::string& source = alternative) {
+  std::string text = read(source);
   for (const auto& [from, to] : edits) {
     const size_t at = text.find(from);
-    EXPECT_NE(at, std::string::npos) << from << " not in " << alternative;
+    EXPECT_NE(at, std::string::npos) << from << " not in " << source;
     if (at != std::string::npos) text.replace(at, from.size(), to);
   }
-  const std::string path = testing::TempDir() + name;
+  std::string path = testing::TempDir() + name;
   std::ofstream(path) << text;
   return path;
 }
@@ -141,15 +143,49 @@ TEST(user_rtl, a_compiled_block_is_reused_from_the_cache) {
   EXPECT_EQ(r.output.find("compiled in"), std::string::npos) << r.output;
 }
 
+// tests/rtl/user_blocks/cnp_flag_gen.sv: flags cleared at once and a busy counter instead of our swept RAM.
+TEST(user_rtl, alternative_cnp_generator_matches_and_a_planted_bug_fails) {
+  for (const char* flows : {"64", "1024"}) {
+    const run_result r = fabricsim("verify-rtl --block cnp_gen --rtl " + alternative_cnp_gen + " --top cnp_flag_gen" +
+                                   cache + " --flows " + flows);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find(std::string("module cnp_flag_gen, Flows ") + flows), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("RTL matches the reference model on every cycle"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("NOT HIT"), std::string::npos) << r.output;
+  }
+  // An arrival exactly one interval after the context's CNP is suppressed instead of emitted.
+  const std::string bug = variant("cnp_flag_gen_bug.sv", {{"age >= interval", "age > interval"}}, alternative_cnp_gen);
+  const std::string wave = testing::TempDir() + "cnp_flag_gen_bug.fst";
+  std::remove(wave.c_str());
+  const run_result r =
+      fabricsim("verify-rtl --block cnp_gen --rtl " + bug + " --top cnp_flag_gen" + cache + " --wave " + wave);
+  ASSERT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("MISMATCH at cycle "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("signal rsp_emit_o: expected 1, got 0"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("waveform up to the mismatch: " + wave), std::string::npos) << r.output;
+  std::ifstream f(wave, std::ios::binary | std::ios::ate);
+  ASSERT_TRUE(f) << wave << " not written";
+  EXPECT_GT(static_cast<long long>(f.tellg()), 100) << wave;
+  // A cnp_gen contract violation: the QPN port narrowed.
+  const std::string narrow = variant(
+      "cnp_flag_gen_narrow.sv",
+      {{"input  wire logic [23:0]          req_flow_i", "input  wire logic [15:0] req_flow_i"}}, alternative_cnp_gen);
+  const run_result n = fabricsim("verify-rtl --block cnp_gen --rtl " + narrow + " --top cnp_flag_gen" + cache);
+  EXPECT_EQ(n.exit_code, 2) << n.output;
+  EXPECT_NE(n.output.find("port req_flow_i: expected input of 24 bits (its destination QPN), found input of 16 bits"),
+            std::string::npos)
+      << n.output;
+}
+
 TEST(user_rtl, bad_requests_are_clear_errors) {
   run_result r =
       run_shell("FABRICSIM_VERILATOR=/nonexistent/verilator " + std::string(FABRICSIM_BINARY) +
                 " verify-rtl --block reorder_tracker --rtl " + alternative + " --top psn_shift_tracker" + cache);
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("Verilator (/nonexistent/verilator) is not on PATH"), std::string::npos) << r.output;
-  r = fabricsim("verify-rtl --block cnp_gen --rtl " + alternative + cache);
+  r = fabricsim("verify-rtl --block dcqcn_rp --rtl " + alternative + cache);
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("block cnp_gen has no user-RTL contract yet; blocks with one: reorder_tracker"),
+  EXPECT_NE(r.output.find("block dcqcn_rp has no user-RTL contract yet; blocks with one: reorder_tracker, cnp_gen"),
             std::string::npos)
       << r.output;
   r = verify(alternative, "--mutant 1");
