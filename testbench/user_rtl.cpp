@@ -23,6 +23,7 @@
 
 #include "sc_models/core/params.h"
 #include "sc_models/nic/user_rtl_abi.h"
+#include "sc_models/nic/user_rtl_block.h"
 #include "testbench/embedded_files.h"
 #include "testbench/rtl_contract.h"
 
@@ -424,6 +425,33 @@ user_rtl_build build_user_rtl(const user_rtl_request& request) {
   save_results(scratch, b);
   publish(scratch, entry);
   return b;
+}
+
+void register_user_rtl(const std::string& spec, const std::string& top, std::ostream& log) {
+  const size_t eq = spec.find('=');
+  if (eq == std::string::npos || eq + 1 == spec.size())
+    throw core::config_error("--user-rtl " + spec + ": expected BLOCK=FILE.sv (e.g. reorder_tracker=my_tracker.sv)");
+  const std::string block = spec.substr(0, eq), file = spec.substr(eq + 1);
+  if (block != "reorder_tracker")
+    throw core::config_error("--user-rtl " + spec + ": block " + block +
+                             " cannot run in a fabric yet; blocks that can: reorder_tracker");
+  std::error_code ec;
+  if (!fs::is_regular_file(file, ec)) throw core::config_error("--user-rtl " + spec + ": no such file " + file);
+  auto built = std::make_shared<std::map<uint32_t, std::shared_ptr<const nic::user_rtl_library>>>();
+  std::ostream* out = &log;
+  nic::set_user_reorder_tracker([block, file, top, built, out](uint32_t window) {
+    auto& library = (*built)[window];
+    if (!library) {
+      const user_rtl_build b = build_user_rtl({block, file, top, {"Window=" + std::to_string(window)}, ""});
+      if (b.parameters.count("Window") == 0 || b.parameters.at("Window") != window)
+        throw core::config_error("--user-rtl " + file + ": module " + b.top + " did not take Window " +
+                                 std::to_string(window));
+      *out << "fabricsim: user RTL " << block << " " << file << " (module " << b.top << ", Window " << window
+           << "): " << (b.reused ? "reused from " : "compiled into ") << b.entry_dir << '\n';
+      library = nic::user_rtl_library::open(b.shared_object, block);
+    }
+    return library;
+  });
 }
 
 }  // namespace fabricsim::testbench

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -41,5 +42,11 @@ std::string default_user_rtl_cache();
 // contract violation (naming the port, expected and found), or a Verilator or compiler failure (with the
 // log's end and its path).
 user_rtl_build build_user_rtl(const user_rtl_request& request);
+
+// `fabricsim run --user-rtl BLOCK=FILE.sv [--user-rtl-top NAME]`: every NIC's BLOCK (reorder_tracker only,
+// for now) runs the user's block where nic.reorder is rtl, and beside the reference model where it is lockstep.
+// Registers a provider that compiles the file (cached) for each window the fabric asks for, writing one line
+// per compile to `log`. Throws core::config_error for a malformed spec or a block without fabric support.
+void register_user_rtl(const std::string& spec, const std::string& top, std::ostream& log);
 
 }  // namespace fabricsim::testbench

@@ -81,4 +81,15 @@ void user_rtl_instance::start_trace(const std::string& fst_path) {
     throw std::logic_error(std::string("user ") + m_library->table().block + ": " + error);
 }
 
+namespace {
+user_rtl_provider& reorder_provider() {
+  static user_rtl_provider provider;
+  return provider;
+}
+}  // namespace
+
+void set_user_reorder_tracker(user_rtl_provider provider) { reorder_provider() = std::move(provider); }
+
+const user_rtl_provider& user_reorder_tracker() { return reorder_provider(); }
+
 }  // namespace fabricsim::nic

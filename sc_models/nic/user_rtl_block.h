@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -105,5 +106,13 @@ class cnp_gen_user final : public cnp_gen_cycle_model {
   user_rtl_instance m_block;
   uint32_t m_flows;
 };
+
+// A user's reorder tracker standing in for the RTL side of every NIC's tracker (`fabricsim run --user-rtl`,
+// docs/rtl_contract.md): nic.reorder rtl runs the user's block, lockstep runs it beside the reference model.
+// The provider returns the object compiled for a window (the testbench compiles it, once per window); set
+// before the fabric is built, for the whole process. An empty provider: the shipped RTL.
+using user_rtl_provider = std::function<std::shared_ptr<const user_rtl_library>(uint32_t window)>;
+void set_user_reorder_tracker(user_rtl_provider provider);
+const user_rtl_provider& user_reorder_tracker();
 
 }  // namespace fabricsim::nic

@@ -177,6 +177,46 @@ TEST(user_rtl, alternative_cnp_generator_matches_and_a_planted_bug_fails) {
       << n.output;
 }
 
+// Item 4 of issue 23: the user's block in every NIC of a 64-NIC leaf-spine with per-packet spraying, in lockstep
+// with the reference model. The alternative runs clean; a window bound taken from the wrong constant (PSNs 8 or
+// more ahead dropped at Window 256), which spraying reaches, stops the run at the first divergence (exit 5)
+// naming the NIC, QP, PSN and both verdicts, with a waveform.
+TEST(user_rtl, user_block_in_a_sprayed_64_nic_fabric_in_lockstep) {
+  const std::string fabric =
+      std::string(FABRICSIM_SOURCE_DIR) +
+      "/testbench/scenarios/leaf_spine_permutation.yaml --set topology.leaves=4 --set "
+      "topology.hosts_per_leaf=16 --set topology.spines=4 --set workload.message_bytes=262144 "
+      "--set nic.path_entropy=per_packet --set nic.reorder=lockstep --set nic.reorder_window=256";
+  const std::string env = "FABRICSIM_RTL_CACHE=" + std::string(FABRICSIM_USER_RTL_CACHE) + " ";
+  run_result r = run_shell(env + FABRICSIM_BINARY + " run " + fabric + " --user-rtl reorder_tracker=" + alternative +
+                           " --user-rtl-top psn_shift_tracker");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("user RTL reorder_tracker " + alternative + " (module psn_shift_tracker, Window 256)"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("operations 64/64 completed"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("data: VERIFIED"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("out-of-order arrivals"), std::string::npos) << r.output;  // spraying reorders
+
+  const std::string bug = variant("psn_shift_tracker_narrow.sv", {{"d >= 24'(Window)", "d >= 24'(Window / 32)"}});
+  const std::string waves = testing::TempDir() + "user_rtl_waves";
+  run_shell("rm -rf " + waves);
+  r = run_shell(env + FABRICSIM_BINARY + " run " + fabric + " --user-rtl reorder_tracker=" + bug +
+                " --user-rtl-top psn_shift_tracker --wave " + waves);
+  ASSERT_EQ(r.exit_code, 5) << r.output;
+  std::smatch m;
+  ASSERT_TRUE(
+      std::regex_search(r.output, m,
+                        std::regex("RTL divergence: (h[0-9]+_nic) qp ([0-9]+): reorder_tracker RTL \\(user\\) and "
+                                   "its reference model diverge at transaction [0-9]+, arrive psn [0-9]+")))
+      << r.output;
+  EXPECT_NE(r.output.find("verdict rtl out_of_window, ref out_of_order"), std::string::npos) << r.output;
+  const std::string wave = waves + "/" + m[1].str() + ".qp" + m[2].str() + ".reorder_tracker.fst";
+  std::ifstream f(wave, std::ios::binary | std::ios::ate);
+  ASSERT_TRUE(f) << wave << " not written\n" << r.output;
+  EXPECT_GT(static_cast<long long>(f.tellg()), 100) << wave;
+}
+
 TEST(user_rtl, bad_requests_are_clear_errors) {
   run_result r =
       run_shell("FABRICSIM_VERILATOR=/nonexistent/verilator " + std::string(FABRICSIM_BINARY) +
