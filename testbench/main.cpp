@@ -48,6 +48,8 @@ struct run_args {
   std::string record_rtl;  // --record-rtl DIR: run.record_rtl_dir
   std::string wave;        // --wave DIR: run.rtl_wave_dir
   std::string rtl_mutant;  // --rtl-mutant BLOCK:N: nic.rtl_mutant
+  std::string user_rtl;    // --user-rtl BLOCK=FILE.sv: a user's block in every NIC (testbench/user_rtl.h)
+  std::string user_rtl_top;  // --user-rtl-top NAME
   unsigned ranks = 0;      // --ranks N: run across N processes (re-launched under mpirun, docs/scale_out.md)
   bool no_compare = false;  // --no-compare: the file's base values, its `compare:` section ignored
   bool quiet = false;
@@ -110,6 +112,7 @@ int run(const run_args& a) {
     nic::parse_rtl_mutant(a.rtl_mutant, "--rtl-mutant");
     overrides.push_back("nic.rtl_mutant=" + a.rtl_mutant);
   }
+  if (!a.user_rtl.empty()) testbench::register_user_rtl(a.user_rtl, a.user_rtl_top, std::cerr);
   auto load = [&](const std::vector<std::string>& extra) {
     std::vector<std::string> all = overrides;
     all.insert(all.end(), extra.begin(), extra.end());
@@ -224,8 +227,12 @@ int fabricsim_cli(int argc, char* argv[], bool parse_only) {
       "  fabricsim verify-rtl --block cnp_gen --flows 1024 --cycles 200000\n"
       "  fabricsim verify-rtl --block dcqcn_rp --preset nvidia --cycles 200000\n"
       "  fabricsim verify-rtl --block reorder_tracker --window 64 --mutant 2   (a planted bug: exits 1)\n"
+      "  fabricsim verify-rtl --block reorder_tracker --rtl tests/rtl/user_blocks/psn_shift_tracker.sv --top "
+      "psn_shift_tracker --param Window=64   (your own block, compiled at run time)\n"
       "  fabricsim run tests/cli/lockstep_reorder.yaml --rtl-mutant reorder_tracker:1 --wave waves   (the bug in a "
       "fabric, caught in lockstep: exits 5)\n"
+      "  fabricsim run tests/cli/lockstep_reorder.yaml --user-rtl "
+      "reorder_tracker=tests/rtl/user_blocks/psn_shift_tracker.sv --user-rtl-top psn_shift_tracker\n"
       "  fabricsim run testbench/scenarios/leaf_spine_small.yaml --record-rtl rec && fabricsim verify-rtl --block "
       "reorder_tracker --replay rec/reorder_tracker.txt\n"
       "  fabricsim pcie-bench --config bounce --json pcie.json\n"
@@ -274,6 +281,11 @@ int fabricsim_cli(int argc, char* argv[], bool parse_only) {
                       "With a block in lockstep (nic.reorder, nic.cnp_model or nic.dcqcn_model: lockstep), a "
                       "divergence writes an FST waveform of that block's last transactions into this directory, "
                       "named <nic>.<qp>.<block>.fst (sets run.rtl_wave_dir; docs/verification.md)");
+  run_cmd->add_option("--user-rtl", args.user_rtl,
+                      "BLOCK=FILE.sv: every NIC runs your own BLOCK (reorder_tracker) where nic.reorder is rtl, and "
+                      "beside the reference model where it is lockstep (the first divergence stops the run); the "
+                      "file must meet docs/rtl_contract.md and is compiled at run time (cached, as verify-rtl --rtl)");
+  run_cmd->add_option("--user-rtl-top", args.user_rtl_top, "--user-rtl: the top module (default: the block's name)");
   run_cmd->add_option("--rtl-mutant", args.rtl_mutant,
                       "BLOCK:N: the RTL of BLOCK (reorder_tracker, cnp_gen or dcqcn_rp) becomes its planted-bug "
                       "mutant N (rtl/mutants/BLOCK/N.patch, already built) in every NIC running it as rtl or "
@@ -338,6 +350,17 @@ int fabricsim_cli(int argc, char* argv[], bool parse_only) {
       "--mutant", verify.mutant,
       "Run mutant N of the block (a planted bug, rtl/mutants/<block>/<N>.patch; built for --window 64 "
       "and --flows 64 only) to see the bench catch it: exits 1 with the mismatch");
+  verify_cmd->add_option("--rtl", verify.rtl,
+                         "Verify your own block instead: its SystemVerilog file, checked against the block's port "
+                         "contract (docs/rtl_contract.md), Verilated and compiled at run time (cached)");
+  verify_cmd->add_option("--top", verify.top, "--rtl: the top module (default: the block's name)");
+  verify_cmd
+      ->add_option("--param", verify.params,
+                   "--rtl: a parameter of the top module, NAME=VALUE (repeatable; Window defaults to --window)")
+      ->allow_extra_args(false);
+  verify_cmd->add_option("--rtl-cache", verify.rtl_cache,
+                         "--rtl: compile cache folder (default: $FABRICSIM_RTL_CACHE, else "
+                         "$XDG_CACHE_HOME/fabricsim/rtl, else ~/.cache/fabricsim/rtl)");
   std::string replay;
   verify_cmd->add_option("--replay", replay,
                          "Replay a recording of --block (DIR/<block>.txt from fabricsim run --record-rtl DIR) through "
@@ -482,6 +505,11 @@ int fabricsim_cli(int argc, char* argv[], bool parse_only) {
     if (*verify_cmd && !replay.empty()) {
       const testbench::rtl_replay_result result = testbench::replay_rtl_recording(verify.block, replay, verify.mutant);
       (result.matched ? std::cout : std::cerr) << testbench::format_rtl_replay(verify.block, replay, result);
+      return result.matched ? 0 : 1;
+    }
+    if (*verify_cmd && !verify.rtl.empty()) {
+      const testbench::verify_user_rtl_result result = testbench::verify_user_rtl(verify);
+      (result.matched ? std::cout : std::cerr) << testbench::format_verify_user_rtl(verify, result);
       return result.matched ? 0 : 1;
     }
     if (*verify_cmd && verify.block == "cnp_gen") {

@@ -14,6 +14,8 @@
 #include "sc_models/nic/reorder_tracker.h"
 #include "sc_models/nic/reorder_tracker_differential.h"
 #include "sc_models/nic/reorder_tracker_rtl.h"
+#include "sc_models/nic/user_rtl_block.h"
+#include "testbench/rtl_contract.h"
 
 namespace fabricsim::testbench {
 namespace {
@@ -187,6 +189,106 @@ std::string format_verify_rtl_cnp_gen(const verify_rtl_options& options, const v
   if (missed != 0) s << missed << " of " << cnp_gen_bin_count << " coverage bins not hit: run more cycles\n";
   if (!options.wave.empty()) s << "  waveform                        " << options.wave << '\n';
   s << "RTL matches the reference model on every cycle\n";
+  return s.str();
+}
+
+namespace {
+
+// --param NAME=VALUE unless the user gave NAME.
+void default_param(std::vector<std::string>& params, const std::string& name, uint64_t value) {
+  const std::string prefix = name + "=";
+  if (std::none_of(params.begin(), params.end(), [&](const std::string& p) { return p.rfind(prefix, 0) == 0; }))
+    params.push_back(prefix + std::to_string(value));
+}
+
+// Runs the block's bench on `make(wave)`; on a mismatch without --wave, again up to the mismatch, traced.
+// `run(dut, cycles, mismatch_cycle)` keeps the first run's result (the one reported) and returns whether it
+// matched.
+template <class Run, class Make>
+void run_user_bench(const verify_rtl_options& options, verify_user_rtl_result& result, Make make, Run run) {
+  const auto start = std::chrono::steady_clock::now();
+  uint64_t mismatch_cycle = 0;
+  {
+    auto dut = make(options.wave);  // the waveform closes with the block
+    result.matched = run(*dut, options.cycles, mismatch_cycle);
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.run.wall_seconds = result.cnp_gen.wall_seconds = seconds;
+  result.run.matched = result.matched;
+  result.wave = options.wave;
+  if (result.matched || !options.wave.empty()) return;
+  // The bench is deterministic per seed: the same run up to the mismatch, traced this time.
+  result.wave = result.build.top + "_mismatch_seed" + std::to_string(options.seed) + ".fst";
+  auto dut = make(result.wave);
+  uint64_t again = 0;
+  run(*dut, mismatch_cycle + 1, again);
+}
+
+}  // namespace
+
+verify_user_rtl_result verify_user_rtl(const verify_rtl_options& options) {
+  rtl_contract(options.block);
+  if (options.mutant != 0)
+    throw core::config_error("verify-rtl --mutant is for the shipped RTL; it cannot be combined with --rtl");
+  if (!options.wave.empty() && !std::ofstream(options.wave))
+    throw core::config_error("verify-rtl --wave " + options.wave + ": cannot open for writing");
+  user_rtl_request request{options.block, options.rtl, options.top, options.params, options.rtl_cache};
+  const bool reorder = options.block == "reorder_tracker";
+  if (reorder) {
+    default_param(request.params, "Window", options.window);
+  } else {
+    default_param(request.params, "Flows", options.flows);
+    default_param(request.params, "TimeWidth", 32);
+  }
+  verify_user_rtl_result result;
+  result.build = build_user_rtl(request);
+  result.size = static_cast<uint32_t>(result.build.parameters.at(reorder ? "Window" : "Flows"));
+  const auto library = user_rtl_library::open(result.build.shared_object, options.block);
+  const uint64_t seed = options.seed;
+  if (reorder) {
+    run_user_bench(
+        options, result,
+        [&](const std::string& wave) { return std::make_unique<reorder_tracker_user>(library, result.size, wave); },
+        [&](reorder_tracker_user& dut, uint64_t cycles, uint64_t& mismatch) {
+          reorder_tracker_differential_result r = run_reorder_tracker_differential(dut, cycles, seed);
+          if (result.run.reorder_tracker.cycles == 0) result.run.reorder_tracker = r;
+          mismatch = r.mismatch_cycle;
+          return r.matched;
+        });
+  } else {
+    run_user_bench(
+        options, result,
+        [&](const std::string& wave) { return std::make_unique<cnp_gen_user>(library, result.size, wave); },
+        [&](cnp_gen_user& dut, uint64_t cycles, uint64_t& mismatch) {
+          cnp_gen_differential_result r = run_cnp_gen_differential(dut, cycles, seed);
+          if (result.cnp_gen.bench.cycles == 0) result.cnp_gen.bench = r;
+          mismatch = r.mismatch_cycle;
+          return r.matched;
+        });
+  }
+  return result;
+}
+
+std::string format_verify_user_rtl(const verify_rtl_options& options, const verify_user_rtl_result& result) {
+  const user_rtl_build& b = result.build;
+  const bool reorder = options.block == "reorder_tracker";
+  std::ostringstream s;
+  s << "user RTL " << options.rtl << ", module " << b.top << ", " << (reorder ? "Window " : "Flows ") << result.size
+    << '\n';
+  if (b.reused) {
+    s << "  compiled block reused from the cache: " << b.entry_dir << '\n';
+  } else {
+    s << std::fixed << std::setprecision(1) << "  compiled in " << b.verilate_seconds + b.compile_seconds
+      << " s (contract check and Verilator " << b.verilate_seconds << " s, C++ " << b.compile_seconds << " s"
+      << (b.runtime_built ? ", including the Verilator runtime, compiled once per cache" : "") << "): " << b.entry_dir
+      << '\n';
+  }
+  for (const std::string& note : b.notes) s << "  note: " << note << '\n';
+  verify_rtl_options shown = options;
+  shown.window = reorder ? result.size : options.window;
+  shown.flows = reorder ? options.flows : result.size;
+  shown.wave = result.wave;
+  s << (reorder ? format_verify_rtl(shown, result.run) : format_verify_rtl_cnp_gen(shown, result.cnp_gen));
   return s.str();
 }
 

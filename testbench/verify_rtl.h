@@ -5,10 +5,12 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "sc_models/nic/cnp_gen_differential.h"
 #include "sc_models/nic/dcqcn_rp_differential.h"
 #include "sc_models/nic/reorder_tracker_differential.h"
+#include "testbench/user_rtl.h"
 
 namespace fabricsim::testbench {
 
@@ -21,6 +23,11 @@ struct verify_rtl_options {
   std::string wave;                        // FST waveform of the RTL, if not empty
   std::string preset;                      // dcqcn_rp parameter sets: paper, nvidia (empty: both and random)
   uint32_t mutant = 0;                     // run mutant N of the RTL (rtl/mutants/<block>/<N>.patch) instead; 0: real
+  // A user's block instead of the shipped RTL (docs/rtl_contract.md), compiled at run time.
+  std::string rtl;                  // its SystemVerilog file; empty: the shipped block
+  std::string top;                  // its top module; empty: the block's name
+  std::vector<std::string> params;  // NAME=VALUE parameter overrides; Window defaults to --window
+  std::string rtl_cache;            // compile cache folder; empty: default_user_rtl_cache()
 };
 
 struct verify_rtl_result {
@@ -53,5 +60,23 @@ verify_rtl_cnp_gen_result verify_rtl_cnp_gen(const verify_rtl_options& options);
 
 // Transactions checked, transactions per second, every coverage bin with its hits; or the mismatch report.
 std::string format_verify_rtl_cnp_gen(const verify_rtl_options& options, const verify_rtl_cnp_gen_result& result);
+
+// A user's block (options.rtl) against the reference model: compiled (or found in the cache), then the same
+// bench as the shipped block's. On a mismatch without --wave the failing seed is run again up to the
+// mismatch with tracing on, into `wave` (<top>_mismatch_seed<S>.fst in the current folder).
+struct verify_user_rtl_result {
+  user_rtl_build build;
+  bool matched = true;
+  verify_rtl_result run;              // block reorder_tracker
+  verify_rtl_cnp_gen_result cnp_gen;  // block cnp_gen
+  uint32_t size = 0;                  // the Window (reorder_tracker) or Flows (cnp_gen) it was elaborated with
+  std::string wave;                   // the waveform written, if any
+};
+
+// Throws core::config_error for a block without a contract, --mutant with --rtl, and everything
+// build_user_rtl() refuses (a contract violation names the port, expected and found).
+verify_user_rtl_result verify_user_rtl(const verify_rtl_options& options);
+
+std::string format_verify_user_rtl(const verify_rtl_options& options, const verify_user_rtl_result& result);
 
 }  // namespace fabricsim::testbench

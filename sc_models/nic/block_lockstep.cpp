@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <utility>
 
 #include "sc_models/core/params.h"
@@ -13,6 +14,7 @@
 #include "sc_models/nic/dcqcn_rp_rtl.h"
 #include "sc_models/nic/reorder_tracker_ref.h"
 #include "sc_models/nic/reorder_tracker_rtl.h"
+#include "sc_models/nic/user_rtl_block.h"
 
 namespace fabricsim::nic {
 
@@ -183,16 +185,39 @@ std::string describe(const reorder_transaction& t) {
   return (t.reset ? "reset to psn " : "arrive psn ") + std::to_string(t.psn);
 }
 
+// The RTL side of a reorder tracker: the shipped block (mutant `mutant`), or the user's block when one is
+// registered (user_reorder_tracker()). traceable: a shadow whose trace start_trace() opens later.
+struct reorder_rtl_side {
+  std::unique_ptr<reorder_tracker_cycle_model> model;
+  std::function<void(const std::string&)> start_trace;
+};
+
+reorder_rtl_side make_reorder_rtl_side(uint32_t window, uint32_t mutant, bool traceable) {
+  reorder_rtl_side side;
+  if (const user_rtl_provider& user = user_reorder_tracker()) {
+    auto block = std::make_unique<reorder_tracker_user>(user(window), window, "", traceable);
+    reorder_tracker_user* raw = block.get();
+    side.start_trace = [raw](const std::string& path) { raw->start_trace(path); };
+    side.model = std::move(block);
+  } else {
+    auto block = std::make_unique<reorder_tracker_rtl>(window, "", mutant, traceable);
+    reorder_tracker_rtl* raw = block.get();
+    side.start_trace = [raw](const std::string& path) { raw->start_trace(path); };
+    side.model = std::move(block);
+  }
+  return side;
+}
+
 class lockstep_reorder_tracker final : public reorder_tracker, lockstep_pair {
  public:
   lockstep_reorder_tracker(uint32_t window, uint32_t mutant, const lockstep_context& ctx)
-      : lockstep_pair(ctx, "reorder_tracker", rtl_kind_of_mutant(mutant)),
-        m_rtl(std::make_unique<reorder_tracker_rtl>(window, "", mutant)),
+      : lockstep_pair(ctx, "reorder_tracker", user_reorder_tracker() ? "user" : rtl_kind_of_mutant(mutant)),
+        m_rtl(make_reorder_rtl_side(window, mutant, false).model),
         m_ref(std::make_unique<reorder_tracker_ref>(window)) {
     if (!waves()) return;
-    auto shadow = std::make_unique<reorder_tracker_rtl>(window, "", mutant, true);
-    m_shadow_rtl = shadow.get();
-    m_shadow = std::make_unique<reorder_tracker_handshake>(std::move(shadow));
+    reorder_rtl_side shadow = make_reorder_rtl_side(window, mutant, true);
+    m_start_shadow_trace = std::move(shadow.start_trace);
+    m_shadow = std::make_unique<reorder_tracker_handshake>(std::move(shadow.model));
     m_ring.enable(lockstep_wave_transactions);
   }
 
@@ -263,13 +288,13 @@ class lockstep_reorder_tracker final : public reorder_tracker, lockstep_pair {
   }
   [[noreturn]] void fail(const reorder_transaction& t, const std::string& detail) {
     diverge_with_wave(
-        describe(t), detail, m_ring, m_shadow, [this](const std::string& path) { m_shadow_rtl->start_trace(path); },
+        describe(t), detail, m_ring, m_shadow, [this](const std::string& path) { m_start_shadow_trace(path); },
         [this](const reorder_transaction& r) { apply(*m_shadow, r); });
   }
 
   reorder_tracker_handshake m_rtl, m_ref;
-  std::unique_ptr<reorder_tracker_handshake> m_shadow;  // with a waveform directory: lags the ring
-  reorder_tracker_rtl* m_shadow_rtl = nullptr;          // m_shadow's model
+  std::unique_ptr<reorder_tracker_handshake> m_shadow;           // with a waveform directory: lags the ring
+  std::function<void(const std::string&)> m_start_shadow_trace;  // opens m_shadow's model's trace
   transaction_ring<reorder_transaction> m_ring;
 };
 
@@ -492,10 +517,17 @@ class lockstep_dcqcn_rate_engine final : public dcqcn_rate_engine, lockstep_pair
 
 std::unique_ptr<reorder_tracker> make_nic_reorder_tracker(const std::string& kind, uint32_t window, uint32_t mutant,
                                                           const lockstep_context& ctx) {
+  if (user_reorder_tracker() && kind != "ref") {
+    if (mutant != 0)
+      throw core::config_error("a user's reorder_tracker (--user-rtl) and a reorder_tracker mutant cannot be combined");
+    make_reorder_tracker("ref", window);  // the factory's checks and messages (kind, window)
+  }
   if (kind == "lockstep") {
     make_reorder_tracker("ref", window);  // the factory's checks and messages (window)
     return std::make_unique<lockstep_reorder_tracker>(window, mutant, ctx);
   }
+  if (kind == "rtl" && user_reorder_tracker())
+    return std::make_unique<reorder_tracker_handshake>(make_reorder_rtl_side(window, 0, false).model);
   if (kind == "rtl" && mutant != 0) return make_reorder_tracker(rtl_kind_of_mutant(mutant), window);
   return make_reorder_tracker(kind, window);
 }

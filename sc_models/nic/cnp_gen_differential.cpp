@@ -273,9 +273,14 @@ std::string describe(const char* what, uint64_t seed, const cnp_gen_inputs& in, 
 
 cnp_gen_differential_result run_cnp_gen_differential(uint32_t flows, uint64_t cycles, uint64_t seed,
                                                      const std::string& wave, uint32_t mutant) {
+  cnp_gen_rtl rtl(flows, wave, mutant);  // closes the waveform when destroyed: it ends at a mismatch
+  return run_cnp_gen_differential(rtl, cycles, seed);
+}
+
+cnp_gen_differential_result run_cnp_gen_differential(cnp_gen_cycle_model& rtl, uint64_t cycles, uint64_t seed) {
   cnp_gen_differential_result r;
   r.seed = seed;
-  cnp_gen_rtl rtl(flows, wave, mutant);  // closes the waveform when destroyed: it ends at a mismatch
+  const uint32_t flows = rtl.flows();
   cnp_gen_ref ref(flows);
   bench b(flows, seed);
   bool last_busy = true;

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <string>
 
+#include "sc_models/nic/cnp_gen.h"
+
 namespace fabricsim::nic {
 
 // Functional coverage: what the stimulus made the block do, counted from the results it gave.
@@ -52,5 +54,9 @@ struct cnp_gen_differential_result {
 // `mutant`: run a mutated RTL (cnp_gen_rtl::compiled_mutants()) instead of the real one.
 cnp_gen_differential_result run_cnp_gen_differential(uint32_t flows, uint64_t cycles, uint64_t seed,
                                                      const std::string& wave = "", uint32_t mutant = 0);
+
+// The same bench on any cycle-level model with the RTL's ports and timing (a user's block,
+// sc_models/nic/user_rtl_block.h), against a reference model of the model's flow count.
+cnp_gen_differential_result run_cnp_gen_differential(cnp_gen_cycle_model& rtl, uint64_t cycles, uint64_t seed);
 
 }  // namespace fabricsim::nic

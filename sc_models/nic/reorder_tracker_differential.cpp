@@ -239,8 +239,14 @@ std::string describe(const char* what, const reorder_tracker_inputs& in, const r
 
 reorder_tracker_differential_result run_reorder_tracker_differential(uint32_t window, uint64_t cycles, uint64_t seed,
                                                                      const std::string& wave, uint32_t mutant) {
-  reorder_tracker_differential_result r;
   reorder_tracker_rtl rtl(window, wave, mutant);  // closes the waveform when destroyed: it ends at a mismatch
+  return run_reorder_tracker_differential(rtl, cycles, seed);
+}
+
+reorder_tracker_differential_result run_reorder_tracker_differential(reorder_tracker_cycle_model& rtl, uint64_t cycles,
+                                                                     uint64_t seed) {
+  reorder_tracker_differential_result r;
+  const uint32_t window = rtl.window();
   reorder_tracker_ref ref(window);
   psn_source source(window, seed);
   reorder_tracker_outputs last, last_peek;

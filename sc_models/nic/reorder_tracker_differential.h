@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <string>
 
+#include "sc_models/nic/reorder_tracker.h"
+
 namespace fabricsim::nic {
 
 // Functional coverage: what the stimulus made the block do, counted from its outputs. d is the offset
@@ -58,5 +60,10 @@ struct reorder_tracker_differential_result {
 reorder_tracker_differential_result run_reorder_tracker_differential(uint32_t window, uint64_t cycles, uint64_t seed,
                                                                      const std::string& wave = "",
                                                                      uint32_t mutant = 0);
+
+// The same bench on any cycle-level model with the RTL's ports and timing (a user's block,
+// sc_models/nic/user_rtl_block.h), against a reference model of the model's window.
+reorder_tracker_differential_result run_reorder_tracker_differential(reorder_tracker_cycle_model& rtl, uint64_t cycles,
+                                                                     uint64_t seed);
 
 }  // namespace fabricsim::nic

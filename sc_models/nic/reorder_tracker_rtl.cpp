@@ -4,6 +4,7 @@
 #include <string>
 
 #include "sc_models/core/params.h"
+#include "sc_models/nic/reorder_tracker_binding.h"
 #include "sc_models/nic/reorder_tracker_ref.h"
 #include "sc_models/nic/verilated_block.h"
 
@@ -17,36 +18,6 @@
 namespace fabricsim::nic {
 
 namespace {
-
-// The ports of rtl/reorder_tracker.sv, for verilated_block.
-struct reorder_tracker_binding {
-  using inputs = reorder_tracker_inputs;
-  using outputs = reorder_tracker_outputs;
-  static constexpr const char* name = "reorder_tracker";
-
-  template <class V>
-  static void drive(V& top, const inputs& in) {
-    top.rst_ni = in.rst_n;
-    top.init_valid_i = in.init_valid;
-    top.init_psn_i = in.init_psn & psn_mask;
-    top.req_valid_i = in.in_valid;
-    top.req_psn_i = in.in_psn & psn_mask;
-  }
-
-  template <class V>
-  static outputs sample(const V& top) {
-    outputs out;
-    out.in_ready = top.req_ready_o;
-    out.res_valid = top.rsp_valid_o;
-    out.res_verdict = top.rsp_verdict_o;
-    out.res_psn = top.rsp_psn_o;
-    out.head_psn = top.head_psn_o;
-    out.adv_valid = top.adv_valid_o;
-    out.adv_psn = top.adv_psn_o;
-    out.busy = top.busy_o;
-    return out;
-  }
-};
 
 void check_window(uint32_t window) {
   for (uint32_t w : reorder_tracker_rtl::compiled_windows()) {
