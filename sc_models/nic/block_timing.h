@@ -20,8 +20,8 @@ class block_timing {
   // clock_mhz above 0 and at least 1 kHz (config_error naming `instance` and nic.clock_mhz otherwise). With
   // `stats`, registers <block>_transactions, _busy_cycles, _busy_ns, _waited_<unit> and _wait_ps, where `unit`
   // names what waits ("packets", "transactions").
-  block_timing(const std::string& instance, const std::string& block, double clock_mhz,
-               core::stats_registry* stats, const char* unit = "transactions");
+  block_timing(const std::string& instance, const std::string& block, double clock_mhz, core::stats_registry* stats,
+               const char* unit = "transactions");
   block_timing(const block_timing&) = delete;
   block_timing& operator=(const block_timing&) = delete;
 
