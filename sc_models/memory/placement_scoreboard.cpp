@@ -1,0 +1,88 @@
+// The placement scoreboard.
+#include "sc_models/memory/placement_scoreboard.h"
+
+#include <algorithm>
+#include <boost/icl/interval_set.hpp>
+#include <stdexcept>
+#include <string>
+
+namespace fabricsim::memory {
+
+struct placement_scoreboard::coverage {
+  boost::icl::interval_set<uint64_t> bytes;  // offsets in the region that have landed, right-open intervals
+};
+
+placement_scoreboard::placement_scoreboard(const payload_pattern& pattern, size_t hosts)
+    : m_pattern(pattern), m_by_host(hosts), m_sorted(hosts, true), m_observers(hosts) {}
+
+placement_scoreboard::~placement_scoreboard() = default;
+
+size_t placement_scoreboard::add_region(const landing_region& r) {
+  if (r.dest_host >= m_by_host.size() || r.source_host >= m_by_host.size())
+    throw std::logic_error("placement_scoreboard: a region names host " +
+                           std::to_string(std::max(r.dest_host, r.source_host)) + " of " +
+                           std::to_string(m_by_host.size()));
+  m_regions.push_back({r, {}, nullptr});
+  m_by_host[r.dest_host].push_back({r.dest_addr, m_regions.size() - 1});
+  m_sorted[r.dest_host] = false;
+  return m_regions.size() - 1;
+}
+
+landing_observer& placement_scoreboard::observer(uint32_t host) {
+  if (!m_observers.at(host)) m_observers[host] = std::make_unique<host_observer>(*this, host);
+  return *m_observers[host];
+}
+
+size_t placement_scoreboard::find(uint32_t host, uint64_t va) {
+  auto& index = m_by_host.at(host);
+  if (!m_sorted[host]) {
+    std::sort(index.begin(), index.end());
+    for (size_t k = 1; k < index.size(); ++k) {
+      const landing_region& before = m_regions[index[k - 1].second].where;
+      if (before.dest_addr + before.length > index[k].first)
+        throw std::logic_error("placement_scoreboard: two regions of host " + std::to_string(host) + " overlap at " +
+                               std::to_string(index[k].first));
+    }
+    m_sorted[host] = true;
+  }
+  auto it = std::upper_bound(index.begin(), index.end(), std::make_pair(va, m_regions.size()));
+  if (it == index.begin()) return m_regions.size();
+  --it;
+  const landing_region& r = m_regions[it->second].where;
+  return va < r.dest_addr + r.length ? it->second : m_regions.size();
+}
+
+void placement_scoreboard::landed(uint32_t host, uint64_t va, const uint8_t* bytes, uint64_t length) {
+  ++m_landings;
+  if (length == 0) return;
+  const size_t i = find(host, va);
+  if (i == m_regions.size()) {
+    m_stray += length;
+    return;
+  }
+  tracked& t = m_regions[i];
+  const uint64_t offset = va - t.where.dest_addr;
+  const uint64_t inside = std::min(length, t.where.length - offset);
+  t.seen.past_end += length - inside;
+  land_in(t, offset, bytes, inside);
+}
+
+void placement_scoreboard::land_in(tracked& t, uint64_t offset, const uint8_t* bytes, uint64_t length) {
+  namespace icl = boost::icl;
+  t.seen.mismatched += m_pattern.mismatches(bytes, t.where.source_host, t.where.source_addr + offset, length);
+  const auto span = icl::interval<uint64_t>::right_open(offset, offset + length);
+  if (covered(size_t(&t - m_regions.data()))) {  // all there already: every byte a duplicate
+    t.seen.duplicate += length;
+    return;
+  }
+  if (!t.done) t.done = std::make_unique<coverage>();
+  uint64_t before = 0;
+  for (auto it = t.done->bytes.lower_bound(span); it != t.done->bytes.end() && icl::lower(*it) < offset + length; ++it)
+    before += icl::length(*it & span);
+  t.seen.duplicate += before;
+  t.seen.checked += length - before;
+  t.done->bytes += span;
+  if (t.seen.checked == t.where.length) t.done.reset();  // one interval, the whole region: no need to keep it
+}
+
+}  // namespace fabricsim::memory

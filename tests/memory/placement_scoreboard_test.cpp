@@ -1,0 +1,155 @@
+// The payload pattern and the placement scoreboard, by hand: a pattern word recomputed here from the
+// definition in payload_pattern.h, unaligned fills as slices of aligned ones, and coverage counts of hand-made
+// landings (a duplicate, an overlapping resend, a byte past the end, a partial operation, a misplaced and a
+// wrong-host payload, a stray write).
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <set>
+#include <stdexcept>
+#include <vector>
+
+#include "sc_models/memory/payload_pattern.h"
+#include "sc_models/memory/placement_scoreboard.h"
+
+namespace {
+
+using fabricsim::memory::landing_region;
+using fabricsim::memory::payload_pattern;
+using fabricsim::memory::placement_scoreboard;
+
+std::vector<uint8_t> bytes_of(const payload_pattern& p, uint32_t host, uint64_t addr, uint64_t length) {
+  std::vector<uint8_t> out(length);
+  p.fill(out.data(), host, addr, length);
+  return out;
+}
+
+// splitmix64 (Steele, Lea and Flood 2014), written out here.
+uint64_t splitmix(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+TEST(payload_pattern, a_word_is_the_documented_mix_of_seed_host_and_address) {
+  const payload_pattern p(42);
+  for (const uint32_t host : {0u, 7u}) {
+    const uint64_t key = splitmix(42 ^ splitmix(host + 1));
+    for (const uint64_t w : {0ull, 1ull, 1000003ull}) {
+      uint64_t z = (w ^ key) * 0x9E3779B97F4A7C15ull;
+      z ^= z >> 29;
+      z *= 0xBF58476D1CE4E5B9ull;
+      EXPECT_EQ(p.word(host, w), z ^ (z >> 32)) << host << " " << w;
+    }
+  }
+  // Little-endian: byte 8w + b of memory is byte b of word w.
+  const std::vector<uint8_t> b = bytes_of(p, 3, 8 * 5, 8);
+  uint64_t w5;
+  std::memcpy(&w5, b.data(), 8);
+  EXPECT_EQ(w5, p.word(3, 5));
+}
+
+TEST(payload_pattern, any_slice_is_the_same_bytes_as_the_aligned_whole) {
+  const payload_pattern p(9);
+  const std::vector<uint8_t> whole = bytes_of(p, 1, 4096, 256);
+  for (const uint64_t at : {0u, 1u, 5u, 7u, 8u, 13u})
+    for (const uint64_t len : {0u, 1u, 3u, 8u, 9u, 100u}) {
+      const std::vector<uint8_t> part = bytes_of(p, 1, 4096 + at, len);
+      EXPECT_TRUE(std::equal(part.begin(), part.end(), whole.begin() + long(at))) << at << " " << len;
+    }
+  // Two instances of one seed agree (what every MPI rank relies on); another seed or host does not.
+  EXPECT_EQ(bytes_of(payload_pattern(9), 1, 4096, 256), whole);
+  EXPECT_GT(payload_pattern(9).mismatches(whole.data(), 2, 4096, 256), 200u);
+  EXPECT_GT(payload_pattern(10).mismatches(whole.data(), 1, 4096, 256), 200u);
+  EXPECT_EQ(p.mismatches(whole.data(), 1, 4096, 256), 0u);
+}
+
+TEST(payload_pattern, no_two_words_of_a_host_are_equal) {
+  const payload_pattern p(1);
+  std::set<uint64_t> seen;
+  for (uint64_t w = 0; w < 100000; ++w) seen.insert(p.word(4, w));
+  EXPECT_EQ(seen.size(), 100000u);
+}
+
+// One 64 KiB operation: lands at h1 [4096, +65536), comes from h0 [8192, +65536); 16 packets of 4096.
+struct one_write : ::testing::Test {
+  payload_pattern pattern{5};
+  placement_scoreboard sb{pattern, 3};
+  size_t op = sb.add_region({1, 4096, 0, 8192, 65536});
+  // Packet k's correct bytes, written where packet k belongs (or `shift` further).
+  void land(uint64_t offset, uint64_t length, int64_t shift = 0, uint32_t from_host = 0) {
+    const std::vector<uint8_t> b = bytes_of(pattern, from_host, 8192 + offset, length);
+    sb.observer(1).landed(uint64_t(int64_t(4096 + offset) + shift), b.data(), length);
+  }
+};
+
+TEST_F(one_write, in_order_landings_cover_it_once) {
+  for (uint64_t k = 0; k < 16; ++k) land(k * 4096, 4096);
+  EXPECT_EQ(sb.check(op).checked, 65536u);
+  EXPECT_EQ(sb.check(op).mismatched, 0u);
+  EXPECT_EQ(sb.check(op).duplicate, 0u);
+  EXPECT_TRUE(sb.covered(op));
+  land(3 * 4096, 4096);  // a resend after the whole is there
+  EXPECT_EQ(sb.check(op).checked, 65536u);
+  EXPECT_EQ(sb.check(op).duplicate, 4096u);
+  EXPECT_EQ(sb.landings(), 17u);
+}
+
+TEST_F(one_write, a_duplicate_and_an_overlapping_resend_count_once) {
+  land(0, 4096);
+  land(0, 4096);  // the same packet twice
+  land(2048, 4096);  // a resend cut at another boundary: [2048, 4096) again, [4096, 6144) new
+  EXPECT_EQ(sb.check(op).checked, 6144u);
+  EXPECT_EQ(sb.check(op).duplicate, 4096u + 2048u);
+  EXPECT_EQ(sb.check(op).mismatched, 0u);
+  land(12288, 4096);  // out of order: a gap [6144, 12288) between
+  land(4096, 8192);   // fills the gap and overlaps both sides by 2048 and 0
+  EXPECT_EQ(sb.check(op).checked, 16384u);
+  EXPECT_EQ(sb.check(op).duplicate, 4096u + 2048u + 2048u);
+  EXPECT_FALSE(sb.covered(op));  // a partial operation: 16 KiB of 64 checked
+}
+
+TEST_F(one_write, bytes_past_the_end_are_counted_not_compared) {
+  land(65536 - 100, 100);
+  const std::vector<uint8_t> b(200, 0xab);
+  sb.observer(1).landed(4096 + 65536 - 100, b.data(), 200);  // 100 inside (all wrong: 0xab), 100 past the end
+  EXPECT_EQ(sb.check(op).past_end, 100u);
+  EXPECT_EQ(sb.check(op).checked, 100u);
+  EXPECT_EQ(sb.check(op).duplicate, 100u);
+  // 0xab equals a pattern byte about once in 256: of 100, nearly all differ.
+  EXPECT_GE(sb.check(op).mismatched, 90u);
+  EXPECT_LE(sb.check(op).mismatched, 100u);
+}
+
+TEST_F(one_write, a_misplaced_or_foreign_payload_mismatches) {
+  land(5 * 4096, 4096, 100);  // packet 5's bytes, 100 bytes past where they belong
+  EXPECT_EQ(sb.check(op).checked, 4096u);
+  // Compared at [a + 100, a + 4196) with the source there: a byte of one word against a byte of another
+  // (100 is not a multiple of 8), equal about once in 256.
+  EXPECT_GT(sb.check(op).mismatched, 4000u);
+  EXPECT_LE(sb.check(op).mismatched, 4096u);
+  const uint64_t before = sb.check(op).mismatched;
+  land(0, 4096, 0, 2);  // the right offset from the wrong host's memory
+  EXPECT_GT(sb.check(op).mismatched - before, 4000u);
+}
+
+TEST_F(one_write, a_write_outside_every_operation_is_stray) {
+  land(0, 4096, -4096);  // h1 [0, 4096): before the region
+  EXPECT_EQ(sb.stray_bytes(), 4096u);
+  EXPECT_EQ(sb.check(op).checked, 0u);
+  const std::vector<uint8_t> b(64, 0);
+  sb.observer(2).landed(4096, b.data(), 64);  // h2 has no region at all
+  EXPECT_EQ(sb.stray_bytes(), 4096u + 64u);
+}
+
+TEST(placement_scoreboard, regions_of_one_host_may_not_overlap) {
+  placement_scoreboard sb(payload_pattern(1), 2);
+  sb.add_region({1, 0, 0, 0, 8192});
+  sb.add_region({1, 4096, 0, 8192, 4096});
+  const uint8_t b[8] = {};
+  EXPECT_THROW(sb.landed(1, 0, b, 8), std::logic_error);
+  EXPECT_THROW(sb.add_region({5, 0, 0, 0, 1}), std::logic_error);
+}
+
+}  // namespace
