@@ -129,7 +129,7 @@ py::dict run(const py::object& scenario, const py::object& set, const py::object
   if (r.signal != 0)
     throw std::runtime_error("fabricsim.run: the run was killed by signal " + std::to_string(r.signal) + ": " + message);
   if (r.exit_code == 2) throw py::value_error(message);  // the scenario or a key: the message names it
-  // 1: ran, not verified; 4: ran, no byte checked (no operation completed in time): the report says which.
+  // 1: ran, not verified; 4: ran, no byte checked (no payload landed in time): the report says which.
   if (r.exit_code != 0 && r.exit_code != 1 && r.exit_code != 4)
     throw std::runtime_error("fabricsim.run: exit " + std::to_string(r.exit_code) + ": " + message);
   const std::string report = read_all(dir.path + "/report.json");

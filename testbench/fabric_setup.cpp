@@ -33,6 +33,16 @@ bool every_nic_places_data(const scenario& s) {
   return all;
 }
 
+bool resolve_memory_mode(const scenario& s) {
+  bool pcie = s.nic.placement == "pcie";
+  for (const auto& [name, params] : s.nic_overrides) pcie = pcie || params.placement == "pcie";
+  if (s.workload.memory == "generated" && pcie)
+    throw core::config_error(s.source +
+                             ": workload.memory generated cannot go with nic.placement pcie (the PCIe "
+                             "tray reads and writes host and GPU memory): use workload.memory dense or auto");
+  return s.workload.memory == "generated" || (s.workload.memory == "auto" && !pcie);
+}
+
 bool any_nic_places_data(const scenario& s) {
   bool any = s.nic.place_data;
   for (const auto& [name, params] : s.nic_overrides) any = any || params.place_data;
@@ -44,6 +54,13 @@ void check_memory_budget(const scenario& s, const std::vector<uint64_t>& mem_byt
   uint64_t total = 0;
   for (uint64_t b : mem_bytes) total += b;
   const uint64_t physical = uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE));
+  // Buffers that hold no bytes (generated payloads, timing only) still take their addresses: untouched
+  // mappings cost address space, of which a process has 128 TiB on x86-64; half of it is the limit.
+  constexpr uint64_t address_space = uint64_t(1) << 46;
+  if (total > address_space)
+    throw core::config_error(s.source + ": " + what + " need " + std::to_string(total >> 20) + " MiB of address space" +
+                             detail + " even when no byte is stored, more than the " +
+                             std::to_string(address_space >> 20) + " MiB a process may map; " + advice);
   if (placing && total > physical / 4 * 3)
     throw core::config_error(s.source + ": " + what + " need " + std::to_string(total >> 20) + " MiB of memory" +
                              detail + ", more than 3/4 of this machine's " + std::to_string(physical >> 20) + " MiB; " +

@@ -30,12 +30,16 @@ void check_run_basics(const scenario& s);
 // Whether every NIC (`all`) or any NIC places payloads in memory (nic.place_data and its overrides).
 bool every_nic_places_data(const scenario& s);
 bool any_nic_places_data(const scenario& s);
+// workload.memory as a run takes it: true for generated payloads (auto: unless a NIC uses the PCIe tray);
+// config_error for generated with nic.placement pcie.
+bool resolve_memory_mode(const scenario& s);
 
 // Where payloads are placed, host memory is real memory (every byte is written and checked): refuses a
 // run whose buffers (`mem_bytes`, per host) need more than 3/4 of this machine, rather than let it swap or
-// be killed. Timing-only runs map the buffers without touching them (MAP_NORESERVE), so they may be
-// larger. The message is "<source>: <what> need N MiB of memory<detail>, more than 3/4 of this machine's
-// M MiB; <advice>".
+// be killed. Timing-only runs and generated payloads map the buffers without touching them (MAP_NORESERVE),
+// so they may be larger, up to half a process's address space (2^46 bytes: "need N MiB of address space").
+// The message is "<source>: <what> need N MiB of memory<detail>, more than 3/4 of this machine's M MiB;
+// <advice>".
 void check_memory_budget(const scenario& s, const std::vector<uint64_t>& mem_bytes, bool placing,
                          const std::string& what, const std::string& detail, const std::string& advice);
 

@@ -207,7 +207,7 @@ constexpr const char* k_exit_statuses =
     "were checked (timing only, nic.place_data false: every operation done, or a run of fixed length); 1 a\n"
     "byte differed, an operation failed, or a run to completion left one unfinished; 2 the scenario, a --set\n"
     "or an option was refused; 3 an internal error of the model; 4 the run was to check bytes and compared\n"
-    "none (no operation completed within run.duration_us); 5 a lockstep block's RTL and reference model\n"
+    "none (no payload landed within run.duration_us); 5 a lockstep block's RTL and reference model\n"
     "disagreed and the run stopped there (docs/verification.md).\n";
 
 int fabricsim_cli(int argc, char* argv[], bool parse_only) {

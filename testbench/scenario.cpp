@@ -85,7 +85,7 @@ void fault_entry::visit(core::param_visitor& v) {
            "period_us; loss: frames lost at random on one direction; bit_errors: frames corrupted at a bit error "
            "ratio on one direction, dropped by the receiver's FCS check; port_down: a switch port fails (its cable "
            "down, both directions); misplace: a NIC's DMA writes one received payload offset_bytes off (a planted "
-           "placement bug the end-of-run byte check must catch)",
+           "placement bug the byte check must catch)",
            0.0,
            0.0,
            {"link_down", "flap", "loss", "bit_errors", "port_down", "misplace"}},
@@ -187,6 +187,17 @@ void workload_params::visit(core::param_visitor& v) {
            "flow-level workload (generated, flows) assumes: the NIC round-robins between them",
            0.0, 0.0, {"per_pair", "per_flow"}},
           queue_pairs);
+  v.field({"memory",
+           "",
+           "transfers: generated, each source buffer's bytes a function of (seed, host, address) never stored, "
+           "each payload checked as it lands and not kept, so memory grows with what is in flight; dense, "
+           "buffers in host memory (sources filled, payloads written there, completed operations read back at "
+           "the end) for reading memory after a run or nic.placement pcie; auto: dense when any NIC has "
+           "nic.placement pcie, else generated",
+           0.0,
+           0.0,
+           {"auto", "generated", "dense"}},
+          memory);
 }
 
 namespace {

@@ -62,6 +62,9 @@ struct workload_params {
   std::string destinations = "uniform";    // "uniform" (any other host) or "off_leaf"
   std::string write_flow_file;             // any kind: write the planned flows here as a flow list
   std::string queue_pairs = "per_pair";    // any kind: one RC queue pair per (src, dst) pair, or "per_flow"
+  // Transfers: "generated" (source bytes generated, landed bytes checked as they land and not stored),
+  // "dense" (buffers in host memory, filled and read back), "auto" (dense with nic.placement pcie).
+  std::string memory = "auto";
   void visit(core::param_visitor& v);
 };
 

@@ -13,6 +13,8 @@
 
 #include "sc_models/core/rng.h"
 #include "sc_models/core/sim_context.h"
+#include "sc_models/memory/payload_pattern.h"
+#include "sc_models/memory/placement_scoreboard.h"
 #include "sc_models/nic/block_lockstep.h"
 #include "sc_models/switch/switch_device.h"
 #include "sc_models/topology/fabric.h"
@@ -34,38 +36,13 @@ using core::picoseconds;
 // One RDMA WRITE as planned, with where its bytes come from and go to.
 struct planned_write : planned_flow {
   uint64_t src_addr = 0, dst_addr = 0;
-  uint64_t fill_state = 0;  // the payload stream's counter at this operation's first source word
+  // Where its bytes come from and land: a WRITE's or SEND's from the requester to the responder, a READ's
+  // the other way (the same two buffers).
+  size_t from() const { return op == nic::rdma_op::read ? dst : src; }
+  size_t to() const { return op == nic::rdma_op::read ? src : dst; }
+  uint64_t from_addr() const { return op == nic::rdma_op::read ? dst_addr : src_addr; }
+  uint64_t to_addr() const { return op == nic::rdma_op::read ? src_addr : dst_addr; }
 };
-
-// The source bytes of every operation come from one splitmix64 counter, 8 bytes per step, in post order:
-// writes `bytes` of them from counter `state` into `p` (or compares them, below).
-void fill_source(uint8_t* p, uint64_t bytes, uint64_t state) {
-  for (uint64_t b = 0; b < bytes; b += 8) {
-    const uint64_t r = core::splitmix64(state++);
-    std::memcpy(p + b, &r, std::min<uint64_t>(8, bytes - b));
-  }
-}
-
-// Bytes of `landed` that differ from the source bytes an operation had: compared with the source buffer
-// when this process holds it, else with the bytes regenerated from the stream (a scale-out rank that does
-// not simulate the source host: docs/scale_out.md).
-uint64_t mismatched_bytes(const uint8_t* landed, const uint8_t* source, uint64_t bytes, uint64_t state) {
-  if (source) {
-    if (std::memcmp(source, landed, bytes) == 0) return 0;  // counted byte by byte only when they differ
-    uint64_t n = 0;
-    for (uint64_t k = 0; k < bytes; ++k) n += source[k] != landed[k];
-    return n;
-  }
-  uint64_t n = 0;
-  uint8_t chunk[4096];
-  for (uint64_t at = 0; at < bytes; at += sizeof chunk) {
-    const uint64_t len = std::min<uint64_t>(sizeof chunk, bytes - at);
-    fill_source(chunk, len, state + at / 8);
-    if (std::memcmp(chunk, landed + at, len) == 0) continue;
-    for (uint64_t k = 0; k < len; ++k) n += chunk[k] != landed[at + k];
-  }
-  return n;
-}
 
 std::string format_number(double v) {
   std::ostringstream o;
@@ -189,6 +166,7 @@ class flow_run {
   picoseconds next_stop(picoseconds end, picoseconds next_sample);
   void report_progress(std::chrono::steady_clock::time_point slice_wall0);
   void collect_outcomes();
+  void collect_byte_checks();
   void verify_flows();
   nlohmann::json pcie_report();
   scale_out& so() { return m_setup->so; }
@@ -202,6 +180,9 @@ class flow_run {
   std::vector<uint64_t> m_mem_bytes;
   std::optional<fabric_setup> m_setup;
   bool m_data_checked = false, m_any_placement = false;
+  bool m_generated = false;  // workload.memory generated: sources generated, payloads checked and not stored
+  std::optional<memory::payload_pattern> m_pattern;
+  std::optional<memory::placement_scoreboard> m_scoreboard;  // when bytes are checked
   std::vector<sender_qp> m_senders;
   // The run loop.
   std::chrono::steady_clock::time_point m_wall0;
@@ -225,7 +206,10 @@ class flow_run {
   double m_peak_rss_mib = 0.0, m_wall_s = 0.0;
   picoseconds m_sim_end, m_window_start;
   std::vector<outcome> m_results;
-  std::vector<uint64_t> m_mismatches, m_checked;  // per operation: bytes that differed, bytes compared
+  // Per operation: bytes that differed (as they landed, or read back at the end), distinct bytes compared
+  // as they landed, bytes that landed twice, bytes that ran past its end; and bytes that landed nowhere.
+  std::vector<uint64_t> m_mismatches, m_checked, m_duplicates, m_past_end;
+  uint64_t m_stray_bytes = 0, m_duplicate_bytes_total = 0, m_past_end_total = 0, m_missing_total = 0;
   nlohmann::json m_flows = nlohmann::json::array();
   std::vector<double> m_flow_throughputs;
   bool m_verified = false;
@@ -258,10 +242,12 @@ void flow_run::plan() {
     m_mem_bytes[w.src] += round_up(w.bytes);
     m_mem_bytes[w.dst] += round_up(w.bytes);
   }
-  check_memory_budget(s, m_mem_bytes, any_nic_places_data(s), "workload: the hosts' buffers",
+  m_generated = resolve_memory_mode(s);
+  check_memory_budget(s, m_mem_bytes, any_nic_places_data(s) && !m_generated, "workload: the hosts' buffers",
                       " (source and destination of every WRITE)",
-                      "use smaller writes (workload.message_bytes, writes[].bytes), fewer hosts, or nic.place_data: "
-                      "false for a timing-only run");
+                      "use smaller writes (workload.message_bytes, writes[].bytes), fewer hosts, workload.memory: "
+                      "generated (payloads checked as they land, not stored), or nic.place_data: false for a "
+                      "timing-only run");
 }
 
 void flow_run::wire() {
@@ -271,14 +257,23 @@ void flow_run::wire() {
   // no payload: the memory stays unmapped and the sources unfilled.
   m_data_checked = every_nic_places_data(m_s);
   m_any_placement = any_nic_places_data(m_s) && !m_opts.elaborate_only;
-  m_setup->build(m_mem_bytes, m_s.pcie, m_any_placement);
+  // Dense memory is faulted in and its payloads shipped between ranks; generated payloads touch no memory.
+  m_setup->build(m_mem_bytes, m_s.pcie, m_any_placement && !m_generated);
+  m_pattern.emplace(core::stream_seed(m_s.seed, "workload", "payload"));
+  if (m_data_checked && !m_opts.elaborate_only) m_scoreboard.emplace(*m_pattern, m_hosts);
+  for (size_t h = 0; h < m_hosts; ++h) {
+    topology::host& host = fab().hosts()[h];
+    if (!host.built()) continue;
+    if (m_generated) host.nic->set_generated_payloads(*m_pattern, uint32_t(h));
+    if (m_scoreboard) host.nic->set_landing_observer(&m_scoreboard->observer(uint32_t(h)));
+  }
   post_writes();
 }
 
-// Buffers: sources filled from the workload's seeded stream, destinations zero, each destination a region;
+// Buffers: sources hold the payload pattern (filled only in dense memory), destinations zero, each destination
+// a region of the NIC and of the placement scoreboard;
 // one queue pair per pair of hosts, or per flow (workload.queue_pairs).
 void flow_run::post_writes() {
-  uint64_t fill_state = core::stream_seed(m_s.seed, "workload", "payload");  // splitmix64 counter: fast to fill
   // (src, dst, qp_group) -> (src QPN, dst QPN)
   std::map<std::tuple<size_t, size_t, uint64_t>, std::pair<uint32_t, uint32_t>> qps;
   // Posted in time order (ties in plan order): a queue pair takes its work requests in order of post time,
@@ -293,13 +288,10 @@ void flow_run::post_writes() {
     topology::host& dst = fab().hosts()[w.dst];
     w.src_addr = src.buffer().allocate(w.bytes);
     w.dst_addr = dst.buffer().allocate(w.bytes);
-    // The bytes move from the requester to the responder, or the other way for a READ; the host holding them
-    // fills them (a scale-out rank only its own hosts': the stream moves on either way).
-    topology::host& from = w.op == nic::rdma_op::read ? dst : src;
-    w.fill_state = fill_state;
-    fill_state += (w.bytes + 7) / 8;
-    if (m_any_placement && from.built())
-      fill_source(from.mem->data() + (w.op == nic::rdma_op::read ? w.dst_addr : w.src_addr), w.bytes, w.fill_state);
+    // Dense memory: the host the bytes come from holds them (a scale-out rank fills only its own hosts').
+    topology::host& from = fab().hosts()[w.from()];
+    if (m_any_placement && !m_generated && from.built())
+      m_pattern->fill(from.mem->data() + w.from_addr(), uint32_t(w.from()), w.from_addr(), w.bytes);
     const uint32_t rkey = m_setup->register_region(w.dst, w.dst_addr, w.bytes);
     auto it = qps.find({w.src, w.dst, w.qp_group});
     if (it == qps.end()) {
@@ -318,6 +310,9 @@ void flow_run::post_writes() {
     if (so().owns_host(w.src))
       src.nic->post(it->second.first, i, w.op, w.src_addr, w.dst_addr, rkey, w.bytes, w.post_at, uint32_t(i));
   }
+  if (m_scoreboard)  // region i is operation i
+    for (const planned_write& w : m_writes)
+      m_scoreboard->add_region({uint32_t(w.to()), w.to_addr(), uint32_t(w.from()), w.from_addr(), w.bytes});
   for (const auto& [key, qpns] : qps) {
     sender_qp q;
     q.src = std::get<0>(key);
@@ -545,29 +540,43 @@ void flow_run::collect_outcomes() {
     so().merge_outcomes(ends, req, resp);
     for (size_t i = 0; i < m_writes.size(); ++i) m_results[i] = {req[i], resp[i]};
   }
-  // Bytes compared where they landed (a READ's at the requester), by the rank that simulated that host.
-  m_mismatches.assign(m_writes.size(), 0);
-  m_checked.assign(m_writes.size(), 0);
-  for (size_t i = 0; i < m_writes.size(); ++i) {
-    const planned_write& w = m_writes[i];
-    const bool finished = m_results[i].requester != nullptr;
-    if (m_data_checked && (finished || m_s.run.duration_us <= 0) &&
-        so().owns_host(w.op == nic::rdma_op::read ? w.src : w.dst)) {
-      // The source and where it landed: a WRITE's or SEND's from the requester to the responder, a READ's
-      // the other way (the same two buffers).
-      topology::host& from = fab().hosts()[w.op == nic::rdma_op::read ? w.dst : w.src];
-      topology::host& to = fab().hosts()[w.op == nic::rdma_op::read ? w.src : w.dst];
-      const uint64_t from_addr = w.op == nic::rdma_op::read ? w.dst_addr : w.src_addr;
-      const uint64_t to_addr = w.op == nic::rdma_op::read ? w.src_addr : w.dst_addr;
-      m_mismatches[i] = mismatched_bytes(to.mem->data() + to_addr,
-                                         from.built() ? from.mem->data() + from_addr : nullptr, w.bytes, w.fill_state);
-      m_checked[i] = w.bytes;
+  collect_byte_checks();
+}
+
+// Bytes compared as they landed (a READ's at the requester), by the rank that simulated that host; in dense
+// memory, a completed operation's buffer read back as well (a byte wrong there counts once, at the larger).
+void flow_run::collect_byte_checks() {
+  const size_t n = m_writes.size();
+  m_mismatches.assign(n, 0);
+  m_checked.assign(n, 0);
+  m_duplicates.assign(n, 0);
+  m_past_end.assign(n, 0);
+  std::vector<uint64_t> stray(1, 0);
+  if (m_scoreboard) {
+    for (size_t i = 0; i < n; ++i) {
+      const memory::region_check& c = m_scoreboard->check(i);
+      m_mismatches[i] = c.mismatched;
+      m_checked[i] = c.checked;
+      m_duplicates[i] = c.duplicate;
+      m_past_end[i] = c.past_end;
     }
+    stray[0] = m_scoreboard->stray_bytes();
+  }
+  for (size_t i = 0; i < n && m_scoreboard && !m_generated; ++i) {
+    const planned_write& w = m_writes[i];
+    if (m_results[i].requester == nullptr || !so().owns_host(w.to())) continue;
+    const uint64_t wrong = m_pattern->mismatches(fab().hosts()[w.to()].mem->data() + w.to_addr(), uint32_t(w.from()),
+                                                 w.from_addr(), w.bytes);
+    m_mismatches[i] = std::max(m_mismatches[i], wrong);
   }
   if (so().distributed()) {
     so().sum(m_mismatches);
     so().sum(m_checked);
+    so().sum(m_duplicates);
+    so().sum(m_past_end);
+    so().sum(stray);
   }
+  m_stray_bytes = stray[0];
 }
 
 // The `flows` array and the verdict. A run cut off at run.duration_us leaves long operations unfinished by
@@ -588,14 +597,21 @@ void flow_run::verify_flows() {
     const uint64_t mismatched = m_mismatches[i];
     m_mismatched_bytes_total += mismatched;
     m_checked_bytes_total += m_checked[i];
+    m_duplicate_bytes_total += m_duplicates[i];
+    m_past_end_total += m_past_end[i];
+    const bool clean = mismatched == 0 && m_past_end[i] == 0;  // of what landed, finished or not
     const bool done = finished && c->status == nic::completion_status::success;
+    // A completed operation's bytes that never landed: what its buffer would hold of its source is not there.
+    const uint64_t missing = done && m_data_checked ? w.bytes - std::min(w.bytes, m_checked[i]) : 0;
+    m_missing_total += missing;
     m_completed += done;
     m_failed += finished && !done;
     // A READ is placed at the requester: its completion is the proof of placement.
     const bool placed_ok = m_results[i].responder != nullptr || w.op == nic::rdma_op::read;
-    const bool ok = m_data_checked && done && placed_ok && m_checked[i] == w.bytes && mismatched == 0;
+    const bool ok = m_data_checked && done && placed_ok && m_checked[i] == w.bytes && clean;
     ++m_op_counts[nic::to_string(w.op)];
-    m_verified = m_verified && (ok || (time_limited && !finished));
+    // A run cut short holds unfinished operations against the verdict only for what of them landed wrong.
+    m_verified = m_verified && (ok || (time_limited && !finished && clean));
     nlohmann::json f;
     f["id"] = i;
     f["src"] = fab().hosts()[w.src].name;
@@ -625,10 +641,13 @@ void flow_run::verify_flows() {
     if (it != gpu_landed.end()) f["gpu_landed_ns"] = it->second->landed_at.ns();
     f["checked_bytes"] = m_checked[i];
     f["mismatched_bytes"] = mismatched;
+    f["duplicate_bytes"] = m_duplicates[i];
+    f["past_end_bytes"] = m_past_end[i];
+    f["missing_bytes"] = missing;
     f["verified"] = ok;
     m_flows.push_back(std::move(f));
   }
-  m_verified = m_verified && m_checked_bytes_total > 0;
+  m_verified = m_verified && m_stray_bytes == 0 && m_checked_bytes_total > 0;
 }
 
 // nic.placement pcie: per host with a tray, what reached GPU memory and how fast (docs/report.md, `pcie`).
@@ -698,6 +717,11 @@ nlohmann::json flow_run::report() {
   r["data_checked"] = m_data_checked;
   r["mismatched_bytes"] = m_mismatched_bytes_total;
   r["checked_bytes"] = m_checked_bytes_total;
+  r["duplicate_bytes"] = m_duplicate_bytes_total;
+  r["past_end_bytes"] = m_past_end_total;
+  r["missing_bytes"] = m_missing_total;
+  r["stray_bytes"] = m_stray_bytes;
+  r["memory"] = m_generated ? "generated" : "dense";
   // Every NIC's `placed_bytes` counter (under mpirun merged over the ranks): payload the responders placed,
   // and the requesters' READ responses, whether or not their operation completed.
   r["placed_bytes"] = ctx.stats.counter_total("placed_bytes");

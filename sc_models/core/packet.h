@@ -203,6 +203,11 @@ struct alignas(64) packet {
   uint32_t payload_bytes = 0;
   // Payload: a reference into the sender's memory model. The bytes are read once, where they are placed.
   const uint8_t* payload = nullptr;
+  // A generated payload (memory::payload_pattern) when `payload` is null: the bytes at [payload_va,
+  // +payload_bytes) of host `payload_host`'s memory, made where they are placed. Both travel with the
+  // descriptor, so a packet crossing to another MPI rank names the same bytes there.
+  uint64_t payload_va = 0;
+  uint32_t payload_host = 0;
   rdma_extended_header reth;
   ack_extended_header aeth;
   uint32_t immediate = 0;

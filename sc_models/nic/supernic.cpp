@@ -552,6 +552,8 @@ void supernic::end_of_elaboration() {
   // the model bounds), and a resend finds its bytes where the first read put them. Not value-initialised, so
   // only the pages the reads touch are ever mapped.
   if (m_tx_pcie) m_tx_buf.reset(new uint8_t[m_mem_size]);
+  core::require(m_pattern == nullptr || (m_placement == nullptr && !m_tx_pcie), name(),
+                "generated payloads cannot go through the PCIe tray (nic.placement pcie reads and writes memory)");
   core::require(m_out != nullptr, name(), "no link connected");
   if (m_ib) {
     // Link initialisation with the switch port: each side learns the other's credit limit.
@@ -1022,7 +1024,7 @@ packet* supernic::build_data_packet(queue_pair& qp, size_t index, uint32_t psn) 
         m_tx_took_slot = true;
       }
     } else {
-      p->payload = m_mem_ptr + wr.local_addr + offset;  // a reference: the bytes are read where placed
+      refer_payload(p, wr.local_addr + offset);  // a reference: the bytes are read where placed
     }
     p->payload_bytes = uint32_t(payload);
     p->int_requested = m_cc->telemetry();  // HPCC: every switch egress on the way appends its record
@@ -1065,7 +1067,7 @@ packet* supernic::build_read_response(queue_pair& qp, read_job& job) {
       m_tx_took_slot = true;
     }
   } else {
-    p->payload = m_mem_ptr + job.va + offset;  // the responder's memory, read where it lies
+    refer_payload(p, job.va + offset);  // the responder's memory, read where it lies
   }
   p->payload_bytes = uint32_t(payload);
   p->int_requested = m_cc->telemetry();  // HPCC: every switch egress on the way appends its record
@@ -1461,7 +1463,7 @@ void supernic::on_read_response(packet* p) {
   const uint64_t offset = uint64_t(k) * qp.mtu;
   if (offset + p->payload_bytes <= wr.length) {
     if (m_params.place_data && p->payload_bytes > 0)
-      write_payload(wr.local_addr + offset, p->payload, p->payload_bytes);  // at its offset, any order
+      write_payload(wr.local_addr + offset, p);  // at its offset, any order
     m_placed_bytes += p->payload_bytes;
   } else {
     ++m_rx_access_errors;
@@ -1694,8 +1696,7 @@ void supernic::process_send(queue_pair& qp, packet* p) {
   if (offset + p->payload_bytes > qp.send_buf.length) {
     qp.send_error = true;
   } else {
-    if (m_params.place_data && p->payload_bytes > 0)
-      write_payload(qp.send_buf.addr + offset, p->payload, p->payload_bytes);
+    if (m_params.place_data && p->payload_bytes > 0) write_payload(qp.send_buf.addr + offset, p);
     qp.send_bytes += p->payload_bytes;
     qp.placed_bytes += p->payload_bytes;
     m_placed_bytes += p->payload_bytes;
@@ -1845,8 +1846,28 @@ void supernic::drop_fetches(queue_pair& qp) {
   qp.stage_index = 0;
 }
 
-void supernic::write_payload(uint64_t va, const uint8_t* data, uint64_t length) {
+void supernic::refer_payload(core::packet* p, uint64_t va) {
+  if (m_pattern) {
+    p->payload = nullptr;
+    p->payload_host = m_host;
+    p->payload_va = va;
+  } else {
+    p->payload = m_mem_ptr + va;
+  }
+}
+
+void supernic::write_payload(uint64_t va, const core::packet* p) {
+  const uint64_t length = p->payload_bytes;
   va += m_misplace.shift(va, length, m_mem_size);  // a planted fault (faults kind misplace); 0 unless armed
+  const uint8_t* data = p->payload;
+  if (data == nullptr) {  // generated: the bytes the packet names, made here (no memory holds them)
+    core::require(m_pattern != nullptr, name(), "a generated payload arrived at a NIC without the payload pattern");
+    m_landing_bytes.resize(std::max<size_t>(m_landing_bytes.size(), length));  // grows to one MTU, once
+    m_pattern->fill(m_landing_bytes.data(), p->payload_host, p->payload_va, length);
+    data = m_landing_bytes.data();
+  }
+  if (m_landing) m_landing->landed(va, data, length);
+  if (m_pattern) return;  // generated payloads: checked as they land, not stored
   if (m_placement)
     m_placement->post_write(va, data, length);
   else
@@ -2050,7 +2071,7 @@ void supernic::place(queue_pair& qp, known_message& m, const packet* p) {
     ++m_rx_access_errors;
     return;
   }
-  if (m_params.place_data) write_payload(m.va + offset, p->payload, p->payload_bytes);  // direct data placement
+  if (m_params.place_data) write_payload(m.va + offset, p);  // direct data placement
   if (p->bth.opcode == bth_opcode::rc_rdma_write_last_imm || p->bth.opcode == bth_opcode::rc_rdma_write_only_imm) {
     m.imm = true;  // it consumes a receive when the head passes it
     m.imm_value = p->immediate;

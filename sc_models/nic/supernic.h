@@ -29,6 +29,8 @@
 #include "sc_models/core/rng.h"
 #include "sc_models/core/sim_context.h"
 #include "sc_models/ib/credit_link.h"
+#include "sc_models/memory/landing_observer.h"
+#include "sc_models/memory/payload_pattern.h"
 #include "sc_models/nic/cnp_gen.h"
 #include "sc_models/nic/dcqcn_rp.h"
 #include "sc_models/nic/hpcc.h"
@@ -297,6 +299,16 @@ class supernic : public sc_core::sc_module, public core::packet_sink, public sw:
     t.set_on_staged([this](uint64_t cookie) { tx_staged(cookie); });
   }
 
+  // Generated payloads (elaboration; not with nic.placement pcie): this NIC's source bytes are `pattern`'s
+  // for `host`, named in each packet as (host, address) and never read from memory; received payloads are
+  // generated from their packet's reference where they land and are not stored (memory untouched).
+  void set_generated_payloads(const memory::payload_pattern& pattern, uint32_t host) {
+    m_pattern = &pattern;
+    m_host = host;
+  }
+  // Every payload write, as it lands (after a planted misplacement): a scoreboard checks it there.
+  void set_landing_observer(memory::landing_observer* o) { m_landing = o; }
+
   const std::vector<completion>& completions() const { return m_completions; }
   const std::vector<placed_message>& placed() const { return m_placed; }
   // Called at the instant a message is recorded in placed() (a collective engine posts what depended on it).
@@ -420,8 +432,15 @@ class supernic : public sc_core::sc_module, public core::packet_sink, public sw:
   uint8_t* m_mem_ptr = nullptr;  // DMI view of host memory
   placement_target* m_placement = nullptr;  // nic.placement pcie
   placement_fault m_misplace;               // off unless a scenario's faults arm it
-  // Places payload bytes at `va`: a memcpy through DMI, or a posted write through the PCIe tray.
-  void write_payload(uint64_t va, const uint8_t* data, uint64_t length);
+  const memory::payload_pattern* m_pattern = nullptr;  // set_generated_payloads
+  uint32_t m_host = 0;
+  memory::landing_observer* m_landing = nullptr;
+  std::vector<uint8_t> m_landing_bytes;  // a generated payload made where it lands (one packet's worth)
+  // Places `p`'s payload at `va`: a memcpy through DMI, a posted write through the PCIe tray, or (generated
+  // payloads) nothing stored; the landing observer sees it either way.
+  void write_payload(uint64_t va, const core::packet* p);
+  // Sets `p`'s payload reference to [va, +length) of this NIC's source memory (a pointer, or generated).
+  void refer_payload(core::packet* p, uint64_t va);
   // nic.placement pcie: false (and the packet counted) when its payload would overflow the receive buffer.
   bool rx_buffer_admits(const core::packet* p);
   // nic.rx_overflow pfc: XON once the buffer has drained below rx_pfc_xon_bytes.

@@ -126,12 +126,21 @@ TEST(cli, same_seed_gives_identical_reports_and_another_seed_differs) {
 namespace {
 
 TEST(cli, workload_too_large_for_memory_is_refused_before_anything_is_allocated) {
-  // 256 hosts x 2^40 bytes each: far beyond any machine; must be a clear error, not an allocation failure.
-  const run_result r =
+  // 256 hosts x 2^40 bytes each (source and destination): 2^49 bytes, four times a process's whole 2^47 of
+  // address space, even with generated payloads that store no byte; must be a clear error, not an
+  // allocation failure.
+  run_result r =
       fabricsim("run " + scenarios + "leaf_spine_permutation.yaml --set workload.message_bytes=1099511627776");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("workload.message_bytes"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("MiB of memory"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("536870912 MiB of address space"), std::string::npos) << r.output;
+  // Dense memory stores every byte: 256 x 2 x 64 GiB (2^36 each) is 32 TiB, within the address space but
+  // beyond 3/4 of any machine this runs on.
+  r = fabricsim("run " + scenarios +
+                "leaf_spine_permutation.yaml --set workload.memory=dense --set workload.message_bytes=68719476736");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("33554432 MiB of memory"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("workload.memory"), std::string::npos) << r.output;
 }
 
 }  // namespace

@@ -1,8 +1,10 @@
 // "Verified" means bytes were checked, through the binary as a user runs it: a payload planted K bytes off
-// by a NIC's DMA (faults kind misplace) is caught by the end-of-run byte check alone, not by this test's own
-// comparison; the same run without the fault is verified with every byte written checked; a run that
-// completes nothing says so, exits 4 and reports 0 checked bytes; comparisons and sweeps rank the statuses;
-// bad misplace entries are refused naming file, line and key. Expected values by hand arithmetic.
+// by a NIC's DMA (faults kind misplace) is caught by the placement scoreboard alone (each payload checked as
+// it lands), not by this test's own comparison, in generated and in dense memory; the same run without the
+// fault is verified with every byte written checked; an operation cut off by the run's end has what landed
+// of it checked; a run in which nothing landed says so, exits 4 and reports 0 checked bytes; comparisons and
+// sweeps rank the statuses; bad misplace entries are refused naming file, line and key. Expected values by
+// hand arithmetic.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -63,17 +65,23 @@ TEST(verdict, the_run_without_the_fault_checks_every_byte_it_wrote) {
       << o.run.output;
 }
 
-TEST(verdict, a_misplaced_payload_is_caught_by_the_byte_check) {
+class misplaced : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(misplaced, a_misplaced_payload_is_caught_by_the_byte_check) {
   // h1's NIC writes the payload of its 6th packet (after 5 correct ones) 100 bytes past its place. That
-  // packet is a MIDDLE of the WRITE, 4096 payload bytes at offset a = 5 x 4096 of the buffer. Afterwards
-  // [a, a + 100) still holds the zeros of the fresh buffer, [a + 100, a + 4096) the payload shifted by 100,
-  // and [a + 4096, a + 4196), which the misplaced write spilled into, is overwritten by packet 7 when it
-  // arrives after it (one path, in order). So every wrong byte is within the one packet: at most 4096; and
-  // since the source is a random stream, a byte equals its neighbour 100 places on (or zero) about once in
-  // 256: far more than half of the 4096 differ.
-  const outcome o =
-      run_yaml("misplaced", two_hosts + "faults: [{kind: misplace, host: h1, after_packets: 5, offset_bytes: 100}]\n");
+  // packet is a MIDDLE of the WRITE, 4096 payload bytes at offset a = 5 x 4096 of the buffer. It lands on
+  // [a + 100, a + 4196): every byte compared there with the source byte of that offset, a byte of one
+  // pattern word against a byte of another (100 is not a multiple of 8), equal about once in 256: far more
+  // than half of the 4096 differ, and no more than 4096 can. Packet 7 then lands on [a + 4096, a + 8192):
+  // its first 100 bytes land a second time (duplicates, not counted again), and [a, a + 100) never lands,
+  // so 65,536 - 100 bytes are checked. In dense memory the buffer is read back too: [a, a + 100) holds the
+  // zeros of the fresh buffer and [a + 100, a + 4096) the shifted payload (packet 7 rewrote the rest), so at
+  // most 4096 differ there as well, and the larger count is reported.
+  const outcome o = run_yaml(std::string("misplaced_") + GetParam(),
+                             two_hosts + "faults: [{kind: misplace, host: h1, after_packets: 5, offset_bytes: 100}]\n",
+                             std::string("--set workload.memory=") + GetParam());
   EXPECT_EQ(o.run.exit_code, 1) << o.run.output;
+  EXPECT_EQ(o.report["memory"], GetParam());
   ASSERT_TRUE(o.report.is_object()) << o.run.output;
   EXPECT_FALSE(o.report["verified"].get<bool>());
   // The NIC did not notice: the WRITE completed with status success, and only the comparison tells.
@@ -83,15 +91,18 @@ TEST(verdict, a_misplaced_payload_is_caught_by_the_byte_check) {
   EXPECT_GT(wrong, 4096u / 2);
   EXPECT_LE(wrong, 4096u);
   EXPECT_EQ(o.report["flows"][0]["mismatched_bytes"].get<uint64_t>(), wrong);
-  EXPECT_EQ(o.report["checked_bytes"].get<uint64_t>(), 65536u);
+  EXPECT_EQ(o.report["checked_bytes"].get<uint64_t>(), 65536u - 100u);
+  EXPECT_EQ(o.report["duplicate_bytes"].get<uint64_t>(), 100u);
   const json& entry = o.report["faults"]["entries"][0];
   EXPECT_EQ(entry["kind"], "misplace");
   EXPECT_TRUE(entry["fired"].get<bool>());
   EXPECT_EQ(entry["payload_bytes"].get<uint64_t>(), 4096u);
   EXPECT_EQ(entry["applied_offset_bytes"].get<uint64_t>(), 100u);
   EXPECT_NE(o.run.output.find("data: NOT VERIFIED: "), std::string::npos) << o.run.output;
-  EXPECT_NE(o.run.output.find(" of 65,536 checked bytes differ from their source"), std::string::npos) << o.run.output;
+  EXPECT_NE(o.run.output.find(" of 65,436 checked bytes differ from their source"), std::string::npos) << o.run.output;
 }
+
+INSTANTIATE_TEST_SUITE_P(memory, misplaced, ::testing::Values("generated", "dense"));
 
 TEST(verdict, a_fault_that_never_fires_changes_nothing) {
   // 16 payloads in all: the 17th (after_packets 16) never comes.
@@ -110,29 +121,47 @@ const std::string long_write =
     "run: {duration_us: 2}\n"
     "writes: [{src: h0, dst: h1, bytes: 4194304}]\n";
 
-TEST(verdict, a_run_that_completes_nothing_says_nothing_was_checked_and_exits_4) {
-  const outcome o = run_yaml("nothing", long_write);
+TEST(verdict, an_operation_cut_off_has_what_landed_of_it_checked) {
+  const outcome o = run_yaml("cut_off", long_write);
+  EXPECT_EQ(o.run.exit_code, 0) << o.run.output;
+  ASSERT_TRUE(o.report.is_object()) << o.run.output;
+  EXPECT_EQ(o.report["completed"].get<uint64_t>(), 0u);
+  // Some payload did arrive in 2 us (a 4096-byte packet takes 82 ns at 400 Gb/s), not all of it; with no
+  // loss each payload lands once, so every placed byte is a distinct checked one.
+  const uint64_t placed = o.report["placed_bytes"].get<uint64_t>();
+  EXPECT_GT(placed, 0u);
+  EXPECT_LT(placed, 4194304u);
+  EXPECT_EQ(o.report["checked_bytes"].get<uint64_t>(), placed);
+  EXPECT_EQ(o.report["flows"][0]["checked_bytes"].get<uint64_t>(), placed);
+  EXPECT_FALSE(o.report["flows"][0]["verified"].get<bool>());  // not complete: not verified as an operation
+  EXPECT_TRUE(o.report["verified"].get<bool>());               // but nothing that landed was wrong
+  std::string digits = std::to_string(placed), grouped;        // 1234567 -> 1,234,567
+  for (size_t i = 0; i < digits.size(); ++i)
+    grouped += (i > 0 && (digits.size() - i) % 3 == 0 ? "," : "") + digits.substr(i, 1);
+  EXPECT_NE(o.run.output.find("data: VERIFIED: " + grouped + " of " + grouped + " placed bytes"), std::string::npos)
+      << o.run.output;
+}
+
+TEST(verdict, a_run_in_which_nothing_landed_says_nothing_was_checked_and_exits_4) {
+  // 0.05 us: the first packet is still being serialised (82 ns at 400 Gb/s) when the run stops.
+  const outcome o = run_yaml("nothing", long_write, "--set run.duration_us=0.05");
   EXPECT_EQ(o.run.exit_code, 4) << o.run.output;
   ASSERT_TRUE(o.report.is_object()) << o.run.output;
   EXPECT_EQ(o.report["completed"].get<uint64_t>(), 0u);
   EXPECT_EQ(o.report["checked_bytes"].get<uint64_t>(), 0u);
+  EXPECT_EQ(o.report["placed_bytes"].get<uint64_t>(), 0u);
   EXPECT_FALSE(o.report["verified"].get<bool>());
   EXPECT_TRUE(o.report["data_checked"].get<bool>());  // checking was on; there was nothing to check
-  // Some payload did arrive in 2 us (a 4096-byte packet takes 82 ns at 400 Gb/s), none of it compared.
-  const uint64_t placed = o.report["placed_bytes"].get<uint64_t>();
-  EXPECT_GT(placed, 0u);
-  EXPECT_LT(placed, 4194304u);
-  EXPECT_EQ(o.report["flows"][0]["checked_bytes"].get<uint64_t>(), 0u);
-  EXPECT_NE(o.run.output.find("data: NOTHING CHECKED: no operation completed within run.duration_us=2; "),
+  EXPECT_NE(o.run.output.find("data: NOTHING CHECKED: no payload landed within run.duration_us=0.05; "),
             std::string::npos)
       << o.run.output;
   EXPECT_NE(o.run.output.find(" bytes placed, 0 checked"), std::string::npos) << o.run.output;
   EXPECT_EQ(o.run.output.find("VERIFIED"), std::string::npos) << o.run.output;
 }
 
-TEST(verdict, a_time_limited_run_checks_the_operations_that_finished) {
-  // A 64 KiB WRITE (1.3 us of wire time) finishes within 10 us, the 4 MiB one does not: exactly its bytes
-  // are checked.
+TEST(verdict, a_time_limited_run_checks_what_landed) {
+  // A 64 KiB WRITE (1.3 us of wire time) finishes within 10 us, the 4 MiB one does not: all of the first and
+  // what landed of the second are checked, no byte twice (no loss).
   const outcome o = run_yaml("partial",
                              "topology: {kind: single_switch, hosts: 2}\nrun: {duration_us: 10}\n"
                              "writes: [{src: h0, dst: h1, bytes: 65536}, {src: h1, dst: h0, bytes: 4194304}]\n");
@@ -140,28 +169,29 @@ TEST(verdict, a_time_limited_run_checks_the_operations_that_finished) {
   ASSERT_TRUE(o.report.is_object()) << o.run.output;
   EXPECT_EQ(o.report["completed"].get<uint64_t>(), 1u);
   EXPECT_TRUE(o.report["verified"].get<bool>());
-  EXPECT_EQ(o.report["checked_bytes"].get<uint64_t>(), 65536u);
+  EXPECT_EQ(o.report["flows"][0]["checked_bytes"].get<uint64_t>(), 65536u);
   EXPECT_GT(o.report["placed_bytes"].get<uint64_t>(), 65536u);  // and part of the long one
-  EXPECT_NE(o.run.output.find("data: VERIFIED: 65,536 of "), std::string::npos) << o.run.output;
+  EXPECT_EQ(o.report["checked_bytes"].get<uint64_t>(), o.report["placed_bytes"].get<uint64_t>());
+  EXPECT_EQ(o.report["duplicate_bytes"].get<uint64_t>(), 0u);
 }
 
 TEST(verdict, comparisons_and_sweeps_rank_nothing_checked_below_a_mismatch) {
   const std::string file = write_file("short_run.yaml", long_write);
-  // run.duration_us 2 checks nothing (4), 200 completes the 4 MiB WRITE and verifies it (0): the worst is 4.
-  run_result r = fabricsim("run " + file + " --compare run.duration_us=2,200");
+  // run.duration_us 0.05 checks nothing (4), 200 completes the 4 MiB WRITE and verifies it (0): the worst is 4.
+  run_result r = fabricsim("run " + file + " --compare run.duration_us=0.05,200");
   EXPECT_EQ(r.exit_code, 4) << r.output;
-  EXPECT_NE(r.output.find("data, 2: NOTHING CHECKED"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("data, 0.05: NOTHING CHECKED"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("data, 200: VERIFIED: 4,194,304 of 4,194,304 placed bytes"), std::string::npos) << r.output;
   // A misplaced byte (1) outranks the run that checked nothing (4).
   const std::string faulty =
       write_file("short_run_faulty.yaml",
                  long_write + "faults: [{kind: misplace, host: h1, after_packets: 3, offset_bytes: 8}]\n");
-  r = fabricsim("run " + faulty + " --compare run.duration_us=2,200");
+  r = fabricsim("run " + faulty + " --compare run.duration_us=0.05,200");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   // A sweep gives each point the status `run` would, and exits with the worst.
   const std::string dir = testing::TempDir() + "verdict_sweep";
   fabricsim::test::run_shell("rm -rf '" + dir + "'");
-  r = fabricsim("sweep " + file + " --grid run.duration_us=2,200 --out " + dir);
+  r = fabricsim("sweep " + file + " --grid run.duration_us=0.05,200 --out " + dir);
   EXPECT_EQ(r.exit_code, 4) << r.output;
   const json sweep = load(dir + "/sweep.json");
   ASSERT_EQ(sweep["rows"].size(), 2u) << sweep.dump();
