@@ -17,12 +17,7 @@ class payload_pattern {
 
   uint64_t seed() const { return m_seed; }
   // The 8-byte word at word index `w` (address 8w) of `host`'s memory.
-  uint64_t word(uint32_t host, uint64_t w) const {
-    uint64_t z = (w ^ key(host)) * 0x9E3779B97F4A7C15ull;
-    z ^= z >> 29;
-    z *= 0xBF58476D1CE4E5B9ull;
-    return z ^ (z >> 32);
-  }
+  uint64_t word(uint32_t host, uint64_t w) const { return mix(w, key(host)); }
   // Writes the `length` bytes at [addr, addr + length) of `host`'s memory into `dst` (any alignment).
   void fill(uint8_t* dst, uint32_t host, uint64_t addr, uint64_t length) const;
   // Bytes of `bytes` that differ from [addr, addr + length) of `host`'s memory.
@@ -30,6 +25,13 @@ class payload_pattern {
 
  private:
   uint64_t key(uint32_t host) const;
+  // Word w under a host's key: two odd multiplies and xor-shifts, each a bijection.
+  static uint64_t mix(uint64_t w, uint64_t key) {
+    uint64_t z = (w ^ key) * 0x9E3779B97F4A7C15ull;
+    z ^= z >> 29;
+    z *= 0xBF58476D1CE4E5B9ull;
+    return z ^ (z >> 32);
+  }
   uint64_t m_seed;
 };
 

@@ -65,6 +65,19 @@ TEST(payload_pattern, any_slice_is_the_same_bytes_as_the_aligned_whole) {
   EXPECT_EQ(p.mismatches(whole.data(), 1, 4096, 256), 0u);
 }
 
+TEST(payload_pattern, mismatches_counts_each_wrong_byte_at_any_alignment) {
+  const payload_pattern p(3);
+  for (const uint64_t addr : {4096u, 4099u}) {  // word against word, and byte against byte
+    std::vector<uint8_t> b = bytes_of(p, 0, addr, 77);
+    b[0] ^= 1;  // four bytes: in the first two words, and in the tail
+    b[9] ^= 0x80;
+    b[15] ^= 0xff;
+    b[76] ^= 2;
+    EXPECT_EQ(p.mismatches(b.data(), 0, addr, 77), 4u) << addr;
+    EXPECT_EQ(p.mismatches(b.data() + 1, 0, addr + 1, 9), 1u) << addr;  // [1, 10) holds only b[9]
+  }
+}
+
 TEST(payload_pattern, no_two_words_of_a_host_are_equal) {
   const payload_pattern p(1);
   std::set<uint64_t> seen;
