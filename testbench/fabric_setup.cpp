@@ -9,6 +9,8 @@
 #include <tuple>
 
 #include "testbench/switch_factory.h"
+#include "testbench/user_rtl.h"
+#include "testbench/workload.h"
 
 namespace fabricsim::testbench {
 
@@ -31,6 +33,23 @@ bool every_nic_places_data(const scenario& s) {
   bool all = s.nic.place_data;
   for (const auto& [name, params] : s.nic_overrides) all = all && params.place_data;
   return all;
+}
+
+void configure_user_rtl(const scenario& s) {
+  for (const auto& [host, params] : s.nic_overrides)
+    for (const char* key : {"reorder_rtl", "reorder_rtl_top"})
+      if (s.key_sources.count("nic_overrides." + host + "." + key))
+        throw core::config_error(s.source + ": nic_overrides." + host + "." + key +
+                                 ": a user's reorder tracker runs in every NIC or in none: set nic." + key);
+  if (s.nic.reorder_rtl.empty()) {
+    clear_user_rtl();
+    return;
+  }
+  const std::string origin = s.source + ": nic.reorder_rtl " + s.nic.reorder_rtl;
+  if (s.nic.reorder == "ref")
+    throw core::config_error(origin + ": needs nic.reorder rtl or lockstep (ref runs no RTL)");
+  use_user_rtl_block("reorder_tracker", resolve_scenario_path(s.source, s.nic.reorder_rtl), s.nic.reorder_rtl_top,
+                     origin, std::cerr);
 }
 
 bool resolve_memory_mode(const scenario& s) {
@@ -80,6 +99,7 @@ fabric_setup::fabric_setup(const scenario& s, const run_options& opts)
       // switches and the links with an end among them. One process: all of it.
       so(topology::plan_fabric(s.topology, s.link), s.partition) {
   ctx.seed = s.seed;
+  configure_user_rtl(s);  // nic.reorder_rtl: the user's tracker in every NIC, or ours
   // RTL transaction recording: the NICs wrap their blocks when the log is there (docs/verification.md).
   ctx.rtl_log = m_rtl_log.get();
   // Lockstep waveforms: the directory is made now, so that a bad one fails before the run.

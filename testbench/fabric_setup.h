@@ -33,6 +33,10 @@ bool any_nic_places_data(const scenario& s);
 // workload.memory as a run takes it: true for generated payloads (auto: unless a NIC uses the PCIe tray);
 // config_error for generated with nic.placement pcie.
 bool resolve_memory_mode(const scenario& s);
+// nic.reorder_rtl (and --user-rtl, which sets it): registers the user's reorder tracker for every NIC, or
+// clears a registration of an earlier run in this process. config_error for a nic_overrides entry that sets
+// it, or nic.reorder ref.
+void configure_user_rtl(const scenario& s);
 
 // Where payloads are placed, host memory is real memory (every byte is written and checked): refuses a
 // run whose buffers (`mem_bytes`, per host) need more than 3/4 of this machine, rather than let it swap or

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <systemc>
@@ -112,7 +113,18 @@ int run(const run_args& a) {
     nic::parse_rtl_mutant(a.rtl_mutant, "--rtl-mutant");
     overrides.push_back("nic.rtl_mutant=" + a.rtl_mutant);
   }
-  if (!a.user_rtl.empty()) testbench::register_user_rtl(a.user_rtl, a.user_rtl_top, std::cerr);
+  // --user-rtl BLOCK=FILE is nic.reorder_rtl (the file made absolute: a --set path is the scenario's).
+  if (!a.user_rtl.empty()) {
+    const size_t eq = a.user_rtl.find('=');
+    if (eq == std::string::npos || eq + 1 == a.user_rtl.size())
+      throw core::config_error("--user-rtl " + a.user_rtl +
+                               ": expected BLOCK=FILE.sv (e.g. reorder_tracker=my_tracker.sv)");
+    if (a.user_rtl.substr(0, eq) != "reorder_tracker")
+      throw core::config_error("--user-rtl " + a.user_rtl + ": block " + a.user_rtl.substr(0, eq) +
+                               " cannot run in a fabric yet; blocks that can: reorder_tracker");
+    overrides.push_back("nic.reorder_rtl=" + std::filesystem::absolute(a.user_rtl.substr(eq + 1)).string());
+    if (!a.user_rtl_top.empty()) overrides.push_back("nic.reorder_rtl_top=" + a.user_rtl_top);
+  }
   auto load = [&](const std::vector<std::string>& extra) {
     std::vector<std::string> all = overrides;
     all.insert(all.end(), extra.begin(), extra.end());

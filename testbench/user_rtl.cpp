@@ -427,25 +427,23 @@ user_rtl_build build_user_rtl(const user_rtl_request& request) {
   return b;
 }
 
-void register_user_rtl(const std::string& spec, const std::string& top, std::ostream& log) {
-  const size_t eq = spec.find('=');
-  if (eq == std::string::npos || eq + 1 == spec.size())
-    throw core::config_error("--user-rtl " + spec + ": expected BLOCK=FILE.sv (e.g. reorder_tracker=my_tracker.sv)");
-  const std::string block = spec.substr(0, eq), file = spec.substr(eq + 1);
+void clear_user_rtl() { nic::set_user_reorder_tracker(nullptr); }
+
+void use_user_rtl_block(const std::string& block, const std::string& file, const std::string& top,
+                        const std::string& origin, std::ostream& log) {
   if (block != "reorder_tracker")
-    throw core::config_error("--user-rtl " + spec + ": block " + block +
+    throw core::config_error(origin + ": block " + block +
                              " cannot run in a fabric yet; blocks that can: reorder_tracker");
   std::error_code ec;
-  if (!fs::is_regular_file(file, ec)) throw core::config_error("--user-rtl " + spec + ": no such file " + file);
+  if (!fs::is_regular_file(file, ec)) throw core::config_error(origin + ": no such file " + file);
   auto built = std::make_shared<std::map<uint32_t, std::shared_ptr<const nic::user_rtl_library>>>();
   std::ostream* out = &log;
-  nic::set_user_reorder_tracker([block, file, top, built, out](uint32_t window) {
+  nic::set_user_reorder_tracker([block, file, top, origin, built, out](uint32_t window) {
     auto& library = (*built)[window];
     if (!library) {
       const user_rtl_build b = build_user_rtl({block, file, top, {"Window=" + std::to_string(window)}, ""});
       if (b.parameters.count("Window") == 0 || b.parameters.at("Window") != window)
-        throw core::config_error("--user-rtl " + file + ": module " + b.top + " did not take Window " +
-                                 std::to_string(window));
+        throw core::config_error(origin + ": module " + b.top + " did not take Window " + std::to_string(window));
       *out << "fabricsim: user RTL " << block << " " << file << " (module " << b.top << ", Window " << window
            << "): " << (b.reused ? "reused from " : "compiled into ") << b.entry_dir << '\n';
       library = nic::user_rtl_library::open(b.shared_object, block);

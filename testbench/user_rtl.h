@@ -43,10 +43,15 @@ std::string default_user_rtl_cache();
 // log's end and its path).
 user_rtl_build build_user_rtl(const user_rtl_request& request);
 
-// `fabricsim run --user-rtl BLOCK=FILE.sv [--user-rtl-top NAME]`: every NIC's BLOCK (reorder_tracker only,
-// for now) runs the user's block where nic.reorder is rtl, and beside the reference model where it is lockstep.
-// Registers a provider that compiles the file (cached) for each window the fabric asks for, writing one line
-// per compile to `log`. Throws core::config_error for a malformed spec or a block without fabric support.
-void register_user_rtl(const std::string& spec, const std::string& top, std::ostream& log);
+// A user's block in every NIC (`fabricsim run --user-rtl BLOCK=FILE.sv`, or nic.reorder_rtl): BLOCK
+// (reorder_tracker only, for now) runs the user's RTL where nic.reorder is rtl, and beside the reference
+// model where it is lockstep. Registers a provider that compiles the file (cached) for each window the fabric
+// asks for, writing one line per compile to `log`; `origin` names where it was asked for in errors
+// ("run.yaml: nic.reorder_rtl my.sv"). Throws core::config_error for a missing file or a block without
+// fabric support.
+void use_user_rtl_block(const std::string& block, const std::string& file, const std::string& top,
+                        const std::string& origin, std::ostream& log);
+// Every NIC's own reorder tracker again (no user block): what a run without nic.reorder_rtl sets.
+void clear_user_rtl();
 
 }  // namespace fabricsim::testbench

@@ -67,6 +67,12 @@ void supernic_params::visit(core::param_visitor& v) {
            {"rtl", "ref", "lockstep"}},
           reorder);
   v.field({"reorder_window", "PSNs", "PSNs tracked beyond the in-order head (power of two)", 16, 4096}, reorder_window);
+  v.field({"reorder_rtl", "",
+           "a user's reorder tracker (.sv, relative to the scenario file; docs/rtl_contract.md), Verilated at run "
+           "time and cached, in place of ours in every NIC with nic.reorder rtl or lockstep (lockstep: against the "
+           "reference model); empty: ours. Same as run --user-rtl reorder_tracker=FILE"},
+          reorder_rtl);
+  v.field({"reorder_rtl_top", "", "nic.reorder_rtl: its top module (empty: reorder_tracker)"}, reorder_rtl_top);
   v.field({"clock_mhz", "MHz",
            "clock of the NIC's RTL blocks: the reorder tracker takes one transaction per data packet at its edges "
            "and stays busy for the cycles the RTL reports, packets waiting in order; the CNP generator takes one "

@@ -217,6 +217,47 @@ TEST(user_rtl, user_block_in_a_sprayed_64_nic_fabric_in_lockstep) {
   EXPECT_GT(static_cast<long long>(f.tellg()), 100) << wave;
 }
 
+TEST(user_rtl, a_scenario_names_the_block_with_nic_reorder_rtl) {
+  // The file beside the scenario, named relative to it; run from another directory.
+  const std::string dir = testing::TempDir() + "user_rtl_key/";
+  run_shell("rm -rf " + dir + " && mkdir -p " + dir + "rtl");
+  run_shell("cp " + alternative + " " + dir + "rtl/tracker.sv");
+  const std::string yaml =
+      "name: user_key\ntopology: {kind: single_switch, hosts: 4}\n"
+      "link: {drop_probability: 0.01}\n"
+      "nic: {reorder: lockstep, reorder_window: 64, path_entropy: per_packet, reorder_rtl: rtl/tracker.sv,\n"
+      "      reorder_rtl_top: psn_shift_tracker}\n"
+      "workload: {kind: permutation, message_bytes: 131072}\n";
+  std::ofstream(dir + "user_key.yaml") << yaml;
+  const std::string env = "cd / && FABRICSIM_RTL_CACHE=" + std::string(FABRICSIM_USER_RTL_CACHE) + " ";
+  run_result r = run_shell(env + FABRICSIM_BINARY + " run " + dir + "user_key.yaml");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("user RTL reorder_tracker " + dir + "rtl/tracker.sv (module psn_shift_tracker, Window 64)"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("operations 4/4 completed"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("data: VERIFIED"), std::string::npos) << r.output;
+  // A planted bug in the file the key names is caught in lockstep (exit 5), as with --user-rtl.
+  const std::string bug = variant("psn_shift_tracker_key_bug.sv", {{"d >= 24'(Window)", "d >= 24'(Window / 32)"}});
+  r = run_shell(env + FABRICSIM_BINARY + " run " + dir + "user_key.yaml --set nic.reorder_rtl=" + bug);
+  EXPECT_EQ(r.exit_code, 5) << r.output;
+  EXPECT_NE(r.output.find("reorder_tracker RTL (user) and its reference model diverge"), std::string::npos) << r.output;
+  // Refused: one NIC alone, ref (no RTL to replace), a missing file (named with the key).
+  r = run_shell(env + FABRICSIM_BINARY + " run " + dir + "user_key.yaml --set nic_overrides.h1.reorder_rtl=x.sv");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("nic_overrides.h1.reorder_rtl: a user's reorder tracker runs in every NIC or in none"),
+            std::string::npos)
+      << r.output;
+  r = run_shell(env + FABRICSIM_BINARY + " run " + dir + "user_key.yaml --set nic.reorder=ref");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("nic.reorder_rtl rtl/tracker.sv: needs nic.reorder rtl or lockstep"), std::string::npos)
+      << r.output;
+  r = run_shell(env + FABRICSIM_BINARY + " run " + dir + "user_key.yaml --set nic.reorder_rtl=none.sv");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("user_key.yaml: nic.reorder_rtl none.sv: no such file " + dir + "none.sv"), std::string::npos)
+      << r.output;
+}
+
 TEST(user_rtl, bad_requests_are_clear_errors) {
   run_result r =
       run_shell("FABRICSIM_VERILATOR=/nonexistent/verilator " + std::string(FABRICSIM_BINARY) +

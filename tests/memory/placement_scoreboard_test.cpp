@@ -2,6 +2,8 @@
 // definition in payload_pattern.h, unaligned fills as slices of aligned ones, and coverage counts of hand-made
 // landings (a duplicate, an overlapping resend, a byte past the end, a partial operation, a misplaced and a
 // wrong-host payload, a stray write).
+#include "sc_models/memory/placement_scoreboard.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -10,11 +12,9 @@
 #include <vector>
 
 #include "sc_models/memory/payload_pattern.h"
-#include "sc_models/memory/placement_scoreboard.h"
 
 namespace {
 
-using fabricsim::memory::landing_region;
 using fabricsim::memory::payload_pattern;
 using fabricsim::memory::placement_scoreboard;
 
@@ -111,7 +111,7 @@ TEST_F(one_write, in_order_landings_cover_it_once) {
 
 TEST_F(one_write, a_duplicate_and_an_overlapping_resend_count_once) {
   land(0, 4096);
-  land(0, 4096);  // the same packet twice
+  land(0, 4096);     // the same packet twice
   land(2048, 4096);  // a resend cut at another boundary: [2048, 4096) again, [4096, 6144) new
   EXPECT_EQ(sb.check(op).checked, 6144u);
   EXPECT_EQ(sb.check(op).duplicate, 4096u + 2048u);
