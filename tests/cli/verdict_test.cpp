@@ -104,6 +104,32 @@ TEST_P(misplaced, a_misplaced_payload_is_caught_by_the_byte_check) {
 
 INSTANTIATE_TEST_SUITE_P(memory, misplaced, ::testing::Values("generated", "dense"));
 
+TEST_P(misplaced, every_kind_of_operation_is_checked_where_it_lands_despite_loss) {
+  // A WRITE, a WRITE with immediate, a READ (lands at h0, the requester), a SEND and a one-packet SEND
+  // with immediate, at odd sizes, over a link that loses 2 % of frames: every byte of each is checked once,
+  // at its own destination (100003 + 50001 + 70007 + 30011 + 9 = 250031), and resends land nothing twice
+  // (the NICs drop a duplicate PSN before placement).
+  const outcome o = run_yaml(std::string("every_op_") + GetParam(),
+                             "topology: {kind: single_switch, hosts: 2}\nlink: {drop_probability: 0.02}\n"
+                             "nic: {mtu_bytes: 1024}\nwrites:\n"
+                             "  - {src: h0, dst: h1, bytes: 100003, op: write}\n"
+                             "  - {src: h0, dst: h1, bytes: 50001, op: write_imm}\n"
+                             "  - {src: h0, dst: h1, bytes: 70007, op: read}\n"
+                             "  - {src: h1, dst: h0, bytes: 30011, op: send}\n"
+                             "  - {src: h1, dst: h0, bytes: 9, op: send_imm}\n",
+                             std::string("--set workload.memory=") + GetParam());
+  EXPECT_EQ(o.run.exit_code, 0) << o.run.output;
+  ASSERT_TRUE(o.report.is_object()) << o.run.output;
+  EXPECT_GT(o.report["fabric"]["retransmissions"].get<uint64_t>(), 0u);  // loss happened and was recovered
+  EXPECT_EQ(o.report["checked_bytes"].get<uint64_t>(), 250031u);
+  EXPECT_EQ(o.report["duplicate_bytes"].get<uint64_t>(), 0u);
+  const uint64_t sizes[] = {100003, 50001, 70007, 30011, 9};
+  for (size_t i = 0; i < 5; ++i) {
+    EXPECT_EQ(o.report["flows"][i]["checked_bytes"].get<uint64_t>(), sizes[i]) << i;
+    EXPECT_TRUE(o.report["flows"][i]["verified"].get<bool>()) << i;
+  }
+}
+
 TEST(verdict, a_fault_that_never_fires_changes_nothing) {
   // 16 payloads in all: the 17th (after_packets 16) never comes.
   const outcome o =

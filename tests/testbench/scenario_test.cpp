@@ -266,7 +266,8 @@ TEST(scenario, nic_overrides_errors) {
   EXPECT_EQ(
       error_of([] { load("nic_overrides:\n  h1:\n    reorder: ref\n    reordr: rtl\n"); }),
       "t.yaml:4: nic_overrides.h1.reordr: unknown key; did you mean reorder? Known keys of nic_overrides.h1: "
-      "mtu_bytes, path_mtu_bytes, reorder, reorder_window, clock_mhz, wqe_latency_ns, rx_latency_ns, link_layer, "
+      "mtu_bytes, path_mtu_bytes, reorder, reorder_window, reorder_rtl, reorder_rtl_top, clock_mhz, wqe_latency_ns, "
+      "rx_latency_ns, link_layer, "
       "ack_every_packets, "
       "path_entropy, "
       "flowlet_gap_ns, random_initial_psn, initial_psn, dscp, place_data, placement, rx_buffer_bytes, "
