@@ -2,14 +2,37 @@
 #include "sc_models/memory/placement_scoreboard.h"
 
 #include <algorithm>
-#include <boost/icl/interval_set.hpp>
 #include <stdexcept>
 #include <string>
 
 namespace fabricsim::memory {
 
+// The offsets of a region that have landed: sorted, disjoint, non-touching runs [first, second). A landing
+// extends or merges runs in place, so once the vector has grown to the most gaps an operation has in flight
+// (the reordering the fabric produces), no landing allocates.
 struct placement_scoreboard::coverage {
-  boost::icl::interval_set<uint64_t> bytes;  // offsets in the region that have landed, right-open intervals
+  std::vector<std::pair<uint64_t, uint64_t>> runs;
+
+  // Adds [lo, hi); returns how many of its bytes were there already.
+  uint64_t add(uint64_t lo, uint64_t hi) {
+    auto first = std::lower_bound(runs.begin(), runs.end(), lo,
+                                  [](const std::pair<uint64_t, uint64_t>& r, uint64_t at) { return r.second < at; });
+    uint64_t overlap = 0, merged_lo = lo, merged_hi = hi;
+    auto it = first;
+    for (; it != runs.end() && it->first <= hi; ++it) {  // overlapping or touching: merged
+      const uint64_t a = std::max(lo, it->first), b = std::min(hi, it->second);
+      overlap += b > a ? b - a : 0;
+      merged_lo = std::min(merged_lo, it->first);
+      merged_hi = std::max(merged_hi, it->second);
+    }
+    if (first == it) {
+      runs.insert(first, {lo, hi});
+    } else {
+      *first = {merged_lo, merged_hi};
+      runs.erase(first + 1, it);
+    }
+    return overlap;
+  }
 };
 
 placement_scoreboard::placement_scoreboard(const payload_pattern& pattern, size_t hosts)
@@ -68,21 +91,17 @@ void placement_scoreboard::landed(uint32_t host, uint64_t va, const uint8_t* byt
 }
 
 void placement_scoreboard::land_in(tracked& t, uint64_t offset, const uint8_t* bytes, uint64_t length) {
-  namespace icl = boost::icl;
   t.seen.mismatched += m_pattern.mismatches(bytes, t.where.source_host, t.where.source_addr + offset, length);
-  const auto span = icl::interval<uint64_t>::right_open(offset, offset + length);
+  if (length == 0) return;
   if (covered(size_t(&t - m_regions.data()))) {  // all there already: every byte a duplicate
     t.seen.duplicate += length;
     return;
   }
   if (!t.done) t.done = std::make_unique<coverage>();
-  uint64_t before = 0;
-  for (auto it = t.done->bytes.lower_bound(span); it != t.done->bytes.end() && icl::lower(*it) < offset + length; ++it)
-    before += icl::length(*it & span);
+  const uint64_t before = t.done->add(offset, offset + length);
   t.seen.duplicate += before;
   t.seen.checked += length - before;
-  t.done->bytes += span;
-  if (t.seen.checked == t.where.length) t.done.reset();  // one interval, the whole region: no need to keep it
+  if (t.seen.checked == t.where.length) t.done.reset();  // one run, the whole region: no need to keep it
 }
 
 }  // namespace fabricsim::memory

@@ -10,7 +10,7 @@
 //    (compared as well: a wrong resend is a mismatch, but a byte counts as checked once);
 //  - past that region's end: `past_end` of that region, not compared;
 //  - a landing whose first byte is in no region: `stray` bytes of the run.
-// Memory grows with the gaps in coverage of operations in flight (an interval set each), not with bytes.
+// Memory grows with the gaps in coverage of operations in flight (a vector of runs each), not with bytes.
 #pragma once
 
 #include <cstdint>
@@ -60,7 +60,7 @@ class placement_scoreboard {
   uint64_t landings() const { return m_landings; }
 
  private:
-  struct coverage;  // boost::icl::interval_set, kept out of this header
+  struct coverage;  // the runs of landed offsets, kept out of this header
   struct tracked {
     landing_region where;
     region_check seen;

@@ -123,6 +123,28 @@ TEST_F(one_write, a_duplicate_and_an_overlapping_resend_count_once) {
   EXPECT_FALSE(sb.covered(op));  // a partial operation: 16 KiB of 64 checked
 }
 
+TEST_F(one_write, coverage_agrees_with_a_byte_map_under_random_landings) {
+  // 2,000 landings of random offsets and lengths (seeded), counted again here with one flag per byte.
+  std::vector<bool> seen(65536, false);
+  uint64_t x = 12345, distinct = 0, twice = 0;
+  for (int n = 0; n < 2000; ++n) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;  // an LCG (Knuth's MMIX constants)
+    const uint64_t offset = (x >> 33) % 65536, length = std::min<uint64_t>(1 + (x >> 13) % 700, 65536 - offset);
+    land(offset, length);
+    for (uint64_t b = offset; b < offset + length; ++b) {
+      if (seen[b])
+        ++twice;
+      else
+        ++distinct;
+      seen[b] = true;
+    }
+    ASSERT_EQ(sb.check(op).checked, distinct) << n;
+    ASSERT_EQ(sb.check(op).duplicate, twice) << n;
+  }
+  EXPECT_EQ(sb.check(op).mismatched, 0u);
+  EXPECT_EQ(sb.covered(op), distinct == 65536);
+}
+
 TEST_F(one_write, bytes_past_the_end_are_counted_not_compared) {
   land(65536 - 100, 100);
   const std::vector<uint8_t> b(200, 0xab);
