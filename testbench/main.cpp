@@ -22,6 +22,7 @@
 #include "testbench/progress.h"
 #include "testbench/replay.h"
 #include "testbench/report.h"
+#include "testbench/rtl_coverage.h"
 #include "testbench/rtl_replay.h"
 #include "testbench/run_summary.h"
 #include "testbench/scenario.h"
@@ -379,6 +380,12 @@ int fabricsim_cli(int argc, char* argv[], bool parse_only) {
                          "the RTL and the reference model, comparing every output after every transaction");
   verify_cmd->add_option("--preset", verify.preset,
                          "dcqcn_rp parameter set: paper, nvidia or fabric_400g (default: paper, nvidia and random sets)");
+  std::string coverage_json, coverage_html;
+  verify_cmd->add_option("--coverage-json", coverage_json,
+                         "Write the run's coverage bins (hits, bins hit, closure, the bins not hit) as JSON here");
+  verify_cmd->add_option(
+      "--coverage-html", coverage_html,
+      "Write the run's coverage bins as a one-page HTML report here (a bar per bin, NOT HIT marked)");
 
   testbench::pcie_bench_params pcie_bench;
   std::string pcie_json;
@@ -519,19 +526,27 @@ int fabricsim_cli(int argc, char* argv[], bool parse_only) {
       (result.matched ? std::cout : std::cerr) << testbench::format_rtl_replay(verify.block, replay, result);
       return result.matched ? 0 : 1;
     }
+    if (*verify_cmd) {  // a file that cannot be written is refused before the bench runs
+      for (const auto& [flag, path] : {std::pair{"--coverage-json", coverage_json}, {"--coverage-html", coverage_html}})
+        if (!path.empty() && !std::ofstream(path))
+          throw core::config_error(std::string(flag) + " " + path + ": cannot open for writing");
+    }
     if (*verify_cmd && !verify.rtl.empty()) {
       const testbench::verify_user_rtl_result result = testbench::verify_user_rtl(verify);
       (result.matched ? std::cout : std::cerr) << testbench::format_verify_user_rtl(verify, result);
+      testbench::write_coverage(testbench::coverage_of(verify, result), coverage_json, coverage_html);
       return result.matched ? 0 : 1;
     }
     if (*verify_cmd && verify.block == "cnp_gen") {
       const testbench::verify_rtl_cnp_gen_result result = testbench::verify_rtl_cnp_gen(verify);
       (result.bench.matched ? std::cout : std::cerr) << testbench::format_verify_rtl_cnp_gen(verify, result);
+      testbench::write_coverage(testbench::coverage_of(verify, result), coverage_json, coverage_html);
       return result.bench.matched ? 0 : 1;
     }
     if (*verify_cmd) {
       const testbench::verify_rtl_result result = testbench::verify_rtl(verify);
       (result.matched ? std::cout : std::cerr) << testbench::format_verify_rtl(verify, result);
+      testbench::write_coverage(testbench::coverage_of(verify, result), coverage_json, coverage_html);
       return result.matched ? 0 : 1;
     }
     if (args.ranks > 1 && !mpi::launched_as_rank()) return relaunch_under_mpirun(args.ranks, argc, argv);
