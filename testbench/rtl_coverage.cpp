@@ -15,9 +15,9 @@ namespace {
 rtl_coverage header(const verify_rtl_options& o, bool matched) {
   rtl_coverage c;
   c.block = o.block;
-  c.design = !o.rtl.empty()     ? o.rtl + " (module " + (o.top.empty() ? o.block : o.top) + ")"
-             : o.mutant != 0    ? "mutant " + std::to_string(o.mutant)
-                                : "shipped";
+  c.design = !o.rtl.empty()  ? o.rtl + " (module " + (o.top.empty() ? o.block : o.top) + ")"
+             : o.mutant != 0 ? "mutant " + std::to_string(o.mutant)
+                             : "shipped";
   c.seed = o.seed;
   c.cycles = o.cycles;
   c.matched = matched;
@@ -34,12 +34,23 @@ std::string escaped(const std::string& s) {
   std::string out;
   for (char ch : s) {
     switch (ch) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += ch;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += ch;
     }
   }
   return out;
@@ -76,11 +87,16 @@ nlohmann::json coverage_json(const rtl_coverage& c) {
     bins.push_back({{"name", name}, {"hits", hits}});
     if (hits == 0) not_hit.push_back(name);
   }
-  return {{"block", c.block},       {"design", c.design},
-          {"seed", c.seed},         {"cycles", c.cycles},
-          {"matched", c.matched},   {"bins", bins},
-          {"bins_total", c.bins.size()}, {"bins_hit", c.bins.size() - not_hit.size()},
-          {"closed", not_hit.empty()},   {"not_hit", not_hit}};
+  return {{"block", c.block},
+          {"design", c.design},
+          {"seed", c.seed},
+          {"cycles", c.cycles},
+          {"matched", c.matched},
+          {"bins", bins},
+          {"bins_total", c.bins.size()},
+          {"bins_hit", c.bins.size() - not_hit.size()},
+          {"closed", not_hit.empty()},
+          {"not_hit", not_hit}};
 }
 
 std::string coverage_html(const rtl_coverage& c) {
@@ -96,9 +112,9 @@ std::string coverage_html(const rtl_coverage& c) {
         "<tr><td>{}</td><td class=n>{}</td><td><div class=bar style=\"width:{:.1f}%\"></div>{}</td></tr>\n",
         escaped(name), hits, 100.0 * double(hits) / double(most), hits == 0 ? "<span class=miss>NOT HIT</span>" : "");
   const std::string closure =
-      hit == c.bins.size() ? fmt::format("closed: all {} bins hit", c.bins.size())
-                           : fmt::format("not closed: {} of {} bins hit (run more cycles or other seeds)", hit,
-                                         c.bins.size());
+      hit == c.bins.size()
+          ? fmt::format("closed: all {} bins hit", c.bins.size())
+          : fmt::format("not closed: {} of {} bins hit (run more cycles or other seeds)", hit, c.bins.size());
   return fmt::format(
       "<!DOCTYPE html>\n<html><head><meta charset=utf-8><title>coverage: {0}</title>\n"
       "<style>body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse}}"
