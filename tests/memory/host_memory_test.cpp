@@ -1,9 +1,12 @@
 // Host memory through its TLM-2.0 socket: blocking reads and writes with latency, DMI, address errors.
-#include <gtest/gtest.h>
-
-#include <tlm_utils/simple_initiator_socket.h>
-
 #include "sc_models/memory/host_memory.h"
+
+#include <gtest/gtest.h>
+#include <tlm_utils/simple_initiator_socket.h>
+#include <unistd.h>
+
+#include <fstream>
+
 #include "tests/support/sc_fork.h"
 
 namespace fabricsim::test {
@@ -72,6 +75,34 @@ TEST(host_memory, bump_allocator_aligns_and_refuses_overflow) {
   // 0; then 10 rounded up to the next page: 4096; then 4106 rounded up to 64: 4160.
   EXPECT_EQ(c.output.substr(0, 12), "0 4096 4160 ");
   EXPECT_NE(c.output.find("error: mem: out of memory"), std::string::npos) << c.output;
+}
+
+// Resident memory of this process (/proc/self/statm, its second field), in bytes.
+uint64_t resident_bytes() {
+  std::ifstream f("/proc/self/statm");
+  uint64_t size = 0, resident = 0;
+  f >> size >> resident;
+  return resident * uint64_t(sysconf(_SC_PAGESIZE));
+}
+
+TEST(host_buffer, pages_exist_only_where_written_and_read_back) {
+  // 16 GiB of addresses; 100 blocks of 4 KiB written 163 MiB apart (at odd offsets): what a dense run's
+  // placement does to a large buffer it touches sparsely.
+  memory::host_buffer b("h_mem", 16ull << 30);
+  const uint64_t before = resident_bytes();
+  auto at = [](uint64_t k) { return k * (163ull << 20) + 1; };
+  for (uint64_t k = 0; k < 100; ++k)
+    for (uint64_t i = 0; i < 4096; ++i) b.data()[at(k) + i] = uint8_t(k * 31 + i);
+  uint64_t wrong = 0;
+  for (uint64_t k = 0; k < 100; ++k)
+    for (uint64_t i = 0; i < 4096; ++i) wrong += b.data()[at(k) + i] != uint8_t(k * 31 + i);
+  EXPECT_EQ(wrong, 0u);
+  const uint64_t grown = resident_bytes() - before;
+  // At least the 100 x 4 KiB written; at most a 2 MiB huge page for each side of each block where the kernel
+  // gives huge pages (400 MiB): either way a small part of the 16 GiB.
+  EXPECT_GE(grown, 100u * 4096u);
+  EXPECT_LT(grown, 400ull << 20);
+  EXPECT_EQ(b.data()[(8ull << 30) + 12345], 0);  // never written: zero
 }
 
 }  // namespace
