@@ -635,9 +635,7 @@ void flow_run::verify_flows() {
     }
     if (m_results[i].responder) f["placed_ns"] = m_results[i].responder->placed_at.ns();
     // nic.placement pcie: when the last byte reached GPU memory (bounce: when its copy finished).
-    const size_t at = w.op == nic::rdma_op::read ? w.src : w.dst;
-    const uint64_t va = w.op == nic::rdma_op::read ? w.src_addr : w.dst_addr;
-    auto it = gpu_landed.find({at, va});
+    auto it = gpu_landed.find({w.to(), w.to_addr()});
     if (it != gpu_landed.end()) f["gpu_landed_ns"] = it->second->landed_at.ns();
     f["checked_bytes"] = m_checked[i];
     f["mismatched_bytes"] = mismatched;
@@ -667,7 +665,7 @@ nlohmann::json flow_run::pcie_report() {
     // From the first operation towards this host being posted to its last byte in GPU memory.
     core::picoseconds first{UINT64_MAX};
     for (const planned_write& w : m_writes)
-      if ((w.op == nic::rdma_op::read ? w.src : w.dst) == h) first = std::min(first, w.post_at);
+      if (w.to() == h) first = std::min(first, w.post_at);
     const double span_ns = landed.empty() || last < first ? 0.0 : (last - first).ns();
     nlohmann::json t;
     t["host"] = host.name;

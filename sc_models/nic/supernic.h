@@ -43,11 +43,11 @@ struct supernic_params {
   uint64_t mtu_bytes = 4096;    // the NIC's largest MTU: 256, 512, 1024, 2048 or 4096
   uint64_t path_mtu_bytes = 0;  // its queue pairs' path MTU; 0: the smaller of the two ends' mtu_bytes
   std::string reorder = "rtl";  // receiver PSN tracking: "rtl" (Verilated), "ref" (C++ model) or both
+                                // in "lockstep" (sc_models/nic/block_lockstep.h)
   // A user's reorder tracker (docs/rtl_contract.md): Verilated at run time in place of ours for nic.reorder
   // rtl or lockstep, in every NIC (testbench/user_rtl.h). The NIC never reads these; the run set-up does.
   std::string reorder_rtl;             // the .sv file, relative to the scenario file; empty: ours
   std::string reorder_rtl_top;         // its top module; empty: reorder_tracker
-                                       // in "lockstep" (sc_models/nic/block_lockstep.h)
   uint64_t reorder_window = 256;       // PSNs tracked beyond the in-order head
   // Clock of the NIC's RTL blocks: the reorder tracker takes one transaction per packet at this clock and is
   // busy for the cycles the RTL reports (sc_models/nic/block_clock.h); the CNP generator and the DCQCN
