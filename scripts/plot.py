@@ -17,6 +17,8 @@ svg or pdf writes the same names with that extension):
   link_utilization.png link utilization heat map, transmitter x receiver (ports[])
   compare.png          effective throughput (an incast: bottleneck utilization) per value of a comparison;
                        a comparison of collectives: busbw against message size, one line per value
+  compare_goodput.png  a comparison's time series overlaid: total goodput over time, one line per value
+  compare_queue.png    and the deepest switch queue over time, one line per value (with the RED lines)
   sweep.png            a sweep's metric against its first key, one line per value of the other keys
   sweep_heatmap.png    a two-key sweep's metric as a heat map, each cell labelled
 
@@ -385,6 +387,43 @@ def plot_collective_compare(rep, base, out_dir, written):
     save(fig, out_dir, "compare.png", written)
 
 
+def run_label(rep, stem):
+    """The comparison run a FILE.<value>.csv holds, as KEY=VALUE; the file's stem when none matches."""
+    for r in rep.get("runs", []):
+        if stem.endswith("." + str(r["value"])):
+            return "%s=%s" % (rep["compare"], r["value"])
+    return stem
+
+
+def plot_compare_overlay(series, title, out_dir, written, red=None):
+    """`series`: [(label, rows of one run's time-series CSV)]. Two figures with one line per run on one axis:
+    the goodput of all its flows summed at each sample, and the deepest switch queue of the fabric."""
+    total, deepest = [], []
+    for label, rows in series:
+        good, queue = defaultdict(float), {}
+        for r in rows:
+            t = float(r["time_ns"]) / 1e3
+            good[t] += float(r["goodput_mbps"]) / 1e3
+            queue[t] = float(r["max_queue_bytes"]) / 1e3
+        total.append((label, good))
+        deepest.append((label, queue))
+    for name, data, ylabel, what in (("compare_goodput.png", total, "goodput of all flows (Gb/s)", "total goodput"),
+                                     ("compare_queue.png", deepest, "deepest switch queue (KB)", "deepest queue")):
+        fig, ax = plt.subplots(figsize=SIZE)
+        for label, points in data:
+            ts = sorted(points)
+            ax.plot(ts, [points[t] for t in ts], lw=1.2, label=label)
+        if red and name == "compare_queue.png":
+            ax.axhline(red[0] / 1e3, color="tab:orange", ls="--", lw=1, gid="kmin", label="Kmin %g KB" % (red[0] / 1e3))
+            ax.axhline(red[1] / 1e3, color="tab:red", ls="--", lw=1, gid="kmax", label="Kmax %g KB" % (red[1] / 1e3))
+        ax.set_xlabel("simulated time (us)")
+        ax.set_ylabel(ylabel)
+        ax.set_title("%s: %s over time, one line per run" % (title, what))
+        ax.grid(alpha=0.3)
+        ax.legend()
+        save(fig, out_dir, name, written)
+
+
 def main():
     global FORMAT, DPI
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -460,6 +499,7 @@ def main():
             plot_report(r["report"], "%s (%s=%s)" % (base, key, r["value"]), a.out, "." + str(r["value"]), written)
     else:
         plot_report(rep, a.title or rep.get("scenario", "run"), a.out, "", written)
+    overlay = []  # a comparison's runs, for the figures that draw them on one axis
     for i, path in enumerate(a.timeseries):
         try:
             rows = read_timeseries(path)
@@ -475,6 +515,11 @@ def main():
                 if stem.endswith("." + str(r["value"])):
                     title = "%s (%s=%s)" % (r["report"].get("scenario", ""), rep["compare"], r["value"])
         plot_timeseries(rows, title, a.out, suffix, written, red, a.flows)
+        if rows:
+            overlay.append((run_label(rep, stem) if "runs" in rep else stem, rows))
+    if len(overlay) > 1:
+        base = a.title or (rep["runs"][0]["report"].get("scenario", "") if rep.get("runs") else rep.get("scenario", ""))
+        plot_compare_overlay(overlay, base, a.out, written, red)
     if not written:
         sys.stderr.write("plot: %s holds nothing to plot\n" % a.report)
         return 1

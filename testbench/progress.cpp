@@ -3,8 +3,10 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <utility>
 
 namespace fabricsim::testbench {
 
@@ -27,6 +29,10 @@ std::string wall_time(double s) {
   else if (s < 3600) std::snprintf(buf, sizeof buf, "%d min %02d s", int(s / 60), int(std::fmod(s, 60)));
   else std::snprintf(buf, sizeof buf, "%d h %02d min", int(s / 3600), int(std::fmod(s, 3600) / 60));
   return buf;
+}
+
+double steady_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 }  // namespace
@@ -83,6 +89,26 @@ std::string format_collective_size_done(uint64_t bytes, const std::vector<double
       "# size {} B done ({} of {} sizes): time {:.2f} us, algbw {:.2f} GB/s, busbw {:.2f} GB/s; "
       "{:.1f} s wall\n",
       bytes, done, sizes, time_us, algbw, algbw * bus_factor, wall_s);
+}
+
+std::string format_phase_done(const std::string& what, double wall_s) {
+  return fmt::format("# {}: {:.2f} s wall\n", what, wall_s);
+}
+
+phase_progress::phase_progress(std::ostream* out, std::string what, double delay_s)
+    : m_out(out), m_what(std::move(what)), m_delay_s(delay_s), m_start_s(steady_seconds()) {
+  if (m_out) *m_out << '\r' << m_what << " ..." << std::flush;
+}
+
+void phase_progress::end() { end(steady_seconds() - m_start_s); }
+
+void phase_progress::end(double wall_s) {
+  if (m_ended) return;
+  m_ended = true;
+  if (!m_out) return;
+  *m_out << '\r' << std::string(m_what.size() + 4, ' ') << '\r';
+  if (wall_s >= m_delay_s) *m_out << format_phase_done(m_what, wall_s);
+  *m_out << std::flush;
 }
 
 }  // namespace fabricsim::testbench

@@ -57,4 +57,29 @@ class progress_reporter {
   unsigned m_drawn = 0;
 };
 
+// A long phase outside the loop (set-up, verification, the report) on the same terminal: "set-up: 4096
+// hosts, 192 switches, 8448 links ..." drawn in place when it begins; at end() erased when the phase took less
+// than `delay_s` of wall time (short runs show nothing), else replaced by a lasting line
+// "# set-up: 4096 hosts, 192 switches, 8448 links: 3.21 s wall". Writes nothing when `out` is null.
+class phase_progress {
+ public:
+  phase_progress(std::ostream* out, std::string what, double delay_s = 2.0);
+  phase_progress(const phase_progress&) = delete;
+  phase_progress& operator=(const phase_progress&) = delete;
+  ~phase_progress() { end(); }
+  // Ends the phase, timed by its own clock or (tests) by `wall_s`; later calls do nothing.
+  void end();
+  void end(double wall_s);
+
+ private:
+  std::ostream* m_out;
+  std::string m_what;
+  double m_delay_s;
+  double m_start_s;
+  bool m_ended = false;
+};
+
+// "# set-up: 4096 hosts, 192 switches: 3.21 s wall" (the lasting line of a phase).
+std::string format_phase_done(const std::string& what, double wall_s);
+
 }  // namespace fabricsim::testbench

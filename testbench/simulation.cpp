@@ -1,6 +1,8 @@
 // One run of a scenario.
 #include "testbench/simulation.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -15,6 +17,7 @@
 #include "sc_models/core/sim_context.h"
 #include "sc_models/memory/payload_pattern.h"
 #include "sc_models/memory/placement_scoreboard.h"
+#include "sc_models/mpi/mpi_world.h"
 #include "sc_models/nic/block_lockstep.h"
 #include "sc_models/switch/switch_device.h"
 #include "sc_models/topology/fabric.h"
@@ -764,7 +767,17 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
   }
   flow_run run(s, opts);
   run.plan();
-  run.wire();
+  // The phases around the loop, on a terminal: a line while each runs, kept when it took seconds (the loop
+  // draws its own progress line). Not under mpirun, where every rank would draw.
+  std::ostream* phases = opts.elaborate_only || mpi::launched_as_rank() ? nullptr : opts.progress;
+  const double delay_s = opts.progress_delay_s;
+  {
+    phase_progress p(phases,
+                     fmt::format("set-up: {} hosts, {} switch{}", s.topology.host_count(), s.topology.switch_count(),
+                                 s.topology.switch_count() == 1 ? "" : "es"),
+                     delay_s);
+    run.wire();
+  }
   if (opts.elaborate_only) return nlohmann::json::object();
   try {
     run.run();
@@ -772,7 +785,11 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
     nic::rethrow_rtl_divergence(run.lockstep());  // a lockstep pair stopped the run: say so, by type
     throw;
   }
-  run.verify();
+  {
+    phase_progress p(phases, "verification", delay_s);
+    run.verify();
+  }
+  phase_progress p(phases, "report", delay_s);
   return run.report();
 }
 

@@ -4,6 +4,7 @@ magic bytes, the PNGs are 150 dpi, no text is below 9 pt, the RED lines sit at t
 flow-rate figure draws every flow or says which, and a sweep CSV gives lines and a heat map.
 
 Usage: plot_figures_test.py FABRICSIM_BINARY SOURCE_DIR (ctest passes both)."""
+import csv
 import json
 import os
 import struct
@@ -132,6 +133,37 @@ class Figures(unittest.TestCase):
             rows = r["report"]["collective"]["rows"]
             self.assertEqual(list(line.get_xdata()), [1048576, 2097152])  # 1 MiB .. 2 MiB by a factor of 2
             self.assertEqual(list(line.get_ydata()), [x["busbw_gbps"] for x in rows])
+
+    def test_a_comparisons_time_series_are_overlaid_on_one_axis(self):
+        report, ts = os.path.join(self.dir, "cmp.json"), os.path.join(self.dir, "cmp.csv")
+        code, out = fabricsim("run", self.yaml, "--quiet", "--compare", "nic.cc=none,dcqcn", "--json", report,
+                              "--timeseries", ts)
+        self.assertEqual(code, 0, out)
+        # The files the comparison wrote, one per value, as `fabricsim plot --timeseries cmp.csv` expands them.
+        files = [os.path.join(self.dir, "cmp.%s.csv" % v) for v in ("none", "dcqcn")]
+        figs = self.figures([report, "--timeseries", files[0], "--timeseries", files[1], "--red", "20000,200000",
+                             "--out", os.path.join(self.dir, "ovl")])
+        self.assertIn("compare_goodput", figs)
+        self.assertIn("compare_queue", figs)
+        for value in ("none", "dcqcn"):  # the sums, from the CSV each run wrote
+            with open(os.path.join(self.dir, "cmp.%s.csv" % value)) as f:
+                rows = list(csv.DictReader(f))
+            want = {}
+            for r in rows:
+                t = float(r["time_ns"]) / 1e3
+                want[t] = want.get(t, 0.0) + float(r["goodput_mbps"]) / 1e3
+            line = {l.get_label(): l for l in figs["compare_goodput"].axes[0].get_lines()}["nic.cc=" + value]
+            self.assertEqual(list(line.get_xdata()), sorted(want))
+            for got, expect in zip(line.get_ydata(), [want[t] for t in sorted(want)]):
+                self.assertAlmostEqual(got, expect, places=9)
+            queue = {l.get_label(): l for l in figs["compare_queue"].axes[0].get_lines()}["nic.cc=" + value]
+            self.assertEqual(max(queue.get_ydata()), max(float(r["max_queue_bytes"]) / 1e3 for r in rows))
+        labels = [l.get_label() for l in figs["compare_queue"].axes[0].get_lines()]
+        self.assertEqual(labels[:2], ["nic.cc=none", "nic.cc=dcqcn"])
+        self.assertIn("Kmin 20 KB", labels)  # the RED lines
+        code, out = fabricsim("plot", report, "--timeseries", ts, "--out", os.path.join(self.dir, "ovc"))
+        self.assertEqual(code, 0, out)  # through the binary: the per-value files found from cmp.csv
+        self.assertIn(os.path.join(self.dir, "ovc", "compare_goodput.png"), out)
 
     def test_a_sweep_csv_gives_lines_and_a_heat_map(self):
         sweep = os.path.join(self.dir, "sw")

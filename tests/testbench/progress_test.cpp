@@ -78,6 +78,49 @@ TEST(progress, waits_for_the_delay_then_redraws_at_the_interval_and_clears) {
   EXPECT_EQ(all.substr(all.size() - last.size() - 2), "\r" + std::string(last.size(), ' ') + "\r");
 }
 
+TEST(progress, a_phase_is_drawn_in_place_and_kept_only_when_it_took_seconds) {
+  std::ostringstream out;
+  {
+    phase_progress p(&out, "set-up: 8 hosts, 3 switches", 2.0);
+    EXPECT_EQ(out.str(), "\rset-up: 8 hosts, 3 switches ...");
+    p.end(1.99);  // a short phase: erased, nothing left
+  }
+  const std::string blank = "\r" + std::string(std::string("set-up: 8 hosts, 3 switches ...").size(), ' ') + "\r";
+  EXPECT_EQ(out.str(), "\rset-up: 8 hosts, 3 switches ..." + blank);
+  std::ostringstream longer;
+  phase_progress v(&longer, "verification", 2.0);
+  v.end(3.456);
+  v.end(9.0);  // once only
+  EXPECT_EQ(longer.str(), "\rverification ...\r" + std::string(16, ' ') + "\r# verification: 3.46 s wall\n");
+  phase_progress none(nullptr, "report", 0.0);  // no terminal: nothing, and no crash at end()
+  none.end(5.0);
+}
+
+TEST(progress, a_run_names_its_set_up_verification_and_report_phases) {
+  // With no delay every phase leaves its line, in order, around the loop's own progress line.
+  const test::child_result r = test::run_in_child([&] {
+    std::ostringstream lines;
+    run_options opts;
+    opts.progress = &lines;
+    opts.progress_delay_s = 0.0;
+    run_scenario(load_scenario_text("topology: {kind: leaf_spine, leaves: 2, spines: 2, hosts_per_leaf: 2}\n"
+                                    "writes: [{src: h0, dst: h3, bytes: 65536}]\n",
+                                    "t.yaml"),
+                 opts);
+    return lines.str();
+  });
+  ASSERT_TRUE(r.ok) << r.output;
+  const size_t setup = r.output.find("# set-up: 4 hosts, 4 switches: ");
+  const size_t verify = r.output.find("# verification: ");
+  const size_t report = r.output.find("# report: ");
+  ASSERT_NE(setup, std::string::npos) << r.output;
+  ASSERT_NE(verify, std::string::npos) << r.output;
+  ASSERT_NE(report, std::string::npos) << r.output;
+  EXPECT_LT(setup, r.output.find("sim "));  // the loop's line comes after the set-up
+  EXPECT_LT(r.output.find("sim "), verify);
+  EXPECT_LT(verify, report);
+}
+
 // The same scenario run whole and cut into progress slices must report the same: only the wall-clock fields
 // may differ. An interval of 1 ns of wall time halves the slices down to their floor, 1 ns of simulated time:
 // tens of thousands of extra stops, most of them between a packet's events.
