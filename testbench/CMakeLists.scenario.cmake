@@ -6,10 +6,11 @@ add_library(fabricsim_scenario STATIC
   ${CMAKE_CURRENT_LIST_DIR}/collective_params.cpp
   ${CMAKE_CURRENT_LIST_DIR}/cli_errors.cpp
   ${CMAKE_CURRENT_LIST_DIR}/switch_selection.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/failed_cables.cpp
 )
 target_include_directories(fabricsim_scenario PUBLIC ${PROJECT_SOURCE_DIR})
 # Public: config_yaml.h exposes YAML::Node, scenario.h the models' params structs (their visit() lives there).
-target_link_libraries(fabricsim_scenario PUBLIC yaml-cpp fabricsim_models PRIVATE fabricsim_options CLI11::CLI11)
+target_link_libraries(fabricsim_scenario PUBLIC yaml-cpp fabricsim_models PRIVATE fabricsim_options CLI11::CLI11 fmt::fmt)
 
 # Every shipped scenario, embedded for `fabricsim list-scenarios` and `fabricsim explain NAME`. The glob is
 # re-read at configure time; CONFIGURE_DEPENDS re-runs it when a scenario is added.

@@ -33,6 +33,8 @@ bool transmitter_built(topology::fabric& fab, size_t k) {
   return fab.switches()[from - fab.layout().hosts] != nullptr;
 }
 
+bool is_carrier(const std::string& kind) { return kind == "link_down" || kind == "flap" || kind == "port_down"; }
+
 }  // namespace
 
 fault_set::fault_set(const scenario& s, topology::fabric& fab, core::sim_context& ctx, picoseconds run_end)
@@ -56,6 +58,12 @@ fault_set::fault_set(const scenario& s, topology::fabric& fab, core::sim_context
       m_entries.push_back(std::move(e));
       continue;
     }
+    if (f.kind == "links_down") {  // its cables are not in the fabric (testbench/failed_cables.h): no injector
+      e.target = f.target;
+      e.end = forever;
+      m_entries.push_back(std::move(e));
+      continue;
+    }
     if (f.kind == "port_down") {
       try {
         e.links.push_back(fab.egress_link_index(f.switch_name, unsigned(f.port)));
@@ -75,8 +83,10 @@ fault_set::fault_set(const scenario& s, topology::fabric& fab, core::sim_context
     }
     // A carrier fault takes the whole cable (both directions: cable c is links 2c and 2c + 1, fabric_layout);
     // loss and bit errors hit the one direction named.
-    const bool carrier = f.kind == "link_down" || f.kind == "flap" || f.kind == "port_down";
-    if (carrier) e.links.push_back(e.links.front() ^ 1);
+    if (is_carrier(f.kind)) {
+      const size_t named = e.links.size();
+      for (size_t k = 0; k < named; ++k) e.links.push_back(e.links[k] ^ 1);
+    }
     if (f.kind == "link_down" || f.kind == "port_down") {
       e.start = us(f.at_us);
       e.end = f.for_us > 0 ? us(f.at_us + f.for_us) : forever;
@@ -181,6 +191,23 @@ nlohmann::json fault_set::report(picoseconds sim_end, const std::vector<delivere
       list.push_back(misplace_report(i));
       continue;
     }
+    if (e.cfg->kind == "links_down") {  // absent from the start: nothing crossed them, routes avoid them
+      list.push_back({{"index", i},
+                      {"kind", e.cfg->kind},
+                      {"target", e.target},
+                      {"links", e.cfg->absent_links},
+                      {"start_ns", 0.0},
+                      {"end_ns", nullptr},
+                      {"frames_lost", 0},
+                      {"fcs_errors", 0},
+                      {"frames_exposed", 0},
+                      {"time_down_ns", sim_end.ns()},
+                      {"detection_ns", nullptr},
+                      {"last_loss_ns", nullptr},
+                      {"goodput_before_gbps", nullptr},
+                      {"time_to_recover_ns", nullptr}});
+      continue;
+    }
     const core::fault_counters& c = m_counters[i];
     nlohmann::json j;
     j["index"] = i;
@@ -198,8 +225,7 @@ nlohmann::json fault_set::report(picoseconds sim_end, const std::vector<delivere
     j["frames_exposed"] = c.frames_judged;
     // One direction's carrier-down time: both directions of a cable go down together.
     j["time_down_ns"] = m_injectors.at(e.links.front())->down_time(i, sim_end).ns();
-    const bool carrier = e.cfg->kind == "link_down" || e.cfg->kind == "flap" || e.cfg->kind == "port_down";
-    j["detection_ns"] = carrier ? nlohmann::json(m_detect.ns()) : nlohmann::json(nullptr);
+    j["detection_ns"] = is_carrier(e.cfg->kind) ? nlohmann::json(m_detect.ns()) : nlohmann::json(nullptr);
     j["last_loss_ns"] = c.frames_lost + c.fcs_errors > 0 ? nlohmann::json(c.last_loss.ns()) : nlohmann::json(nullptr);
     // Time to recover: from the fault's start until the fabric's delivered goodput, over a whole sampling
     // period that begins after the last frame this fault destroyed, is back within 10 % of its mean before

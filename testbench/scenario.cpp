@@ -17,6 +17,7 @@
 #include "testbench/cli_errors.h"
 #include "testbench/config_yaml.h"
 #include "testbench/explain.h"
+#include "testbench/failed_cables.h"
 
 namespace fabricsim::testbench {
 
@@ -84,11 +85,13 @@ void fault_entry::visit(core::param_visitor& v) {
            "link_down: the cable's carrier goes for an interval (both directions); flap: down for down_us every "
            "period_us; loss: frames lost at random on one direction; bit_errors: frames corrupted at a bit error "
            "ratio on one direction, dropped by the receiver's FCS check; port_down: a switch port fails (its cable "
-           "down, both directions); misplace: a NIC's DMA writes one received payload offset_bytes off (a planted "
+           "down, both directions); links_down: a seeded choice of a fraction of a tier's cables has failed before the "
+           "run (the fabric is built and routed without them); misplace: a NIC's DMA writes one received payload "
+           "offset_bytes off (a planted "
            "placement bug the byte check must catch)",
            0.0,
            0.0,
-           {"link_down", "flap", "loss", "bit_errors", "port_down", "misplace"}},
+           {"link_down", "flap", "loss", "bit_errors", "port_down", "links_down", "misplace"}},
           kind);
   v.field({"link", "", "link_down, flap, loss, bit_errors: the link, <from>_to_<to>[_k] (or <from>-><to>), e.g. "
                        "leaf0_to_spine1 (docs/topology.md)"},
@@ -119,6 +122,19 @@ void fault_entry::visit(core::param_visitor& v) {
            "misplace: how far past its address that payload is written (at least 1; less when memory ends first)", 0.0,
            double(1u << 30)},
           offset_bytes);
+  v.field({"fraction", "",
+           "links_down: the share of the tier's cables that fail, rounded to the nearest whole cable (at least one "
+           "must be chosen); which ones is drawn from the run seed and the entry's index",
+           0.0, 1.0},
+          fraction);
+  v.field({"tier",
+           "",
+           "links_down: which cables may fail: leaf_spine (a switch with hosts to one without), spine_core (two "
+           "switches without hosts) or switch (every switch-to-switch cable)",
+           0.0,
+           0.0,
+           {"leaf_spine", "spine_core", "switch"}},
+          tier);
 }
 
 void workload_params::visit(core::param_visitor& v) {
@@ -382,6 +398,7 @@ const std::vector<fault_kind_keys>& fault_kinds() {
       {"loss", {"link", "probability"}, {"from_us", "until_us"}},
       {"bit_errors", {"link", "ber"}, {"from_us", "until_us"}},
       {"port_down", {"switch", "port", "at_us"}, {"for_us"}},
+      {"links_down", {"fraction"}, {"tier"}},
       {"misplace", {"host", "offset_bytes"}, {"after_packets"}},
   };
   return kinds;
@@ -421,7 +438,7 @@ void load_faults(const YAML::Node& node, const yaml_source& source, scenario& s)
     if (!entry["kind"])
       throw config_error(source.message(path, entry.Mark(),
                                         "missing required key kind (link_down, flap, loss, bit_errors, port_down, "
-                                        "misplace)"));
+                                        "links_down, misplace)"));
     fault_entry f;
     apply_yaml(entry, visitor_of(f), source, path);  // types, ranges and the kind's spelling
     const fault_kind_keys* k = nullptr;
@@ -455,7 +472,12 @@ void load_faults(const YAML::Node& node, const yaml_source& source, scenario& s)
     if (f.kind == "bit_errors" && f.ber <= 0)
       throw config_error(source.message(join_key(path, "ber"), entry["ber"].Mark(),
                                         "expected a bit error ratio above 0 and at most 1, e.g. 1e-7"));
+    if (f.kind == "links_down" && f.fraction <= 0)
+      throw config_error(source.message(join_key(path, "fraction"), entry["fraction"].Mark(),
+                                        "expected a share of the tier's cables above 0 and at most 1, e.g. 0.05"));
     if (f.kind == "misplace") check_misplace(f, entry, source, path, s);
+    if (f.kind == "links_down")
+      fail_cables(f, s.seed, i, source.where(path, entry.Mark()) + ": " + path, s.topology, s.link);
     s.faults.push_back(f);
   }
 }

@@ -71,7 +71,7 @@ struct workload_params {
 // One entry of the `faults` list (docs/faults.md): which fault, where, when. Which keys a kind takes is
 // checked at load; link names are checked against the fabric when it is built (testbench/faults.h).
 struct fault_entry {
-  std::string kind;          // link_down, flap, loss, bit_errors, port_down, misplace
+  std::string kind;          // link_down, flap, loss, bit_errors, port_down, links_down, misplace
   std::string link;          // link_down, flap, loss, bit_errors: a link name such as leaf0_to_spine1
   std::string switch_name;   // port_down: the switch ("switch" in YAML)
   uint64_t port = 0;         // port_down: its port
@@ -84,8 +84,14 @@ struct fault_entry {
   double probability = 0.0;  // loss: chance a frame is lost
   double ber = 0.0;          // bit_errors: bit error ratio
   std::string host;          // misplace: the NIC whose DMA misplaces a payload, e.g. h1
-  uint64_t after_packets = 0;  // misplace: payload writes that NIC makes correctly before the misplaced one
-  uint64_t offset_bytes = 0;   // misplace: how far past its address the payload is written
+  uint64_t after_packets = 0;   // misplace: payload writes that NIC makes correctly before the misplaced one
+  uint64_t offset_bytes = 0;    // misplace: how far past its address the payload is written
+  double fraction = 0.0;        // links_down: the share of the tier's cables that fail (a seeded choice)
+  std::string tier = "switch";  // links_down: leaf_spine, spine_core or switch (every switch-to-switch cable)
+  // links_down, not keys: the cables drawn at load (testbench/failed_cables.h), as "4 of 16 leaf_spine
+  // cables", and the names of their links (both directions).
+  std::string target;
+  std::vector<std::string> absent_links;
   void visit(core::param_visitor& v);
 };
 

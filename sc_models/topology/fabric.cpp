@@ -321,6 +321,12 @@ fabric_layout plan_fabric(const topology_params& topo, const cable_params& cable
   topo.validate();
   core::check_ranges(cable, "link");
   fabric_layout l = topo.kind == "graph" ? *topo.graph : plan_builtin(topo, cable);
+  if (!topo.absent_cables.empty()) {  // failed before the run: not in the fabric at all
+    std::vector<fabric_layout::cable_entry> kept;
+    for (size_t c = 0; c < l.cables.size(); ++c)
+      if (!std::binary_search(topo.absent_cables.begin(), topo.absent_cables.end(), c)) kept.push_back(l.cables[c]);
+    l.cables = std::move(kept);
+  }
 
   // Loss injection applies to every link, or only to those named in link.drop_links.
   std::vector<std::string> drop;
@@ -440,9 +446,9 @@ fabric::fabric(const topology_params& topo, const cable_params& cable, const sw:
         l.bind(*m_switches[to - n], to_port);
     }
   }
-  // A fabric from a file may leave ports without a cable (a cable pulled, a port kept spare): routing never
-  // picks them. The built-in builders wire every port they plan.
-  for (size_t sw = 0; sw < m_peer.size() && topo.kind != "graph"; ++sw)
+  // A fabric from a file may leave ports without a cable (a cable pulled, a port kept spare), and so do
+  // cables that failed before the run: routing never picks them. Otherwise the builders wire every port.
+  for (size_t sw = 0; sw < m_peer.size() && topo.kind != "graph" && topo.absent_cables.empty(); ++sw)
     for (size_t p = 0; p < m_peer[sw].size(); ++p)
       if (m_peer[sw][p] == k_unwired)
         throw std::logic_error(lay.switches[sw].name + ": port " + std::to_string(p) + " left unwired by the " +

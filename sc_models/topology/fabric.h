@@ -30,6 +30,9 @@ struct topology_params {
   // graph: the layout read from `file` when the scenario was loaded (load_graph_file, graph_file.h), kept so
   // that host_count() and leaf_of() answer before the fabric exists. Not a key.
   std::shared_ptr<const fabric_layout> graph;
+  // Cables (indices into the layout the keys give) that failed before the run and are left out of the
+  // fabric, routes included: faults of kind links_down (testbench/failed_cables.h). Sorted. Not a key.
+  std::vector<size_t> absent_cables;
   uint64_t hosts = 2;             // single_switch: hosts on the switch
   uint64_t pods = 2;              // three_tier: pods (each a leaf-spine of `leaves` x `spines`)
   uint64_t leaves = 4;            // leaf_spine: leaf switches; three_tier: leaves per pod

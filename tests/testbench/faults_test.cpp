@@ -3,10 +3,12 @@
 // dead, its queue pair ends in retry_exceeded; routing sends nothing into a link known down; same seed,
 // same run; bad entries are refused naming the entry and field. Each run forks (SystemC elaborates once per
 // process) and takes a fraction of a second.
-#include <string>
-
 #include <gtest/gtest.h>
+
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <string>
 
 #include "testbench/simulation.h"
 #include "tests/support/scenario_child.h"
@@ -137,6 +139,101 @@ TEST(faults, same_seed_same_run) {
   EXPECT_EQ(a["faults"], b["faults"]);
   EXPECT_EQ(a["flows"], b["flows"]);
   EXPECT_EQ(a["stats"], b["stats"]);
+}
+
+// A 4 x 4 leaf-spine (two hosts per leaf): 16 leaf-spine cables, so a fraction of 0.25 is 4 of them.
+std::string wide_yaml(const std::string& faults, uint64_t seed = 5) {
+  return "seed: " + std::to_string(seed) +
+         "\nrun: {limit_us: 3000}\n"
+         "topology: {kind: leaf_spine, leaves: 4, hosts_per_leaf: 2, spines: 4, link_gbps: 400}\n"
+         "switch: {routing: adaptive}\n"
+         "nic: {path_entropy: fixed, reorder: rtl, reorder_window: 1024, rto_us: 10, retry_count: 3}\n"
+         "workload: {kind: permutation, pattern: leaf_pairs, message_bytes: 262144}\n"
+         "fault: {detect_us: 2}\n"
+         "faults: [" +
+         faults + "]\n";
+}
+
+// The cables (as "leafN-spineM") of a links_down entry: each named by both its directions.
+std::set<std::string> cables_of(const json& e) {
+  std::set<std::string> one_way, other_way;
+  for (const json& l : e["links"]) {
+    const std::string name = l.get<std::string>();
+    const size_t to = name.find("_to_");
+    const std::string from = name.substr(0, to), dst = name.substr(to + 4);
+    (from.rfind("leaf", 0) == 0 ? one_way : other_way)
+        .insert(from.rfind("leaf", 0) == 0 ? from + "-" + dst : dst + "-" + from);
+  }
+  EXPECT_EQ(one_way, other_way);  // both directions of every cable
+  return one_way;
+}
+
+TEST(faults, links_down_leaves_a_seeded_share_of_the_tier_out_and_the_rest_carries_every_operation) {
+  const json r = test::run_scenario_yaml(wide_yaml("{kind: links_down, tier: leaf_spine, fraction: 0.25}"));
+  const json e = entry0(r);
+  EXPECT_EQ(e["target"], "4 of 16 leaf_spine cables");  // round(0.25 x 4 leaves x 4 spines)
+  const std::set<std::string> cables = cables_of(e);
+  ASSERT_EQ(cables.size(), 4u);
+  EXPECT_EQ(e["links"].size(), 8u);
+  std::map<std::string, int> down_per_leaf;
+  for (const std::string& c : cables) {
+    EXPECT_NE(c.find("-spine"), std::string::npos) << c;  // only leaf-spine cables
+    ++down_per_leaf[c.substr(0, c.find('-'))];
+  }
+  for (const auto& [leaf, n] : down_per_leaf) EXPECT_LT(n, 4) << leaf << " lost every uplink and still ran";
+  // Not in the fabric: no port reports them, nothing was lost on them, and the routes avoided them.
+  std::set<std::string> ports;
+  for (const json& p : r["ports"]) ports.insert(p["link"].get<std::string>());
+  EXPECT_EQ(ports.size(), 2u * (8 + 16) - 8);  // 8 host cables and 16 leaf-spine cables, both ways, less 8
+  for (const json& l : e["links"]) EXPECT_EQ(ports.count(l.get<std::string>()), 0u) << l;
+  EXPECT_EQ(e["frames_lost"].get<uint64_t>(), 0u);
+  EXPECT_EQ(e["detection_ns"], nullptr);
+  EXPECT_EQ(e["end_ns"], nullptr);
+  EXPECT_EQ(r["dropped_packets"].get<uint64_t>(), 0u);
+  EXPECT_EQ(r["fabric"]["retransmissions"].get<uint64_t>(), 0u);
+  expect_all_complete_and_exact(r);
+}
+
+TEST(faults, links_down_draws_from_the_run_seed_the_same_choice_for_the_same_seed) {
+  std::set<std::set<std::string>> choices;
+  // Run twice with each of three seeds: equal within a seed; across the seeds not all the same 4 cables.
+  for (uint64_t seed : {1u, 2u, 3u}) {
+    const std::string y = wide_yaml("{kind: links_down, tier: leaf_spine, fraction: 0.25}", seed);
+    const json a = test::run_scenario_yaml(y), b = test::run_scenario_yaml(y);
+    ASSERT_TRUE(a.contains("faults"));
+    EXPECT_EQ(entry0(a)["links"], entry0(b)["links"]);
+    choices.insert(cables_of(entry0(a)));
+  }
+  EXPECT_GT(choices.size(), 1u);  // 1820 ways to pick 4 of 16: three seeds agreeing would be a fixed choice
+}
+
+TEST(faults, links_down_that_chooses_nothing_is_refused_naming_the_fraction) {
+  auto load_error = [](const std::string& y) {
+    try {
+      load_scenario_text(y, "t.yaml");
+    } catch (const core::config_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  // 0.01 of 16 cables rounds to none; one cable is 1/16, so anything from 1/32 up chooses one.
+  std::string err = load_error(wide_yaml("{kind: links_down, tier: leaf_spine, fraction: 0.01}"));
+  EXPECT_NE(err.find("faults.0.fraction: 0.01 of the 16 leaf_spine cables of this fabric chooses none (one cable is "
+                     "a fraction of at least 0.03125)"),
+            std::string::npos)
+      << err;
+  err = load_error(wide_yaml("{kind: links_down, tier: spine_core, fraction: 0.5}"));  // a leaf-spine has none
+  EXPECT_NE(err.find("0.5 of the 0 spine_core cables of this fabric chooses none (it has no such cables"),
+            std::string::npos)
+      << err;
+  err = load_error(wide_yaml("{kind: links_down, fraction: 0}"));
+  EXPECT_NE(err.find("t.yaml:8: faults.0.fraction: expected a share"), std::string::npos) << err;
+  err = load_error(wide_yaml("{kind: links_down, fraction: 0.5, at_us: 3}"));  // failed before the run
+  EXPECT_NE(err.find("faults.0.at_us: does not apply to kind links_down"), std::string::npos) << err;
+  // 13 of the 16 leaf-spine cables gone leaves 3 for 4 leaves: whichever 13, some leaf has no uplink.
+  err = load_error(wide_yaml("{kind: links_down, tier: leaf_spine, fraction: 0.8125}"));
+  EXPECT_NE(err.find("t.yaml:8: faults.0: the 13 leaf_spine cables drawn with seed 5 cut "), std::string::npos) << err;
+  EXPECT_NE(err.find("lower fraction or choose another seed"), std::string::npos) << err;
 }
 
 TEST(faults, bad_entries_name_the_entry_and_the_field) {
