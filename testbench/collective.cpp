@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <optional>
 #include <systemc>
 
 #include "sc_models/core/sim_context.h"
@@ -209,6 +210,11 @@ nlohmann::json run_collective(const scenario& s, const run_options& opts) {
                       "lower collective.max_bytes or the ranks, or set nic.place_data: false");
   // The switches `switch.model` names, the NICs for it, the RTL log, this rank's part of the fabric
   // (docs/scale_out.md; one process: all of it), as in a workload run (testbench/fabric_setup.h).
+  std::optional<phase_progress> setting_up;  // a line on a terminal while the fabric is built (progress.h)
+  setting_up.emplace(phase_stream(opts),
+                     fmt::format("set-up: {} hosts, {} switch{}, {} ranks", hosts, s.topology.switch_count(),
+                                 s.topology.switch_count() == 1 ? "" : "es", rank_host.size()),
+                     opts.progress_delay_s);
   fabric_setup setup(s, opts);
   core::sim_context& ctx = setup.ctx;
   scale_out& so = setup.so;
@@ -220,6 +226,7 @@ nlohmann::json run_collective(const scenario& s, const run_options& opts) {
     throw config_error(s.source + ": collective: no link crosses between the " + std::to_string(so.ranks()) +
                        " MPI ranks of this partition, so they cannot keep in step: run it in one process");
   eng.elaborate(setup, s.seed, placing);
+  setting_up.reset();
   if (opts.elaborate_only) return nlohmann::json::object();
   if (so.distributed()) so.on_window_end([&eng] { eng.window_end(); });
 

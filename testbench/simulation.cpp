@@ -758,6 +758,10 @@ nlohmann::json flow_run::report() {
 
 }  // namespace
 
+std::ostream* phase_stream(const run_options& opts) {
+  return opts.elaborate_only || mpi::launched_as_rank() ? nullptr : opts.progress;
+}
+
 nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
   check_scale_out_supported(s, opts);  // under mpirun: what is not cut across processes yet fails here
   if (s.workload.kind == "collective") {
@@ -768,8 +772,8 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
   flow_run run(s, opts);
   run.plan();
   // The phases around the loop, on a terminal: a line while each runs, kept when it took seconds (the loop
-  // draws its own progress line). Not under mpirun, where every rank would draw.
-  std::ostream* phases = opts.elaborate_only || mpi::launched_as_rank() ? nullptr : opts.progress;
+  // draws its own progress line).
+  std::ostream* phases = phase_stream(opts);
   const double delay_s = opts.progress_delay_s;
   {
     phase_progress p(phases,

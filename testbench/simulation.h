@@ -38,6 +38,10 @@ struct run_options {
   std::string progress_label;  // a comparison's "KEY=VALUE": names the run in each collective size's line
 };
 
+// Where the phases around a run's loop (set-up, verification, report: testbench/progress.h phase_progress)
+// are shown: opts.progress, except for an elaboration check and under mpirun (every rank would draw).
+std::ostream* phase_stream(const run_options& opts);
+
 // Report pieces every kind of run shares (docs/report.md): the run's identity and speed fields, and the
 // `ports` array (one entry per link). Called once, after the simulation.
 void add_run_header(nlohmann::json& r, const scenario& s, const run_options& opts, const core::sim_context& ctx,

@@ -121,6 +121,24 @@ TEST(progress, a_run_names_its_set_up_verification_and_report_phases) {
   EXPECT_LT(verify, report);
 }
 
+TEST(progress, a_collective_names_its_set_up_phase) {
+  const test::child_result r = test::run_in_child([&] {
+    std::ostringstream lines;
+    run_options opts;
+    opts.progress = &lines;
+    opts.progress_delay_s = 0.0;
+    run_scenario(load_scenario_text("topology: {kind: single_switch, hosts: 4}\nworkload: {kind: collective}\n"
+                                    "collective: {op: allreduce, algo: ring, min_bytes: 65536, max_bytes: 65536}\n",
+                                    "c.yaml"),
+                 opts);
+    return lines.str();
+  });
+  ASSERT_TRUE(r.ok) << r.output;
+  const size_t setup = r.output.find("# set-up: 4 hosts, 1 switch, 4 ranks: ");
+  ASSERT_NE(setup, std::string::npos) << r.output;
+  EXPECT_LT(setup, r.output.find("# size 65536 B done"));
+}
+
 // The same scenario run whole and cut into progress slices must report the same: only the wall-clock fields
 // may differ. An interval of 1 ns of wall time halves the slices down to their floor, 1 ns of simulated time:
 // tens of thousands of extra stops, most of them between a packet's events.
@@ -213,7 +231,10 @@ TEST(progress, a_collective_prints_each_size_as_it_finishes) {
   std::istringstream in(j["lines"].get<std::string>());
   std::string line;
   std::vector<std::string> got;
-  while (std::getline(in, line)) got.push_back(line);
+  while (std::getline(in, line)) {
+    line = line.substr(line.rfind('\r') == std::string::npos ? 0 : line.rfind('\r') + 1);  // after a phase's line
+    if (!line.empty()) got.push_back(line);
+  }
   ASSERT_EQ(got.size(), 3u) << j["lines"];
   const auto& rows = j["report"]["collective"]["rows"];
   for (size_t i = 0; i < 3; ++i) {
