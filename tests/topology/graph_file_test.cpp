@@ -86,6 +86,14 @@ TEST(GraphFile, EveryBuiltInKindRoundTripsThroughGraphml) {
   t.spines = 2;
   t.cores = 4;
   round_trip(t, cable);
+  t = {};
+  t.kind = "dragonfly";  // canonical: 9 groups of 4 routers, one global cable per pair of groups
+  t.local_cable_m = 4.0;
+  t.global_cable_m = 25.0;
+  t.uplink_gbps = 800.0;
+  round_trip(t, cable);
+  t.dragonfly_groups = 3;  // 4 parallel global cables per pair of groups, on pairs of routers: _0 / _1
+  round_trip(t, cable);
 }
 
 const char* k_head =
