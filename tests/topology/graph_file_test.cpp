@@ -200,6 +200,43 @@ TEST(GraphFile, EachMalformedFileNamesTheCulprit) {
   expect_error("<graphml><graph", {"not a readable GraphML file"});
 }
 
+// Spectrum-4's ports under switch.port_config 128x400, as testbench/scenario.cpp passes them.
+topology::port_speed_limit spectrum_400g() {
+  topology::port_speed_limit limit;
+  limit.gbps = 400.0;
+  limit.setting = "switch.port_config 128x400";
+  limit.remedy = [](double gbps) { return "use " + std::to_string(int(gbps)); };
+  return limit;
+}
+
+std::string speed_error(const std::string& text, const topology_params& topo = {}) {
+  try {
+    topology::parse_graph_layout(text, "my.graphml", false, topo, cable_params{}, spectrum_400g());
+  } catch (const core::config_error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(GraphFile, ACableFasterThanTheSwitchPortsIsRefusedNamingEdgeSwitchAndPortConfig) {
+  EXPECT_EQ(speed_error(two_switches("", edge("s1", "s0", "<data key=\"gbps\">800</data>"))),
+            "my.graphml: edge s1 -- s0: 800 Gb/s at switch s1, faster than the 400 Gb/s ports of switch.port_config "
+            "128x400; use 800");
+  // A host cable: the switch end is named, whichever end the file puts first.
+  EXPECT_EQ(speed_error(two_switches(node("h2", "host"), edge("s0", "h2", "<data key=\"gbps\">401</data>"))),
+            "my.graphml: edge s0 -- h2: 401 Gb/s at switch s0, faster than the 400 Gb/s ports of switch.port_config "
+            "128x400; use 401");
+  // No gbps on the edge: the default rate, said to be topology.link_gbps. The first edge in file order fails.
+  topology_params fast;
+  fast.link_gbps = 800.0;
+  EXPECT_EQ(speed_error(two_switches(), fast),
+            "my.graphml: edge h0 -- s0: 800 Gb/s (topology.link_gbps; the edge has no gbps) at switch s0, faster "
+            "than the 400 Gb/s ports of switch.port_config 128x400; use 800");
+  // At the port rate or below, and with no limit, the same files are read.
+  EXPECT_EQ(speed_error(two_switches("", edge("s1", "s0", "<data key=\"gbps\">400</data>"))), "no error");
+  EXPECT_NO_THROW(topology::parse_graph_layout(two_switches(), "my.graphml", false, fast, cable_params{}));
+}
+
 TEST(GraphFile, AMissingFileOrUnknownExtensionIsAClearError) {
   EXPECT_THROW(topology::read_graph_layout("/nonexistent/x.graphml", {}, {}), core::config_error);
   try {
