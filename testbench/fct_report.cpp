@@ -6,7 +6,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
+#include <queue>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sc_models/core/packet.h"
@@ -167,22 +170,36 @@ std::vector<topology::tier> path_tiers(const topology::topology_params& topo, si
 namespace {
 
 std::vector<core::link_params> graph_path_links(const topology::fabric_layout& layout, size_t src, size_t dst) {
-  // Breadth first over the directed links, never through another host: the fewest hops (the switches route
-  // on shortest paths, docs/topology.md), the first such path in cable order.
-  std::vector<std::vector<size_t>> out(layout.hosts + layout.switches.size());
+  // The fewest hops (the switches route on shortest paths, docs/topology.md) and, among paths of that many
+  // hops, the least cable latency (propagation + FEC), never through another host: the fastest path the
+  // routes allow, so that no flow alone beats its ideal whichever equal-cost port it hashes to. Ties: the
+  // first found. Dijkstra on (hops, latency), compared lexicographically.
+  const size_t devices = layout.hosts + layout.switches.size();
+  std::vector<std::vector<size_t>> out(devices);
   for (size_t l = 0; l < layout.links(); ++l) out[layout.link_from(l)].push_back(l);
-  std::vector<size_t> via(out.size(), SIZE_MAX);  // the link that first reached each device
-  std::vector<size_t> queue{src};
-  std::vector<bool> seen(out.size(), false);
-  seen[src] = true;
-  for (size_t i = 0; i < queue.size() && !seen[dst]; ++i)
-    for (size_t l : out[queue[i]]) {
+  using cost = std::pair<size_t, double>;  // hops, latency ns
+  std::vector<cost> best(devices, {SIZE_MAX, 0.0});
+  std::vector<size_t> via(devices, SIZE_MAX);  // the link of the best path into each device
+  std::priority_queue<std::pair<cost, size_t>, std::vector<std::pair<cost, size_t>>, std::greater<>> queue;
+  best[src] = {0, 0.0};
+  queue.push({best[src], src});
+  while (!queue.empty()) {
+    const auto [c, u] = queue.top();
+    queue.pop();
+    if (c != best[u]) continue;  // a stale entry: u was reached more cheaply since
+    if (u == dst) break;
+    for (size_t l : out[u]) {
       const size_t to = layout.link_to(l);
-      if (seen[to] || (to < layout.hosts && to != dst)) continue;
-      seen[to] = true;
-      via[to] = l;
-      queue.push_back(to);
+      if (to < layout.hosts && to != dst) continue;
+      const core::link_params& lp = layout.link_params(l);
+      const cost next{c.first + 1, c.second + lp.propagation_ns + lp.fec_latency_ns};
+      if (next < best[to]) {
+        best[to] = next;
+        via[to] = l;
+        queue.push({next, to});
+      }
     }
+  }
   std::vector<core::link_params> path;
   for (size_t d = dst; d != src && via[d] != SIZE_MAX; d = layout.link_from(via[d]))
     path.push_back(layout.link_params(via[d]));
@@ -192,6 +209,9 @@ std::vector<core::link_params> graph_path_links(const topology::fabric_layout& l
 
 std::vector<core::link_params> path_links(const scenario& s, size_t src, size_t dst) {
   if (s.topology.kind == "graph" && s.topology.graph) return graph_path_links(*s.topology.graph, src, dst);
+  // A dragonfly's shortest paths cross one to four routers (local, global, local; or two global cables
+  // through a third group when that is fewer hops) and differ in length: taken from its wiring, as a graph's.
+  if (s.topology.kind == "dragonfly") return graph_path_links(topology::plan_fabric(s.topology, s.link), src, dst);
   std::vector<core::link_params> links;
   for (topology::tier t : path_tiers(s.topology, src, dst)) links.push_back(topology::tier_link(s.topology, s.link, t));
   return links;

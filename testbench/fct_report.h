@@ -15,7 +15,8 @@
 namespace fabricsim::testbench {
 
 // The links a packet crosses from host `src` to host `dst` (never equal), in order: the host link, then the
-// leaf-spine (and spine-core) links, then the destination's host link. Same leaf: two links.
+// leaf-spine (and spine-core) links, then the destination's host link. Same leaf: two links. For the tiered
+// kinds only: a graph or dragonfly fabric's path comes from its wiring (the fewest hops).
 std::vector<topology::tier> path_tiers(const topology::topology_params& topo, size_t src, size_t dst);
 
 // The ideal FCT in ns of a `bytes` RDMA WRITE from `src` to `dst` alone on the idle fabric of `s`: the

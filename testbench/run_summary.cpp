@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "sc_models/topology/dragonfly.h"
+
 namespace fabricsim::testbench {
 
 fabric_capacity capacity_of(const topology::topology_params& t) {
@@ -22,6 +24,11 @@ fabric_capacity capacity_of(const topology::topology_params& t) {
       if (cab.a >= l.hosts)
         c.leaf_uplink_gbps += cab.ab.rate_gbps * (double(leaf[cab.a - l.hosts]) + double(leaf[cab.b - l.hosts]));
     if (c.leaf_uplink_gbps > 0.0) narrowest = std::min(narrowest, c.leaf_uplink_gbps);
+  } else if (t.kind == "dragonfly") {  // every router is a leaf: its local and global cables; the global tier
+    const topology::dragonfly_shape d = topology::dragonfly_of(t);
+    c.leaf_uplink_gbps = double(d.routers() * (d.a - 1 + d.h)) * up;
+    c.core_tier_gbps = double(d.global_cables()) * up;
+    narrowest = std::min({narrowest, c.leaf_uplink_gbps, c.core_tier_gbps});
   } else if (t.kind != "single_switch") {
     c.leaf_uplink_gbps = double(t.leaf_count() * t.spines * t.links_per_spine) * up;
     narrowest = std::min(narrowest, c.leaf_uplink_gbps);
@@ -51,13 +58,16 @@ std::string fabric_line(const topology::topology_params& t) {
     shape = fmt::format("{}: {} switches, {} hosts", t.file, t.switch_count(), t.host_count());
   else if (t.kind == "leaf_spine")
     shape = fmt::format("{} leaves x {} hosts, {} spines", t.leaves, t.hosts_per_leaf, t.spines);
+  else if (t.kind == "dragonfly")
+    shape = fmt::format("{} groups of {} routers x {} hosts, {} global cables per router", topology::dragonfly_of(t).g,
+                        t.routers_per_group, t.hosts_per_router, t.global_links_per_router);
   else if (t.kind == "three_tier")
     shape = fmt::format("{} pods of {} leaves x {} hosts and {} spines, {} cores", t.pods, t.leaves, t.hosts_per_leaf,
                         t.spines, t.cores);
   else
     shape = fmt::format("{} groups x {} rails of leaves with {} servers each, {} spines", t.groups, t.rails,
                         t.hosts_per_leaf, t.spines);
-  if (t.kind != "single_switch" && t.kind != "graph" && t.links_per_spine > 1)
+  if (t.kind != "single_switch" && t.kind != "graph" && t.kind != "dragonfly" && t.links_per_spine > 1)
     shape += fmt::format(" ({} cables each)", t.links_per_spine);
   std::string out = fmt::format("fabric: {}, {}; hosts {}", t.kind, shape, rate(t.link_gbps));
   if (t.kind != "single_switch" && t.kind != "graph") out += fmt::format(", uplinks {}", rate(t.uplink_rate_gbps()));

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -532,6 +533,27 @@ void load_compare(const YAML::Node& node, const yaml_source& source, scenario& s
   }
 }
 
+// The fastest port of the run's switch model, which every cable of a topology file must keep to.
+topology::port_speed_limit port_limit_of(const scenario& s) {
+  topology::port_speed_limit limit;
+  if (s.switch_model.name == "spectrum4") {
+    limit.gbps = s.switch_.port_gbps();
+    limit.setting = "switch.port_config " + s.switch_.port_config;
+    limit.remedy = [](double gbps) {
+      const std::string fits = sw::spectrum_params::port_config_for(gbps);
+      return fits.empty() ? std::string("no switch.port_config runs ports that fast (the fastest is 64x800)")
+                          : "use --set switch.port_config=" + fits + " (switch: {port_config: " + fits + "})";
+    };
+  } else if (s.switch_model.name == "quantum_x800") {
+    limit.gbps = s.quantum.port_gbps;
+    limit.setting = "quantum.port_gbps";
+    limit.remedy = [](double gbps) {
+      return "raise quantum.port_gbps to " + std::to_string(int(std::ceil(gbps))) + " or more";
+    };
+  }
+  return limit;
+}
+
 // topology.kind graph: the file is read now, relative to the scenario, so that every later step (workload
 // planning, leaf_of, the fabric) sees the same layout.
 void load_topology_file(scenario& s) {
@@ -542,8 +564,8 @@ void load_topology_file(scenario& s) {
                        "docs/topology.md)");
   const std::filesystem::path file(s.topology.file), dir = std::filesystem::path(s.source).parent_path();
   const std::string path = file.is_absolute() || dir.empty() ? s.topology.file : (dir / file).string();
-  s.topology.graph =
-      std::make_shared<const topology::fabric_layout>(topology::read_graph_layout(path, s.topology, s.link));
+  s.topology.graph = std::make_shared<const topology::fabric_layout>(
+      topology::read_graph_layout(path, s.topology, s.link, port_limit_of(s)));
 }
 
 }  // namespace

@@ -1,11 +1,13 @@
 // Fabric builders: one switch, a two-tier leaf-spine Clos, a three-tier Clos of pods under a core layer,
-// and a rail-optimized two-tier fabric. Wiring and naming: docs/topology.md.
+// a rail-optimized two-tier fabric, and a dragonfly (dragonfly.h). Wiring and naming: docs/topology.md.
 #include "sc_models/topology/fabric.h"
 
 #include <algorithm>
 #include <cstdint>
 #include <set>
 #include <stdexcept>
+
+#include "sc_models/topology/dragonfly.h"
 
 namespace fabricsim::topology {
 
@@ -15,7 +17,7 @@ void topology_params::visit(core::param_visitor& v) {
            "fabric shape (docs/topology.md)",
            0,
            0,
-           {"single_switch", "leaf_spine", "three_tier", "rail_optimized", "graph"}},
+           {"single_switch", "leaf_spine", "three_tier", "rail_optimized", "dragonfly", "graph"}},
           kind);
   v.field({"file", "",
            "graph: the GraphML (.graphml) or Graphviz (.dot, .gv) file of the wiring, relative to the "
@@ -42,6 +44,18 @@ void topology_params::visit(core::param_visitor& v) {
   v.field({"groups", "groups", "rail_optimized: groups of hosts_per_leaf servers, each group with one leaf per rail",
            1, 1024},
           groups);
+  v.field({"routers_per_group", "switches", "dragonfly: routers in a group (a), joined all-to-all by local cables", 1,
+           1024},
+          routers_per_group);
+  v.field({"hosts_per_router", "hosts", "dragonfly: hosts on each router (p)", 1, 1024}, hosts_per_router);
+  v.field({"global_links_per_router", "links",
+           "dragonfly: global cables from each router to routers of other groups (h)", 1, 1024},
+          global_links_per_router);
+  v.field({"dragonfly_groups", "groups",
+           "dragonfly: groups (g); 0: routers_per_group x global_links_per_router + 1, one global cable between "
+           "every pair of groups; fewer: g - 1 must divide a x h (parallel global cables)",
+           0, 4096},
+          dragonfly_groups);
   v.field({"link_gbps", "Gb/s", "line rate of every host link, and of switch-to-switch links unless uplink_gbps is set",
            1.0, 3200.0},
           link_gbps);
@@ -50,6 +64,10 @@ void topology_params::visit(core::param_visitor& v) {
   v.field({"leaf_spine_cable_m", "m", "cable length from a leaf to a spine", 0.0, 100000.0}, leaf_spine_cable_m);
   v.field({"spine_core_cable_m", "m", "three_tier: cable length from a spine to a core switch", 0.0, 100000.0},
           spine_core_cable_m);
+  v.field({"local_cable_m", "m", "dragonfly: cable length between two routers of a group", 0.0, 100000.0},
+          local_cable_m);
+  v.field({"global_cable_m", "m", "dragonfly: cable length between routers of two groups", 0.0, 100000.0},
+          global_cable_m);
 }
 
 void cable_params::visit(core::param_visitor& v) {
@@ -91,6 +109,7 @@ void topology_params::validate() const {
   if (uplink_gbps > 0.0 && uplink_gbps < 1.0)
     throw core::config_error("topology.uplink_gbps: " + std::to_string(uplink_gbps) +
                              " must be 0 (same as link_gbps) or in [1, 3200] Gb/s");
+  if (kind == "dragonfly") return validate_dragonfly(*this);
   const uint64_t uplinks = spines * links_per_spine;
   const std::string leaf_keys = "topology.hosts_per_leaf, topology.spines or topology.links_per_spine";
   if (kind != "single_switch")
@@ -131,6 +150,7 @@ uint64_t topology_params::host_count() const {
   if (kind == "leaf_spine") return leaves * hosts_per_leaf;
   if (kind == "three_tier") return pods * leaves * hosts_per_leaf;
   if (kind == "rail_optimized") return groups * hosts_per_leaf * rails;
+  if (kind == "dragonfly") return dragonfly_of(*this).hosts();
   return hosts;
 }
 
@@ -139,6 +159,7 @@ uint64_t topology_params::leaf_count() const {
   if (kind == "leaf_spine") return leaves;
   if (kind == "three_tier") return pods * leaves;
   if (kind == "rail_optimized") return groups * rails;
+  if (kind == "dragonfly") return dragonfly_of(*this).routers();
   return 1;
 }
 
@@ -146,6 +167,7 @@ uint64_t topology_params::switch_count() const {
   if (kind == "graph") return graph ? graph->switches.size() : 0;
   if (kind == "leaf_spine" || kind == "rail_optimized") return leaf_count() + spines;
   if (kind == "three_tier") return pods * (leaves + spines) + cores;
+  if (kind == "dragonfly") return dragonfly_of(*this).routers();
   return 1;
 }
 
@@ -167,6 +189,10 @@ double topology_params::leaf_oversubscription() const {
     return worst;
   }
   if (kind == "single_switch") return 1.0;
+  if (kind == "dragonfly") {
+    const dragonfly_shape d = dragonfly_of(*this);
+    return double(d.p) * link_gbps / (double(d.a - 1 + d.h) * uplink_rate_gbps());
+  }
   return double(hosts_per_leaf) * link_gbps / (double(spines * links_per_spine) * uplink_rate_gbps());
 }
 
@@ -186,6 +212,14 @@ core::link_params tier_link(const topology_params& topo, const cable_params& cab
     case tier::spine_core:
       lp.rate_gbps = topo.uplink_rate_gbps();
       lp.propagation_ns = topo.spine_core_cable_m * cable.ns_per_metre;
+      break;
+    case tier::local:
+      lp.rate_gbps = topo.uplink_rate_gbps();
+      lp.propagation_ns = topo.local_cable_m * cable.ns_per_metre;
+      break;
+    case tier::global:
+      lp.rate_gbps = topo.uplink_rate_gbps();
+      lp.propagation_ns = topo.global_cable_m * cable.ns_per_metre;
       break;
   }
   return lp;
@@ -212,6 +246,7 @@ size_t leaf_of(const topology_params& topo, size_t index) {
     const size_t group = index / topo.rails / topo.hosts_per_leaf;
     return group * topo.rails + index % topo.rails;
   }
+  if (topo.kind == "dragonfly") return index / topo.hosts_per_router;  // router k / p, group-major
   return 0;
 }
 
@@ -320,7 +355,9 @@ fabric_layout plan_builtin(const topology_params& topo, const cable_params& cabl
 fabric_layout plan_fabric(const topology_params& topo, const cable_params& cable) {
   topo.validate();
   core::check_ranges(cable, "link");
-  fabric_layout l = topo.kind == "graph" ? *topo.graph : plan_builtin(topo, cable);
+  fabric_layout l = topo.kind == "graph"       ? *topo.graph
+                    : topo.kind == "dragonfly" ? plan_dragonfly(topo, cable)
+                                               : plan_builtin(topo, cable);
   if (!topo.absent_cables.empty()) {  // failed before the run: not in the fabric at all
     std::vector<fabric_layout::cable_entry> kept;
     for (size_t c = 0; c < l.cables.size(); ++c)

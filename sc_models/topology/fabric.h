@@ -25,7 +25,7 @@ struct fabric_layout;
 // The fabric's shape, the line rates of its tiers and the cable lengths. Which keys a kind reads:
 // docs/topology.md.
 struct topology_params {
-  std::string kind = "single_switch";  // single_switch, leaf_spine, three_tier, rail_optimized, graph
+  std::string kind = "single_switch";  // single_switch, leaf_spine, three_tier, rail_optimized, dragonfly, graph
   std::string file;                    // graph: the GraphML / DOT file (relative to the scenario file)
   // graph: the layout read from `file` when the scenario was loaded (load_graph_file, graph_file.h), kept so
   // that host_count() and leaf_of() answer before the fabric exists. Not a key.
@@ -42,11 +42,19 @@ struct topology_params {
   uint64_t cores = 4;             // three_tier: core (super-spine) switches, cores / spines per plane
   uint64_t rails = 8;             // rail_optimized: NICs per server, one leaf per rail and group
   uint64_t groups = 2;            // rail_optimized: groups of hosts_per_leaf servers sharing rail leaves
+  // dragonfly (Kim, Dally, Scott, Abts, ISCA 2008; sc_models/topology/dragonfly.h): a routers per group,
+  // p hosts per router, h global cables per router, g groups. The defaults are the balanced a = 2p = 2h.
+  uint64_t routers_per_group = 4;        // a: routers in a group, all-to-all by local cables
+  uint64_t hosts_per_router = 2;         // p
+  uint64_t global_links_per_router = 2;  // h: cables from a router to routers of other groups
+  uint64_t dragonfly_groups = 0;         // g; 0: a x h + 1, one global cable between every pair of groups
   double link_gbps = 400.0;       // every host link, and every switch-to-switch link unless uplink_gbps is set
   double uplink_gbps = 0.0;       // switch-to-switch links; 0: link_gbps
   double host_cable_m = 2.0;      // NIC to leaf
   double leaf_spine_cable_m = 10.0;  // leaf to spine
   double spine_core_cable_m = 30.0;  // three_tier: spine to core
+  double local_cable_m = 5.0;        // dragonfly: router to router inside a group (one cabinet)
+  double global_cable_m = 30.0;      // dragonfly: router to a router of another group
   void visit(core::param_visitor& v);
 
   // Throws core::config_error naming the key when a field is out of its range or the sizes are absurd: a
@@ -55,11 +63,13 @@ struct topology_params {
   void validate() const;
 
   uint64_t host_count() const;    // endpoints h0 .. h(N-1); rail_optimized: servers x rails
-  uint64_t leaf_count() const;    // switches hosts hang off (single_switch: 1; graph: those with a host)
+  // Switches hosts hang off (single_switch: 1; graph: those with a host; dragonfly: every router).
+  uint64_t leaf_count() const;
   uint64_t switch_count() const;  // every switch, in creation order: leaves first (see fabric::switches())
   double uplink_rate_gbps() const { return uplink_gbps > 0.0 ? uplink_gbps : link_gbps; }
   // Host bandwidth under a leaf over its uplink bandwidth (1 for single_switch; graph: the largest over the
-  // switches with hosts, 1 when none has an uplink): 3 means 3:1.
+  // switches with hosts, 1 when none has an uplink; dragonfly: a router's hosts over its local and global
+  // cables): 3 means 3:1.
   double leaf_oversubscription() const;
 };
 
@@ -72,8 +82,9 @@ struct cable_params {
   void visit(core::param_visitor& v);
 };
 
-// The tiers of cables; each has its own rate and length.
-enum class tier { host, leaf_spine, spine_core };
+// The tiers of cables; each has its own rate and length. local, global: a dragonfly's cables inside a
+// group and between groups.
+enum class tier { host, leaf_spine, spine_core, local, global };
 // The parameters of every link of `t`.
 core::link_params tier_link(const topology_params& topo, const cable_params& cable, tier t);
 
@@ -168,8 +179,8 @@ class fabric {
   std::vector<host>& hosts() { return m_hosts; }
   const fabric_layout& layout() const { return m_layout; }
   const std::string& switch_name(size_t s) const { return m_layout.switches.at(s).name; }
-  // Leaves first (pod by pod for three_tier; group-major, rail-minor for rail_optimized), then spines (pod
-  // by pod), then cores.
+  // Leaves first (pod by pod for three_tier; group-major, rail-minor for rail_optimized; group-major for
+  // dragonfly, whose routers are all leaves), then spines (pod by pod), then cores.
   std::vector<std::unique_ptr<sw::switch_device>>& switches() { return m_switches; }
   std::vector<std::unique_ptr<core::link>>& links() { return m_links; }
   const std::vector<std::unique_ptr<core::link>>& links() const { return m_links; }

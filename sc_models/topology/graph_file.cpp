@@ -156,7 +156,8 @@ device_map number_devices(const file_graph& g, const graph_error_context& ctx, f
 }  // namespace
 
 fabric_layout parse_graph_layout(const std::string& text, const std::string& name, bool dot,
-                                 const topology_params& topo, const cable_params& cable) {
+                                 const topology_params& topo, const cable_params& cable,
+                                 const port_speed_limit& limit) {
   const graph_error_context ctx(name);
   const file_graph g = parse(text, name, dot);
   fabric_layout l;
@@ -244,6 +245,13 @@ fabric_layout parse_graph_layout(const std::string& text, const std::string& nam
     lp.fec_latency_ns = cable.fec_latency_ns;
     lp.drop_probability = cable.drop_probability;
     lp.rate_gbps = e.gbps.empty() ? topo.link_gbps : ctx.number(e.gbps, edge + " gbps", 1.0, 3200.0);
+    if (limit.gbps > 0.0 && lp.rate_gbps > limit.gbps) {
+      const size_t sw = host_cable ? b.device : a.device;  // a switch end: b, or both when a is no host
+      ctx.fail(edge + ": " + graph_error_context::fmt(lp.rate_gbps) + " Gb/s" +
+               (e.gbps.empty() ? " (topology.link_gbps; the edge has no gbps)" : "") + " at switch " +
+               l.switches[sw - l.hosts].name + ", faster than the " + graph_error_context::fmt(limit.gbps) +
+               " Gb/s ports of " + limit.setting + (limit.remedy ? "; " + limit.remedy(lp.rate_gbps) : ""));
+    }
     const double metres = e.length_m.empty() ? (host_cable ? topo.host_cable_m : topo.leaf_spine_cable_m)
                                              : ctx.number(e.length_m, edge + " length_m", 0.0, 100000.0);
     lp.propagation_ns = metres * cable.ns_per_metre;
@@ -254,7 +262,8 @@ fabric_layout parse_graph_layout(const std::string& text, const std::string& nam
   return l;
 }
 
-fabric_layout read_graph_layout(const std::string& path, const topology_params& topo, const cable_params& cable) {
+fabric_layout read_graph_layout(const std::string& path, const topology_params& topo, const cable_params& cable,
+                                const port_speed_limit& limit) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw core::config_error(path + ": cannot open the topology file");
   std::ostringstream text;
@@ -266,7 +275,7 @@ fabric_layout read_graph_layout(const std::string& path, const topology_params& 
   const bool dot = ends_with(".dot") || ends_with(".gv");
   if (!dot && !ends_with(".graphml"))
     throw core::config_error(path + ": a topology file ends in .graphml, .dot or .gv");
-  return parse_graph_layout(text.str(), path, dot, topo, cable);
+  return parse_graph_layout(text.str(), path, dot, topo, cable, limit);
 }
 
 void write_graphml(const fabric_layout& l, const cable_params& cable, std::ostream& out) {

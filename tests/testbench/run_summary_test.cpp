@@ -44,5 +44,19 @@ TEST(run_summary, uplinks_faster_than_hosts_lower_the_oversubscription) {
   EXPECT_DOUBLE_EQ(c.bisection_gbps, 4 * 2 * 800.0 / 2);  // uplinks 6400 < hosts 12800
 }
 
+TEST(run_summary, dragonfly_capacity_and_line_by_hand) {
+  topology::topology_params t;
+  t.kind = "dragonfly";  // defaults: p = 2, a = 4, h = 2, g = 4 x 2 + 1 = 9; 400 Gb/s everywhere
+  const fabric_capacity c = capacity_of(t);
+  EXPECT_DOUBLE_EQ(c.host_tier_gbps, 72 * 400.0);              // 9 x 4 routers x 2 hosts
+  EXPECT_DOUBLE_EQ(c.leaf_uplink_gbps, 36 * (3 + 2) * 400.0);  // every router: 3 local + 2 global cables
+  EXPECT_DOUBLE_EQ(c.core_tier_gbps, 36 * 400.0);              // 9 x 8 / 2 global cables
+  EXPECT_DOUBLE_EQ(c.leaf_oversubscription, 0.4);              // 2 hosts over 5 cables
+  EXPECT_DOUBLE_EQ(c.bisection_gbps, 36 * 400.0 / 2);          // the global tier is the narrowest
+  EXPECT_EQ(fabric_line(t),
+            "fabric: dragonfly, 9 groups of 4 routers x 2 hosts, 2 global cables per router; hosts 400 Gb/s, uplinks "
+            "400 Gb/s; leaf oversubscription 0.4:1; bisection 7.2 Tb/s (half the narrowest tier)\n");
+}
+
 }  // namespace
 }  // namespace fabricsim::testbench

@@ -8,6 +8,8 @@
 #                    2 x 4 + 4 = 12 switches, 16 hosts, 16 + 2 x 2 x 2 + 2 x 4 = 32 cables
 #   rail_optimized_small (2 groups of 4 servers x 4 rails, 4 spines): 2 x 4 + 4 = 12 switches,
 #                    2 x 4 x 4 = 32 hosts, 32 + 2 x 4 x 4 = 64 cables
+#   dragonfly_small (9 groups x 4 routers x 2 hosts, 2 global cables per router): 9 x 4 = 36 switches,
+#                    72 hosts, 72 + 9 x 4 x 3 / 2 + 9 x 4 x 2 / 2 = 72 + 54 + 36 = 162 cables
 # Then the file is edited as a user would (one leaf-spine cable removed): the run must use it (that link is
 # gone from the report, one cable fewer) and still complete every operation over the other spines.
 # Usage: export_run_test.sh SOURCE_DIR FABRICSIM
@@ -26,7 +28,8 @@ check_counts() {  # scenario, expected "N switches, H hosts, C cables"
 check_counts leaf_spine_small "8 switches, 16 hosts, 32 cables"
 check_counts three_tier_small "12 switches, 16 hosts, 32 cables"
 check_counts rail_optimized_small "12 switches, 32 hosts, 64 cables"
-for sc in leaf_spine_small three_tier_small rail_optimized_small; do
+check_counts dragonfly_small "36 switches, 72 hosts, 162 cables"
+for sc in leaf_spine_small three_tier_small rail_optimized_small dragonfly_small; do
   "$bin" run "$sc" --quiet --json "$tmp/$sc.builtin.json"
   "$bin" run "$sc" --set topology.kind=graph --set topology.file="$tmp/$sc.graphml" --quiet --json "$tmp/graph.json"
   /usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["completed"]==r["operations"]>0, (r["completed"], r["operations"])' "$tmp/graph.json"

@@ -2,17 +2,18 @@
 // wiring, leaf_of, routes (every host reaches every other, every path is a shortest one, ECMP set sizes per
 // tier), oversubscription, per-tier link rates and latencies, size validation; and one packet timed end to
 // end through each kind with the output-queued switch.
+#include "sc_models/topology/fabric.h"
+
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cstdlib>
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 
-#include <nlohmann/json.hpp>
-
 #include "sc_models/switch/oq_switch.h"
-#include "sc_models/topology/fabric.h"
 #include "tests/support/sc_fork.h"
 
 namespace fabricsim::test {
@@ -319,6 +320,67 @@ TEST(fabric, rail_optimized_same_rail_is_one_hop) {
   EXPECT_EQ(r["hops"][1][13][1], 3);     // same rail, other group
 }
 
+// Dragonfly p = h = 1, a = 2, g = 3 (counts: tests/topology/dragonfly_test.cpp). Its global cables, by the
+// rule of topology/dragonfly.h (group i's global port q leads to its (q / m)-th other group, m = 1):
+// g0r0-g1r0, g0r1-g2r0, g1r1-g2r1; with the local cables g0r0-g0r1, g1r0-g1r1, g2r0-g2r1 the routers form
+// one ring g0r0, g0r1, g2r0, g2r1, g1r1, g1r0. Host k is on router k (switch k). A path crosses ring
+// distance + 1 switches; the two hosts opposite on the ring (distance 3) have two shortest paths, one of
+// them local, global, local and the other global, local, global.
+TEST(fabric, dragonfly_smallest_canonical_is_a_ring_of_six_routers) {
+  topology_params t;
+  t.kind = "dragonfly";
+  t.hosts_per_router = 1;
+  t.routers_per_group = 2;
+  t.global_links_per_router = 1;
+  const std::array<int, 6> ring = {0, 1, 5, 4, 2, 3};  // [switch]: its place on the ring
+  const auto distance = [ring](size_t a, size_t b) {
+    const int d = std::abs(ring[a] - ring[b]);
+    return uint64_t(std::min(d, 6 - d));
+  };
+  expected e;
+  for (const char* name : {"g0r0", "g0r1", "g1r0", "g1r1", "g2r0", "g2r1"}) e.switches.push_back({name, 3});
+  e.links = 2 * (6 + 3 + 3);
+  e.hops = [=](size_t a, size_t b) { return distance(a, b) + 1; };
+  e.paths = [=](size_t a, size_t b) { return distance(a, b) == 3 ? 2 : 1; };
+  e.ecmp = [=](size_t s, size_t h) { return distance(s, h) == 3 ? 2 : 1; };
+  check(t, describe(t), e);
+}
+
+// The balanced dragonfly p = h = 2, a = 4, g = 9 (72 hosts, 36 routers of 7 ports): routes are shortest
+// only, one switch under one router, two inside a group (every pair of a group has its own local cable), and
+// at most four (three switch-to-switch hops: local, global, local) between groups.
+TEST(fabric, dragonfly_routes_cross_at_most_three_switch_to_switch_hops) {
+  topology_params t;
+  t.kind = "dragonfly";
+  const json r = describe(t);
+  ASSERT_TRUE(r.contains("hops"));
+  EXPECT_TRUE(r["errors"].empty()) << r["errors"].dump(1);
+  ASSERT_EQ(r["switches"].size(), 36u);
+  for (const auto& sw : r["switches"]) EXPECT_EQ(sw["ports"], 7u) << sw["name"];
+  EXPECT_EQ(r["links"].size(), 2u * (72 + 54 + 36));
+  ASSERT_EQ(r["hosts"].size(), 72u);
+  std::map<uint64_t, size_t> by_hops;  // switches on the path -> pairs in different groups
+  size_t bad = 0;
+  for (size_t a = 0; a < 72; ++a) {
+    EXPECT_EQ(r["hosts"][a]["attached"], a / 2);
+    for (size_t b = 0; b < 72; ++b) {
+      if (a == b) continue;
+      const json& h = r["hops"][a][b];
+      const bool same_router = a / 2 == b / 2, same_group = a / 8 == b / 8;
+      const bool ok = h[0] == h[1] && h[2].get<uint64_t>() >= 1 &&
+                      (same_router  ? h[1] == 1
+                       : same_group ? h[1] == 2
+                                    : h[1].get<uint64_t>() >= 2 && h[1].get<uint64_t>() <= 4);
+      if (!ok && ++bad <= 5) ADD_FAILURE() << "h" << a << " -> h" << b << ": [min, max, paths] " << h.dump();
+      if (!same_group) ++by_hops[h[1].get<uint64_t>()];
+    }
+  }
+  EXPECT_EQ(bad, 0u);
+  // h0 (g0r0) and h8 (g1r0) share g0r0-g1r0, group 0's first global cable: two switches.
+  EXPECT_EQ(r["hops"][0][8][1], 2);
+  EXPECT_GT(by_hops[4], 0u);  // some pairs need the full local, global, local
+}
+
 TEST(fabric, link_rates_and_latencies_per_tier) {
   topology_params t;
   t.kind = "three_tier";
@@ -396,7 +458,8 @@ TEST(fabric, absurd_sizes_are_refused_naming_the_key) {
   t = {};
   t.kind = "fat_tree";
   EXPECT_EQ(validation_error(t),
-            "topology.kind: \"fat_tree\" is not one of: single_switch, leaf_spine, three_tier, rail_optimized, graph");
+            "topology.kind: \"fat_tree\" is not one of: single_switch, leaf_spine, three_tier, rail_optimized, "
+            "dragonfly, graph");
   t = {};
   t.kind = "three_tier";
   t.spines = 4;

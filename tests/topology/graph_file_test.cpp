@@ -86,6 +86,14 @@ TEST(GraphFile, EveryBuiltInKindRoundTripsThroughGraphml) {
   t.spines = 2;
   t.cores = 4;
   round_trip(t, cable);
+  t = {};
+  t.kind = "dragonfly";  // canonical: 9 groups of 4 routers, one global cable per pair of groups
+  t.local_cable_m = 4.0;
+  t.global_cable_m = 25.0;
+  t.uplink_gbps = 800.0;
+  round_trip(t, cable);
+  t.dragonfly_groups = 3;  // 4 parallel global cables per pair of groups, on pairs of routers: _0 / _1
+  round_trip(t, cable);
 }
 
 const char* k_head =
@@ -190,6 +198,43 @@ TEST(GraphFile, EachMalformedFileNamesTheCulprit) {
       doc(node("s0", "switch", "1") + node("h0", "host") + node("h1", "host") + edge("h0", "s0") + edge("h1", "s0")),
       {"edge h1 -- s0", "switch s0 has no free port left"});
   expect_error("<graphml><graph", {"not a readable GraphML file"});
+}
+
+// Spectrum-4's ports under switch.port_config 128x400, as testbench/scenario.cpp passes them.
+topology::port_speed_limit spectrum_400g() {
+  topology::port_speed_limit limit;
+  limit.gbps = 400.0;
+  limit.setting = "switch.port_config 128x400";
+  limit.remedy = [](double gbps) { return "use " + std::to_string(int(gbps)); };
+  return limit;
+}
+
+std::string speed_error(const std::string& text, const topology_params& topo = {}) {
+  try {
+    topology::parse_graph_layout(text, "my.graphml", false, topo, cable_params{}, spectrum_400g());
+  } catch (const core::config_error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(GraphFile, ACableFasterThanTheSwitchPortsIsRefusedNamingEdgeSwitchAndPortConfig) {
+  EXPECT_EQ(speed_error(two_switches("", edge("s1", "s0", "<data key=\"gbps\">800</data>"))),
+            "my.graphml: edge s1 -- s0: 800 Gb/s at switch s1, faster than the 400 Gb/s ports of switch.port_config "
+            "128x400; use 800");
+  // A host cable: the switch end is named, whichever end the file puts first.
+  EXPECT_EQ(speed_error(two_switches(node("h2", "host"), edge("s0", "h2", "<data key=\"gbps\">401</data>"))),
+            "my.graphml: edge s0 -- h2: 401 Gb/s at switch s0, faster than the 400 Gb/s ports of switch.port_config "
+            "128x400; use 401");
+  // No gbps on the edge: the default rate, said to be topology.link_gbps. The first edge in file order fails.
+  topology_params fast;
+  fast.link_gbps = 800.0;
+  EXPECT_EQ(speed_error(two_switches(), fast),
+            "my.graphml: edge h0 -- s0: 800 Gb/s (topology.link_gbps; the edge has no gbps) at switch s0, faster "
+            "than the 400 Gb/s ports of switch.port_config 128x400; use 800");
+  // At the port rate or below, and with no limit, the same files are read.
+  EXPECT_EQ(speed_error(two_switches("", edge("s1", "s0", "<data key=\"gbps\">400</data>"))), "no error");
+  EXPECT_NO_THROW(topology::parse_graph_layout(two_switches(), "my.graphml", false, fast, cable_params{}));
 }
 
 TEST(GraphFile, AMissingFileOrUnknownExtensionIsAClearError) {

@@ -59,6 +59,22 @@ std::array<uint32_t, traffic_classes> parse_weights(const std::string& text, con
 
 }  // namespace
 
+double spectrum_params::port_gbps() const {
+  const size_t x = port_config.find('x');
+  if (x == std::string::npos || x + 1 >= port_config.size() ||
+      port_config.find_first_not_of("0123456789", x + 1) != std::string::npos)
+    return 0.0;
+  return std::stod(port_config.substr(x + 1));
+}
+
+std::string spectrum_params::port_config_for(double gbps) {
+  // The choices of switch.port_config, slowest ports first.
+  for (const char* config : {"256x200", "128x400", "64x800"})
+    if (uint64_t(std::llround(gbps * 1e9)) <= uint64_t(std::llround(std::stod(std::strchr(config, 'x') + 1) * 1e9)))
+      return config;
+  return "";
+}
+
 void spectrum_params::visit(core::param_visitor& v) {
   v.field({"port_config", "", "how the 51.2 Tb/s ASIC is split into ports (ports x Gb/s)", 0, 0,
            {"64x800", "128x400", "256x200"}},
@@ -214,11 +230,7 @@ void spectrum_switch::connect_port(unsigned port, core::link& out) {
   core::require(port < m_ports.size(), name(), "port " + std::to_string(port) + " out of range");
   core::require(!m_ports[port], name(), "port " + std::to_string(port) + " connected twice");
   if (out.rate().value > uint64_t(std::llround(m_port_gbps * 1e9))) {
-    // The breakout whose ports run at least this fast (the choices of switch.port_config, fastest last).
-    std::string fits;
-    for (const char* config : {"256x200", "128x400", "64x800"})
-      if (fits.empty() && out.rate().value <= uint64_t(std::llround(std::stod(std::strchr(config, 'x') + 1) * 1e9)))
-        fits = config;
+    const std::string fits = spectrum_params::port_config_for(double(out.rate().value) / 1e9);
     core::require(false, name(),
                   "port " + std::to_string(port) + " runs at " + std::to_string(out.rate().value / 1'000'000'000) +
                       " Gb/s, faster than the " + std::to_string(int(m_port_gbps)) + "G ports of switch.port_config " +

@@ -63,6 +63,10 @@ struct spectrum_params {
   uint64_t tx_fifo_frames = 4;              // MAC transmit FIFO depth per port
   bool telemetry = false;                   // stamp in-band telemetry into packets that ask for it
   void visit(core::param_visitor& v);
+  // The rate of a port under port_config ("128x400": 400 Gb/s); 0 when port_config is not PORTSxGBPS.
+  double port_gbps() const;
+  // The breakout whose ports run at least `gbps` ("64x800" for 800), or "" when none does.
+  static std::string port_config_for(double gbps);
 };
 
 class spectrum_switch : public sc_core::sc_module, public switch_device, public port_owner {
