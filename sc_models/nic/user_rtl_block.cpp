@@ -3,6 +3,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -81,15 +82,23 @@ void user_rtl_instance::start_trace(const std::string& fst_path) {
     throw std::logic_error(std::string("user ") + m_library->table().block + ": " + error);
 }
 
+const std::vector<std::string>& user_rtl_fabric_blocks() {
+  static const std::vector<std::string> blocks{"reorder_tracker", "cnp_gen"};
+  return blocks;
+}
+
 namespace {
-user_rtl_provider& reorder_provider() {
-  static user_rtl_provider provider;
-  return provider;
+user_rtl_provider& provider_of(const std::string& block) {
+  static std::map<std::string, user_rtl_provider> providers;
+  const auto& known = user_rtl_fabric_blocks();
+  if (std::find(known.begin(), known.end(), block) == known.end())
+    throw std::invalid_argument("user_block: no fabric block " + block);
+  return providers[block];
 }
 }  // namespace
 
-void set_user_reorder_tracker(user_rtl_provider provider) { reorder_provider() = std::move(provider); }
+void set_user_block(const std::string& block, user_rtl_provider provider) { provider_of(block) = std::move(provider); }
 
-const user_rtl_provider& user_reorder_tracker() { return reorder_provider(); }
+const user_rtl_provider& user_block(const std::string& block) { return provider_of(block); }
 
 }  // namespace fabricsim::nic

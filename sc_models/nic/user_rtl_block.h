@@ -8,6 +8,8 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "sc_models/nic/cnp_gen.h"
 #include "sc_models/nic/reorder_tracker.h"
@@ -107,12 +109,21 @@ class cnp_gen_user final : public cnp_gen_cycle_model {
   uint32_t m_flows;
 };
 
-// A user's reorder tracker standing in for the RTL side of every NIC's tracker (`fabricsim run --user-rtl`,
-// docs/rtl_contract.md): nic.reorder rtl runs the user's block, lockstep runs it beside the reference model.
-// The provider returns the object compiled for a window (the testbench compiles it, once per window); set
-// before the fabric is built, for the whole process. An empty provider: the shipped RTL.
-using user_rtl_provider = std::function<std::shared_ptr<const user_rtl_library>(uint32_t window)>;
-void set_user_reorder_tracker(user_rtl_provider provider);
-const user_rtl_provider& user_reorder_tracker();
+// A user's block standing in for the RTL side of one of every NIC's blocks (`fabricsim run --user-rtl`,
+// nic.reorder_rtl, nic.cnp_rtl; docs/rtl_contract.md): the block's kind rtl runs the user's block, lockstep
+// runs it beside the reference model. The provider returns the object compiled for a size (reorder_tracker:
+// the Window; cnp_gen: the Flows; the testbench compiles it, once per size); set before the fabric is built,
+// for the whole process. An empty provider: the shipped RTL.
+using user_rtl_provider = std::function<std::shared_ptr<const user_rtl_library>(uint32_t size)>;
+// block: one of user_rtl_fabric_blocks() (std::invalid_argument otherwise).
+void set_user_block(const std::string& block, user_rtl_provider provider);
+const user_rtl_provider& user_block(const std::string& block);
+// The blocks a user's RTL can replace in a fabric: reorder_tracker, cnp_gen.
+const std::vector<std::string>& user_rtl_fabric_blocks();
+
+inline void set_user_reorder_tracker(user_rtl_provider provider) {
+  set_user_block("reorder_tracker", std::move(provider));
+}
+inline const user_rtl_provider& user_reorder_tracker() { return user_block("reorder_tracker"); }
 
 }  // namespace fabricsim::nic
