@@ -52,6 +52,8 @@ void configure_user_rtl(const scenario& s) {
        s.nic.reorder_rtl_top, s.nic.reorder},
       {"cnp_gen", "CNP generator", "cnp_rtl", "cnp_rtl_top", "cnp_model", s.nic.cnp_rtl, s.nic.cnp_rtl_top,
        s.nic.cnp_model},
+      {"dcqcn_rp", "DCQCN reaction point", "dcqcn_rtl", "dcqcn_rtl_top", "dcqcn_model", s.nic.dcqcn_rtl,
+       s.nic.dcqcn_rtl_top, s.nic.dcqcn_model},
   };
   for (const user_block_keys& b : blocks)
     for (const auto& [host, params] : s.nic_overrides)

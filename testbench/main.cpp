@@ -103,10 +103,11 @@ void write_json(const std::string& path, const nlohmann::json& j) {
   if (!f) throw core::config_error("--json " + path + ": write failed");
 }
 
-// --user-rtl BLOCK=FILE is nic.reorder_rtl or nic.cnp_rtl (the file made absolute: a --set path is the
+// --user-rtl BLOCK=FILE is nic.reorder_rtl, nic.cnp_rtl or nic.dcqcn_rtl (the file made absolute: a --set path is the
 // scenario's); --user-rtl-top BLOCK=NAME their top (plain NAME: the one --user-rtl's block).
 void user_rtl_overrides(const run_args& a, std::vector<std::string>& overrides) {
-  const std::map<std::string, std::string> keys{{"reorder_tracker", "reorder_rtl"}, {"cnp_gen", "cnp_rtl"}};
+  const std::map<std::string, std::string> keys{
+      {"reorder_tracker", "reorder_rtl"}, {"cnp_gen", "cnp_rtl"}, {"dcqcn_rp", "dcqcn_rtl"}};
   std::map<std::string, std::string> files;
   for (const std::string& u : a.user_rtl) {
     const size_t eq = u.find('=');
@@ -115,7 +116,7 @@ void user_rtl_overrides(const run_args& a, std::vector<std::string>& overrides) 
     const std::string block = u.substr(0, eq);
     if (!keys.count(block))
       throw core::config_error("--user-rtl " + u + ": block " + block +
-                               " cannot run in a fabric yet; blocks that can: reorder_tracker, cnp_gen");
+                               " cannot run in a fabric; blocks that can: reorder_tracker, cnp_gen, dcqcn_rp");
     if (files.count(block)) throw core::config_error("--user-rtl " + u + ": block " + block + " given twice");
     files[block] = u.substr(eq + 1);
     overrides.push_back("nic." + keys.at(block) + "=" + std::filesystem::absolute(files[block]).string());
@@ -316,10 +317,12 @@ int fabricsim_cli(int argc, char* argv[], bool parse_only) {
                       "named <nic>.<qp>.<block>.fst (sets run.rtl_wave_dir; docs/verification.md)");
   run_cmd
       ->add_option("--user-rtl", args.user_rtl,
-                   "BLOCK=FILE.sv: every NIC runs your own BLOCK (reorder_tracker or cnp_gen) where its kind "
-                   "(nic.reorder, nic.cnp_model) is rtl, and beside the reference model where it is lockstep (the "
+                   "BLOCK=FILE.sv: every NIC runs your own BLOCK (reorder_tracker, cnp_gen or dcqcn_rp) where its "
+                   "kind (nic.reorder, nic.cnp_model, nic.dcqcn_model) is rtl, and beside the reference model where it "
+                   "is lockstep (the "
                    "first divergence stops the run); the file must meet docs/rtl_contract.md and is compiled at run "
-                   "time (cached, as verify-rtl --rtl). Repeatable, once per block; sets nic.reorder_rtl, nic.cnp_rtl")
+                   "time (cached, as verify-rtl --rtl). Repeatable, once per block; sets nic.reorder_rtl, nic.cnp_rtl, "
+                   "nic.dcqcn_rtl")
       ->allow_extra_args(false);
   run_cmd
       ->add_option("--user-rtl-top", args.user_rtl_top,
@@ -570,6 +573,11 @@ int fabricsim_cli(int argc, char* argv[], bool parse_only) {
         if (!path.empty() && !std::ofstream(path))
           throw core::config_error(std::string(flag) + " " + path + ": cannot open for writing");
     }
+    if (*verify_cmd && !verify.rtl.empty() && verify.block == "dcqcn_rp")
+      throw core::config_error(
+          "verify-rtl --block dcqcn_rp --rtl: the reaction point's random bench does not take a "
+          "user's block yet; replay a recording through it (--replay FILE) or run it in a "
+          "fabric in lockstep (run --user-rtl dcqcn_rp=FILE --set nic.dcqcn_model=lockstep)");
     if (*verify_cmd && !verify.rtl.empty()) {
       const testbench::verify_user_rtl_result result = testbench::verify_user_rtl(verify);
       (result.matched ? std::cout : std::cerr) << testbench::format_verify_user_rtl(verify, result);

@@ -140,10 +140,6 @@ rtl_replay_result replay_rtl_recording(const std::string& block, const std::stri
   if (block != "reorder_tracker" && block != "dcqcn_rp" && block != "cnp_gen")
     throw core::config_error("verify-rtl --replay: unknown block " + block +
                              "; known blocks: reorder_tracker, cnp_gen, dcqcn_rp");
-  if (user && block == "dcqcn_rp")
-    throw core::config_error(
-        "verify-rtl --replay --rtl: block dcqcn_rp has no user-RTL contract yet; blocks with one: "
-        "reorder_tracker, cnp_gen");
   if (user && mutant != 0) throw core::config_error("verify-rtl --replay: --mutant cannot be combined with --rtl");
   std::ifstream in(path);
   if (!in) throw core::config_error("verify-rtl --replay " + path + ": cannot open: " + std::strerror(errno));
@@ -198,7 +194,9 @@ rtl_replay_result replay_rtl_recording(const std::string& block, const std::stri
             trackers[id] = make_reorder_pair(uint32_t(p.window), mutant, user);
           } else if (block == "dcqcn_rp") {
             const auto p = params_of<dcqcn_params>(tok, 3);
-            engines[id] = {make_dcqcn_rate_engine("ref", p), make_dcqcn_rate_engine(rtl, p)};
+            auto ref = make_dcqcn_rate_engine("ref", p);  // the parameters' checks, before anything is compiled
+            engines[id] = {std::move(ref), user ? std::unique_ptr<dcqcn_rate_engine>(make_dcqcn_rp_user(user(0), p))
+                                                : make_dcqcn_rate_engine(rtl, p)};
           } else {
             const auto p = params_of<cnp_gen_params>(tok, 3);
             generators[id] = make_cnp_pair(p, mutant, user);

@@ -434,6 +434,7 @@ void clear_user_rtl() {
 const char* user_rtl_size_parameter(const std::string& block) {
   if (block == "reorder_tracker") return "Window";
   if (block == "cnp_gen") return "Flows";
+  if (block == "dcqcn_rp") return "";
   throw core::config_error("user RTL: block " + block + " has no size parameter");
 }
 
@@ -448,11 +449,14 @@ nic::user_rtl_provider user_rtl_provider_for(const std::string& block, const std
     auto& library = (*built)[size];
     if (!library) {
       const std::string value = std::to_string(size);
-      const user_rtl_build b = build_user_rtl({block, file, top, {size_name + "=" + value}, cache_dir});
-      if (b.parameters.count(size_name) == 0 || b.parameters.at(size_name) != size)
+      std::vector<std::string> params;  // the size, for a block that has one
+      if (!size_name.empty()) params.push_back(size_name + "=" + value);
+      const user_rtl_build b = build_user_rtl({block, file, top, params, cache_dir});
+      if (!size_name.empty() && (b.parameters.count(size_name) == 0 || b.parameters.at(size_name) != size))
         throw core::config_error(origin + ": module " + b.top + " did not take " + size_name + " " + value);
-      *out << "fabricsim: user RTL " << block << " " << file << " (module " << b.top << ", " << size_name << " "
-           << value << "): " << (b.reused ? "reused from " : "compiled into ") << b.entry_dir << '\n';
+      *out << "fabricsim: user RTL " << block << " " << file << " (module " << b.top
+           << (size_name.empty() ? "" : ", " + size_name + " " + value)
+           << "): " << (b.reused ? "reused from " : "compiled into ") << b.entry_dir << '\n';
       library = nic::user_rtl_library::open(b.shared_object, block);
     }
     return library;

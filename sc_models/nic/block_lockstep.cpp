@@ -454,15 +454,24 @@ std::string describe(const dcqcn_transaction& t) {
   return "?";
 }
 
+// The RTL side of a reaction point: the shipped block (mutant `mutant`), or the user's block when one is
+// registered (user_block("dcqcn_rp")), behind the same adapter. traceable: a shadow traced later.
+std::unique_ptr<dcqcn_rp_rtl> make_dcqcn_rtl_side(const dcqcn_params& params, uint32_t mutant, bool traceable) {
+  if (const user_rtl_provider& user = user_block("dcqcn_rp"))
+    return make_dcqcn_rp_user(user(0), params, 0, "", traceable);
+  return std::make_unique<dcqcn_rp_rtl>(params, 0, "", mutant, traceable);
+}
+
 class lockstep_dcqcn_rate_engine final : public dcqcn_rate_engine, lockstep_pair {
  public:
   lockstep_dcqcn_rate_engine(const dcqcn_params& params, uint32_t mutant, const lockstep_context& ctx)
-      : lockstep_pair(ctx, "dcqcn_rp", rtl_kind_of_mutant(mutant)),
-        m_rtl(params, 0, "", mutant),
+      : lockstep_pair(ctx, "dcqcn_rp", user_block("dcqcn_rp") ? "user" : rtl_kind_of_mutant(mutant)),
+        m_rtl_block(make_dcqcn_rtl_side(params, mutant, false)),
+        m_rtl(*m_rtl_block),
         m_ref(params),
         m_params(params) {
     if (!waves()) return;
-    m_shadow = std::make_unique<dcqcn_rp_rtl>(params, 0, "", mutant, true);
+    m_shadow = make_dcqcn_rtl_side(params, mutant, true);
     m_ring.enable(lockstep_wave_transactions);
   }
 
@@ -529,7 +538,8 @@ class lockstep_dcqcn_rate_engine final : public dcqcn_rate_engine, lockstep_pair
         [this](const dcqcn_transaction& r) { apply(*m_shadow, r); });
   }
 
-  dcqcn_rp_rtl m_rtl;
+  std::unique_ptr<dcqcn_rp_rtl> m_rtl_block;
+  dcqcn_rp_rtl& m_rtl;
   dcqcn_rp_ref m_ref;
   dcqcn_params m_params;  // of the last reset, for the shadow's replay
   std::unique_ptr<dcqcn_rp_rtl> m_shadow;
@@ -573,10 +583,16 @@ std::unique_ptr<cnp_gen> make_nic_cnp_gen(const std::string& kind, const cnp_gen
 
 std::unique_ptr<dcqcn_rate_engine> make_nic_dcqcn_rate_engine(const std::string& kind, const dcqcn_params& params,
                                                               uint32_t mutant, const lockstep_context& ctx) {
+  if (user_block("dcqcn_rp") && kind != "ref") {
+    if (mutant != 0)
+      throw core::config_error("a user's dcqcn_rp (--user-rtl) and a dcqcn_rp mutant cannot be combined");
+    make_dcqcn_rate_engine("ref", params);  // the factory's checks and messages (kind, parameters)
+  }
   if (kind == "lockstep") {
     dcqcn_encode(params);  // the parameter checks and messages
     return std::make_unique<lockstep_dcqcn_rate_engine>(params, mutant, ctx);
   }
+  if (kind == "rtl" && user_block("dcqcn_rp")) return make_dcqcn_rtl_side(params, 0, false);
   if (kind == "rtl" && mutant != 0) return make_dcqcn_rate_engine(rtl_kind_of_mutant(mutant), params);
   return make_dcqcn_rate_engine(kind, params);
 }

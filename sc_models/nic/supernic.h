@@ -90,6 +90,9 @@ struct supernic_params {
   std::string cc = "none";
   std::string dcqcn_preset = "nvidia";  // reaction-point knobs: "nvidia" firmware defaults or the "paper"'s
   std::string dcqcn_model = "rtl";      // reaction point: Verilated rtl/dcqcn_rp.sv or its C++ model
+  // A user's reaction point in every NIC for dcqcn_model rtl or lockstep, as reorder_rtl (testbench/user_rtl.h).
+  std::string dcqcn_rtl;                // the .sv file, relative to the scenario file; empty: ours
+  std::string dcqcn_rtl_top;            // its top module; empty: dcqcn_rp
   std::string cnp_model = "rtl";        // notification point: Verilated rtl/cnp_gen.sv or its C++ model
   // A user's CNP generator in every NIC for cnp_model rtl or lockstep, as reorder_rtl (testbench/user_rtl.h).
   std::string cnp_rtl;                  // the .sv file, relative to the scenario file; empty: ours

@@ -53,7 +53,7 @@ std::string variant(const std::string& source, const std::string& name,
     EXPECT_NE(at, std::string::npos) << from << " not in " << source;
     if (at != std::string::npos) text.replace(at, from.size(), to);
   }
-  const std::string path = testing::TempDir() + name;
+  std::string path = testing::TempDir() + name;
   std::ofstream(path) << text;
   return path;
 }
@@ -175,9 +175,9 @@ TEST(user_rtl_fabric, both_user_blocks_at_once_and_the_refusals) {
       r.output.find("incast_dcqcn_tiny.yaml: nic.cnp_rtl none.sv: no such file " + source_dir + "/tests/cli/none.sv"),
       std::string::npos)
       << r.output;
-  r = fabricsim_run(run + " --user-rtl dcqcn_rp=" + generator);
+  r = fabricsim_run(run + " --user-rtl dcqcn=" + generator);
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("block dcqcn_rp cannot run in a fabric yet; blocks that can: reorder_tracker, cnp_gen"),
+  EXPECT_NE(r.output.find("block dcqcn cannot run in a fabric; blocks that can: reorder_tracker, cnp_gen, dcqcn_rp"),
             std::string::npos)
       << r.output;
   r = fabricsim_run(run + " --user-rtl cnp_gen=" + generator + " --user-rtl cnp_gen=" + generator);
@@ -309,17 +309,117 @@ TEST(user_rtl_fabric, recording_replays_against_the_users_cnp_generator) {
                                                      "[0-9]+ \\(\"mark [0-9]+ [0-9]+ [0-9]+\"\\): emit expected 1 "
                                                      "\\(reference model\\) got 0 \\(user RTL\\)")))
       << r.output;
-  // Refused: a block without a user contract, a file that is not there, --param (the recording sizes it).
-  r = run_shell(env + FABRICSIM_BINARY + " verify-rtl --block dcqcn_rp --replay " + dir + "/dcqcn_rp.txt --rtl " +
-                generator);
-  EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("block dcqcn_rp has no user-RTL contract yet"), std::string::npos) << r.output;
+  // Refused: a file that is not there, --param (the recording sizes the block).
   r = run_shell(replay + " --rtl " + dir + "/none.sv");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("verify-rtl --rtl " + dir + "/none.sv: no such file"), std::string::npos) << r.output;
   r = run_shell(replay + " --rtl " + generator + " --top cnp_flag_gen --param Flows=64");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("--param cannot be combined with --replay"), std::string::npos) << r.output;
+}
+
+// tests/rtl/user_blocks/dcqcn_fold_rp.sv: the flow as one struct, each step of the algorithm a function, one
+// applied per clock, instead of our parallel next-state datapath. The planted bug rounds the rate's step
+// towards the target down instead of up.
+const std::string reaction_point = source_dir + "/tests/rtl/user_blocks/dcqcn_fold_rp.sv";
+const std::string recovering = source_dir + "/tests/cli/lockstep_dcqcn.yaml";  // a cut, then back to line rate
+
+std::string reaction_point_bug() {
+  return variant(reaction_point, "dcqcn_fold_rp_round_down.sv",
+                 {{"avg    = ({1'b0, g.target} + {1'b0, f.rate} + 33'd1) >> 1;",
+                   "avg    = ({1'b0, g.target} + {1'b0, f.rate}) >> 1;"}});
+}
+
+TEST(user_rtl_fabric, alternative_reaction_point_in_lockstep_reports_what_ref_reports) {
+  const std::string user = " --user-rtl dcqcn_rp=" + reaction_point + " --user-rtl-top dcqcn_fold_rp";
+  for (const std::string& scenario : {tiny_incast, recovering}) {
+    const json ref = report_of(scenario + " --set nic.dcqcn_model=ref", "rp_ref");
+    const json both = report_of(scenario + " --set nic.dcqcn_model=lockstep" + user, "rp_lockstep");
+    const json rtl = report_of(scenario + " --set nic.dcqcn_model=rtl" + user, "rp_rtl");
+    // CNPs reached the reaction points (they cut rates); bytes and completions as the ref run's.
+    ASSERT_GT(ref.at("fabric").at("cnps_received").get<uint64_t>(), 0u) << scenario;
+    for (const char* field : {"/fabric/cnps_received", "/fabric/delivered_payload_bytes", "/operations", "/completed",
+                              "/fabric/sender_goodput_gbps"}) {
+      const json::json_pointer p(field);
+      ASSERT_TRUE(ref.contains(p)) << field;
+      EXPECT_EQ(both.at(p), ref.at(p)) << scenario << " " << field;
+      EXPECT_EQ(rtl.at(p), ref.at(p)) << scenario << " " << field;
+    }
+    EXPECT_EQ(both, ref) << scenario;
+    EXPECT_EQ(rtl, ref) << scenario;
+  }
+}
+
+TEST(user_rtl_fabric, planted_reaction_point_bug_stops_the_lockstep_run_with_a_waveform) {
+  const std::string waves = testing::TempDir() + "user_rp_waves_" + std::to_string(getpid());
+  run_shell("rm -rf " + waves);
+  const run_result r =
+      fabricsim_run(recovering + " --set nic.dcqcn_model=lockstep --user-rtl dcqcn_rp=" + reaction_point_bug() +
+                    " --user-rtl-top dcqcn_fold_rp --quiet --wave " + waves);
+  ASSERT_EQ(r.exit_code, 5) << r.output;
+  // "h1_nic qp 1: dcqcn_rp RTL (user) and its reference model diverge at transaction 40, sent 4158 bytes at
+  // cycle 9000:" then both outputs; the rate differs by the rounding: one kb/s.
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.output, m,
+                                std::regex("RTL divergence: (h[0-9]+_nic) qp ([0-9]+): dcqcn_rp RTL \\(user\\) and "
+                                           "its reference model diverge at transaction [1-9][0-9]*, (sent [0-9]+ bytes "
+                                           "at|timers advanced to|CNP at) cycle [0-9]+:")))
+      << r.output;
+  const std::string nic = m[1], qp = m[2];
+  ASSERT_TRUE(std::regex_search(r.output, m, std::regex("fields that differ: rate_kbps rtl ([0-9]+), ref ([0-9]+)")))
+      << r.output;
+  EXPECT_EQ(std::stoull(m[2]), std::stoull(m[1]) + 1) << r.output;
+  const std::string wave = waves + "/" + nic + ".qp" + qp + ".dcqcn_rp.fst";
+  EXPECT_NE(r.output.find("waveform " + wave + ": transactions "), std::string::npos) << r.output;
+  std::ifstream f(wave, std::ios::binary | std::ios::ate);
+  ASSERT_TRUE(f) << wave << " not written\n" << r.output;
+  EXPECT_GT(static_cast<long long>(f.tellg()), 100) << wave;
+  // A reaction-point contract violation is named before anything is Verilated.
+  const std::string narrow = variant(reaction_point, "dcqcn_fold_rp_narrow.sv",
+                                     {{"input  wire logic [63:0] req_now_i", "input  wire logic [31:0] req_now_i"}});
+  const run_result n =
+      fabricsim_run(recovering + " --quiet --set nic.dcqcn_model=lockstep --user-rtl dcqcn_rp=" + narrow +
+                    " --user-rtl-top dcqcn_fold_rp");
+  EXPECT_EQ(n.exit_code, 2) << n.output;
+  EXPECT_NE(n.output.find("port req_now_i: expected input of 64 bits (the request's time, cycles), found input of "
+                          "32 bits"),
+            std::string::npos)
+      << n.output;
+}
+
+TEST(user_rtl_fabric, recording_replays_against_the_users_reaction_point) {
+  const std::string dir = testing::TempDir() + "user_replay_rp_" + std::to_string(getpid());
+  run_result r = fabricsim_run(recovering + " --quiet --record-rtl " + dir);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string file = dir + "/dcqcn_rp.txt";
+  const std::string rec = slurp(file);
+  ASSERT_GT(count_lines(rec, "cnp "), 0u);
+  ASSERT_GT(count_lines(rec, "sent "), 100u);
+  const uint64_t expected = transactions_in(rec);
+  const std::string replay = env + FABRICSIM_BINARY + " verify-rtl --block dcqcn_rp --replay " + file;
+  r = run_shell(replay + " --rtl " + reaction_point + " --top dcqcn_fold_rp");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("user RTL dcqcn_rp " + reaction_point + " (module dcqcn_fold_rp): "), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("  transactions           " + std::to_string(expected) + "\n"), std::string::npos)
+      << "expected " << expected << "\n"
+      << r.output;
+  EXPECT_NE(r.output.find("user RTL matches the reference model after every recorded transaction"), std::string::npos)
+      << r.output;
+  r = run_shell(replay + " --rtl " + reaction_point_bug() + " --top dcqcn_fold_rp");
+  ASSERT_EQ(r.exit_code, 1) << r.output;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.output, m,
+                                std::regex("MISMATCH at [^ ]*dcqcn_rp.txt:[0-9]+, instance [^ ]+ transaction [0-9]+ "
+                                           "\\(\"[^\"]+\"\\): rate_kbps expected ([0-9]+) \\(reference model\\) got "
+                                           "([0-9]+) \\(user RTL\\)")))
+      << r.output;
+  EXPECT_EQ(std::stoull(m[1]), std::stoull(m[2]) + 1) << r.output;
+  // The random bench does not take a user's reaction point: said so, with what does.
+  r = run_shell(env + FABRICSIM_BINARY + " verify-rtl --block dcqcn_rp --rtl " + reaction_point);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("the reaction point's random bench does not take a user's block yet"), std::string::npos)
+      << r.output;
 }
 
 }  // namespace
