@@ -18,6 +18,10 @@ using binding = fabricsim::nic::reorder_tracker_binding;
 #include "sc_models/nic/cnp_gen_binding.h"
 using binding = fabricsim::nic::cnp_gen_binding;
 #define FABRICSIM_USER_RTL_BLOCK_NAME "cnp_gen"
+#elif defined(FABRICSIM_USER_RTL_BLOCK_DCQCN_RP)
+#include "sc_models/nic/dcqcn_rp_binding.h"
+using binding = fabricsim::nic::dcqcn_rp_binding;
+#define FABRICSIM_USER_RTL_BLOCK_NAME "dcqcn_rp"
 #else
 #error "define FABRICSIM_USER_RTL_BLOCK_<BLOCK>"
 #endif

@@ -36,20 +36,39 @@ bool every_nic_places_data(const scenario& s) {
 }
 
 void configure_user_rtl(const scenario& s) {
-  for (const auto& [host, params] : s.nic_overrides)
-    for (const char* key : {"reorder_rtl", "reorder_rtl_top"})
-      if (s.key_sources.count("nic_overrides." + host + "." + key))
-        throw core::config_error(s.source + ": nic_overrides." + host + "." + key +
-                                 ": a user's reorder tracker runs in every NIC or in none: set nic." + key);
-  if (s.nic.reorder_rtl.empty()) {
-    clear_user_rtl();
-    return;
+  // One line per block a user's RTL can replace: the block, its file and top keys, the key of its kind.
+  struct user_block_keys {
+    const char* block;
+    const char* what;  // for messages
+    const char* file_key;
+    const char* top_key;
+    const char* kind_key;
+    const std::string& file;
+    const std::string& top;
+    const std::string& kind;
+  };
+  const user_block_keys blocks[] = {
+      {"reorder_tracker", "reorder tracker", "reorder_rtl", "reorder_rtl_top", "reorder", s.nic.reorder_rtl,
+       s.nic.reorder_rtl_top, s.nic.reorder},
+      {"cnp_gen", "CNP generator", "cnp_rtl", "cnp_rtl_top", "cnp_model", s.nic.cnp_rtl, s.nic.cnp_rtl_top,
+       s.nic.cnp_model},
+      {"dcqcn_rp", "DCQCN reaction point", "dcqcn_rtl", "dcqcn_rtl_top", "dcqcn_model", s.nic.dcqcn_rtl,
+       s.nic.dcqcn_rtl_top, s.nic.dcqcn_model},
+  };
+  for (const user_block_keys& b : blocks)
+    for (const auto& [host, params] : s.nic_overrides)
+      for (const char* key : {b.file_key, b.top_key})
+        if (s.key_sources.count("nic_overrides." + host + "." + key))
+          throw core::config_error(s.source + ": nic_overrides." + host + "." + key + ": a user's " + b.what +
+                                   " runs in every NIC or in none: set nic." + key);
+  clear_user_rtl();
+  for (const user_block_keys& b : blocks) {
+    if (b.file.empty()) continue;
+    const std::string origin = s.source + ": nic." + b.file_key + " " + b.file;
+    if (b.kind == "ref")
+      throw core::config_error(origin + ": needs nic." + b.kind_key + " rtl or lockstep (ref runs no RTL)");
+    use_user_rtl_block(b.block, resolve_scenario_path(s.source, b.file), b.top, origin, std::cerr);
   }
-  const std::string origin = s.source + ": nic.reorder_rtl " + s.nic.reorder_rtl;
-  if (s.nic.reorder == "ref")
-    throw core::config_error(origin + ": needs nic.reorder rtl or lockstep (ref runs no RTL)");
-  use_user_rtl_block("reorder_tracker", resolve_scenario_path(s.source, s.nic.reorder_rtl), s.nic.reorder_rtl_top,
-                     origin, std::cerr);
 }
 
 bool resolve_memory_mode(const scenario& s) {

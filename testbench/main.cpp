@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <systemc>
 
 #include "sc_models/core/params.h"
@@ -50,8 +51,8 @@ struct run_args {
   std::string record_rtl;  // --record-rtl DIR: run.record_rtl_dir
   std::string wave;        // --wave DIR: run.rtl_wave_dir
   std::string rtl_mutant;  // --rtl-mutant BLOCK:N: nic.rtl_mutant
-  std::string user_rtl;    // --user-rtl BLOCK=FILE.sv: a user's block in every NIC (testbench/user_rtl.h)
-  std::string user_rtl_top;  // --user-rtl-top NAME
+  std::vector<std::string> user_rtl;  // --user-rtl BLOCK=FILE.sv: a user's block in every NIC (testbench/user_rtl.h)
+  std::vector<std::string> user_rtl_top;  // --user-rtl-top [BLOCK=]NAME
   unsigned ranks = 0;      // --ranks N: run across N processes (re-launched under mpirun, docs/scale_out.md)
   bool no_compare = false;  // --no-compare: the file's base values, its `compare:` section ignored
   bool quiet = false;
@@ -102,6 +103,37 @@ void write_json(const std::string& path, const nlohmann::json& j) {
   if (!f) throw core::config_error("--json " + path + ": write failed");
 }
 
+// --user-rtl BLOCK=FILE is nic.reorder_rtl, nic.cnp_rtl or nic.dcqcn_rtl (the file made absolute: a --set path is the
+// scenario's); --user-rtl-top BLOCK=NAME their top (plain NAME: the one --user-rtl's block).
+void user_rtl_overrides(const run_args& a, std::vector<std::string>& overrides) {
+  const std::map<std::string, std::string> keys{
+      {"reorder_tracker", "reorder_rtl"}, {"cnp_gen", "cnp_rtl"}, {"dcqcn_rp", "dcqcn_rtl"}};
+  std::map<std::string, std::string> files;
+  for (const std::string& u : a.user_rtl) {
+    const size_t eq = u.find('=');
+    if (eq == std::string::npos || eq + 1 == u.size())
+      throw core::config_error("--user-rtl " + u + ": expected BLOCK=FILE.sv (e.g. reorder_tracker=my_tracker.sv)");
+    const std::string block = u.substr(0, eq);
+    if (!keys.count(block))
+      throw core::config_error("--user-rtl " + u + ": block " + block +
+                               " cannot run in a fabric; blocks that can: reorder_tracker, cnp_gen, dcqcn_rp");
+    if (files.count(block)) throw core::config_error("--user-rtl " + u + ": block " + block + " given twice");
+    files[block] = u.substr(eq + 1);
+    overrides.push_back("nic." + keys.at(block) + "=" + std::filesystem::absolute(files[block]).string());
+  }
+  for (const std::string& t : a.user_rtl_top) {
+    const size_t eq = t.find('=');
+    std::string block = eq == std::string::npos ? "" : t.substr(0, eq);
+    if (block.empty() && files.size() != 1)
+      throw core::config_error("--user-rtl-top " + t + ": with " + std::to_string(files.size()) +
+                               " --user-rtl blocks, name the block: --user-rtl-top BLOCK=NAME");
+    if (block.empty()) block = files.begin()->first;
+    if (!files.count(block))
+      throw core::config_error("--user-rtl-top " + t + ": no --user-rtl " + block + "=FILE.sv to go with it");
+    overrides.push_back("nic." + keys.at(block) + "_top=" + t.substr(eq == std::string::npos ? 0 : eq + 1));
+  }
+}
+
 int run(const run_args& a) {
   std::vector<std::string> overrides = a.sets;
   if (!a.seed.empty()) overrides.push_back("seed=" + a.seed);
@@ -114,18 +146,7 @@ int run(const run_args& a) {
     nic::parse_rtl_mutant(a.rtl_mutant, "--rtl-mutant");
     overrides.push_back("nic.rtl_mutant=" + a.rtl_mutant);
   }
-  // --user-rtl BLOCK=FILE is nic.reorder_rtl (the file made absolute: a --set path is the scenario's).
-  if (!a.user_rtl.empty()) {
-    const size_t eq = a.user_rtl.find('=');
-    if (eq == std::string::npos || eq + 1 == a.user_rtl.size())
-      throw core::config_error("--user-rtl " + a.user_rtl +
-                               ": expected BLOCK=FILE.sv (e.g. reorder_tracker=my_tracker.sv)");
-    if (a.user_rtl.substr(0, eq) != "reorder_tracker")
-      throw core::config_error("--user-rtl " + a.user_rtl + ": block " + a.user_rtl.substr(0, eq) +
-                               " cannot run in a fabric yet; blocks that can: reorder_tracker");
-    overrides.push_back("nic.reorder_rtl=" + std::filesystem::absolute(a.user_rtl.substr(eq + 1)).string());
-    if (!a.user_rtl_top.empty()) overrides.push_back("nic.reorder_rtl_top=" + a.user_rtl_top);
-  }
+  user_rtl_overrides(a, overrides);
   auto load = [&](const std::vector<std::string>& extra) {
     std::vector<std::string> all = overrides;
     all.insert(all.end(), extra.begin(), extra.end());
@@ -294,11 +315,20 @@ int fabricsim_cli(int argc, char* argv[], bool parse_only) {
                       "With a block in lockstep (nic.reorder, nic.cnp_model or nic.dcqcn_model: lockstep), a "
                       "divergence writes an FST waveform of that block's last transactions into this directory, "
                       "named <nic>.<qp>.<block>.fst (sets run.rtl_wave_dir; docs/verification.md)");
-  run_cmd->add_option("--user-rtl", args.user_rtl,
-                      "BLOCK=FILE.sv: every NIC runs your own BLOCK (reorder_tracker) where nic.reorder is rtl, and "
-                      "beside the reference model where it is lockstep (the first divergence stops the run); the "
-                      "file must meet docs/rtl_contract.md and is compiled at run time (cached, as verify-rtl --rtl)");
-  run_cmd->add_option("--user-rtl-top", args.user_rtl_top, "--user-rtl: the top module (default: the block's name)");
+  run_cmd
+      ->add_option("--user-rtl", args.user_rtl,
+                   "BLOCK=FILE.sv: every NIC runs your own BLOCK (reorder_tracker, cnp_gen or dcqcn_rp) where its "
+                   "kind (nic.reorder, nic.cnp_model, nic.dcqcn_model) is rtl, and beside the reference model where it "
+                   "is lockstep (the "
+                   "first divergence stops the run); the file must meet docs/rtl_contract.md and is compiled at run "
+                   "time (cached, as verify-rtl --rtl). Repeatable, once per block; sets nic.reorder_rtl, nic.cnp_rtl, "
+                   "nic.dcqcn_rtl")
+      ->allow_extra_args(false);
+  run_cmd
+      ->add_option("--user-rtl-top", args.user_rtl_top,
+                   "--user-rtl: the top module, [BLOCK=]NAME (default: the block's name; BLOCK= needed with several "
+                   "--user-rtl)")
+      ->allow_extra_args(false);
   run_cmd->add_option("--rtl-mutant", args.rtl_mutant,
                       "BLOCK:N: the RTL of BLOCK (reorder_tracker, cnp_gen or dcqcn_rp) becomes its planted-bug "
                       "mutant N (rtl/mutants/BLOCK/N.patch, already built) in every NIC running it as rtl or "
@@ -522,7 +552,19 @@ int fabricsim_cli(int argc, char* argv[], bool parse_only) {
       return 0;
     }
     if (*verify_cmd && !replay.empty()) {
-      const testbench::rtl_replay_result result = testbench::replay_rtl_recording(verify.block, replay, verify.mutant);
+      nic::user_rtl_provider user;  // --rtl: the recording through the user's block (compiled per window or flows)
+      if (!verify.rtl.empty()) {
+        if (!verify.params.empty())
+          throw core::config_error(
+              "verify-rtl --replay --rtl: --param cannot be combined with --replay (the "
+              "recording gives each instance's window or flows)");
+        if (!std::filesystem::is_regular_file(verify.rtl))
+          throw core::config_error("verify-rtl --rtl " + verify.rtl + ": no such file");
+        user = testbench::user_rtl_provider_for(verify.block, verify.rtl, verify.top, verify.rtl_cache,
+                                                "verify-rtl --rtl " + verify.rtl, std::cout);
+      }
+      const testbench::rtl_replay_result result =
+          testbench::replay_rtl_recording(verify.block, replay, verify.mutant, user);
       (result.matched ? std::cout : std::cerr) << testbench::format_rtl_replay(verify.block, replay, result);
       return result.matched ? 0 : 1;
     }
@@ -531,6 +573,11 @@ int fabricsim_cli(int argc, char* argv[], bool parse_only) {
         if (!path.empty() && !std::ofstream(path))
           throw core::config_error(std::string(flag) + " " + path + ": cannot open for writing");
     }
+    if (*verify_cmd && !verify.rtl.empty() && verify.block == "dcqcn_rp")
+      throw core::config_error(
+          "verify-rtl --block dcqcn_rp --rtl: the reaction point's random bench does not take a "
+          "user's block yet; replay a recording through it (--replay FILE) or run it in a "
+          "fabric in lockstep (run --user-rtl dcqcn_rp=FILE --set nic.dcqcn_model=lockstep)");
     if (*verify_cmd && !verify.rtl.empty()) {
       const testbench::verify_user_rtl_result result = testbench::verify_user_rtl(verify);
       (result.matched ? std::cout : std::cerr) << testbench::format_verify_user_rtl(verify, result);

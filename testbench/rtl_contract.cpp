@@ -57,6 +57,45 @@ const rtl_block_contract cnp_gen_contract{
     {{"Flows", 2, 65536, true}, {"TimeWidth", 32, 32, false}},
 };
 
+// rtl/dcqcn_rp.sv at the widths of sc_models/nic/dcqcn_rp.h (dcqcn_widths), which the adapter's port bundle
+// and the reference model have: RateW 32, AlphaW 16, TimeW 64, PeriodW 32, BytesW 16, AccW 32, CountW 8.
+const rtl_block_contract dcqcn_rp_contract{
+    "dcqcn_rp",
+    {
+        {"clk_i", true, 1, "clock, rising edge"},
+        {"rst_ni", true, 1, "asynchronous active-low reset: all state 0, no timer armed"},
+        {"cfg_line_rate_i", true, 32, "line rate, kb/s: the ceiling of rate and target"},
+        {"cfg_min_rate_i", true, 32, "floor of the rate after a cut, kb/s"},
+        {"cfg_ai_rate_i", true, 32, "additive increase step of the target, kb/s"},
+        {"cfg_hai_rate_i", true, 32, "hyper increase step of the target, kb/s"},
+        {"cfg_min_dec_i", true, 11, "share of the rate a cut keeps, Q0.10"},
+        {"cfg_cut_shift_i", true, 6, "cut = rate * alpha >> cut_shift"},
+        {"cfg_alpha_keep_i", true, 10, "1 - g, Q0.10"},
+        {"cfg_initial_alpha_i", true, 16, "alpha after an init, Q0.16"},
+        {"cfg_threshold_i", true, 8, "fast-recovery stages F"},
+        {"cfg_byte_reset_i", true, 32, "bytes per byte-counter event"},
+        {"cfg_alpha_period_i", true, 32, "alpha timer period, cycles"},
+        {"cfg_increase_period_i", true, 32, "rate-increase timer period, cycles"},
+        {"cfg_monitor_period_i", true, 32, "at most one cut per this many cycles"},
+        {"req_valid_i", true, 1, "a request is presented"},
+        {"req_ready_o", false, 1, "the request is taken at this edge if req_valid_i"},
+        {"req_kind_i", true, 2, "0 advance, 1 CNP, 2 sent, 3 init (fabricsim_pkg::dcqcn_req_e)"},
+        {"req_now_i", true, 64, "the request's time, cycles"},
+        {"req_bytes_i", true, 16, "bytes sent (kind 2)"},
+        {"rate_o", false, 32, "current rate, kb/s"},
+        {"target_o", false, 32, "target rate, kb/s"},
+        {"alpha_o", false, 16, "alpha, Q0.16"},
+        {"deadline_valid_o", false, 1, "a timer is armed"},
+        {"deadline_o", false, 64, "the earliest armed timer deadline, cycles"},
+        {"timer_count_o", false, 8, "rate-timer events since the last cut (saturating)"},
+        {"byte_count_o", false, 8, "byte-counter events since the last cut (saturating)"},
+        {"events_o", false, 10, "what the last request did (fabricsim_pkg::dcqcn_event_e bits)"},
+        {"rsp_valid_o", false, 1, "the request accepted last is done: the outputs are its results"},
+        {"busy_o", false, 1, "a request is being processed"},
+    },
+    {},
+};
+
 std::string xml_unescape(std::string s) {
   static const std::pair<const char*, const char*> entities[] = {
       {"&apos;", "'"}, {"&quot;", "\""}, {"&lt;", "<"}, {"&gt;", ">"}, {"&amp;", "&"}};
@@ -133,11 +172,12 @@ std::string describe(bool input, uint32_t width) {
 
 }  // namespace
 
-std::string rtl_contract_blocks() { return "reorder_tracker, cnp_gen"; }
+std::string rtl_contract_blocks() { return "reorder_tracker, cnp_gen, dcqcn_rp"; }
 
 const rtl_block_contract& rtl_contract(const std::string& block) {
   if (block == reorder_tracker_contract.block) return reorder_tracker_contract;
   if (block == cnp_gen_contract.block) return cnp_gen_contract;
+  if (block == dcqcn_rp_contract.block) return dcqcn_rp_contract;
   throw core::config_error("verify-rtl --rtl: block " + block +
                            " has no user-RTL contract yet; blocks with one: " + rtl_contract_blocks());
 }

@@ -35,7 +35,7 @@ struct rtl_block_contract {
   std::vector<rtl_parameter_spec> parameters;
 };
 
-// Blocks with a contract: "reorder_tracker, cnp_gen".
+// Blocks with a contract: "reorder_tracker, cnp_gen, dcqcn_rp".
 std::string rtl_contract_blocks();
 // Throws core::config_error for a block without a contract, naming those that have one.
 const rtl_block_contract& rtl_contract(const std::string& block);

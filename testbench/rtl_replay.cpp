@@ -21,6 +21,7 @@
 #include "sc_models/nic/reorder_tracker.h"
 #include "sc_models/nic/reorder_tracker_ref.h"
 #include "sc_models/nic/reorder_tracker_rtl.h"
+#include "sc_models/nic/user_rtl_block.h"
 
 namespace fabricsim::testbench {
 namespace {
@@ -100,14 +101,28 @@ struct cnp_pair {
 
 // The RTL first: its constructor checks the window (or flows) against the compiled ones and the mutant
 // against the built ones, with the factories' messages; the reference model then takes the same value.
-reorder_pair make_reorder_pair(uint32_t window, uint32_t mutant) {
-  auto rtl = std::make_unique<reorder_tracker_handshake>(std::make_unique<reorder_tracker_rtl>(window, "", mutant));
+// A user's block (`user` not empty) is compiled for the instance's window or flows instead.
+reorder_pair make_reorder_pair(uint32_t window, uint32_t mutant, const user_rtl_provider& user) {
+  std::unique_ptr<reorder_tracker_cycle_model> model;
+  if (user) {
+    make_reorder_tracker("ref", window);  // the window's checks and messages, before anything is compiled
+    model = std::make_unique<reorder_tracker_user>(user(window), window);
+  } else {
+    model = std::make_unique<reorder_tracker_rtl>(window, "", mutant);
+  }
+  auto rtl = std::make_unique<reorder_tracker_handshake>(std::move(model));
   return {std::make_unique<reorder_tracker_handshake>(std::make_unique<reorder_tracker_ref>(window)), std::move(rtl)};
 }
 
-cnp_pair make_cnp_pair(const cnp_gen_params& p, uint32_t mutant) {
+cnp_pair make_cnp_pair(const cnp_gen_params& p, uint32_t mutant, const user_rtl_provider& user) {
   check_cnp_gen_params(p, "cnp_gen");  // first, as make_cnp_gen() checks
-  auto rtl = std::make_unique<cnp_gen_handshake>(std::make_unique<cnp_gen_rtl>(uint32_t(p.flows), "", mutant), p);
+  std::unique_ptr<cnp_gen_cycle_model> model;
+  if (user) {
+    model = std::make_unique<cnp_gen_user>(user(uint32_t(p.flows)), uint32_t(p.flows));
+  } else {
+    model = std::make_unique<cnp_gen_rtl>(uint32_t(p.flows), "", mutant);
+  }
+  auto rtl = std::make_unique<cnp_gen_handshake>(std::move(model), p);
   return {std::make_unique<cnp_gen_handshake>(std::make_unique<cnp_gen_ref>(uint32_t(p.flows)), p), std::move(rtl)};
 }
 
@@ -120,14 +135,17 @@ std::string rtl_kind(uint32_t mutant) { return mutant == 0 ? "rtl" : "rtl_mutant
 
 }  // namespace
 
-rtl_replay_result replay_rtl_recording(const std::string& block, const std::string& path, uint32_t mutant) {
+rtl_replay_result replay_rtl_recording(const std::string& block, const std::string& path, uint32_t mutant,
+                                       const user_rtl_provider& user) {
   if (block != "reorder_tracker" && block != "dcqcn_rp" && block != "cnp_gen")
     throw core::config_error("verify-rtl --replay: unknown block " + block +
                              "; known blocks: reorder_tracker, cnp_gen, dcqcn_rp");
+  if (user && mutant != 0) throw core::config_error("verify-rtl --replay: --mutant cannot be combined with --rtl");
   std::ifstream in(path);
   if (!in) throw core::config_error("verify-rtl --replay " + path + ": cannot open: " + std::strerror(errno));
 
   rtl_replay_result r;
+  r.rtl = user ? "user RTL" : mutant == 0 ? "RTL" : "RTL mutant " + std::to_string(mutant);
   checker check{r};
   const std::string rtl = rtl_kind(mutant);
   std::map<uint64_t, instance_info> names;
@@ -173,13 +191,15 @@ rtl_replay_result replay_rtl_recording(const std::string& block, const std::stri
         try {
           if (block == "reorder_tracker") {
             const auto p = params_of<reorder_tracker_params>(tok, 3);
-            trackers[id] = make_reorder_pair(uint32_t(p.window), mutant);
+            trackers[id] = make_reorder_pair(uint32_t(p.window), mutant, user);
           } else if (block == "dcqcn_rp") {
             const auto p = params_of<dcqcn_params>(tok, 3);
-            engines[id] = {make_dcqcn_rate_engine("ref", p), make_dcqcn_rate_engine(rtl, p)};
+            auto ref = make_dcqcn_rate_engine("ref", p);  // the parameters' checks, before anything is compiled
+            engines[id] = {std::move(ref), user ? std::unique_ptr<dcqcn_rate_engine>(make_dcqcn_rp_user(user(0), p))
+                                                : make_dcqcn_rate_engine(rtl, p)};
           } else {
             const auto p = params_of<cnp_gen_params>(tok, 3);
-            generators[id] = make_cnp_pair(p, mutant);
+            generators[id] = make_cnp_pair(p, mutant, user);
           }
         } catch (const core::config_error& e) {
           throw line_error{std::string("cannot build instance ") + tok[2] + ": " + e.what()};
@@ -299,14 +319,14 @@ std::string format_rtl_replay(const std::string& block, const std::string& path,
   if (!r.matched) {
     s << "MISMATCH at " << path << ":" << r.mismatch_line << ", instance " << r.mismatch_instance << " transaction "
       << r.mismatch_index << " (\"" << r.mismatch_transaction << "\"): " << r.mismatch_signal << " expected "
-      << r.expected << " (reference model) got " << r.got << " (RTL)\n";
+      << r.expected << " (reference model) got " << r.got << " (" << r.rtl << ")\n";
     return s.str();
   }
   s << "  instances              " << r.instances << '\n' << "  transactions           " << r.transactions << '\n';
   for (const auto& [kind, n] : r.by_kind) s << "    " << kind << std::string(kind.size() < 20 ? 20 - kind.size() : 1, ' ') << n << '\n';
   s << "  transactions per s     "
     << static_cast<uint64_t>(r.wall_seconds > 0 ? double(r.transactions) / r.wall_seconds : 0) << '\n'
-    << "RTL matches the reference model after every recorded transaction\n";
+    << r.rtl << " matches the reference model after every recorded transaction\n";
   return s.str();
 }
 

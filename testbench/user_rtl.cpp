@@ -427,29 +427,53 @@ user_rtl_build build_user_rtl(const user_rtl_request& request) {
   return b;
 }
 
-void clear_user_rtl() { nic::set_user_reorder_tracker(nullptr); }
+void clear_user_rtl() {
+  for (const std::string& block : nic::user_rtl_fabric_blocks()) nic::set_user_block(block, nullptr);
+}
 
-void use_user_rtl_block(const std::string& block, const std::string& file, const std::string& top,
-                        const std::string& origin, std::ostream& log) {
-  if (block != "reorder_tracker")
-    throw core::config_error(origin + ": block " + block +
-                             " cannot run in a fabric yet; blocks that can: reorder_tracker");
-  std::error_code ec;
-  if (!fs::is_regular_file(file, ec)) throw core::config_error(origin + ": no such file " + file);
+const char* user_rtl_size_parameter(const std::string& block) {
+  if (block == "reorder_tracker") return "Window";
+  if (block == "cnp_gen") return "Flows";
+  if (block == "dcqcn_rp") return "";
+  throw core::config_error("user RTL: block " + block + " has no size parameter");
+}
+
+nic::user_rtl_provider user_rtl_provider_for(const std::string& block, const std::string& file, const std::string& top,
+                                             const std::string& cache_dir, const std::string& origin,
+                                             std::ostream& log) {
+  rtl_contract(block);  // a block without a contract is refused first, naming those with one
+  const std::string size_name = user_rtl_size_parameter(block);
   auto built = std::make_shared<std::map<uint32_t, std::shared_ptr<const nic::user_rtl_library>>>();
   std::ostream* out = &log;
-  nic::set_user_reorder_tracker([block, file, top, origin, built, out](uint32_t window) {
-    auto& library = (*built)[window];
+  return [block, file, top, cache_dir, origin, size_name, built, out](uint32_t size) {
+    auto& library = (*built)[size];
     if (!library) {
-      const user_rtl_build b = build_user_rtl({block, file, top, {"Window=" + std::to_string(window)}, ""});
-      if (b.parameters.count("Window") == 0 || b.parameters.at("Window") != window)
-        throw core::config_error(origin + ": module " + b.top + " did not take Window " + std::to_string(window));
-      *out << "fabricsim: user RTL " << block << " " << file << " (module " << b.top << ", Window " << window
+      const std::string value = std::to_string(size);
+      std::vector<std::string> params;  // the size, for a block that has one
+      if (!size_name.empty()) params.push_back(size_name + "=" + value);
+      const user_rtl_build b = build_user_rtl({block, file, top, params, cache_dir});
+      if (!size_name.empty() && (b.parameters.count(size_name) == 0 || b.parameters.at(size_name) != size))
+        throw core::config_error(origin + ": module " + b.top + " did not take " + size_name + " " + value);
+      *out << "fabricsim: user RTL " << block << " " << file << " (module " << b.top
+           << (size_name.empty() ? "" : ", " + size_name + " " + value)
            << "): " << (b.reused ? "reused from " : "compiled into ") << b.entry_dir << '\n';
       library = nic::user_rtl_library::open(b.shared_object, block);
     }
     return library;
-  });
+  };
+}
+
+void use_user_rtl_block(const std::string& block, const std::string& file, const std::string& top,
+                        const std::string& origin, std::ostream& log) {
+  const auto& blocks = nic::user_rtl_fabric_blocks();
+  if (std::find(blocks.begin(), blocks.end(), block) == blocks.end()) {
+    std::string names;
+    for (const std::string& b : blocks) names += (names.empty() ? "" : ", ") + b;
+    throw core::config_error(origin + ": block " + block + " cannot run in a fabric yet; blocks that can: " + names);
+  }
+  std::error_code ec;
+  if (!fs::is_regular_file(file, ec)) throw core::config_error(origin + ": no such file " + file);
+  nic::set_user_block(block, user_rtl_provider_for(block, file, top, "", origin, log));
 }
 
 }  // namespace fabricsim::testbench

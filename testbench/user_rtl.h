@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "sc_models/nic/user_rtl_block.h"
+
 namespace fabricsim::testbench {
 
 struct user_rtl_request {
@@ -43,15 +45,25 @@ std::string default_user_rtl_cache();
 // log's end and its path).
 user_rtl_build build_user_rtl(const user_rtl_request& request);
 
-// A user's block in every NIC (`fabricsim run --user-rtl BLOCK=FILE.sv`, or nic.reorder_rtl): BLOCK
-// (reorder_tracker only, for now) runs the user's RTL where nic.reorder is rtl, and beside the reference
-// model where it is lockstep. Registers a provider that compiles the file (cached) for each window the fabric
-// asks for, writing one line per compile to `log`; `origin` names where it was asked for in errors
-// ("run.yaml: nic.reorder_rtl my.sv"). Throws core::config_error for a missing file or a block without
-// fabric support.
+// The parameter a block's size is given by: Window (reorder_tracker), Flows (cnp_gen), none ("", dcqcn_rp: its
+// widths are fixed); core::config_error for another block.
+const char* user_rtl_size_parameter(const std::string& block);
+
+// Compiles `file` (module `top`, empty: the block's name; cache_dir empty: default_user_rtl_cache()) for each
+// size it is asked for, once each (cached across processes), checks the module took the size, writes one line
+// per compile or reuse to `log` and returns the loaded object. `origin` names where it was asked for in errors.
+nic::user_rtl_provider user_rtl_provider_for(const std::string& block, const std::string& file, const std::string& top,
+                                             const std::string& cache_dir, const std::string& origin,
+                                             std::ostream& log);
+
+// A user's block in every NIC (`fabricsim run --user-rtl BLOCK=FILE.sv`, nic.reorder_rtl, nic.cnp_rtl,
+// nic.dcqcn_rtl): BLOCK (one of nic::user_rtl_fabric_blocks()) runs the user's RTL where the block's kind
+// (nic.reorder, nic.cnp_model, nic.dcqcn_model) is rtl, and beside the reference model where it is lockstep, compiled
+// as user_rtl_provider_for. `origin` names where it was asked for in errors ("run.yaml: nic.reorder_rtl my.sv"). Throws
+// core::config_error for a missing file or a block without fabric support.
 void use_user_rtl_block(const std::string& block, const std::string& file, const std::string& top,
                         const std::string& origin, std::ostream& log);
-// Every NIC's own reorder tracker again (no user block): what a run without nic.reorder_rtl sets.
+// Every NIC's own blocks again (no user block): what a run without any of those keys sets.
 void clear_user_rtl();
 
 }  // namespace fabricsim::testbench

@@ -316,17 +316,40 @@ std::string cnp_results(bool emit, const cnp_gen_counters& c, uint64_t cycles) {
          std::to_string(c.suppressed) + ", cycles " + std::to_string(cycles) + "}";
 }
 
+// The RTL side of a CNP generator: the shipped block (mutant `mutant`), or the user's block when one is
+// registered (user_block("cnp_gen")). traceable: a shadow whose trace start_trace() opens later.
+struct cnp_rtl_side {
+  std::unique_ptr<cnp_gen_cycle_model> model;
+  std::function<void(const std::string&)> start_trace;
+};
+
+cnp_rtl_side make_cnp_rtl_side(uint32_t flows, uint32_t mutant, bool traceable) {
+  cnp_rtl_side side;
+  if (const user_rtl_provider& user = user_block("cnp_gen")) {
+    auto block = std::make_unique<cnp_gen_user>(user(flows), flows, "", traceable);
+    cnp_gen_user* raw = block.get();
+    side.start_trace = [raw](const std::string& path) { raw->start_trace(path); };
+    side.model = std::move(block);
+  } else {
+    auto block = std::make_unique<cnp_gen_rtl>(flows, "", mutant, traceable);
+    cnp_gen_rtl* raw = block.get();
+    side.start_trace = [raw](const std::string& path) { raw->start_trace(path); };
+    side.model = std::move(block);
+  }
+  return side;
+}
+
 class lockstep_cnp_gen final : public cnp_gen, lockstep_pair {
  public:
   lockstep_cnp_gen(const cnp_gen_params& params, uint32_t mutant, const lockstep_context& ctx)
-      : lockstep_pair(ctx, "cnp_gen", rtl_kind_of_mutant(mutant)),
-        m_rtl(std::make_unique<cnp_gen_rtl>(uint32_t(params.flows), "", mutant), params),
+      : lockstep_pair(ctx, "cnp_gen", user_block("cnp_gen") ? "user" : rtl_kind_of_mutant(mutant)),
+        m_rtl(make_cnp_rtl_side(uint32_t(params.flows), mutant, false).model, params),
         m_ref(std::make_unique<cnp_gen_ref>(uint32_t(params.flows)), params),
         m_params(params) {
     if (!waves()) return;
-    auto shadow = std::make_unique<cnp_gen_rtl>(uint32_t(params.flows), "", mutant, true);
-    m_shadow_rtl = shadow.get();
-    m_shadow = std::make_unique<cnp_gen_handshake>(std::move(shadow), params);
+    cnp_rtl_side shadow = make_cnp_rtl_side(uint32_t(params.flows), mutant, true);
+    m_start_shadow_trace = std::move(shadow.start_trace);
+    m_shadow = std::make_unique<cnp_gen_handshake>(std::move(shadow.model), params);
     m_ring.enable(lockstep_wave_transactions);
   }
 
@@ -395,14 +418,14 @@ class lockstep_cnp_gen final : public cnp_gen, lockstep_pair {
   }
   [[noreturn]] void fail(const cnp_transaction& t, const std::string& detail) {
     diverge_with_wave(
-        describe(t), detail, m_ring, m_shadow, [this](const std::string& path) { m_shadow_rtl->start_trace(path); },
+        describe(t), detail, m_ring, m_shadow, [this](const std::string& path) { m_start_shadow_trace(path); },
         [this](const cnp_transaction& r) { apply(*m_shadow, r); });
   }
 
   cnp_gen_handshake m_rtl, m_ref;
-  cnp_gen_params m_params;  // of the last reset, for the shadow's replay
-  std::unique_ptr<cnp_gen_handshake> m_shadow;
-  cnp_gen_rtl* m_shadow_rtl = nullptr;
+  cnp_gen_params m_params;                                       // of the last reset, for the shadow's replay
+  std::unique_ptr<cnp_gen_handshake> m_shadow;                   // with a waveform directory: lags the ring
+  std::function<void(const std::string&)> m_start_shadow_trace;  // opens m_shadow's model's trace
   transaction_ring<cnp_transaction> m_ring;
 };
 
@@ -431,15 +454,24 @@ std::string describe(const dcqcn_transaction& t) {
   return "?";
 }
 
+// The RTL side of a reaction point: the shipped block (mutant `mutant`), or the user's block when one is
+// registered (user_block("dcqcn_rp")), behind the same adapter. traceable: a shadow traced later.
+std::unique_ptr<dcqcn_rp_rtl> make_dcqcn_rtl_side(const dcqcn_params& params, uint32_t mutant, bool traceable) {
+  if (const user_rtl_provider& user = user_block("dcqcn_rp"))
+    return make_dcqcn_rp_user(user(0), params, 0, "", traceable);
+  return std::make_unique<dcqcn_rp_rtl>(params, 0, "", mutant, traceable);
+}
+
 class lockstep_dcqcn_rate_engine final : public dcqcn_rate_engine, lockstep_pair {
  public:
   lockstep_dcqcn_rate_engine(const dcqcn_params& params, uint32_t mutant, const lockstep_context& ctx)
-      : lockstep_pair(ctx, "dcqcn_rp", rtl_kind_of_mutant(mutant)),
-        m_rtl(params, 0, "", mutant),
+      : lockstep_pair(ctx, "dcqcn_rp", user_block("dcqcn_rp") ? "user" : rtl_kind_of_mutant(mutant)),
+        m_rtl_block(make_dcqcn_rtl_side(params, mutant, false)),
+        m_rtl(*m_rtl_block),
         m_ref(params),
         m_params(params) {
     if (!waves()) return;
-    m_shadow = std::make_unique<dcqcn_rp_rtl>(params, 0, "", mutant, true);
+    m_shadow = make_dcqcn_rtl_side(params, mutant, true);
     m_ring.enable(lockstep_wave_transactions);
   }
 
@@ -506,7 +538,8 @@ class lockstep_dcqcn_rate_engine final : public dcqcn_rate_engine, lockstep_pair
         [this](const dcqcn_transaction& r) { apply(*m_shadow, r); });
   }
 
-  dcqcn_rp_rtl m_rtl;
+  std::unique_ptr<dcqcn_rp_rtl> m_rtl_block;
+  dcqcn_rp_rtl& m_rtl;
   dcqcn_rp_ref m_ref;
   dcqcn_params m_params;  // of the last reset, for the shadow's replay
   std::unique_ptr<dcqcn_rp_rtl> m_shadow;
@@ -534,20 +567,32 @@ std::unique_ptr<reorder_tracker> make_nic_reorder_tracker(const std::string& kin
 
 std::unique_ptr<cnp_gen> make_nic_cnp_gen(const std::string& kind, const cnp_gen_params& params, uint32_t mutant,
                                           const lockstep_context& ctx) {
+  if (user_block("cnp_gen") && kind != "ref") {
+    if (mutant != 0) throw core::config_error("a user's cnp_gen (--user-rtl) and a cnp_gen mutant cannot be combined");
+    make_cnp_gen("ref", params);  // the factory's checks and messages (kind, parameters, flows)
+  }
   if (kind == "lockstep") {
     make_cnp_gen("ref", params);  // the factory's checks and messages (parameters, flows)
     return std::make_unique<lockstep_cnp_gen>(params, mutant, ctx);
   }
+  if (kind == "rtl" && user_block("cnp_gen"))
+    return std::make_unique<cnp_gen_handshake>(make_cnp_rtl_side(uint32_t(params.flows), 0, false).model, params);
   if (kind == "rtl" && mutant != 0) return make_cnp_gen(rtl_kind_of_mutant(mutant), params);
   return make_cnp_gen(kind, params);
 }
 
 std::unique_ptr<dcqcn_rate_engine> make_nic_dcqcn_rate_engine(const std::string& kind, const dcqcn_params& params,
                                                               uint32_t mutant, const lockstep_context& ctx) {
+  if (user_block("dcqcn_rp") && kind != "ref") {
+    if (mutant != 0)
+      throw core::config_error("a user's dcqcn_rp (--user-rtl) and a dcqcn_rp mutant cannot be combined");
+    make_dcqcn_rate_engine("ref", params);  // the factory's checks and messages (kind, parameters)
+  }
   if (kind == "lockstep") {
     dcqcn_encode(params);  // the parameter checks and messages
     return std::make_unique<lockstep_dcqcn_rate_engine>(params, mutant, ctx);
   }
+  if (kind == "rtl" && user_block("dcqcn_rp")) return make_dcqcn_rtl_side(params, 0, false);
   if (kind == "rtl" && mutant != 0) return make_dcqcn_rate_engine(rtl_kind_of_mutant(mutant), params);
   return make_dcqcn_rate_engine(kind, params);
 }

@@ -39,6 +39,10 @@ class dcqcn_rp_rtl final : public dcqcn_rate_engine {
   // waveform later.
   explicit dcqcn_rp_rtl(const dcqcn_params& params, uint64_t now_cycles = 0, const std::string& fst_path = "",
                         uint32_t mutant = 0, bool traceable = false);
+  // Another block with the same ports (a user's, sc_models/nic/user_rtl_block.h) behind the same handshake;
+  // kind() returns `kind`.
+  using port = verilated_port<dcqcn_rp_inputs, dcqcn_rp_ports>;
+  dcqcn_rp_rtl(std::unique_ptr<port> block, std::string kind, const dcqcn_params& params, uint64_t now_cycles = 0);
   ~dcqcn_rp_rtl() override;
   dcqcn_rp_rtl(const dcqcn_rp_rtl&) = delete;
   dcqcn_rp_rtl& operator=(const dcqcn_rp_rtl&) = delete;
@@ -49,7 +53,7 @@ class dcqcn_rp_rtl final : public dcqcn_rate_engine {
   void advance(uint64_t now_cycles) override;
 
   const dcqcn_outputs& outputs() const override { return m_out; }
-  const char* kind() const override { return m_kind.c_str(); }  // "rtl" or "rtl_mutant_<N>"
+  const char* kind() const override { return m_kind.c_str(); }  // "rtl", "rtl_mutant_<N>" or "user"
   // Every half cycle from now on to this FST file (built traceable only: std::logic_error otherwise).
   void start_trace(const std::string& fst_path) { m_block->start_trace(fst_path); }
   // The mutants (rtl/mutants/dcqcn_rp/<N>.patch) in this build, ascending; empty when FABRICSIM_RTL_MUTANTS is
@@ -57,9 +61,6 @@ class dcqcn_rp_rtl final : public dcqcn_rate_engine {
   static const std::vector<uint32_t>& compiled_mutants();
   uint64_t last_cycles() const override { return m_last_cycles; }
   uint64_t total_cycles() const { return m_total_cycles; }  // clock edges since construction
-
-  // One Verilated instance (verilated_block, defined in the .cpp so Verilator headers stay out of users).
-  using port = verilated_port<dcqcn_rp_inputs, dcqcn_rp_ports>;
 
  private:
   void request(uint32_t kind, uint64_t now, uint32_t bytes);

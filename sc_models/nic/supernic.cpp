@@ -151,6 +151,11 @@ void supernic_params::visit(core::param_visitor& v) {
            0,
            {"rtl", "ref", "lockstep"}},
           dcqcn_model);
+  v.field({"dcqcn_rtl", "",
+           "a user's DCQCN reaction point (.sv, relative to the scenario file; docs/rtl_contract.md) in place of "
+           "ours in every NIC with nic.dcqcn_model rtl or lockstep, as nic.reorder_rtl; run --user-rtl dcqcn_rp=FILE"},
+          dcqcn_rtl);
+  v.field({"dcqcn_rtl_top", "", "nic.dcqcn_rtl: its top module (empty: dcqcn_rp)"}, dcqcn_rtl_top);
   v.field({"cnp_model",
            "",
            "CNP generator (notification point): Verilated RTL, its C++ reference model, or lockstep (both)",
@@ -158,6 +163,11 @@ void supernic_params::visit(core::param_visitor& v) {
            0,
            {"rtl", "ref", "lockstep"}},
           cnp_model);
+  v.field({"cnp_rtl", "",
+           "a user's CNP generator (.sv, relative to the scenario file; docs/rtl_contract.md) in place of ours in "
+           "every NIC with nic.cnp_model rtl or lockstep, as nic.reorder_rtl; run --user-rtl cnp_gen=FILE"},
+          cnp_rtl);
+  v.field({"cnp_rtl_top", "", "nic.cnp_rtl: its top module (empty: cnp_gen)"}, cnp_rtl_top);
   v.field({"rtl_mutant", "",
            "BLOCK:N (reorder_tracker, cnp_gen or dcqcn_rp): that block's RTL is the planted-bug mutant N "
            "(rtl/mutants/BLOCK/N.patch, built at configure time) wherever it runs as rtl or lockstep; empty: "

@@ -90,7 +90,13 @@ struct supernic_params {
   std::string cc = "none";
   std::string dcqcn_preset = "nvidia";  // reaction-point knobs: "nvidia" firmware defaults or the "paper"'s
   std::string dcqcn_model = "rtl";      // reaction point: Verilated rtl/dcqcn_rp.sv or its C++ model
+  // A user's reaction point in every NIC for dcqcn_model rtl or lockstep, as reorder_rtl (testbench/user_rtl.h).
+  std::string dcqcn_rtl;                // the .sv file, relative to the scenario file; empty: ours
+  std::string dcqcn_rtl_top;            // its top module; empty: dcqcn_rp
   std::string cnp_model = "rtl";        // notification point: Verilated rtl/cnp_gen.sv or its C++ model
+  // A user's CNP generator in every NIC for cnp_model rtl or lockstep, as reorder_rtl (testbench/user_rtl.h).
+  std::string cnp_rtl;                  // the .sv file, relative to the scenario file; empty: ours
+  std::string cnp_rtl_top;              // its top module; empty: cnp_gen
   std::string rtl_mutant;               // "BLOCK:N": that block's RTL is mutant N (empty: the real RTL)
   uint64_t cnp_interval_ns = 2000;      // notification point: at most one CNP per flow per this interval
   uint64_t cnp_time_origin_cycles = 0;  // the notification point's cycle counter at time 0 (it wraps at 2^32)

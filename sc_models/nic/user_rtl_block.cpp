@@ -3,6 +3,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -52,6 +53,8 @@ std::shared_ptr<const user_rtl_library> user_rtl_library::open(const std::string
     check_table<reorder_tracker_inputs, reorder_tracker_outputs>(path, block, *table);
   } else if (block == "cnp_gen") {
     check_table<cnp_gen_inputs, cnp_gen_outputs>(path, block, *table);
+  } else if (block == "dcqcn_rp") {
+    check_table<dcqcn_rp_inputs, dcqcn_rp_ports>(path, block, *table);
   } else {
     throw core::config_error("user RTL object " + path + ": block " + block + " has no user-RTL binding");
   }
@@ -82,14 +85,52 @@ void user_rtl_instance::start_trace(const std::string& fst_path) {
 }
 
 namespace {
-user_rtl_provider& reorder_provider() {
-  static user_rtl_provider provider;
-  return provider;
+// The user's reaction point as the shipped adapter's port.
+class dcqcn_rp_user_port final : public dcqcn_rp_rtl::port {
+ public:
+  dcqcn_rp_user_port(std::shared_ptr<const user_rtl_library> library, const std::string& fst_path, bool traceable)
+      : m_block(std::move(library), fst_path, traceable) {}
+  dcqcn_rp_ports step(const dcqcn_rp_inputs& in) override {
+    dcqcn_rp_ports out;
+    m_block.step(&in, &out);
+    return out;
+  }
+  dcqcn_rp_ports peek() const override {
+    dcqcn_rp_ports out;
+    m_block.peek(&out);
+    return out;
+  }
+  void start_trace(const std::string& fst_path) override { m_block.start_trace(fst_path); }
+
+ private:
+  user_rtl_instance m_block;
+};
+}  // namespace
+
+std::unique_ptr<dcqcn_rp_rtl> make_dcqcn_rp_user(std::shared_ptr<const user_rtl_library> library,
+                                                 const dcqcn_params& params, uint64_t now_cycles,
+                                                 const std::string& fst_path, bool traceable) {
+  return std::make_unique<dcqcn_rp_rtl>(std::make_unique<dcqcn_rp_user_port>(std::move(library), fst_path, traceable),
+                                        "user", params, now_cycles);
+}
+
+const std::vector<std::string>& user_rtl_fabric_blocks() {
+  static const std::vector<std::string> blocks{"reorder_tracker", "cnp_gen", "dcqcn_rp"};
+  return blocks;
+}
+
+namespace {
+user_rtl_provider& provider_of(const std::string& block) {
+  static std::map<std::string, user_rtl_provider> providers;
+  const auto& known = user_rtl_fabric_blocks();
+  if (std::find(known.begin(), known.end(), block) == known.end())
+    throw std::invalid_argument("user_block: no fabric block " + block);
+  return providers[block];
 }
 }  // namespace
 
-void set_user_reorder_tracker(user_rtl_provider provider) { reorder_provider() = std::move(provider); }
+void set_user_block(const std::string& block, user_rtl_provider provider) { provider_of(block) = std::move(provider); }
 
-const user_rtl_provider& user_reorder_tracker() { return reorder_provider(); }
+const user_rtl_provider& user_block(const std::string& block) { return provider_of(block); }
 
 }  // namespace fabricsim::nic

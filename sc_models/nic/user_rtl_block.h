@@ -8,8 +8,11 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "sc_models/nic/cnp_gen.h"
+#include "sc_models/nic/dcqcn_rp_rtl.h"
 #include "sc_models/nic/reorder_tracker.h"
 
 struct fabricsim_user_rtl_table;
@@ -22,7 +25,7 @@ class user_rtl_library {
  public:
   // Throws core::config_error naming `path` when it cannot be loaded, has no fabricsim_user_rtl_entry, was
   // built for another contract version or port bundle, or holds another block than `block`
-  // ("reorder_tracker" or "cnp_gen").
+  // ("reorder_tracker", "cnp_gen" or "dcqcn_rp").
   static std::shared_ptr<const user_rtl_library> open(const std::string& path, const std::string& block);
 
   const fabricsim_user_rtl_table& table() const { return *m_table; }
@@ -107,12 +110,28 @@ class cnp_gen_user final : public cnp_gen_cycle_model {
   uint32_t m_flows;
 };
 
-// A user's reorder tracker standing in for the RTL side of every NIC's tracker (`fabricsim run --user-rtl`,
-// docs/rtl_contract.md): nic.reorder rtl runs the user's block, lockstep runs it beside the reference model.
-// The provider returns the object compiled for a window (the testbench compiles it, once per window); set
-// before the fabric is built, for the whole process. An empty provider: the shipped RTL.
-using user_rtl_provider = std::function<std::shared_ptr<const user_rtl_library>(uint32_t window)>;
-void set_user_reorder_tracker(user_rtl_provider provider);
-const user_rtl_provider& user_reorder_tracker();
+// A user's DCQCN reaction point (kind "user"): the loaded block behind the shipped adapter's handshake
+// (dcqcn_rp_rtl), reset with `params` at `now_cycles`.
+std::unique_ptr<dcqcn_rp_rtl> make_dcqcn_rp_user(std::shared_ptr<const user_rtl_library> library,
+                                                 const dcqcn_params& params, uint64_t now_cycles = 0,
+                                                 const std::string& fst_path = "", bool traceable = false);
+
+// A user's block standing in for the RTL side of one of every NIC's blocks (`fabricsim run --user-rtl`,
+// nic.reorder_rtl, nic.cnp_rtl, nic.dcqcn_rtl; docs/rtl_contract.md): the block's kind rtl runs the user's block,
+// lockstep runs it beside the reference model. The provider returns the object compiled for a size (reorder_tracker:
+// the Window; cnp_gen: the Flows; dcqcn_rp: 0, it has one; the testbench compiles it, once per size); set
+// before the fabric is built,
+// for the whole process. An empty provider: the shipped RTL.
+using user_rtl_provider = std::function<std::shared_ptr<const user_rtl_library>(uint32_t size)>;
+// block: one of user_rtl_fabric_blocks() (std::invalid_argument otherwise).
+void set_user_block(const std::string& block, user_rtl_provider provider);
+const user_rtl_provider& user_block(const std::string& block);
+// The blocks a user's RTL can replace in a fabric: reorder_tracker, cnp_gen, dcqcn_rp.
+const std::vector<std::string>& user_rtl_fabric_blocks();
+
+inline void set_user_reorder_tracker(user_rtl_provider provider) {
+  set_user_block("reorder_tracker", std::move(provider));
+}
+inline const user_rtl_provider& user_reorder_tracker() { return user_block("reorder_tracker"); }
 
 }  // namespace fabricsim::nic
