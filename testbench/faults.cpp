@@ -37,6 +37,83 @@ bool is_carrier(const std::string& kind) { return kind == "link_down" || kind ==
 
 }  // namespace
 
+// The reachability tables of a Quantum fabric (sc_models/switch/quantum/reachability.h), from the fault
+// schedule of every link: the table for each stretch between two changes of some link's known state is
+// computed and set in the switches before the stretch begins (the first two at construction, then one more at
+// each change), so a switch reads the table in force at a packet's time whatever the order of simultaneous
+// events. Every rank holds every link's schedule (fault_set::injector_of); the route groups are read from the
+// switches, so every switch must be built here (Quantum fabrics with faults run in one process).
+class fault_set::ib_reachability : public core::calendar_client {
+ public:
+  ib_reachability(topology::fabric& fab, std::vector<sw::quantum_switch*> switches,
+                  const std::map<size_t, std::unique_ptr<core::fault_injector>>& injectors, core::sim_context& ctx)
+      : m_switches(std::move(switches)), m_injectors(injectors), m_ctx(ctx) {
+    const topology::fabric_layout& lay = fab.layout();
+    for (size_t s = 0; s < m_switches.size(); ++s) {
+      m_in.peer.emplace_back(lay.switches[s].ports, sw::reach_inputs::no_switch);
+      m_link.emplace_back(lay.switches[s].ports, SIZE_MAX);
+    }
+    for (size_t c = 0; c < lay.cables.size(); ++c) {
+      const auto& cab = lay.cables[c];
+      wire(lay, cab.a, cab.a_port, cab.b, 2 * c);
+      wire(lay, cab.b, cab.b_port, cab.a, 2 * c + 1);
+    }
+    for (const topology::host& h : fab.hosts())
+      m_in.lids = std::max<uint16_t>(m_in.lids, uint16_t(sw::quantum_switch::lid_of(h.ip) + 1));
+    m_in.group = [this](size_t s, uint16_t dlid) {
+      return m_switches[s]->lft(dlid) < 0 ? sw::equal_cost_group{} : m_switches[s]->ar_group(dlid);
+    };
+    install(picoseconds{0});
+    const picoseconds first = next_change(picoseconds{0});
+    if (first.value == UINT64_MAX) return;
+    install(first);
+    m_ctx.calendar.schedule(this, first);
+  }
+
+  // At a change: the table after the next one (the one for now was set at the previous change).
+  void on_due(picoseconds t) override {
+    const picoseconds next = next_change(t);
+    if (next.value == UINT64_MAX) return;
+    install(next);
+    m_ctx.calendar.schedule(this, next);
+  }
+
+ private:
+  // The cable end at device `from`, port `port`, sends on `link` towards device `to`.
+  void wire(const topology::fabric_layout& lay, size_t from, unsigned port, size_t to, size_t link) {
+    if (from < lay.hosts) return;
+    const size_t s = from - lay.hosts;
+    m_in.peer[s][port] = to < lay.hosts ? sw::reach_inputs::no_switch : to - lay.hosts;
+    m_link[s][port] = link;
+  }
+  bool known_down(size_t link, picoseconds t) const {
+    const auto it = m_injectors.find(link);
+    return it != m_injectors.end() && it->second->known_down(t);
+  }
+  picoseconds next_change(picoseconds t) const {
+    picoseconds best{UINT64_MAX};
+    for (const auto& [k, inj] : m_injectors) best = std::min(best, inj->next_known_change(t));
+    return best;
+  }
+  // The tables in force from `t`, given to every switch.
+  void install(picoseconds t) {
+    m_in.down = [this, t](size_t s, unsigned port) {
+      const size_t k = port < m_link[s].size() ? m_link[s][port] : SIZE_MAX;
+      return k != SIZE_MAX && known_down(k, t);
+    };
+    std::vector<sw::reach_rows> rows = sw::reach_beyond(m_in);
+    for (size_t s = 0; s < m_switches.size(); ++s) m_switches[s]->set_reachability(t, std::move(rows[s]));
+  }
+
+  std::vector<sw::quantum_switch*> m_switches;
+  const std::map<size_t, std::unique_ptr<core::fault_injector>>& m_injectors;
+  core::sim_context& m_ctx;
+  sw::reach_inputs m_in;
+  std::vector<std::vector<size_t>> m_link;  // [switch][port]: the link leaving it there (layout index)
+};
+
+fault_set::~fault_set() = default;
+
 fault_set::fault_set(const scenario& s, topology::fabric& fab, core::sim_context& ctx, picoseconds run_end)
     : m_scenario(s), m_ctx(ctx), m_detect(us(s.fault.detect_us)) {
   m_counters.resize(s.faults.size());
@@ -114,6 +191,17 @@ fault_set::fault_set(const scenario& s, topology::fabric& fab, core::sim_context
     }
     m_entries.push_back(std::move(e));
   }
+  install_reachability(fab);
+}
+
+void fault_set::install_reachability(topology::fabric& fab) {
+  bool carrier = false;
+  for (const fault_entry& f : m_scenario.faults)
+    carrier = carrier || f.kind == "link_down" || f.kind == "flap" || f.kind == "port_down";
+  std::vector<sw::quantum_switch*> switches;
+  for (auto& d : fab.switches()) switches.push_back(dynamic_cast<sw::quantum_switch*>(d.get()));
+  const bool all_quantum = !switches.empty() && std::find(switches.begin(), switches.end(), nullptr) == switches.end();
+  if (carrier && all_quantum) m_reach = std::make_unique<ib_reachability>(fab, std::move(switches), m_injectors, m_ctx);
 }
 
 core::fault_injector& fault_set::injector_of(topology::fabric& fab, size_t k) {

@@ -35,6 +35,7 @@ class fault_set {
   // and the field: an unknown link (with the naming pattern and an example), an unknown switch or port.
   // `run_end` closes faults that last "for the rest of the run".
   fault_set(const scenario& s, topology::fabric& fab, core::sim_context& ctx, core::picoseconds run_end);
+  ~fault_set();
   fault_set(const fault_set&) = delete;
   fault_set& operator=(const fault_set&) = delete;
 
@@ -62,6 +63,8 @@ class fault_set {
     core::picoseconds at{};
   };
   nlohmann::json misplace_report(size_t i) const;
+  // Quantum fabrics with carrier faults: the switches' reachability tables (m_reach).
+  void install_reachability(topology::fabric& fab);
   // The injector of link `k` (the layout's index), made on first use. It is attached to the link only when
   // this process simulates the link's transmitter; otherwise it stays detached (it holds the schedule the
   // report's time down is read from, and its verdicts are made on the transmitter's rank).
@@ -77,6 +80,10 @@ class fault_set {
   std::map<size_t, misplaced> m_misplaced;                              // by entry, under mpirun after merge()
   // InfiniBand links: credit recovery for frames the faults destroy (sw::ib::wire_loss_recovery).
   std::vector<std::unique_ptr<sw::ib::wire_loss_recovery>> m_recoveries;
+  // Quantum fabrics with carrier faults: the reachability tables the switches reroute by, recomputed
+  // ahead of every change of a link's known state (faults.cpp).
+  class ib_reachability;
+  std::unique_ptr<ib_reachability> m_reach;
 };
 
 }  // namespace fabricsim::testbench

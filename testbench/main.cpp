@@ -244,40 +244,42 @@ constexpr const char* k_exit_statuses =
     "none (no payload landed within run.duration_us); 5 a lockstep block's RTL and reference model\n"
     "disagreed and the run stopped there (docs/verification.md).\n";
 
-int fabricsim_cli(int argc, char* argv[], bool parse_only) {
-  CLI::App app{
-      "fabricsim: a cycle-approximate model of AI-cluster network devices (SystemC + Verilated RTL).\n"
-      "With no command it runs the built-in default scenario, the Spectrum-X headline: 128 SuperNICs on a\n"
-      "400G leaf-spine streaming RDMA WRITEs in a permutation, once with ECMP and once with adaptive routing,\n"
-      "and prints the effective throughput of each (testbench/scenarios/spectrum_x_permutation.yaml).\n\n"
-      "Examples:\n"
-      "  fabricsim\n"
-      "  fabricsim run testbench/scenarios/leaf_spine_permutation.yaml --set topology.link_gbps=800 --set "
-      "switch.port_config=64x800 --json out.json\n"
-      "  fabricsim run testbench/scenarios/leaf_spine_small.yaml --compare switch.routing=ecmp,adaptive\n"
-      "  fabricsim replay traces/samples/rdma_write_sprayed.pcap --timing asap --json replay.json\n"
-      "  fabricsim keys > scenario-keys.md\n"
-      "  fabricsim verify-rtl --block reorder_tracker --window 256 --seed 3\n"
-      "  fabricsim verify-rtl --block cnp_gen --flows 1024 --cycles 200000\n"
-      "  fabricsim verify-rtl --block dcqcn_rp --preset nvidia --cycles 200000\n"
-      "  fabricsim verify-rtl --block reorder_tracker --window 64 --mutant 2   (a planted bug: exits 1)\n"
-      "  fabricsim verify-rtl --block reorder_tracker --rtl tests/rtl/user_blocks/psn_shift_tracker.sv --top "
-      "psn_shift_tracker --param Window=64   (your own block, compiled at run time)\n"
-      "  fabricsim run tests/cli/lockstep_reorder.yaml --rtl-mutant reorder_tracker:1 --wave waves   (the bug in a "
-      "fabric, caught in lockstep: exits 5)\n"
-      "  fabricsim run tests/cli/lockstep_reorder.yaml --user-rtl "
-      "reorder_tracker=tests/rtl/user_blocks/psn_shift_tracker.sv --user-rtl-top psn_shift_tracker\n"
-      "  fabricsim run testbench/scenarios/leaf_spine_small.yaml --record-rtl rec && fabricsim verify-rtl --block "
-      "reorder_tracker --replay rec/reorder_tracker.txt\n"
-      "  fabricsim pcie-bench --config bounce --json pcie.json\n"
-      "  fabricsim list-scenarios\n"
-      "  fabricsim explain testbench/scenarios/incast_dcqcn.yaml --set nic.cc=dcqcn\n"
-      "  fabricsim run testbench/scenarios/default.yaml --json r.json && fabricsim plot r.json --out plots\n\n" +
-          std::string(k_exit_statuses),
-      "fabricsim"};
-  app.require_subcommand(0, 1);
-  run_args args;
+namespace {
 
+// The help page's description: what fabricsim does, examples, the exit statuses.
+std::string app_description() {
+  return "fabricsim: a cycle-approximate model of AI-cluster network devices (SystemC + Verilated RTL).\n"
+         "With no command it runs the built-in default scenario, the Spectrum-X headline: 128 SuperNICs on a\n"
+         "400G leaf-spine streaming RDMA WRITEs in a permutation, once with ECMP and once with adaptive routing,\n"
+         "and prints the effective throughput of each (testbench/scenarios/spectrum_x_permutation.yaml).\n\n"
+         "Examples:\n"
+         "  fabricsim\n"
+         "  fabricsim run testbench/scenarios/leaf_spine_permutation.yaml --set topology.link_gbps=800 --set "
+         "switch.port_config=64x800 --json out.json\n"
+         "  fabricsim run testbench/scenarios/leaf_spine_small.yaml --compare switch.routing=ecmp,adaptive\n"
+         "  fabricsim replay traces/samples/rdma_write_sprayed.pcap --timing asap --json replay.json\n"
+         "  fabricsim keys > scenario-keys.md\n"
+         "  fabricsim verify-rtl --block reorder_tracker --window 256 --seed 3\n"
+         "  fabricsim verify-rtl --block cnp_gen --flows 1024 --cycles 200000\n"
+         "  fabricsim verify-rtl --block dcqcn_rp --preset nvidia --cycles 200000\n"
+         "  fabricsim verify-rtl --block reorder_tracker --window 64 --mutant 2   (a planted bug: exits 1)\n"
+         "  fabricsim verify-rtl --block reorder_tracker --rtl tests/rtl/user_blocks/psn_shift_tracker.sv --top "
+         "psn_shift_tracker --param Window=64   (your own block, compiled at run time)\n"
+         "  fabricsim run tests/cli/lockstep_reorder.yaml --rtl-mutant reorder_tracker:1 --wave waves   (the bug in a "
+         "fabric, caught in lockstep: exits 5)\n"
+         "  fabricsim run tests/cli/lockstep_reorder.yaml --user-rtl "
+         "reorder_tracker=tests/rtl/user_blocks/psn_shift_tracker.sv --user-rtl-top psn_shift_tracker\n"
+         "  fabricsim run testbench/scenarios/leaf_spine_small.yaml --record-rtl rec && fabricsim verify-rtl --block "
+         "reorder_tracker --replay rec/reorder_tracker.txt\n"
+         "  fabricsim pcie-bench --config bounce --json pcie.json\n"
+         "  fabricsim list-scenarios\n"
+         "  fabricsim explain testbench/scenarios/incast_dcqcn.yaml --set nic.cc=dcqcn\n"
+         "  fabricsim run testbench/scenarios/default.yaml --json r.json && fabricsim plot r.json --out plots\n\n" +
+         std::string(k_exit_statuses);
+}
+
+// `fabricsim run`: its options, into `args`.
+void add_run_command(CLI::App& app, run_args& args) {
   CLI::App* run_cmd = app.add_subcommand("run",
                                          "Run one scenario file and print its result table.\n"
                                          "Exits 0 verified, 1 not verified or failed, 2 bad input, 3 "
@@ -341,10 +343,16 @@ int fabricsim_cli(int argc, char* argv[], bool parse_only) {
   run_cmd->add_flag("--quiet", args.quiet,
                     "Do not print the result table, nor the progress line a run longer than about two seconds "
                     "shows on a terminal");
+}
 
-  testbench::replay_options replay_opts;
-  std::string replay_timing = "captured", replay_json;
-  bool replay_quiet = false;
+// `fabricsim replay`: its options.
+struct replay_cli {
+  testbench::replay_options opts;
+  std::string timing = "captured", json;
+  bool quiet = false;
+};
+
+CLI::App* add_replay_command(CLI::App& app, replay_cli& c) {
   CLI::App* replay_cmd = app.add_subcommand(
       "replay",
       "Re-inject the RDMA messages of a RoCEv2 capture (pcap or pcapng) into a modelled fabric and report what\n"
@@ -352,25 +360,31 @@ int fabricsim_cli(int argc, char* argv[], bool parse_only) {
       "Endpoint i of the capture (in address order) becomes host hi; each WRITE, SEND and READ is posted at\n"
       "the time of its first captured packet, immediates kept (docs/replay.md).\n"
       "Example: fabricsim replay traces/samples/rdma_write_inorder.pcap --timing scale=10 --json replay.json");
-  replay_cmd->add_option("trace", replay_opts.trace, "Capture file (pcap or pcapng, Ethernet)")->required();
-  replay_cmd->add_option("--scenario", replay_opts.scenario_file,
+  replay_cmd->add_option("trace", c.opts.trace, "Capture file (pcap or pcapng, Ethernet)")->required();
+  replay_cmd->add_option("--scenario", c.opts.scenario_file,
                          "Fabric to replay on (its workload is ignored); default: one Spectrum switch with a port "
                          "per endpoint, at the capture's path MTU");
-  replay_cmd->add_option("--timing", replay_timing,
-                         "captured (the captured gaps, from the first frame), asap (every message at 0, in "
-                         "capture order) or scale=X (the gaps times X)")
+  replay_cmd
+      ->add_option("--timing", c.timing,
+                   "captured (the captured gaps, from the first frame), asap (every message at 0, in "
+                   "capture order) or scale=X (the gaps times X)")
       ->capture_default_str();
-  replay_cmd->add_option("--set", replay_opts.sets, "Override one key of the scenario or default fabric (repeatable)")
+  replay_cmd->add_option("--set", c.opts.sets, "Override one key of the scenario or default fabric (repeatable)")
       ->allow_extra_args(false);
-  replay_cmd->add_option("--seed", replay_opts.seed, "Seed of every random stream");
-  replay_cmd->add_option("--tap", replay_opts.taps, "Capture the replay as for `run --tap`")->allow_extra_args(false);
-  replay_cmd->add_option("--json", replay_json, "Write the full JSON report here (docs/report.md, `trace`, `replay`)");
-  replay_cmd->add_flag("--quiet", replay_quiet, "Do not print the result table");
+  replay_cmd->add_option("--seed", c.opts.seed, "Seed of every random stream");
+  replay_cmd->add_option("--tap", c.opts.taps, "Capture the replay as for `run --tap`")->allow_extra_args(false);
+  replay_cmd->add_option("--json", c.json, "Write the full JSON report here (docs/report.md, `trace`, `replay`)");
+  replay_cmd->add_flag("--quiet", c.quiet, "Do not print the result table");
+  return replay_cmd;
+}
 
-  CLI::App* keys_cmd = app.add_subcommand("keys", "Print every scenario key with its unit, default and range "
-                                                  "(Markdown).\nExample: fabricsim keys");
-
+// `fabricsim verify-rtl`: its options.
+struct verify_cli {
   testbench::verify_rtl_options verify;
+  std::string replay, coverage_json, coverage_html;
+};
+
+CLI::App* add_verify_command(CLI::App& app, verify_cli& c) {
   CLI::App* verify_cmd = app.add_subcommand(
       "verify-rtl",
       "Drive a Verilated RTL block and its C++ reference model with the same seeded constrained-random\n"
@@ -379,101 +393,83 @@ int fabricsim_cli(int argc, char* argv[], bool parse_only) {
       "with the cycle, inputs and both output sets). --mutant N runs a deliberately buggy variant instead\n"
       "(docs/verification.md), to show the bench catches it.\n"
       "Example: fabricsim verify-rtl --block reorder_tracker --window 64 --cycles 20000 --seed 3 --wave rt.fst");
-  verify_cmd->add_option("--block", verify.block, "RTL block to verify (known: " + testbench::verify_rtl_blocks() +
-                                                      ")")
+  verify_cmd
+      ->add_option("--block", c.verify.block, "RTL block to verify (known: " + testbench::verify_rtl_blocks() + ")")
       ->capture_default_str();
-  verify_cmd->add_option("--window", verify.window, "reorder_tracker Window in PSNs (one of the compiled windows)")
+  verify_cmd->add_option("--window", c.verify.window, "reorder_tracker Window in PSNs (one of the compiled windows)")
       ->capture_default_str();
-  verify_cmd->add_option("--flows", verify.flows, "cnp_gen Flows: flow contexts (one of the compiled counts)")
+  verify_cmd->add_option("--flows", c.verify.flows, "cnp_gen Flows: flow contexts (one of the compiled counts)")
       ->capture_default_str();
-  verify_cmd->add_option("--cycles", verify.cycles, "RTL clock cycles to run")->capture_default_str();
-  verify_cmd->add_option("--seed", verify.seed, "Seed of the stimulus generator")->capture_default_str();
-  verify_cmd->add_option("--wave", verify.wave, "Write the RTL's FST waveform here (up to a mismatch)");
+  verify_cmd->add_option("--cycles", c.verify.cycles, "RTL clock cycles to run")->capture_default_str();
+  verify_cmd->add_option("--seed", c.verify.seed, "Seed of the stimulus generator")->capture_default_str();
+  verify_cmd->add_option("--wave", c.verify.wave, "Write the RTL's FST waveform here (up to a mismatch)");
   verify_cmd->add_option(
-      "--mutant", verify.mutant,
+      "--mutant", c.verify.mutant,
       "Run mutant N of the block (a planted bug, rtl/mutants/<block>/<N>.patch; built for --window 64 "
       "and --flows 64 only) to see the bench catch it: exits 1 with the mismatch");
-  verify_cmd->add_option("--rtl", verify.rtl,
+  verify_cmd->add_option("--rtl", c.verify.rtl,
                          "Verify your own block instead: its SystemVerilog file, checked against the block's port "
                          "contract (docs/rtl_contract.md), Verilated and compiled at run time (cached)");
-  verify_cmd->add_option("--top", verify.top, "--rtl: the top module (default: the block's name)");
+  verify_cmd->add_option("--top", c.verify.top, "--rtl: the top module (default: the block's name)");
   verify_cmd
-      ->add_option("--param", verify.params,
+      ->add_option("--param", c.verify.params,
                    "--rtl: a parameter of the top module, NAME=VALUE (repeatable; Window defaults to --window)")
       ->allow_extra_args(false);
-  verify_cmd->add_option("--rtl-cache", verify.rtl_cache,
+  verify_cmd->add_option("--rtl-cache", c.verify.rtl_cache,
                          "--rtl: compile cache folder (default: $FABRICSIM_RTL_CACHE, else "
                          "$XDG_CACHE_HOME/fabricsim/rtl, else ~/.cache/fabricsim/rtl)");
-  std::string replay;
-  verify_cmd->add_option("--replay", replay,
+  verify_cmd->add_option("--replay", c.replay,
                          "Replay a recording of --block (DIR/<block>.txt from fabricsim run --record-rtl DIR) through "
                          "the RTL and the reference model, comparing every output after every transaction");
-  verify_cmd->add_option("--preset", verify.preset,
-                         "dcqcn_rp parameter set: paper, nvidia or fabric_400g (default: paper, nvidia and random sets)");
-  std::string coverage_json, coverage_html;
-  verify_cmd->add_option("--coverage-json", coverage_json,
+  verify_cmd->add_option(
+      "--preset", c.verify.preset,
+      "dcqcn_rp parameter set: paper, nvidia or fabric_400g (default: paper, nvidia and random sets)");
+  verify_cmd->add_option("--coverage-json", c.coverage_json,
                          "Write the run's coverage bins (hits, bins hit, closure, the bins not hit) as JSON here");
   verify_cmd->add_option(
-      "--coverage-html", coverage_html,
+      "--coverage-html", c.coverage_html,
       "Write the run's coverage bins as a one-page HTML report here (a bar per bin, NOT HIT marked)");
+  return verify_cmd;
+}
 
-  testbench::pcie_bench_params pcie_bench;
-  std::string pcie_json;
+// `fabricsim pcie-bench`: its options.
+struct pcie_cli {
+  testbench::pcie_bench_params params;
+  std::string json;
+};
+
+CLI::App* add_pcie_command(CLI::App& app, pcie_cli& c) {
   CLI::App* pcie_cmd = app.add_subcommand(
       "pcie-bench",
       "800G RDMA WRITE streams placed into GPU memory through the ConnectX-8 PCIe switch, GPUDirect RDMA against\n"
       "a bounce buffer in host memory: sustained rate per message size (64 B .. 4 MiB) and small-message\n"
       "latency (docs/pcie.md).\n"
       "Example: fabricsim pcie-bench --config gpudirect --mps 256 --json pcie.json");
-  pcie_cmd->add_option("--config", pcie_bench.config, "gpudirect, bounce or both")->capture_default_str();
-  pcie_cmd->add_option("--direction", pcie_bench.direction,
-                       "receive (WRITEs placed into GPU memory) or send (the NIC reads GPU memory)")
+  pcie_cmd->add_option("--config", c.params.config, "gpudirect, bounce or both")->capture_default_str();
+  pcie_cmd
+      ->add_option("--direction", c.params.direction,
+                   "receive (WRITEs placed into GPU memory) or send (the NIC reads GPU memory)")
       ->capture_default_str();
-  pcie_cmd->add_option("--mps", pcie_bench.pcie_switch.tlp.max_payload_bytes, "PCIe max payload size, bytes")
+  pcie_cmd->add_option("--mps", c.params.pcie_switch.tlp.max_payload_bytes, "PCIe max payload size, bytes")
       ->capture_default_str();
-  pcie_cmd->add_option("--p2p", pcie_bench.pcie_switch.peer_to_peer,
-                       "direct, or via_root_complex (ACS redirect of GPU<->NIC traffic)")
+  pcie_cmd
+      ->add_option("--p2p", c.params.pcie_switch.peer_to_peer,
+                   "direct, or via_root_complex (ACS redirect of GPU<->NIC traffic)")
       ->capture_default_str();
-  pcie_cmd->add_option("--host-memory-gbps", pcie_bench.root_complex.memory.bandwidth_gbps,
-                       "host memory bandwidth left to PCIe traffic, Gb/s")
+  pcie_cmd
+      ->add_option("--host-memory-gbps", c.params.root_complex.memory.bandwidth_gbps,
+                   "host memory bandwidth left to PCIe traffic, Gb/s")
       ->capture_default_str();
-  pcie_cmd->add_option("--min-size", pcie_bench.min_size_bytes, "smallest message size, bytes")->capture_default_str();
-  pcie_cmd->add_option("--max-size", pcie_bench.max_size_bytes, "largest message size, bytes")->capture_default_str();
-  pcie_cmd->add_option("--point-bytes", pcie_bench.point_bytes, "bytes streamed per size (16 to 4096 messages)")
+  pcie_cmd->add_option("--min-size", c.params.min_size_bytes, "smallest message size, bytes")->capture_default_str();
+  pcie_cmd->add_option("--max-size", c.params.max_size_bytes, "largest message size, bytes")->capture_default_str();
+  pcie_cmd->add_option("--point-bytes", c.params.point_bytes, "bytes streamed per size (16 to 4096 messages)")
       ->capture_default_str();
-  pcie_cmd->add_option("--json", pcie_json, "Write the results here");
+  pcie_cmd->add_option("--json", c.json, "Write the results here");
+  return pcie_cmd;
+}
 
-  CLI::App* list_cmd = app.add_subcommand(
-      "list-scenarios", "List the shipped scenarios (testbench/scenarios) with a line each.\n"
-                        "Example: fabricsim list-scenarios");
-  std::string explain_file;
-  std::vector<std::string> explain_sets;
-  CLI::App* explain_cmd = app.add_subcommand(
-      "explain",
-      "Print every key of a scenario as it resolves, with its unit and where its value came from: the file and\n"
-      "line, a --set, or the default.\n"
-      "Example: fabricsim explain testbench/scenarios/incast_dcqcn.yaml --set nic.cc=dcqcn");
-  explain_cmd->add_option("scenario", explain_file,
-                          "Scenario YAML file, or the name of a shipped one (fabricsim list-scenarios)")
-      ->required();
-  explain_cmd->add_option("--set", explain_sets, "Override one scenario key, as for run (repeatable)")
-      ->allow_extra_args(false);
-  std::string export_file, export_out;
-  std::vector<std::string> export_sets;
-  CLI::App* export_cmd = app.add_subcommand(
-      "export-topology",
-      "Write the fabric a scenario builds (any topology.kind) as GraphML, in the schema topology.kind graph\n"
-      "reads (docs/topology.md): edit the file (a missing cable, an odd spine) and run it with\n"
-      "--set topology.kind=graph --set topology.file=FILE.\n"
-      "Example: fabricsim export-topology leaf_spine_small --out leaf_spine_small.graphml");
-  export_cmd
-      ->add_option("scenario", export_file,
-                   "Scenario YAML file, or the name of a shipped one (fabricsim list-scenarios)")
-      ->required();
-  export_cmd->add_option("--set", export_sets, "Override one scenario key, as for run (repeatable)")
-      ->allow_extra_args(false);
-  export_cmd->add_option("--out", export_out, "GraphML file to write (- for stdout)")->required();
-  testbench::plot_options plot_opts;
+// `fabricsim plot`: its options.
+CLI::App* add_plot_command(CLI::App& app, testbench::plot_options& o) {
   CLI::App* plot_cmd = app.add_subcommand(
       "plot",
       "Draw figures (PNG at 150 dpi, SVG or PDF) of a run from its JSON report (and --timeseries CSVs): per-flow\n"
@@ -483,22 +479,156 @@ int fabricsim_cli(int argc, char* argv[], bool parse_only) {
       "Example: fabricsim run testbench/scenarios/incast_dcqcn.yaml --json r.json --timeseries ts.csv && "
       "fabricsim plot r.json --timeseries ts.csv --out plots");
   plot_cmd
-      ->add_option("report", plot_opts.report,
+      ->add_option("report", o.report,
                    "JSON report of fabricsim run --json (or a --compare report), or a sweep's DIR/sweep.csv")
       ->required();
-  plot_cmd->add_option("--out", plot_opts.out_dir, "Directory for the PNG files")->capture_default_str();
-  plot_cmd->add_option("--timeseries", plot_opts.timeseries,
-                       "Time-series CSV of fabricsim run --timeseries (repeatable; a comparison's FILE.<value>.csv)")
+  plot_cmd->add_option("--out", o.out_dir, "Directory for the PNG files")->capture_default_str();
+  plot_cmd
+      ->add_option("--timeseries", o.timeseries,
+                   "Time-series CSV of fabricsim run --timeseries (repeatable; a comparison's FILE.<value>.csv)")
       ->allow_extra_args(false);
-  plot_cmd->add_option("--title", plot_opts.title, "Start of every figure's title (default: the scenario's name)");
-  plot_cmd->add_option("--format", plot_opts.format, "png (150 dpi), svg or pdf")
+  plot_cmd->add_option("--title", o.title, "Start of every figure's title (default: the scenario's name)");
+  plot_cmd->add_option("--format", o.format, "png (150 dpi), svg or pdf")
       ->check(CLI::IsMember({"png", "svg", "pdf"}))
       ->capture_default_str();
-  plot_cmd->add_option("--flows", plot_opts.flows, "flow_rate: draw only the first N flows (default: all)");
-  plot_cmd->add_option("--metric", plot_opts.metric, "A sweep CSV: the column to draw (default: its headline)");
-  plot_cmd->add_option("--red", plot_opts.red,
+  plot_cmd->add_option("--flows", o.flows, "flow_rate: draw only the first N flows (default: all)");
+  plot_cmd->add_option("--metric", o.metric, "A sweep CSV: the column to draw (default: its headline)");
+  plot_cmd->add_option("--red", o.red,
                        "KMIN,KMAX bytes of the RED lines on queue_depth (default: the report's scenario file's "
                        "switch.ecn_kmin_bytes, ecn_kmax_bytes)");
+  return plot_cmd;
+}
+
+// `fabricsim explain` and `fabricsim export-topology`: a scenario, its --set overrides, and for export the
+// file to write.
+struct scenario_cli {
+  std::string file, out;
+  std::vector<std::string> sets;
+};
+
+CLI::App* add_explain_command(CLI::App& app, scenario_cli& c) {
+  CLI::App* explain_cmd = app.add_subcommand(
+      "explain",
+      "Print every key of a scenario as it resolves, with its unit and where its value came from: the file and\n"
+      "line, a --set, or the default.\n"
+      "Example: fabricsim explain testbench/scenarios/incast_dcqcn.yaml --set nic.cc=dcqcn");
+  explain_cmd
+      ->add_option("scenario", c.file, "Scenario YAML file, or the name of a shipped one (fabricsim list-scenarios)")
+      ->required();
+  explain_cmd->add_option("--set", c.sets, "Override one scenario key, as for run (repeatable)")
+      ->allow_extra_args(false);
+  return explain_cmd;
+}
+
+CLI::App* add_export_command(CLI::App& app, scenario_cli& c) {
+  CLI::App* export_cmd = app.add_subcommand(
+      "export-topology",
+      "Write the fabric a scenario builds (any topology.kind) as GraphML, in the schema topology.kind graph\n"
+      "reads (docs/topology.md): edit the file (a missing cable, an odd spine) and run it with\n"
+      "--set topology.kind=graph --set topology.file=FILE.\n"
+      "Example: fabricsim export-topology leaf_spine_small --out leaf_spine_small.graphml");
+  export_cmd
+      ->add_option("scenario", c.file, "Scenario YAML file, or the name of a shipped one (fabricsim list-scenarios)")
+      ->required();
+  export_cmd->add_option("--set", c.sets, "Override one scenario key, as for run (repeatable)")
+      ->allow_extra_args(false);
+  export_cmd->add_option("--out", c.out, "GraphML file to write (- for stdout)")->required();
+  return export_cmd;
+}
+
+// `fabricsim replay`: the run, its warnings, report and tables; the exit status.
+int run_replay_command(replay_cli& replay_c) {
+  if (mpi::launched_as_rank())
+    throw core::config_error("replay is not cut across MPI ranks yet: run it in one process (docs/scale_out.md)");
+  replay_c.opts.timing = testbench::parse_replay_timing(replay_c.timing);
+  const testbench::replay_result result = testbench::run_replay(replay_c.opts);
+  for (const std::string& w : result.warnings) std::cerr << "fabricsim: warning: " << w << '\n';
+  if (!replay_c.json.empty()) write_json(replay_c.json, result.report);
+  if (!replay_c.quiet) {
+    if (result.simulated) std::cout << testbench::format_table(result.report) << '\n';
+    std::cout << testbench::format_replay_table(result.report);
+  }
+  return result.simulated ? run_status(result.report, "fabricsim: ") : 0;
+}
+
+// `fabricsim verify-rtl`: a recording replayed, a user's block, or a shipped block's bench; 0 if they agree.
+int run_verify_command(verify_cli& verify_c) {
+  testbench::verify_rtl_options& verify = verify_c.verify;
+  const std::string &replay = verify_c.replay, &coverage_json = verify_c.coverage_json,
+                    &coverage_html = verify_c.coverage_html;
+  if (!replay.empty()) {
+    nic::user_rtl_provider user;  // --rtl: the recording through the user's block (compiled per window or flows)
+    if (!verify.rtl.empty()) {
+      if (!verify.params.empty())
+        throw core::config_error(
+            "verify-rtl --replay --rtl: --param cannot be combined with --replay (the "
+            "recording gives each instance's window or flows)");
+      if (!std::filesystem::is_regular_file(verify.rtl))
+        throw core::config_error("verify-rtl --rtl " + verify.rtl + ": no such file");
+      user = testbench::user_rtl_provider_for(verify.block, verify.rtl, verify.top, verify.rtl_cache,
+                                              "verify-rtl --rtl " + verify.rtl, std::cout);
+    }
+    const testbench::rtl_replay_result result =
+        testbench::replay_rtl_recording(verify.block, replay, verify.mutant, user);
+    (result.matched ? std::cout : std::cerr) << testbench::format_rtl_replay(verify.block, replay, result);
+    return result.matched ? 0 : 1;
+  }
+  // A file that cannot be written is refused before the bench runs.
+  for (const auto& [flag, path] : {std::pair{"--coverage-json", coverage_json}, {"--coverage-html", coverage_html}})
+    if (!path.empty() && !std::ofstream(path))
+      throw core::config_error(std::string(flag) + " " + path + ": cannot open for writing");
+  if (!verify.rtl.empty() && verify.block == "dcqcn_rp")
+    throw core::config_error(
+        "verify-rtl --block dcqcn_rp --rtl: the reaction point's random bench does not take a "
+        "user's block yet; replay a recording through it (--replay FILE) or run it in a "
+        "fabric in lockstep (run --user-rtl dcqcn_rp=FILE --set nic.dcqcn_model=lockstep)");
+  if (!verify.rtl.empty()) {
+    const testbench::verify_user_rtl_result result = testbench::verify_user_rtl(verify);
+    (result.matched ? std::cout : std::cerr) << testbench::format_verify_user_rtl(verify, result);
+    testbench::write_coverage(testbench::coverage_of(verify, result), coverage_json, coverage_html);
+    return result.matched ? 0 : 1;
+  }
+  if (verify.block == "cnp_gen") {
+    const testbench::verify_rtl_cnp_gen_result result = testbench::verify_rtl_cnp_gen(verify);
+    (result.bench.matched ? std::cout : std::cerr) << testbench::format_verify_rtl_cnp_gen(verify, result);
+    testbench::write_coverage(testbench::coverage_of(verify, result), coverage_json, coverage_html);
+    return result.bench.matched ? 0 : 1;
+  }
+  const testbench::verify_rtl_result result = testbench::verify_rtl(verify);
+  (result.matched ? std::cout : std::cerr) << testbench::format_verify_rtl(verify, result);
+  testbench::write_coverage(testbench::coverage_of(verify, result), coverage_json, coverage_html);
+  return result.matched ? 0 : 1;
+}
+
+}  // namespace
+
+int fabricsim_cli(int argc, char* argv[], bool parse_only) {
+  CLI::App app{app_description(), "fabricsim"};
+  app.require_subcommand(0, 1);
+  run_args args;
+
+  add_run_command(app, args);
+
+  replay_cli replay_c;
+  CLI::App* replay_cmd = add_replay_command(app, replay_c);
+
+  CLI::App* keys_cmd = app.add_subcommand("keys",
+                                          "Print every scenario key with its unit, default and range "
+                                          "(Markdown).\nExample: fabricsim keys");
+
+  verify_cli verify_c;
+  CLI::App* verify_cmd = add_verify_command(app, verify_c);
+  pcie_cli pcie_c;
+  CLI::App* pcie_cmd = add_pcie_command(app, pcie_c);
+
+  CLI::App* list_cmd = app.add_subcommand("list-scenarios",
+                                          "List the shipped scenarios (testbench/scenarios) with a line each.\n"
+                                          "Example: fabricsim list-scenarios");
+  scenario_cli explain_c, export_c;
+  CLI::App* explain_cmd = add_explain_command(app, explain_c);
+  CLI::App* export_cmd = add_export_command(app, export_c);
+  testbench::plot_options plot_opts;
+  CLI::App* plot_cmd = add_plot_command(app, plot_opts);
 
   testbench::sweep_options sweep_opts;
   CLI::App* sweep_cmd = testbench::add_sweep_command(app, sweep_opts);
@@ -512,31 +642,19 @@ int fabricsim_cli(int argc, char* argv[], bool parse_only) {
   }
   if (parse_only) return 0;
   try {
-    if (*replay_cmd) {
-      if (mpi::launched_as_rank())
-        throw core::config_error("replay is not cut across MPI ranks yet: run it in one process (docs/scale_out.md)");
-      replay_opts.timing = testbench::parse_replay_timing(replay_timing);
-      const testbench::replay_result result = testbench::run_replay(replay_opts);
-      for (const std::string& w : result.warnings) std::cerr << "fabricsim: warning: " << w << '\n';
-      if (!replay_json.empty()) write_json(replay_json, result.report);
-      if (!replay_quiet) {
-        if (result.simulated) std::cout << testbench::format_table(result.report) << '\n';
-        std::cout << testbench::format_replay_table(result.report);
-      }
-      return result.simulated ? run_status(result.report, "fabricsim: ") : 0;
-    }
+    if (*replay_cmd) return run_replay_command(replay_c);
     if (*list_cmd) {
       std::cout << testbench::format_scenario_list(testbench::shipped_scenarios());
       return 0;
     }
     if (*explain_cmd) {
-      std::cout << testbench::explain_scenario(testbench::load_scenario_by_name(explain_file, explain_sets));
+      std::cout << testbench::explain_scenario(testbench::load_scenario_by_name(explain_c.file, explain_c.sets));
       return 0;
     }
     if (*export_cmd) {
       const std::string line =
-          testbench::export_topology(testbench::load_scenario_by_name(export_file, export_sets), export_out);
-      (export_out == "-" ? std::cerr : std::cout) << line;
+          testbench::export_topology(testbench::load_scenario_by_name(export_c.file, export_c.sets), export_c.out);
+      (export_c.out == "-" ? std::cerr : std::cout) << line;
       return 0;
     }
     if (*plot_cmd) return testbench::run_plot(plot_opts);
@@ -546,56 +664,12 @@ int fabricsim_cli(int argc, char* argv[], bool parse_only) {
       return 0;
     }
     if (*pcie_cmd) {
-      const auto runs = testbench::run_pcie_bench(pcie_bench);
-      if (!pcie_json.empty()) write_json(pcie_json, testbench::pcie_bench_json(pcie_bench, runs));
+      const auto runs = testbench::run_pcie_bench(pcie_c.params);
+      if (!pcie_c.json.empty()) write_json(pcie_c.json, testbench::pcie_bench_json(pcie_c.params, runs));
       std::cout << testbench::format_pcie_bench(runs);
       return 0;
     }
-    if (*verify_cmd && !replay.empty()) {
-      nic::user_rtl_provider user;  // --rtl: the recording through the user's block (compiled per window or flows)
-      if (!verify.rtl.empty()) {
-        if (!verify.params.empty())
-          throw core::config_error(
-              "verify-rtl --replay --rtl: --param cannot be combined with --replay (the "
-              "recording gives each instance's window or flows)");
-        if (!std::filesystem::is_regular_file(verify.rtl))
-          throw core::config_error("verify-rtl --rtl " + verify.rtl + ": no such file");
-        user = testbench::user_rtl_provider_for(verify.block, verify.rtl, verify.top, verify.rtl_cache,
-                                                "verify-rtl --rtl " + verify.rtl, std::cout);
-      }
-      const testbench::rtl_replay_result result =
-          testbench::replay_rtl_recording(verify.block, replay, verify.mutant, user);
-      (result.matched ? std::cout : std::cerr) << testbench::format_rtl_replay(verify.block, replay, result);
-      return result.matched ? 0 : 1;
-    }
-    if (*verify_cmd) {  // a file that cannot be written is refused before the bench runs
-      for (const auto& [flag, path] : {std::pair{"--coverage-json", coverage_json}, {"--coverage-html", coverage_html}})
-        if (!path.empty() && !std::ofstream(path))
-          throw core::config_error(std::string(flag) + " " + path + ": cannot open for writing");
-    }
-    if (*verify_cmd && !verify.rtl.empty() && verify.block == "dcqcn_rp")
-      throw core::config_error(
-          "verify-rtl --block dcqcn_rp --rtl: the reaction point's random bench does not take a "
-          "user's block yet; replay a recording through it (--replay FILE) or run it in a "
-          "fabric in lockstep (run --user-rtl dcqcn_rp=FILE --set nic.dcqcn_model=lockstep)");
-    if (*verify_cmd && !verify.rtl.empty()) {
-      const testbench::verify_user_rtl_result result = testbench::verify_user_rtl(verify);
-      (result.matched ? std::cout : std::cerr) << testbench::format_verify_user_rtl(verify, result);
-      testbench::write_coverage(testbench::coverage_of(verify, result), coverage_json, coverage_html);
-      return result.matched ? 0 : 1;
-    }
-    if (*verify_cmd && verify.block == "cnp_gen") {
-      const testbench::verify_rtl_cnp_gen_result result = testbench::verify_rtl_cnp_gen(verify);
-      (result.bench.matched ? std::cout : std::cerr) << testbench::format_verify_rtl_cnp_gen(verify, result);
-      testbench::write_coverage(testbench::coverage_of(verify, result), coverage_json, coverage_html);
-      return result.bench.matched ? 0 : 1;
-    }
-    if (*verify_cmd) {
-      const testbench::verify_rtl_result result = testbench::verify_rtl(verify);
-      (result.matched ? std::cout : std::cerr) << testbench::format_verify_rtl(verify, result);
-      testbench::write_coverage(testbench::coverage_of(verify, result), coverage_json, coverage_html);
-      return result.matched ? 0 : 1;
-    }
+    if (*verify_cmd) return run_verify_command(verify_c);
     if (args.ranks > 1 && !mpi::launched_as_rank()) return relaunch_under_mpirun(args.ranks, argc, argv);
     return run(args);
   } catch (const core::config_error& e) {

@@ -263,74 +263,25 @@ nlohmann::json trace_json(const traces::capture_trace& t, const std::vector<std:
   return j;
 }
 
-replay_result run_replay(const replay_options& opts) {
-  replay_result result;
-  const traces::capture_trace t = traces::analyze_capture(opts.trace);
-  // A RETH length the capture contradicts would size a buffer of up to 4 GiB: refused before anything exists.
-  for (const captured_message& m : t.messages)
-    if (!m.length_error.empty())
-      throw core::config_error(opts.trace + ": " + m.length_error +
-                               " (a replay posts the RETH length; nothing was run)");
-  if (!t.summary.warning.empty()) result.warnings.push_back(t.summary.warning);
-  for (const std::string& m : t.summary.malformed_messages) result.warnings.push_back(m + " (skipped)");
+namespace {
 
-  const std::vector<core::ip_address> eps = capture_endpoints(t);
-  const uint64_t mtu = [&]() -> uint64_t {
-    for (uint64_t m : {256, 512, 1024, 2048, 4096})
-      if (t.path_mtu_bytes == m) return m;
-    return 4096;
-  }();
-  constexpr size_t k_one_switch_ports = 256;  // the most ports the default fabric's one switch has
-  // Endpoints that are all fabric addresses keep their hosts; otherwise endpoint i (address order) is host i.
-  std::vector<size_t> by_address = hosts_by_address(eps);
-  const size_t by_address_hosts =
-      by_address.empty() ? 0 : *std::max_element(by_address.begin(), by_address.end()) + 1;
-  if (opts.scenario_file.empty() && by_address_hosts > k_one_switch_ports) by_address.clear();
-  if (opts.scenario_file.empty() && by_address.empty() && eps.size() > k_one_switch_ports)
-    throw core::config_error(opts.trace + ": the capture has " + std::to_string(eps.size()) +
-                             " endpoints, more than one switch holds (256); give a fabric with --scenario");
-
-  std::vector<std::string> overrides = opts.sets;
-  if (!opts.seed.empty()) overrides.push_back("seed=" + opts.seed);
-  const size_t default_hosts = by_address.empty() ? eps.size() : by_address_hosts;
-  // Each queue pair's path MTU from the capture, unless a scenario or a --set gives one.
-  std::map<std::string, uint64_t> host_mtu;
-  const bool mtu_given = !opts.scenario_file.empty() ||
-                         std::any_of(opts.sets.begin(), opts.sets.end(),
-                                     [](const std::string& o) { return o.find("mtu_bytes=") != std::string::npos; });
-  if (!mtu_given) {
-    const std::vector<uint64_t> by_endpoint = endpoint_mtus(t, eps, opts.trace, result.warnings);
-    for (size_t i = 0; i < eps.size(); ++i)
-      if (by_endpoint[i] != 0 && by_endpoint[i] != mtu)
-        host_mtu[topology::host_name(by_address.empty() ? i : by_address[i])] = by_endpoint[i];
-  }
-  scenario s = opts.scenario_file.empty()
-                   ? load_scenario_text(default_scenario_yaml(opts.trace, default_hosts, mtu, host_mtu),
-                                        "<replay default fabric>", overrides)
-                   : load_scenario_file(opts.scenario_file, overrides);
-  const size_t hosts = s.topology.host_count();
-  if (by_address_hosts > hosts) by_address.clear();
-  if (by_address.empty() && eps.size() > hosts) {
-    std::string list;
-    for (const core::ip_address& a : eps) list += (list.empty() ? "" : ", ") + ip_string(a);
-    throw core::config_error(s.source + ": the capture " + opts.trace + " has " + std::to_string(eps.size()) +
-                             " endpoints (" + list + ") but the fabric has " + std::to_string(hosts) +
-                             " hosts; endpoint i (in address order) is mapped onto host hi");
-  }
-  std::vector<size_t> host_index(eps.size());
-  std::vector<std::string> host_of(eps.size());
-  for (size_t i = 0; i < eps.size(); ++i) {
-    host_index[i] = by_address.empty() ? i : by_address[i];
-    host_of[i] = topology::host_name(host_index[i]);
-  }
-
-  // Messages -> work requests. Each captured requester QP (source, destination, destination QP) gets its own
-  // queue pair in the model.
-  std::map<flow_key, uint32_t> qp_group;
+// The capture's messages as work requests: each captured requester QP (source, destination, destination
+// QP) gets its own queue pair in the model; what cannot be posted is listed with its reason (and warned of).
+struct replay_plan {
   std::vector<planned_flow> planned;
   std::vector<size_t> message_of;  // planned[i] replays t.messages[message_of[i]]
   nlohmann::json unreplayable = nlohmann::json::array(), not_replayed = nlohmann::json::array();
   nlohmann::json notes = nlohmann::json::array();  // posted messages the capture holds only in part
+};
+
+replay_plan plan_messages(const traces::capture_trace& t, const std::vector<core::ip_address>& eps,
+                          const std::vector<size_t>& host_index, const replay_options& opts,
+                          std::vector<std::string>& warnings) {
+  replay_plan out;
+  std::vector<planned_flow>& planned = out.planned;
+  std::vector<size_t>& message_of = out.message_of;
+  nlohmann::json &unreplayable = out.unreplayable, &not_replayed = out.not_replayed, &notes = out.notes;
+  std::map<flow_key, uint32_t> qp_group;
   std::map<std::pair<std::string, std::string>, uint64_t> not_replayed_ops;  // (op, reason) -> messages
   for (size_t i = 0; i < t.messages.size(); ++i) {
     const captured_message& m = t.messages[i];
@@ -387,54 +338,28 @@ replay_result run_replay(const replay_options& opts) {
     }
   }
   for (const auto& [op_reason, n] : not_replayed_ops)
-    result.warnings.push_back(
+    warnings.push_back(
         fmt::format("{}: {} {} message(s) not replayed: {}", opts.trace, n, op_reason.first, op_reason.second));
   if (!unreplayable.empty())
-    result.warnings.push_back(fmt::format("{}: {} message(s) cannot be replayed, their FIRST packet is not in the "
-                                          "capture (replay.unreplayable)",
-                                          opts.trace, unreplayable.size()));
+    warnings.push_back(
+        fmt::format("{}: {} message(s) cannot be replayed, their FIRST packet is not in the "
+                    "capture (replay.unreplayable)",
+                    opts.trace, unreplayable.size()));
 
-  nlohmann::json replay;
-  replay["timing"] = opts.timing.text;
-  replay["scale"] = opts.timing.kind == replay_timing::mode::scale ? opts.timing.factor : 1.0;
-  replay["fabric"] = opts.scenario_file.empty() ? "<replay default fabric>" : opts.scenario_file;
-  replay["mapping"] = by_address.empty() ? "address_order" : "by_address";
-  replay["path_mtu"] = {
-      {"source", mtu_given ? "scenario" : "capture"}, {"nic_mtu_bytes", s.nic.mtu_bytes}, {"by_host", host_mtu}};
-  replay["messages_posted"] = planned.size();
-  replay["unreplayable"] = std::move(unreplayable);
-  replay["not_replayed"] = std::move(not_replayed);
-  replay["partial_in_capture"] = std::move(notes);
+  return out;
+}
 
-  if (planned.empty()) {
-    result.warnings.push_back(opts.trace + ": no message of the capture can be posted; nothing was simulated");
-    replay["flows"] = nlohmann::json::array();
-    replay["warnings"] = result.warnings;
-    result.report["trace"] = trace_json(t, host_of);
-    result.report["replay"] = std::move(replay);
-    return result;
-  }
-
-  // Captured times can lie beyond the scenario's safety stop: it counts from the last post instead.
-  core::picoseconds last_post{0};
-  for (const planned_flow& f : planned) last_post = std::max(last_post, f.post_at);
-  if (s.run.duration_us == 0) s.run.limit_us += last_post.ns() / 1e3;
-
-  run_options ro;
-  ro.scenario_file = opts.scenario_file.empty() ? "<replay default fabric>" : opts.scenario_file;
-  ro.taps = opts.taps;
-  ro.workload = &planned;
-  result.report = run_scenario(s, ro);
-  result.simulated = true;
-
-  // Per captured flow: what the model made of its messages (report flows are indexed like `planned`).
+// Per captured flow: what the model made of its messages (the run's flows are indexed like plan.planned).
+nlohmann::json replayed_flows(const traces::capture_trace& t, const replay_plan& plan, const nlohmann::json& run_flows,
+                              const std::vector<core::ip_address>& eps, const std::vector<std::string>& host_of) {
   struct per_flow {
     uint64_t posted = 0, completed = 0, posted_bytes = 0, completed_bytes = 0;
     double first_post_ns = INFINITY, last_completion_ns = 0, latency_sum_ns = 0, latency_max_ns = 0;
     std::map<std::string, uint64_t> ops;  // posted work requests by operation (write, write_imm, send, ...)
   };
   std::map<flow_key, per_flow> pf;
-  const nlohmann::json& run_flows = result.report.at("flows");
+  const std::vector<planned_flow>& planned = plan.planned;
+  const std::vector<size_t>& message_of = plan.message_of;
   for (size_t i = 0; i < planned.size(); ++i) {
     per_flow& p = pf[t.messages[message_of[i]].flow];
     const nlohmann::json& r = run_flows.at(i);
@@ -475,7 +400,116 @@ replay_result run_replay(const replay_options& opts) {
     }
     flows.push_back(std::move(o));
   }
-  replay["flows"] = std::move(flows);
+  return flows;
+}
+
+// The path MTU the capture shows, when it is an IB one; else 4096.
+uint64_t capture_mtu(const traces::capture_trace& t) {
+  for (uint64_t m : {256, 512, 1024, 2048, 4096})
+    if (t.path_mtu_bytes == m) return m;
+  return 4096;
+}
+
+core::picoseconds last_post(const std::vector<planned_flow>& planned) {
+  core::picoseconds last{0};
+  for (const planned_flow& f : planned) last = std::max(last, f.post_at);
+  return last;
+}
+
+}  // namespace
+
+replay_result run_replay(const replay_options& opts) {
+  replay_result result;
+  const traces::capture_trace t = traces::analyze_capture(opts.trace);
+  // A RETH length the capture contradicts would size a buffer of up to 4 GiB: refused before anything exists.
+  for (const captured_message& m : t.messages)
+    if (!m.length_error.empty())
+      throw core::config_error(opts.trace + ": " + m.length_error +
+                               " (a replay posts the RETH length; nothing was run)");
+  if (!t.summary.warning.empty()) result.warnings.push_back(t.summary.warning);
+  for (const std::string& m : t.summary.malformed_messages) result.warnings.push_back(m + " (skipped)");
+
+  const std::vector<core::ip_address> eps = capture_endpoints(t);
+  const uint64_t mtu = capture_mtu(t);
+  constexpr size_t k_one_switch_ports = 256;  // the most ports the default fabric's one switch has
+  // Endpoints that are all fabric addresses keep their hosts; otherwise endpoint i (address order) is host i.
+  std::vector<size_t> by_address = hosts_by_address(eps);
+  const size_t by_address_hosts = by_address.empty() ? 0 : *std::max_element(by_address.begin(), by_address.end()) + 1;
+  if (opts.scenario_file.empty() && by_address_hosts > k_one_switch_ports) by_address.clear();
+  if (opts.scenario_file.empty() && by_address.empty() && eps.size() > k_one_switch_ports)
+    throw core::config_error(opts.trace + ": the capture has " + std::to_string(eps.size()) +
+                             " endpoints, more than one switch holds (256); give a fabric with --scenario");
+
+  std::vector<std::string> overrides = opts.sets;
+  if (!opts.seed.empty()) overrides.push_back("seed=" + opts.seed);
+  const size_t default_hosts = by_address.empty() ? eps.size() : by_address_hosts;
+  // Each queue pair's path MTU from the capture, unless a scenario or a --set gives one.
+  std::map<std::string, uint64_t> host_mtu;
+  const bool mtu_given = !opts.scenario_file.empty() ||
+                         std::any_of(opts.sets.begin(), opts.sets.end(),
+                                     [](const std::string& o) { return o.find("mtu_bytes=") != std::string::npos; });
+  if (!mtu_given) {
+    const std::vector<uint64_t> by_endpoint = endpoint_mtus(t, eps, opts.trace, result.warnings);
+    for (size_t i = 0; i < eps.size(); ++i)
+      if (by_endpoint[i] != 0 && by_endpoint[i] != mtu)
+        host_mtu[topology::host_name(by_address.empty() ? i : by_address[i])] = by_endpoint[i];
+  }
+  scenario s = opts.scenario_file.empty()
+                   ? load_scenario_text(default_scenario_yaml(opts.trace, default_hosts, mtu, host_mtu),
+                                        "<replay default fabric>", overrides)
+                   : load_scenario_file(opts.scenario_file, overrides);
+  const size_t hosts = s.topology.host_count();
+  if (by_address_hosts > hosts) by_address.clear();
+  if (by_address.empty() && eps.size() > hosts) {
+    std::string list;
+    for (const core::ip_address& a : eps) list += (list.empty() ? "" : ", ") + ip_string(a);
+    throw core::config_error(s.source + ": the capture " + opts.trace + " has " + std::to_string(eps.size()) +
+                             " endpoints (" + list + ") but the fabric has " + std::to_string(hosts) +
+                             " hosts; endpoint i (in address order) is mapped onto host hi");
+  }
+  std::vector<size_t> host_index(eps.size());
+  std::vector<std::string> host_of(eps.size());
+  for (size_t i = 0; i < eps.size(); ++i) {
+    host_index[i] = by_address.empty() ? i : by_address[i];
+    host_of[i] = topology::host_name(host_index[i]);
+  }
+
+  // Messages -> work requests.
+  replay_plan plan = plan_messages(t, eps, host_index, opts, result.warnings);
+  std::vector<planned_flow>& planned = plan.planned;
+
+  nlohmann::json replay;
+  replay["timing"] = opts.timing.text;
+  replay["scale"] = opts.timing.kind == replay_timing::mode::scale ? opts.timing.factor : 1.0;
+  replay["fabric"] = opts.scenario_file.empty() ? "<replay default fabric>" : opts.scenario_file;
+  replay["mapping"] = by_address.empty() ? "address_order" : "by_address";
+  replay["path_mtu"] = {
+      {"source", mtu_given ? "scenario" : "capture"}, {"nic_mtu_bytes", s.nic.mtu_bytes}, {"by_host", host_mtu}};
+  replay["messages_posted"] = planned.size();
+  replay["unreplayable"] = std::move(plan.unreplayable);
+  replay["not_replayed"] = std::move(plan.not_replayed);
+  replay["partial_in_capture"] = std::move(plan.notes);
+
+  if (planned.empty()) {
+    result.warnings.push_back(opts.trace + ": no message of the capture can be posted; nothing was simulated");
+    replay["flows"] = nlohmann::json::array();
+    replay["warnings"] = result.warnings;
+    result.report["trace"] = trace_json(t, host_of);
+    result.report["replay"] = std::move(replay);
+    return result;
+  }
+
+  // Captured times can lie beyond the scenario's safety stop: it counts from the last post instead.
+  if (s.run.duration_us == 0) s.run.limit_us += last_post(planned).ns() / 1e3;
+
+  run_options ro;
+  ro.scenario_file = opts.scenario_file.empty() ? "<replay default fabric>" : opts.scenario_file;
+  ro.taps = opts.taps;
+  ro.workload = &planned;
+  result.report = run_scenario(s, ro);
+  result.simulated = true;
+
+  replay["flows"] = replayed_flows(t, plan, result.report.at("flows"), eps, host_of);
   replay["warnings"] = result.warnings;
   result.report["trace"] = trace_json(t, host_of);
   result.report["replay"] = std::move(replay);

@@ -338,27 +338,10 @@ void quantum_switch::end_of_elaboration() {
   // Link initialisation: each port's receiver tells the far end its credit limit; a far end that takes no
   // credits (an Ethernet NIC) gets none, and this port's sender then never waits for credit from it.
   const std::string inst = name();
-  m_next.assign(m_ports.size(), nullptr);
-  for (unsigned i = 0; i < m_ports.size(); ++i)
-    if (m_ports[i]) m_next[i] = dynamic_cast<quantum_switch*>(m_ports[i]->out().sink());
-  // Faults: is any link reachable from here faulty? Then routing checks liveness (a fabric without faults
-  // routes exactly as before, at no cost).
-  {
-    std::vector<const quantum_switch*> todo{this}, seen{this};
-    while (!todo.empty() && !m_fault_aware) {
-      const quantum_switch* sw = todo.back();
-      todo.pop_back();
-      for (const auto& port : sw->m_ports) {
-        if (!port) continue;
-        if (port->out().fault() != nullptr) m_fault_aware = true;
-        auto* next = dynamic_cast<const quantum_switch*>(port->out().sink());
-        if (next != nullptr && std::find(seen.begin(), seen.end(), next) == seen.end()) {
-          seen.push_back(next);
-          todo.push_back(next);
-        }
-      }
-    }
-  }
+  // Faults: a link of this switch's own is faulty, so routing checks liveness (a fabric without faults
+  // routes exactly as before, at no cost). Faults further away come with the fabric's reachability table.
+  for (const auto& port : m_ports)
+    if (port && port->out().fault() != nullptr) m_fault_aware = true;
   for (unsigned i = 0; i < m_ports.size(); ++i) {
     if (!m_ports[i]) continue;
     core::link& out = m_ports[i]->out();
@@ -422,18 +405,17 @@ int quantum_switch::lft(uint16_t dlid) const {
   return dlid < m_lft.size() && m_lft[dlid] != no_port ? int(m_lft[dlid]) : -1;
 }
 
-bool quantum_switch::port_live(unsigned port, uint16_t dlid, picoseconds t, unsigned depth) const {
+bool quantum_switch::port_live(unsigned port, uint16_t dlid, picoseconds t) const {
   if (m_ports[port]->out().known_down(t)) return false;
-  const quantum_switch* next = port < m_next.size() ? m_next[port] : nullptr;
-  // Up/down routes are loop-free; the depth bound only guards against a hand-made table that is not.
-  return next == nullptr || depth >= 16 || next->reaches(dlid, t, depth + 1);
+  const reach_table& table = t >= m_reach[1].from ? m_reach[1] : m_reach[0];
+  if (port >= table.beyond.size() || table.beyond[port].empty()) return true;  // a host, or no table
+  return dlid < table.beyond[port].size() && table.beyond[port][dlid];
 }
 
-bool quantum_switch::reaches(uint16_t dlid, picoseconds t, unsigned depth) const {
-  if (dlid >= m_lft.size() || m_lft[dlid] == no_port) return false;
-  for (unsigned p : m_groups.group(m_group_of[dlid]))
-    if (port_live(p, dlid, t, depth)) return true;
-  return false;
+void quantum_switch::set_reachability(picoseconds from, reach_rows rows) {
+  m_reach[0] = std::move(m_reach[1]);
+  m_reach[1] = {from, std::move(rows)};
+  m_fault_aware = true;
 }
 
 int quantum_switch::select_egress(uint16_t dlid, unsigned sl, picoseconds t) {

@@ -13,7 +13,9 @@
 // Faults (docs/faults.md): once a port's link is known down (fault.detect_us after the carrier drops) the
 // port discards what it holds and takes no more, and routing avoids every port whose link, or whose path
 // further down the up/down tree, is known down, as the subnet manager's reroute would (the LFT's D-mod-K
-// choice made over the live ports of the LID's group); a LID with no live port is dropped and counted.
+// choice made over the live ports of the LID's group); a LID with no live port is dropped and counted. The
+// path beyond a port is read from a reachability table the fabric computes from the fault schedule
+// (reachability.h) and sets here; no switch asks another at run time.
 // Events: an egress port commits one packet when the wire is free and is woken through the arrival
 // calendar (wire free, head ready, or a credit update), so a busy hop costs about one calendar entry per
 // packet beside the link's delivery. No per-packet allocation: queues are rings of descriptor pointers.
@@ -33,6 +35,7 @@
 #include "sc_models/core/sim_context.h"
 #include "sc_models/ib/credit_link.h"
 #include "sc_models/switch/equal_cost_group.h"
+#include "sc_models/switch/quantum/reachability.h"
 #include "sc_models/switch/switch_device.h"
 
 namespace fabricsim::sw {
@@ -183,13 +186,16 @@ class quantum_switch : public sc_core::sc_module, public switch_device, public i
   uint64_t ar_decisions() const { return m_ar_decisions; }
   uint64_t ar_rerouted() const { return m_ar_rerouted; }
   uint64_t no_live_port() const { return m_no_live_port; }
-  // Faults: some link of the fabric below this switch has a fault injector, so routing checks liveness.
+  // Faults: one of this switch's links has a fault injector, or the fabric has given it a reachability
+  // table (set_reachability), so routing checks liveness.
   bool fault_aware() const { return m_fault_aware; }
-  // Whether a packet for `dlid` leaving on `port` at `t` can reach it: the port's link and the rest of its
-  // up/down path are not known down.
-  bool port_live(unsigned port, uint16_t dlid, core::picoseconds t, unsigned depth = 0) const;
-  // Whether some port of the LID's group is live.
-  bool reaches(uint16_t dlid, core::picoseconds t, unsigned depth = 0) const;
+  // Whether a packet for `dlid` leaving on `port` at `t` can reach it: the port's link is not known down and
+  // the reachability table in force at `t` says the far switch (if any) reaches dlid.
+  bool port_live(unsigned port, uint16_t dlid, core::picoseconds t) const;
+  // The fabric's reachability beyond each port (reach_beyond's rows for this switch), in force from `from`
+  // until the next table's `from`. The table in force until then stays: the fabric sets each table before its
+  // time comes, so a lookup at `t` never depends on the order of simultaneous events.
+  void set_reachability(core::picoseconds from, reach_rows rows);
 
   // Called by a port when a packet is committed to its wire: frees the ingress buffer (credits go back).
   void departing(core::packet* p, uint32_t blocks, core::picoseconds t);
@@ -217,7 +223,12 @@ class quantum_switch : public sc_core::sc_module, public switch_device, public i
   std::vector<uint16_t> m_lft;       // [dlid]: egress port, 0xffff none
   std::vector<equal_cost_ref> m_group_of;  // [dlid]: its AR group in m_groups
   equal_cost_groups m_groups;
-  std::vector<quantum_switch*> m_next;  // [port]: the switch the port's link feeds, or null (a host)
+  // The reachability tables: [1] from its `from` on, [0] before that (set_reachability).
+  struct reach_table {
+    core::picoseconds from{};
+    reach_rows beyond;  // [port][dlid]; an empty row (or none): nothing beyond the port to check
+  };
+  std::array<reach_table, 2> m_reach;
   bool m_fault_aware = false;
   uint64_t m_received = 0, m_no_route = 0, m_not_ib = 0, m_ar_decisions = 0, m_ar_rerouted = 0;
   uint64_t m_no_live_port = 0;
