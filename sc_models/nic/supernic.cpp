@@ -11,6 +11,7 @@
 #include "sc_models/nic/block_lockstep.h"
 #include "sc_models/nic/block_recording.h"
 #include "sc_models/nic/congestion_control.h"
+#include "sc_models/nic/loss_recovery.h"
 #include "sc_models/nic/path_entropy.h"
 
 namespace fabricsim::nic {
@@ -215,7 +216,7 @@ void supernic_params::visit(core::param_visitor& v) {
            "requester loss recovery: go_back_n resends everything from the lost PSN; selective resends only the "
            "PSN a NAK names (or, on a timeout, the oldest unacknowledged one); sack (not IBTA, after IRN): the "
            "responder SACKs every out-of-order arrival and the requester resends each PSN SACKs show missing",
-           0, 0, {"go_back_n", "selective", "sack"}},
+           0, 0, loss_recovery_names()},
           retransmission);
   v.field({"sack_reorder_packets", "PSNs",
            "retransmission sack: an unacknowledged PSN is taken as lost once a PSN this far beyond it has been "
@@ -267,49 +268,19 @@ const char* to_string(completion_status s) {
   return "invalid";
 }
 
-const char* to_string(rdma_op op) {
-  switch (op) {
-    case rdma_op::write: return "write";
-    case rdma_op::write_imm: return "write_imm";
-    case rdma_op::send: return "send";
-    case rdma_op::send_imm: return "send_imm";
-    case rdma_op::read: return "read";
-  }
-  return "invalid";
-}
-
-struct supernic::queue_pair {
+// The requester's PSNs and work requests are its send_queue (work_request.h), which loss recovery rewinds.
+struct supernic::queue_pair : send_queue {
   uint32_t qpn = 0;
   bool connected = false;
   core::ip_address remote_ip;
   uint32_t remote_qpn = 0;
   uint16_t src_port = 0;
-  // Requester. Work requests stay in `wqes` from post to completion; their PSN ranges are consecutive.
-  // una <= next_psn <= snd_max <= post_psn (24-bit, in that order).
-  core::ring<work_request> wqes;
-  size_t tx_index = 0;                  // the work request holding next_psn (wqes.size(): nothing to send)
-  uint32_t next_psn = 0;                // the next PSN the segmentation path sends (go-back-N rewinds it)
-  uint32_t snd_max = 0;                 // one past the highest PSN ever sent: PSNs before it are resends
-  uint32_t una = 0;                     // the oldest unacknowledged PSN
-  uint32_t post_psn = 0;                // first PSN of the next work request posted
-  uint32_t acked = 0;                   // one past the highest PSN an ACK (or NAK) acknowledged
+  // Requester (beyond the send queue).
   uint64_t reads_in_flight = 0;         // READ requests sent whose responses are not all in (max_rd_atomic)
   bool stalled = false;                 // new work waits for sq_depth or max_rd_atomic: wake on completion
   core::picoseconds rnr_until{};        // after an RNR NAK: no request before this
   uint64_t rnr_retries = 0;             // RNR NAKs since the last progress
   uint32_t rd_max = 0;                  // one past the highest READ response PSN received
-  uint32_t reissued_psn = 0;            // the missing response a READ was last re-issued for (once per gap)
-  bool reissued = false;
-  core::ring<uint32_t> resend{8};       // selective: PSNs to send again, in the order they were asked for
-  // sack: which PSNs the responder holds (slot PSN mod size, cleared as una passes), the highest SACKed PSN,
-  // and the PSN the search for holes goes on from (every hole before it has been queued once).
-  std::vector<uint8_t> sacked;
-  uint32_t sack_high = 0;
-  bool sack_any = false;
-  uint32_t sack_scan = 0;
-  uint8_t& sack_slot(uint32_t psn) { return sacked[psn & (sacked.size() - 1)]; }
-  core::picoseconds deadline{UINT64_MAX};  // local ACK timeout, while anything is unacknowledged
-  uint64_t retries = 0;                 // since the last progress
   bool error = false;                   // retries exhausted: every work request completes in error
   // nic.placement pcie, transmit: payload reads ahead of the wire, new data packets (in PSN order from
   // fetch_psn, the work request at fetch_wr) and READ responses (packet fetch_k of responses[fetch_job]).
@@ -390,9 +361,6 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
       m_wqe_latency(picoseconds::from_ns(params.wqe_latency_ns)),
       m_rx_latency(picoseconds::from_ns(params.rx_latency_ns)),
       m_rnr_timer(picoseconds::from_ns(params.rnr_timer_us * 1e3)),
-      m_go_back_n(params.retransmission == "go_back_n"),
-      m_sack(params.retransmission == "sack"),
-      m_rto(picoseconds::from_ns(params.rto_us * 1e3)),
       m_nak_threshold(uint32_t(std::min(params.nak_threshold_packets, params.reorder_window / 2))),
       m_priority(unsigned(params.dscp >> 3) & 7u) {
   const std::string inst = this->name();
@@ -444,6 +412,7 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
   });
   m_rx_block->set_on_served([this] { rx_drained(); });
   m_entropy = make_path_entropy(params.path_entropy, params, m_rng, inst);
+  m_lr = make_loss_recovery(params.retransmission, params, *this, inst, &m_ctx.stats);
 
   SC_METHOD(transmit);  // runs once at time 0 to pick up work posted before the start, then on every wake-up
   sensitive << m_tx_event;
@@ -496,14 +465,10 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
             "the head reached them",
             &m_rx_read_deferred);
   s.counter(inst, "tx_sacks", "packets", "retransmission sack: ACKs sent naming an out-of-order arrival", &m_tx_sacks);
-  s.counter(inst, "rx_sacks", "packets", "retransmission sack: SACKs received", &m_rx_sacks);
-  s.counter(inst, "sack_lost", "packets", "retransmission sack: PSNs taken as lost from SACKs (each resent once)",
-            &m_sack_lost);
   s.counter(inst, "sack_overflow", "packets",
             "retransmission sack: out-of-order arrivals not SACKed (the QP's SACK queue was full) or SACKs beyond "
             "the scoreboard",
             &m_sack_overflow);
-  s.counter(inst, "timeouts", "events", "local ACK timeouts (retransmission timer expiries)", &m_timeouts);
   s.counter(inst, "qp_errors", "QPs", "queue pairs moved to the error state (retry count exhausted)", &m_qp_errors);
   s.counter(inst, "pause_frames_received", "frames", "PFC frames received from the switch", &m_rx_pause_frames);
   s.counter(inst, "rx_ecn_marked", "packets", "data packets that arrived marked CE", &m_rx_ecn_marked);
@@ -609,11 +574,9 @@ uint32_t supernic::create_qp() {
   qp->window_mask = uint32_t(m_params.reorder_window - 1);
   qp->mtu = m_params.mtu_bytes;
   qp->messages.reserve(16);
-  // sack: the responder holds at most reorder_window PSNs beyond its head, and its head is at most one
-  // window of ACKs ahead of una, so a SACK lies within two windows of una (one beyond is ignored, counted).
-  if (m_sack) qp->sacked.assign(2 * m_params.reorder_window, 0);
   m_cc->add_qp(qp_name, m_out ? m_out->rate().value : 0, core::now());
   m_entropy->add_qp();
+  m_lr->add_qp();
   m_qps.push_back(std::move(qp));
   return m_qps.back()->qpn;
 }
@@ -726,9 +689,9 @@ void supernic::transmit() {
   ++m_ctx.events;
   const picoseconds t = core::now();
   m_tx_wake = never;
-  if (m_rto_wake <= t) check_timeouts(t);
+  if (m_lr->wake_at() <= t) m_lr->expire(t);
   // Every path out of here re-arms the retransmission timer: an earlier wake-up replaced its notification.
-  if (m_rto_wake != never) wake_transmitter(m_rto_wake);
+  if (m_lr->wake_at() != never) wake_transmitter(m_lr->wake_at());
   if (m_rx_xoff && m_pfc_refresh_at != never && t < m_pfc_refresh_at) wake_transmitter(m_pfc_refresh_at);
   // A CNP still in the generator goes at its result cycle, whatever else keeps the transmitter asleep.
   if (!m_cnps.empty() && t < m_cnps.front().ready) wake_transmitter(m_cnps.front().ready);
@@ -886,7 +849,7 @@ packet* supernic::next_data(picoseconds* next_ready) {
       // Its timers may raise the rate before the packet is due: run them, then wake at whichever is first.
       const picoseconds timer = m_cc->timers(q, t);
       if (t < m_cc->next_send(q)) {
-        if (qp.tx_index < qp.wqes.size() || !qp.resend.empty() || !qp.responses.empty())
+        if (qp.tx_index < qp.wqes.size() || m_lr->resend_queued(q) || !qp.responses.empty())
           *next_ready = std::min({*next_ready, m_cc->next_send(q), timer});
         continue;
       }
@@ -912,20 +875,12 @@ packet* supernic::next_data(picoseconds* next_ready) {
       if (qp.tx_index < qp.wqes.size() && qp.rnr_until < *next_ready) *next_ready = qp.rnr_until;
       continue;
     }
-    // Selective resends go before new packets; a PSN acknowledged since it was asked for is skipped.
-    while (!qp.resend.empty()) {
-      const uint32_t psn = qp.resend.front();
-      qp.resend.pop_front();
-      if (core::psn_before(psn, qp.una)) continue;
-      const size_t wr = find_wr(qp, psn);
-      if (wr == qp.wqes.size()) continue;  // cannot happen: every unacknowledged PSN has its work request
-      // SACKed since it was queued (a READ's request may be held there while a response is what is missing).
-      if (m_sack && qp.wqes[wr].op != rdma_op::read && qp.sack_slot(psn)) continue;
-      // A READ response that has come since is not asked for again.
-      if (qp.wqes[wr].op == rdma_op::read && qp.wqes[wr].got[(psn - qp.wqes[wr].first_psn) & core::psn_mask])
-        continue;
+    // Selective resends go before new packets.
+    uint32_t resend_psn = 0;
+    size_t resend_wr = 0;
+    if (m_lr->next_resend(q, &resend_psn, &resend_wr)) {
       m_rr = (m_rr + i + 1) % n;
-      return build_data_packet(qp, wr, psn);
+      return build_data_packet(qp, resend_wr, resend_psn);
     }
     if (qp.tx_index >= qp.wqes.size()) continue;
     const work_request& next = qp.wqes[qp.tx_index];
@@ -982,7 +937,8 @@ packet* supernic::build_data_packet(queue_pair& qp, size_t index, uint32_t psn) 
     // A READ request for the responses from `psn` on: go-back-N asks for the rest of the message, selective
     // only for the run of missing responses that starts at `psn`.
     uint32_t end = wr.packets;
-    for (uint32_t j = k + 1; j < wr.packets && !m_go_back_n; ++j)
+    const bool whole = m_lr->whole_read();
+    for (uint32_t j = k + 1; j < wr.packets && !whole; ++j)
       if (wr.got[j]) {
         end = j;
         break;
@@ -1043,7 +999,7 @@ packet* supernic::build_data_packet(queue_pair& qp, size_t index, uint32_t psn) 
     ++m_tx_retransmitted;
   }
   account_data(qp, p);
-  if (qp.deadline == never) set_deadline(qp, core::now() + m_rto);  // the timer runs while anything is unacked
+  m_lr->sent(qp.qpn - first_qpn, core::now());  // the timer runs while anything is unacked
   return p;
 }
 
@@ -1094,36 +1050,26 @@ void supernic::account_data(queue_pair& qp, packet* p) {
 //
 // Cumulative ACK for PSN a: every PSN up to a is acknowledged (una = a + 1), the work requests whose last
 // PSN is below una complete, the retry count restarts and so does the timer (stopped if nothing is left).
-// NAK "PSN sequence error" for PSN p: acknowledges every PSN before p, then go-back-N rewinds the
-// segmentation path to p (so p and everything after it is sent again, in order) while selective queues p
-// alone (later NAKs name later gaps as the responder's head advances). Timeout: go-back-N rewinds to una;
-// selective resends una and, as a tail probe, the highest PSN sent: a lost LAST (whose loss no later packet
-// can reveal) or a lost final ACK is then settled by one timeout, since whatever the responder answers to
-// the two tells the requester where it stands. Each NAK and timeout counts a retry; retry_count + 1 without progress
-// moves the QP to the error state. A READ's PSNs are acknowledged by its responses, not by ACKs: una stops at
-// its first missing response, and "resending" one of its PSNs re-issues the READ request from there (for
-// the rest of the message, or selectively for the run of missing responses). An RNR NAK for PSN p
-// acknowledges everything before p; the requester resends from p, in order, after nic.rnr_timer_us.
+// NAK "PSN sequence error" for PSN p: acknowledges every PSN before p, then the scheme (nic.retransmission,
+// loss_recovery.h) resends: go-back-N rewinds the segmentation path to p, selective queues p alone, sack
+// finds the holes from SACKs. Each NAK and timeout counts a retry; retry_count + 1 without progress moves
+// the QP to the error state. A READ's PSNs are acknowledged by its responses, not by ACKs: una stops at its
+// first missing response, and "resending" one of its PSNs re-issues the READ request from there. An RNR NAK
+// for PSN p acknowledges everything before p; the requester resends from p, in order, after
+// nic.rnr_timer_us.
 
-size_t supernic::find_wr(const queue_pair& qp, uint32_t psn) const {
-  // The PSNs asked for are near una, i.e. near the front: the scan is short.
-  for (size_t i = 0; i < qp.wqes.size(); ++i)
-    if (((psn - qp.wqes[i].first_psn) & core::psn_mask) < qp.wqes[i].packets) return i;
-  return qp.wqes.size();
+send_queue& supernic::recovery_sender(size_t q) { return *m_qps[q]; }
+
+void supernic::recovery_failed(size_t q) { fail_qp(*m_qps[q]); }
+
+void supernic::recovery_wake(picoseconds at) {
+  if (m_started) wake_transmitter(at);
 }
 
-void supernic::seek(queue_pair& qp, uint32_t psn) {
-  qp.next_psn = psn;
-  qp.tx_index = find_wr(qp, psn);
-}
-
-void supernic::set_deadline(queue_pair& qp, picoseconds at) {
-  if (qp.deadline == never) ++m_timers_running;
-  qp.deadline = at;
-  if (at < m_rto_wake) {
-    m_rto_wake = at;
-    if (m_started) wake_transmitter(at);
-  }
+void supernic::recovery_idle() {
+  // The transmitter's event may also serve a refill or a ready ACK: an immediate wake-up replaces the
+  // withdrawn timer's and re-arms only those.
+  if (m_started && m_tx_wake != never) wake_transmitter(core::now());
 }
 
 void supernic::acknowledge(queue_pair& qp, uint32_t psn) {
@@ -1173,133 +1119,16 @@ void supernic::advance(queue_pair& qp) {
     if (m_started) wake_transmitter(core::now());
   }
   if (!core::psn_before(qp.una, una)) return;  // no progress
-  if (m_sack) {  // the scoreboard forgets what is acknowledged
-    for (uint32_t psn = qp.una; psn != una; psn = core::psn_add(psn, 1)) qp.sack_slot(psn) = 0;
-    if (qp.sack_any && !core::psn_before(qp.sack_high, una)) qp.sack_any = false;
-  }
+  m_lr->progress(qp.qpn - first_qpn, una, core::now());  // the retry count restarts, and so does the timer
   qp.una = una;
-  qp.retries = 0;
   qp.rnr_retries = 0;
-  if (core::psn_before(qp.next_psn, una)) seek(qp, una);  // go-back-N was resending what is now acknowledged
-  if (qp.una == qp.snd_max)
-    stop_timer(qp);
-  else
-    set_deadline(qp, core::now() + m_rto);
-}
-
-void supernic::queue_resend(queue_pair& qp, uint32_t psn) {
-  for (size_t i = 0; i < qp.resend.size(); ++i)
-    if (qp.resend[i] == psn) return;
-  qp.resend.push_back(psn);
-}
-
-void supernic::stop_timer(queue_pair& qp) {
-  if (qp.deadline == never) return;
-  qp.deadline = never;
-  if (--m_timers_running > 0) return;
-  // The last timer stopped: withdraw the NIC's pending timer wake-up, so that an idle NIC leaves no event
-  // behind (a run ends at its last real event, not one RTO later). The transmitter's event may also serve
-  // a refill or a ready ACK: an immediate wake-up replaces it and re-arms only those.
-  m_rto_wake = never;
-  if (m_started && m_tx_wake != never) wake_transmitter(core::now());
-}
-
-bool supernic::retry(queue_pair& qp) {
-  if (++qp.retries <= m_params.retry_count) return true;
-  fail_qp(qp);
-  return false;
+  if (core::psn_before(qp.next_psn, una)) qp.seek(una);  // go-back-N was resending what is now acknowledged
 }
 
 void supernic::on_nak(queue_pair& qp, uint32_t psn) {
   ++m_rx_nak;
   acknowledge(qp, (psn - 1) & core::psn_mask);
-  // Only a NAK for an outstanding PSN asks for anything (a stale one names a PSN already acknowledged). It
-  // may lie beyond una when una waits on an earlier READ's responses.
-  if (core::psn_before(psn, qp.una) || !core::psn_before(psn, qp.snd_max)) return;
-  if (!retry(qp)) return;
-  if (m_go_back_n) {
-    if (core::psn_before(psn, qp.next_psn)) seek(qp, psn);
-  } else {
-    queue_resend(qp, psn);
-  }
-  if (m_started) wake_transmitter(core::now());
-}
-
-// sack (not IBTA; after IRN, Mittal et al., SIGCOMM 2018): the responder answers every out-of-order arrival
-// with an ACK that also names it. The requester marks it on a scoreboard; once a PSN sack_reorder_packets
-// beyond an unmarked one has been SACKed, the unmarked one is lost (reordering alone does not go that deep)
-// and is resent, once: all the holes of a burst of losses are known within one round trip, where a NAK
-// names only the hole the responder's head stands at. A lost resend is found by the timeout, which resends
-// una and the tail probe and searches every hole again.
-void supernic::on_sack(queue_pair& qp, uint32_t psn) {
-  ++m_rx_sacks;
-  if (core::psn_before(psn, qp.una) || !core::psn_before(psn, qp.snd_max)) return;  // stale or bogus
-  if (((psn - qp.una) & core::psn_mask) >= qp.sacked.size()) {
-    ++m_sack_overflow;
-    return;
-  }
-  qp.sack_slot(psn) = 1;
-  if (!qp.sack_any || core::psn_before(qp.sack_high, psn)) qp.sack_high = psn;
-  qp.sack_any = true;
-  sack_losses(qp);
-}
-
-void supernic::sack_losses(queue_pair& qp) {
-  const uint32_t reorder = uint32_t(m_params.sack_reorder_packets);
-  if (!qp.sack_any || ((qp.sack_high - qp.una) & core::psn_mask) < reorder) return;
-  const uint32_t end = (qp.sack_high - reorder + 1) & core::psn_mask;  // data PSNs before it are lost if unmarked
-  uint32_t psn = core::psn_before(qp.sack_scan, qp.una) ? qp.una : qp.sack_scan;
-  if (!core::psn_before(psn, end)) return;
-  bool queued = false;
-  for (size_t i = find_wr(qp, psn); i < qp.wqes.size() && core::psn_before(psn, end); ++i) {
-    const work_request& wr = qp.wqes[i];
-    const uint32_t after = core::psn_add(wr.last_psn(), 1);
-    if (wr.op == rdma_op::read) {
-      // Its responses are the READ re-issue rule's business; but its request is one packet standing for all
-      // its PSNs, so when a later PSN has been SACKed while the request is neither SACKed nor cumulatively
-      // acknowledged (and nothing has answered it), the request was lost: issue it again, once.
-      if (core::psn_before(wr.last_psn(), qp.sack_high) && !qp.sack_slot(wr.first_psn) &&
-          !core::psn_before(wr.first_psn, qp.acked) && !wr.got[0] && wr.retransmitted == 0) {
-        qp.resend.push_back(wr.first_psn);
-        ++m_sack_lost;
-        queued = true;
-      }
-      psn = after;
-      continue;
-    }
-    for (; psn != after && core::psn_before(psn, end); psn = core::psn_add(psn, 1)) {
-      if (qp.sack_slot(psn)) continue;
-      qp.resend.push_back(psn);
-      ++m_sack_lost;
-      queued = true;
-    }
-  }
-  qp.sack_scan = end;
-  if (queued && m_started) wake_transmitter(core::now());
-}
-
-void supernic::check_timeouts(picoseconds t) {
-  m_rto_wake = never;
-  for (auto& qpp : m_qps) {
-    queue_pair& qp = *qpp;
-    if (qp.deadline <= t) {
-      ++m_timeouts;
-      if (retry(qp)) {
-        if (m_go_back_n) {
-          seek(qp, qp.una);
-        } else {
-          queue_resend(qp, qp.una);
-          queue_resend(qp, (qp.snd_max - 1) & core::psn_mask);  // tail probe
-          if (m_sack) {  // resends may have been lost too: every hole again
-            qp.sack_scan = qp.una;
-            sack_losses(qp);
-          }
-        }
-        qp.deadline = t + m_rto;
-      }
-    }
-    if (qp.deadline < m_rto_wake) m_rto_wake = qp.deadline;
-  }
+  m_lr->on_nak(qp.qpn - first_qpn, psn, core::now());
 }
 
 void supernic::on_rnr(queue_pair& qp, uint32_t psn) {
@@ -1312,17 +1141,15 @@ void supernic::on_rnr(queue_pair& qp, uint32_t psn) {
   }
   // IBTA: resend from the PSN the RNR NAK names, in order, once the responder's timer has run.
   qp.rnr_until = core::now() + m_rnr_timer;
-  qp.resend.clear();
-  seek(qp, psn);
-  set_deadline(qp, qp.rnr_until + m_rto);  // no timeout while the requester is told to wait
+  m_lr->hold(qp.qpn - first_qpn, qp.rnr_until);  // no timeout while the requester is told to wait
+  qp.seek(psn);
   if (m_started) wake_transmitter(qp.rnr_until);
 }
 
 void supernic::fail_qp(queue_pair& qp, completion_status why) {
   ++m_qp_errors;
   qp.error = true;
-  stop_timer(qp);
-  qp.resend.clear();
+  m_lr->forget(qp.qpn - first_qpn);  // the timer stops, nothing is resent
   for (size_t i = 0; i < qp.wqes.size(); ++i) {
     const work_request& wr = qp.wqes[i];
     m_completions.push_back({wr.wr_id, qp.qpn, wr.length, wr.post_at, max(wr.post_at, core::now()),
@@ -1432,7 +1259,8 @@ void supernic::on_ack(packet* p) {
       on_rnr(qp, p->bth.psn);
     } else {
       acknowledge(qp, p->bth.psn);  // every PSN up to and including this one
-      if (m_sack && p->aeth.sack) on_sack(qp, p->aeth.sack_psn);
+      if (p->aeth.sack && !m_lr->on_sack(qpn - first_qpn, p->aeth.sack_psn, core::now()))
+        ++m_sack_overflow;  // beyond the scoreboard
     }
     // Telemetry echoed from the data packet (HPCC): a new window and pace, and room in the window again.
     const core::int_record* records = p->int_hops > 0 ? m_ctx.pool.telemetry(p).data() : nullptr;
@@ -1457,7 +1285,7 @@ void supernic::on_read_response(packet* p) {
     notify_congestion(qp);
   }
   const uint32_t psn = p->bth.psn;
-  const size_t index = qp.error ? qp.wqes.size() : find_wr(qp, psn);
+  const size_t index = qp.error ? qp.wqes.size() : qp.find_wr(psn);
   if (index == qp.wqes.size() || qp.wqes[index].op != rdma_op::read ||
       qp.wqes[index].got[(psn - qp.wqes[index].first_psn) & core::psn_mask]) {
     ++m_rx_duplicate_responses;  // a re-issued READ answered twice, or a READ already complete
@@ -1479,8 +1307,7 @@ void supernic::on_read_response(packet* p) {
   // A new response is progress even when una cannot move (an earlier one is missing): the responder is
   // answering, and a re-issued request waits behind the responses already queued there. The retry count and
   // the timer restart, as for an ACK.
-  qp.retries = 0;
-  if (qp.deadline != never) set_deadline(qp, core::now() + m_rto);
+  m_lr->answered(qpn - first_qpn, core::now());
   const uint32_t next = core::psn_add(psn, 1);
   if (core::psn_before(qp.rd_max, next)) qp.rd_max = next;
   // Not an implicit ACK of the requests before the READ (as it is with IBTA's in-order responder): this
@@ -1490,16 +1317,7 @@ void supernic::on_read_response(packet* p) {
   // fabric reorders), so re-issue the READ from there at once, once per gap, rather than wait for the timer.
   if (qp.error || qp.wqes.empty() || qp.wqes.front().op != rdma_op::read) return;
   if (!core::psn_before(qp.una, qp.rd_max) || ((qp.rd_max - 1 - qp.una) & core::psn_mask) < m_nak_threshold) return;
-  if (qp.reissued && qp.reissued_psn == qp.una) return;
-  qp.reissued = true;
-  qp.reissued_psn = qp.una;
-  if (!retry(qp)) return;
-  if (m_go_back_n) {
-    if (core::psn_before(qp.una, qp.next_psn)) seek(qp, qp.una);
-  } else {
-    queue_resend(qp, qp.una);
-  }
-  if (m_started) wake_transmitter(core::now());
+  m_lr->reissue_read(qpn - first_qpn, core::now());
 }
 
 void supernic::note_held(queue_pair& qp, const psn_result& r) {
@@ -1576,7 +1394,7 @@ void supernic::on_write(packet* p) {
     case psn_verdict::out_of_order:
       ++m_rx_out_of_order;
       m_ooo_distance.add((p->bth.psn - head_before) & core::psn_mask);
-      if (m_sack) {  // SACKed by an ACK of its own (sent at most sack_queue_depth behind)
+      if (m_lr->sacks()) {  // SACKed by an ACK of its own (sent at most sack_queue_depth behind)
         if (qp.sacks.size() == sack_queue_depth) {
           qp.sacks.pop_front();
           ++m_sack_overflow;
@@ -2061,7 +1879,7 @@ void supernic::note_arrival(queue_pair& qp, uint32_t psn) {
     qp.recovering = false;
     return;
   }
-  if (m_sack) return;  // the requester finds the holes from SACKs
+  if (m_lr->sacks()) return;                                           // the requester finds the holes from SACKs
   const uint32_t beyond = (qp.rx_max - 1 - qp.head) & core::psn_mask;  // furthest PSN seen past the head
   if ((beyond < m_nak_threshold && !qp.recovering) || (qp.nak_sent && qp.nak_psn == qp.head)) return;
   qp.recovering = true;
