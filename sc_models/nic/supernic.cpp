@@ -22,16 +22,6 @@ using core::picoseconds;
 
 namespace {
 constexpr picoseconds never{UINT64_MAX};
-constexpr uint8_t ack_syndrome = 0x1f;  // ACK, credit count field "invalid" (no end-to-end credits)
-constexpr uint8_t nak_syndrome_mask = 0xe0;    // AETH syndrome bits 7:5: 000 ACK, 001 RNR NAK, 011 NAK
-constexpr uint8_t nak_syndrome = 0x60;         // NAK; bits 4:0 the NAK code
-constexpr uint8_t nak_psn_sequence_error = 0;  // NAK code 0: PSN sequence error
-constexpr uint8_t rnr_syndrome = 0x20;
-// sack: out-of-order arrivals a QP may have waiting to be SACKed; beyond it the oldest is not SACKed (at
-// worst the requester resends that PSN needlessly).
-constexpr size_t sack_queue_depth = 64;         // RNR NAK; bits 4:0 the responder's RNR timer code
-constexpr uint8_t rnr_timer_code_10us = 0x01;  // IBTA table 45: code 1 is 0.01 ms (informative here: the
-                                               // requester waits nic.rnr_timer_us)
 constexpr uint32_t infinite_rnr_retry = 7;     // rnr_retry 7: retry for ever
 
 bool is_read_response(bth_opcode op) {
@@ -298,8 +288,6 @@ struct supernic::queue_pair : send_queue {
   uint64_t send_bytes = 0;
   bool send_error = false;              // longer than its buffer
   core::picoseconds send_first_arrival{};
-  bool rnr_pending = false;             // the queued acknowledgement is an RNR NAK for rnr_psn
-  uint32_t rnr_psn = 0;
   uint64_t held = 0;                    // PSNs the tracker holds beyond the head (reorder occupancy)
   std::unique_ptr<reorder_tracker> tracker;
   uint32_t head = 0;                    // the tracker's expected PSN after the last arrival
@@ -309,44 +297,9 @@ struct supernic::queue_pair : send_queue {
   uint64_t mtu = 0;  // the QP's path MTU: payload bytes per packet, at most the NIC's nic.mtu_bytes
   uint32_t msn = 0;
   uint64_t placed_bytes = 0;  // payload placed for this QP (report only)
-  uint64_t since_ack = 0;
-  bool ack_queued = false;
-  uint32_t rx_max = 0;      // one past the highest PSN seen (any verdict but duplicate)
-  core::ring<uint32_t> sacks{8};  // sack: out-of-order arrivals still to be SACKed, one ACK each
-  uint32_t nak_psn = 0;     // the expected PSN the last NAK named (one NAK per gap)
-  bool nak_sent = false;
-  bool nak_pending = false;  // the queued acknowledgement is a NAK, if the gap is still there when it leaves
-  bool recovering = false;   // a loss is known: NAK each gap at once (until the head reaches rx_max)
   // HPCC responder: the telemetry of the newest data packet, echoed by the next ACK.
   std::array<core::int_record, core::max_int_hops> echo{};
   uint8_t echo_hops = 0;
-  // An acknowledgement covers only placed PSNs: the head passes a PSN when it arrives, the PSN is placed
-  // nic.rx_latency_ns later. `placing` holds the heads of the last rx_latency, each with the time it is
-  // placed (oldest first); `placed_head` is the head as of rx_latency ago. An ACK built late (held behind the
-  // transmit FIFO, or coalescing triggers that came after it was queued) carries placed_head, never more.
-  struct head_mark {
-    picoseconds placed_at;
-    uint32_t head;
-  };
-  core::ring<head_mark> placing{8};
-  uint32_t placed_head = 0;
-  picoseconds ack_due{};  // the latest ready time an ACK was asked for (triggers coalesced into a queued one)
-  // The head as of `t - rx_latency` (`t` never goes back).
-  uint32_t placed_by(picoseconds t) {
-    while (!placing.empty() && placing.front().placed_at <= t) {
-      placed_head = placing.front().head;
-      placing.pop_front();
-    }
-    return placed_head;
-  }
-  // The head moved at `t` (forward, or back to an RNR PSN): it counts as placed at t + rx_latency.
-  void head_moved(picoseconds t, picoseconds rx_latency) {
-    placed_by(t);
-    if (!placing.empty() && placing.back().placed_at == t + rx_latency)
-      placing.back().head = head;  // several moves in one instant: one mark
-    else
-      placing.push_back({t + rx_latency, head});
-  }
 };
 
 supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, core::ip_address ip, uint64_t mac,
@@ -413,6 +366,8 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
   m_rx_block->set_on_served([this] { rx_drained(); });
   m_entropy = make_path_entropy(params.path_entropy, params, m_rng, inst);
   m_lr = make_loss_recovery(params.retransmission, params, *this, inst, &m_ctx.stats);
+  ack_host& acks_host = *this;  // a private base: converted here, where it is accessible
+  m_ack = std::make_unique<ack_engine>(params, m_lr->sacks(), acks_host, inst, &m_ctx.stats);
 
   SC_METHOD(transmit);  // runs once at time 0 to pick up work posted before the start, then on every wake-up
   sensitive << m_tx_event;
@@ -431,8 +386,6 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
   s.counter(inst, "read_reissues", "requests",
             "READ requests re-issued for the missing part (timeout, NAK or a response far beyond a gap)",
             &m_read_reissues);
-  s.counter(inst, "tx_rnr_nak", "packets", "RNR NAKs sent: a SEND or WRITE with immediate found no receive posted",
-            &m_tx_rnr_nak);
   s.counter(inst, "rx_rnr_nak", "packets", "RNR NAKs received", &m_rx_rnr_nak);
   s.counter(inst, "recv_consumed", "WRs", "posted receives consumed by SENDs and WRITEs with immediate",
             &m_recv_consumed);
@@ -440,7 +393,6 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
             m_entropy->flowlets());
   s.counter(inst, "reorder_peak_packets", "PSNs",
             "peak reorder-window occupancy: most PSNs one QP's tracker held beyond its head at once", &m_reorder_peak);
-  s.counter(inst, "tx_acks", "packets", "ACKs transmitted", &m_tx_acks);
   s.counter(inst, "tx_payload_bytes", "bytes", "payload bytes transmitted", &m_tx_payload_bytes);
   s.counter(inst, "rx_packets", "packets", "frames received", &m_rx_packets);
   s.counter(inst, "rx_in_order", "packets", "data packets at the expected PSN", &m_rx_in_order);
@@ -456,7 +408,6 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
   s.counter(inst, "rx_acks", "packets", "ACKs and NAKs received", &m_rx_acks);
   s.counter(inst, "tx_retransmitted", "packets", "data packets sent again (NAK or timeout)", &m_tx_retransmitted);
   s.counter(inst, "rx_nak", "packets", "NAKs (PSN sequence error) received", &m_rx_nak);
-  s.counter(inst, "tx_nak", "packets", "NAKs (PSN sequence error) sent", &m_tx_nak);
   s.counter(inst, "rx_read_already_queued", "packets",
             "re-issued READ requests not answered again: every response they ask for is still queued here",
             &m_rx_read_already_queued);
@@ -464,7 +415,6 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
             "READ requests that arrived ahead of a gap with more responses than nic.reorder_window: answered when "
             "the head reached them",
             &m_rx_read_deferred);
-  s.counter(inst, "tx_sacks", "packets", "retransmission sack: ACKs sent naming an out-of-order arrival", &m_tx_sacks);
   s.counter(inst, "sack_overflow", "packets",
             "retransmission sack: out-of-order arrivals not SACKed (the QP's SACK queue was full) or SACKs beyond "
             "the scoreboard",
@@ -472,7 +422,6 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
   s.counter(inst, "qp_errors", "QPs", "queue pairs moved to the error state (retry count exhausted)", &m_qp_errors);
   s.counter(inst, "pause_frames_received", "frames", "PFC frames received from the switch", &m_rx_pause_frames);
   s.counter(inst, "rx_ecn_marked", "packets", "data packets that arrived marked CE", &m_rx_ecn_marked);
-  s.counter(inst, "tx_cnps", "packets", "CNPs sent (notification point)", &m_tx_cnps);
   s.counter(inst, "rx_cnps", "packets", "CNPs received (reaction point)", &m_rx_cnps);
   s.gauge(inst, "paused_us", "us", "time the transmitter was paused by PFC", [this] {
     const picoseconds end = std::min(m_paused_until, core::now());
@@ -577,6 +526,7 @@ uint32_t supernic::create_qp() {
   m_cc->add_qp(qp_name, m_out ? m_out->rate().value : 0, core::now());
   m_entropy->add_qp();
   m_lr->add_qp();
+  m_ack->add_qp();
   m_qps.push_back(std::move(qp));
   return m_qps.back()->qpn;
 }
@@ -596,7 +546,8 @@ void supernic::connect_qp(uint32_t qpn, core::ip_address remote_ip, uint32_t rem
   qp.next_psn = qp.snd_max = qp.una = qp.post_psn = qp.acked = qp.rd_max = sq_psn & core::psn_mask;
   qp.fetch_psn = sq_psn & core::psn_mask;
   qp.tracker->reset(rq_psn & core::psn_mask);
-  qp.head = qp.rx_max = qp.placed_head = rq_psn & core::psn_mask;
+  qp.head = rq_psn & core::psn_mask;
+  m_ack->connect(qpn - first_qpn, qp.head);
   // Fixed entropy: a hash of the connection, as NICs derive the RoCEv2 source port from the QP.
   qp.src_port = uint16_t(roce_entropy_base | (core::splitmix64(uint64_t(qpn) << 24 ^ remote_qpn ^ m_mac) & 0x3fff));
   m_entropy->connect(qpn - first_qpn, qp.src_port);
@@ -694,7 +645,7 @@ void supernic::transmit() {
   if (m_lr->wake_at() != never) wake_transmitter(m_lr->wake_at());
   if (m_rx_xoff && m_pfc_refresh_at != never && t < m_pfc_refresh_at) wake_transmitter(m_pfc_refresh_at);
   // A CNP still in the generator goes at its result cycle, whatever else keeps the transmitter asleep.
-  if (!m_cnps.empty() && t < m_cnps.front().ready) wake_transmitter(m_cnps.front().ready);
+  if (m_ack->cnp_due() != never && t < m_ack->cnp_due()) wake_transmitter(m_ack->cnp_due());
   while (!m_tx_fifo.empty() && m_tx_fifo.front() <= t) m_tx_fifo.pop_front();
   if (m_tx_pcie) {
     while (!m_tx_departures.empty() && m_tx_departures.front() <= t) {  // their transmit buffers are free
@@ -749,7 +700,7 @@ void supernic::transmit() {
     return;
   }
   if (credit_blocked) return;  // credit_update() wakes the transmitter
-  if (!m_acks.empty() && m_acks.front().ready < next_ready) next_ready = m_acks.front().ready;
+  if (m_ack->next_due() < next_ready) next_ready = m_ack->next_due();
   if (next_ready != never) wake_transmitter(next_ready);
 }
 
@@ -779,63 +730,33 @@ void supernic::fill_headers(packet* p, const queue_pair& qp, uint16_t src_port) 
 }
 
 packet* supernic::next_ack() {
-  const picoseconds t = core::now();
-  while (!m_acks.empty() && m_acks.front().ready <= t) {
-    queue_pair& qp = *m_qps[m_acks.front().qpn - first_qpn];
-    m_acks.pop_front();
-    qp.ack_queued = false;
-    const uint32_t placed = qp.placed_by(t);
-    // A NAK or an RNR NAK acknowledges every PSN before the one it names (the head): it waits until the
-    // head's last move is placed.
-    const bool nak = qp.nak_pending && core::psn_before(qp.head, qp.rx_max);
-    if ((qp.rnr_pending || nak) && !qp.placing.empty()) {
-      requeue_ack(qp, qp.placing.back().placed_at);
-      continue;
-    }
-    packet* p = m_ctx.pool.acquire();
-    fill_headers(p, qp, qp.src_port);
-    p->bth.opcode = bth_opcode::rc_acknowledge;
-    p->has_aeth = true;
-    p->aeth.msn = qp.msn & core::psn_mask;
-    // Built when it leaves, so it carries the newest placed PSN (coalescing for free). A NAK names the
-    // expected PSN and acknowledges everything before it; if the gap closed meanwhile, a plain ACK goes instead.
-    if (qp.rnr_pending) {  // receiver not ready at rnr_psn: everything before it is acknowledged
-      p->bth.psn = qp.rnr_psn;
-      p->aeth.syndrome = rnr_syndrome | rnr_timer_code_10us;
-      ++m_tx_rnr_nak;
-    } else if (nak) {
-      p->bth.psn = qp.head;
-      p->aeth.syndrome = nak_syndrome | nak_psn_sequence_error;
-      qp.nak_psn = qp.head;
-      ++m_tx_nak;
-    } else {
-      p->bth.psn = (placed - 1) & core::psn_mask;
-      p->aeth.syndrome = ack_syndrome;
-      ++m_tx_acks;
-      if (!qp.sacks.empty()) {  // sack: one out-of-order arrival per ACK, the oldest first
-        p->aeth.sack = true;
-        p->aeth.sack_psn = qp.sacks.front();
-        qp.sacks.pop_front();
-        ++m_tx_sacks;
-      }
-    }
-    qp.nak_pending = false;
-    qp.rnr_pending = false;
-    if (qp.echo_hops > 0) {  // HPCC: the ACK carries the newest data packet's records back (not added to)
-      std::copy(qp.echo.begin(), qp.echo.begin() + qp.echo_hops, m_ctx.pool.telemetry(p).begin());
-      p->int_hops = qp.echo_hops;
-      qp.echo_hops = 0;
-    }
-    p->seal();
-    // A trigger coalesced into this ACK whose PSNs are not placed yet: another ACK once they are. More SACKs
-    // to send: the next ACK at once.
-    if (!qp.sacks.empty())
-      requeue_ack(qp, t);
-    else if (t < qp.ack_due)
-      requeue_ack(qp, qp.ack_due);
-    return p;
+  ack_frame a;
+  if (!m_ack->next(core::now(), &a)) return nullptr;
+  queue_pair& qp = *m_qps[a.q];
+  packet* p = m_ctx.pool.acquire();
+  fill_headers(p, qp, qp.src_port);
+  p->bth.opcode = bth_opcode::rc_acknowledge;
+  p->bth.psn = a.psn;
+  p->has_aeth = true;
+  p->aeth.syndrome = a.syndrome;
+  p->aeth.msn = qp.msn & core::psn_mask;
+  if (a.sack) {  // sack: the out-of-order arrival it names
+    p->aeth.sack = true;
+    p->aeth.sack_psn = a.sack_psn;
   }
-  return nullptr;
+  if (qp.echo_hops > 0) {  // HPCC: the ACK carries the newest data packet's records back (not added to)
+    std::copy(qp.echo.begin(), qp.echo.begin() + qp.echo_hops, m_ctx.pool.telemetry(p).begin());
+    p->int_hops = qp.echo_hops;
+    qp.echo_hops = 0;
+  }
+  p->seal();
+  return p;
+}
+
+uint32_t supernic::ack_head(size_t q) const { return m_qps[q]->head; }
+
+void supernic::ack_wake(picoseconds ready) {
+  if (m_started) wake_transmitter(max(ready, m_out->wire_free_at()));
 }
 
 packet* supernic::next_data(picoseconds* next_ready) {
@@ -1221,15 +1142,15 @@ void supernic::notify_congestion(queue_pair& qp) {
   // Moderated: one CNP per interval per flow (or port); otherwise it leaves at the generator's result cycle.
   const picoseconds ready = m_cc->marked_arrival(qp.qpn, core::now());
   if (ready == never) return;
-  m_cnps.push_back({qp.qpn, ready});
+  m_ack->cnp(qp.qpn - first_qpn, ready);
   if (m_started) wake_transmitter(ready);
 }
 
 packet* supernic::next_cnp() {
   // One generator: its results come in arrival order (transmit() wakes for the front one).
-  if (m_cnps.empty() || core::now() < m_cnps.front().ready) return nullptr;
-  queue_pair& qp = *m_qps[m_cnps.front().qpn - first_qpn];
-  m_cnps.pop_front();
+  size_t q = 0;
+  if (!m_ack->next_cnp(core::now(), &q)) return nullptr;
+  queue_pair& qp = *m_qps[q];
   packet* p = m_ctx.pool.acquire();
   fill_headers(p, qp, qp.src_port);
   p->ip.dscp = uint8_t(m_params.cnp_dscp);
@@ -1238,7 +1159,6 @@ packet* supernic::next_cnp() {
   p->bth.becn = true;
   p->bth.psn = 0;
   p->seal();
-  ++m_tx_cnps;
   return p;
 }
 
@@ -1341,12 +1261,10 @@ void supernic::on_duplicate(queue_pair& qp, packet* p, uint32_t head_before) {
   } else if (read) {
     on_read_request(qp, p, true);  // a re-issued READ: answered again, from its PSN on
   } else {
-    queue_ack(qp);  // the first ACK may have been lost: acknowledge again (expected PSN - 1)
+    m_ack->request(qp.qpn - first_qpn, core::now());  // the first ACK may have been lost: acknowledge again
     m_ctx.pool.release(p);
   }
-  // Reordering never duplicates: the requester is resending, so a gap at the head is a loss.
-  if (core::psn_before(qp.head, qp.rx_max)) qp.recovering = true;
-  note_arrival(qp, (head_before - 1) & core::psn_mask);
+  m_ack->duplicate(qp.qpn - first_qpn, head_before, core::now());  // the requester is resending
 }
 
 void supernic::on_write(packet* p) {
@@ -1357,7 +1275,8 @@ void supernic::on_write(packet* p) {
     return;
   }
   if (!rx_buffer_admits(p)) return;
-  queue_pair& qp = *m_qps[qpn - first_qpn];
+  const size_t q = qpn - first_qpn;
+  queue_pair& qp = *m_qps[q];
   if (p->int_hops > 0) {  // HPCC: keep the newest telemetry for the next ACK to echo
     const auto& rec = m_ctx.pool.telemetry(p);
     qp.echo_hops = p->int_hops;
@@ -1385,7 +1304,7 @@ void supernic::on_write(packet* p) {
       return;
     case psn_verdict::out_of_window:
       ++m_rx_out_of_window;
-      note_arrival(qp, p->bth.psn);  // dropped, and answered: the gap at the head is what keeps it out
+      m_ack->arrival(q, p->bth.psn, core::now());  // dropped, and answered: the gap at the head keeps it out
       m_ctx.pool.release(p);
       return;
     case psn_verdict::in_order:
@@ -1394,14 +1313,8 @@ void supernic::on_write(packet* p) {
     case psn_verdict::out_of_order:
       ++m_rx_out_of_order;
       m_ooo_distance.add((p->bth.psn - head_before) & core::psn_mask);
-      if (m_lr->sacks()) {  // SACKed by an ACK of its own (sent at most sack_queue_depth behind)
-        if (qp.sacks.size() == sack_queue_depth) {
-          qp.sacks.pop_front();
-          ++m_sack_overflow;
-        }
-        qp.sacks.push_back(p->bth.psn);
-        queue_ack(qp);
-      }
+      // sack: SACKed by an ACK of its own (sent at most sack_queue_depth behind)
+      if (m_lr->sacks() && !m_ack->sack(q, p->bth.psn, core::now())) ++m_sack_overflow;
       break;
   }
   uint32_t psn = p->bth.psn;  // `p` may be released below
@@ -1426,17 +1339,13 @@ void supernic::on_write(packet* p) {
     qp.stash[p->bth.psn & qp.window_mask] = p;
   }
   if (advanced > 0) {
-    qp.head_moved(core::now(), m_rx_latency);
+    m_ack->head_moved(q, core::now());
     bool message_done = false;
     if (!walk_head(qp, head_before, qp.head, &message_done)) return;  // RNR: the head went back
     advanced = (qp.head - head_before) & core::psn_mask;              // with any READ served on the way
-    qp.since_ack += advanced;
-    if (message_done || ack_req || qp.since_ack >= m_params.ack_every_packets) {
-      qp.since_ack = 0;
-      queue_ack(qp);
-    }
+    m_ack->advanced(q, advanced, message_done || ack_req, core::now());
   }
-  note_arrival(qp, psn);
+  m_ack->arrival(q, psn, core::now());
 }
 
 void supernic::on_read_request(queue_pair& qp, packet* p, bool duplicate) {
@@ -1782,7 +1691,7 @@ uint32_t supernic::serve_deferred_read(queue_pair& qp, packet* p) {
   const uint64_t mtu = qp.mtu;
   const uint32_t packets = uint32_t(std::max<uint64_t>(1, (p->reth.dma_length + mtu - 1) / mtu));
   retire_read_psns(qp, p->bth.psn, packets);
-  qp.head_moved(core::now(), m_rx_latency);
+  m_ack->head_moved(qp.qpn - first_qpn, core::now());
   on_read_request(qp, p, false);
   return qp.head;
 }
@@ -1841,12 +1750,7 @@ bool supernic::walk_head(queue_pair& qp, uint32_t from, uint32_t to, bool* messa
 // NAK naming `psn` goes out.
 void supernic::rnr_reset(queue_pair& qp, uint32_t psn) {
   qp.tracker->reset(psn);
-  qp.head = qp.rx_max = psn;
-  // Marks beyond `psn` are void: the head is back at it (PSNs before it, passed by now, are placed by the
-  // time the RNR NAK may leave).
-  for (size_t i = 0; i < qp.placing.size(); ++i)
-    if (core::psn_before(psn, qp.placing[i].head)) qp.placing[i].head = psn;
-  qp.head_moved(core::now(), m_rx_latency);
+  qp.head = psn;
   qp.held = 0;
   for (packet*& slot : qp.stash)
     if (slot) {
@@ -1854,39 +1758,7 @@ void supernic::rnr_reset(queue_pair& qp, uint32_t psn) {
       slot = nullptr;
     }
   while (!qp.messages.empty() && !core::psn_before(qp.messages.back().first_psn, psn)) qp.messages.pop_back();
-  qp.recovering = qp.nak_sent = qp.nak_pending = false;
-  qp.sacks.clear();
-  qp.since_ack = 0;
-  qp.rnr_pending = true;
-  qp.rnr_psn = psn;
-  queue_ack(qp);
-}
-
-// The responder's NAK rule (its receiver places out of order, so a gap is not an error at once): a NAK
-// "PSN sequence error" naming the expected PSN goes out when the furthest PSN seen is at least
-// nak_threshold_packets beyond it (capped at half the window, so that a gap is reported before later packets
-// fall out of the window), once per expected PSN. Once a gap has been NAKed, or a duplicate has shown that
-// the requester is resending, the QP is recovering: every gap the head stops at is NAKed at once, without
-// waiting for the threshold, until the head catches up with the furthest PSN seen. Below the fabric's reordering depth the rule NAKs gaps
-// that were only reordering (a spurious resend); above it, a loss in a message shorter than the threshold
-// with nothing behind it waits for the requester's timeout. It is checked on every arrival, so when a resend
-// fills a gap and the head stops at the next one, that gap is NAKed at once if later packets are held.
-void supernic::note_arrival(queue_pair& qp, uint32_t psn) {
-  const uint32_t next = core::psn_add(psn, 1);
-  if (core::psn_before(qp.rx_max, next)) qp.rx_max = next;
-  if (core::psn_before(qp.rx_max, qp.head)) qp.rx_max = qp.head;
-  if (!core::psn_before(qp.head, qp.rx_max)) {  // no gap
-    qp.recovering = false;
-    return;
-  }
-  if (m_lr->sacks()) return;                                           // the requester finds the holes from SACKs
-  const uint32_t beyond = (qp.rx_max - 1 - qp.head) & core::psn_mask;  // furthest PSN seen past the head
-  if ((beyond < m_nak_threshold && !qp.recovering) || (qp.nak_sent && qp.nak_psn == qp.head)) return;
-  qp.recovering = true;
-  qp.nak_sent = true;
-  qp.nak_psn = qp.head;
-  qp.nak_pending = true;
-  queue_ack(qp);
+  m_ack->rnr(qp.qpn - first_qpn, psn, core::now());  // nothing owed but the RNR NAK
 }
 
 void supernic::place(queue_pair& qp, known_message& m, const packet* p) {
@@ -1948,21 +1820,6 @@ void supernic::learn_message(queue_pair& qp, packet* p) {
       slot = nullptr;
     }
   }
-}
-
-void supernic::queue_ack(queue_pair& qp) {
-  const picoseconds ready = core::now() + m_rx_latency;
-  qp.ack_due = max(qp.ack_due, ready);
-  if (qp.ack_queued) return;  // the queued ACK carries the newest placed PSN when it is built
-  requeue_ack(qp, ready);
-}
-
-void supernic::requeue_ack(queue_pair& qp, picoseconds ready) {
-  qp.ack_queued = true;
-  // The queue stays in time order (its front is the next due): a later entry is never due earlier.
-  if (!m_acks.empty()) ready = max(ready, m_acks.back().ready);
-  m_acks.push_back({ready, qp.qpn});
-  if (m_started) wake_transmitter(max(ready, m_out->wire_free_at()));
 }
 
 }  // namespace fabricsim::nic

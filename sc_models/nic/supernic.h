@@ -31,6 +31,7 @@
 #include "sc_models/ib/credit_link.h"
 #include "sc_models/memory/landing_observer.h"
 #include "sc_models/memory/payload_pattern.h"
+#include "sc_models/nic/ack_engine.h"
 #include "sc_models/nic/cnp_gen.h"
 #include "sc_models/nic/dcqcn_rp.h"
 #include "sc_models/nic/hpcc.h"
@@ -241,7 +242,8 @@ class path_entropy;
 class supernic : public sc_core::sc_module,
                  public core::packet_sink,
                  public sw::ib::credit_peer,
-                 private recovery_host {
+                 private recovery_host,
+                 private ack_host {
  public:
   void attach_port_client(port_client* c) { m_client = c; }
   void wake_port_client(core::picoseconds at) {
@@ -394,13 +396,13 @@ class supernic : public sc_core::sc_module,
   void place(queue_pair& qp, known_message& m, const core::packet* p);
   bool try_place(queue_pair& qp, core::packet* p);  // false: message not known yet (FIRST still to come)
   void learn_message(queue_pair& qp, core::packet* p);
-  void queue_ack(queue_pair& qp);
-  void requeue_ack(queue_pair& qp, core::picoseconds ready);  // an ACK entry due at `ready`
+  // The acknowledgements and CNPs owed (ack_engine.h): the engine decides, the NIC builds the packets.
+  uint32_t ack_head(size_t q) const override;
+  void ack_wake(core::picoseconds ready) override;
   // Congestion control: the policy (nic.cc) paces the QPs; the NIC sends and receives its CNPs.
   void on_cnp(core::packet* p);                 // reaction point: a CNP for one of our QPs
   void notify_congestion(queue_pair& qp);       // notification point: a CE-marked arrival
   core::packet* next_cnp();                     // a CNP whose generator result is due, if any
-  void note_arrival(queue_pair& qp, uint32_t psn);  // extends the highest PSN seen, then NAKs a gap if due
   void fill_headers(core::packet* p, const queue_pair& qp, uint16_t src_port);
 
   void end_of_elaboration() override;
@@ -485,16 +487,7 @@ class supernic : public sc_core::sc_module,
     uint64_t addr, length;
   };
   std::vector<region> m_regions;  // index = R_Key - 1
-  struct pending_ack {
-    core::picoseconds ready;
-    uint32_t qpn;
-  };
-  core::ring<pending_ack> m_acks;
-  struct owed_cnp {
-    uint32_t qpn;
-    core::picoseconds ready;  // the CNP generator's result cycle
-  };
-  core::ring<owed_cnp> m_cnps;               // CNPs owed, oldest first
+  std::unique_ptr<ack_engine> m_ack;         // ACKs, NAKs, SACKs and CNPs owed
   std::unique_ptr<congestion_control> m_cc;  // nic.cc
   size_t m_rr = 0;  // round-robin position over QPs
   std::vector<completion> m_completions;
@@ -503,16 +496,16 @@ class supernic : public sc_core::sc_module,
   std::vector<recv_completion> m_recv_completions;
 
   // Counters.
-  uint64_t m_tx_packets = 0, m_tx_data_packets = 0, m_tx_acks = 0, m_tx_payload_bytes = 0;
+  uint64_t m_tx_packets = 0, m_tx_data_packets = 0, m_tx_payload_bytes = 0;
   uint64_t m_rx_packets = 0, m_rx_in_order = 0, m_rx_out_of_order = 0, m_rx_duplicate = 0, m_rx_out_of_window = 0;
   uint64_t m_rx_deferred = 0, m_rx_access_errors = 0, m_rx_unknown_qp = 0, m_rx_acks = 0;
   uint64_t m_placed_bytes = 0, m_tracker_cycles = 0, m_rx_pause_frames = 0, m_rx_buffer_drops = 0;
-  uint64_t m_rx_ecn_marked = 0, m_tx_cnps = 0, m_rx_cnps = 0;
-  uint64_t m_tx_retransmitted = 0, m_rx_nak = 0, m_tx_nak = 0, m_qp_errors = 0;
-  uint64_t m_tx_sacks = 0, m_sack_overflow = 0, m_rx_read_already_queued = 0;
+  uint64_t m_rx_ecn_marked = 0, m_rx_cnps = 0;
+  uint64_t m_tx_retransmitted = 0, m_rx_nak = 0, m_qp_errors = 0;
+  uint64_t m_sack_overflow = 0, m_rx_read_already_queued = 0;
   uint64_t m_rx_read_deferred = 0;
   uint64_t m_tx_read_requests = 0, m_tx_read_responses = 0, m_rx_read_responses = 0, m_rx_duplicate_responses = 0;
-  uint64_t m_read_reissues = 0, m_tx_rnr_nak = 0, m_rx_rnr_nak = 0, m_recv_consumed = 0;
+  uint64_t m_read_reissues = 0, m_rx_rnr_nak = 0, m_recv_consumed = 0;
   uint64_t m_reorder_peak = 0;  // most PSNs any QP's tracker held beyond its head at once
   core::histogram m_ooo_distance;
 };
