@@ -330,12 +330,14 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
                 "nic.reorder_window " + std::to_string(w) + " is not a power of two in [16, 4096]");
   core::require(params.tx_fifo_frames >= 1, inst, "nic.tx_fifo_frames must be at least 1");
   m_ib = params.link_layer == "infiniband";
+  uint64_t ib_max_blocks = 0;  // credits the largest packet needs: checked before one is built
   if (m_ib) {
     // The largest packet: LRH, BTH, RETH, immediate, a full MTU, ICRC and VCRC (no GRH inside a subnet).
     namespace h = core::header_bytes;
-    m_ib_max_blocks = sw::ib::blocks_of(h::ib_lrh + h::bth + h::reth + h::immediate + mtu + h::icrc + h::ib_vcrc);
+    ib_max_blocks = sw::ib::blocks_of(h::ib_lrh + h::bth + h::reth + h::immediate + mtu + h::icrc + h::ib_vcrc);
     m_ib_rx = std::make_unique<sw::ib::credit_receiver>(sw::ib::credit_params{}, 1u, ctx.calendar);
   }
+  m_mac_tx = std::make_unique<mac_transmit>(params.tx_fifo_frames, m_priority, m_ib, ib_max_blocks);
   core::require(params.rx_overflow != "pfc" || (params.rx_pfc_xon_bytes <= params.rx_pfc_xoff_bytes &&
                                                 params.rx_pfc_xoff_bytes + mtu <= params.rx_buffer_bytes),
                 inst,
@@ -423,10 +425,8 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
   s.counter(inst, "pause_frames_received", "frames", "PFC frames received from the switch", &m_rx_pause_frames);
   s.counter(inst, "rx_ecn_marked", "packets", "data packets that arrived marked CE", &m_rx_ecn_marked);
   s.counter(inst, "rx_cnps", "packets", "CNPs received (reaction point)", &m_rx_cnps);
-  s.gauge(inst, "paused_us", "us", "time the transmitter was paused by PFC", [this] {
-    const picoseconds end = std::min(m_paused_until, core::now());
-    return double(m_paused_ps + (end > m_paused_from ? (end - m_paused_from).value : 0)) / 1e6;
-  });
+  s.gauge(inst, "paused_us", "us", "time the transmitter was paused by PFC",
+          [this] { return m_mac_tx->paused_us(core::now()); });
   s.counter(inst, "placed_bytes", "bytes", "payload bytes placed (copied into host memory unless nic.place_data is false)",
             &m_placed_bytes);
   if (m_tx_pcie) {  // nic.placement pcie only: other runs' reports stay as they were
@@ -479,13 +479,13 @@ void supernic::end_of_elaboration() {
     // Link initialisation with the switch port: each side learns the other's credit limit.
     auto* peer = dynamic_cast<sw::ib::credit_peer*>(m_out->sink());
     m_ib_rx->attach(peer, m_out->sink_port(), *m_out);
-    if (peer == nullptr) m_ib_tx.set_unlimited(true);  // an Ethernet switch: no credits to wait for
+    if (peer == nullptr) m_mac_tx->credits().set_unlimited(true);  // an Ethernet switch: no credits to wait for
     // Scale-out keeps a host with its leaf: the switch port's initial limit comes from the switch, here.
     core::require(m_out->proxy() == nullptr, name(), "nic.link_layer infiniband: the cable to the switch crosses "
                   "processes (docs/scale_out.md)");
     m_ctx.stats.counter(name(), "credit_stall_ps", "ps",
                         "nic.link_layer infiniband: time a packet was ready and the switch port had no credit",
-                        m_ib_tx.stall_ps_counter(0));
+                        m_mac_tx->credits().stall_ps_counter(0));
   }
   core::require(m_params.placement != "pcie" || m_placement != nullptr, name(),
                 "nic.placement is pcie but no PCIe tray is attached");
@@ -646,7 +646,7 @@ void supernic::transmit() {
   if (m_rx_xoff && m_pfc_refresh_at != never && t < m_pfc_refresh_at) wake_transmitter(m_pfc_refresh_at);
   // A CNP still in the generator goes at its result cycle, whatever else keeps the transmitter asleep.
   if (m_ack->cnp_due() != never && t < m_ack->cnp_due()) wake_transmitter(m_ack->cnp_due());
-  while (!m_tx_fifo.empty() && m_tx_fifo.front() <= t) m_tx_fifo.pop_front();
+  m_mac_tx->drain(t);
   if (m_tx_pcie) {
     while (!m_tx_departures.empty() && m_tx_departures.front() <= t) {  // their transmit buffers are free
       m_tx_departures.pop_front();
@@ -655,15 +655,14 @@ void supernic::transmit() {
     prefetch();
   }
   // PFC pauses the priority of data and ACKs; CNPs travel on their own priority and still go.
-  const bool paused = t < m_paused_until;
+  const bool paused = m_mac_tx->paused(t);
   // Fill the MAC FIFO: each frame starts when the one before it has left, so the wire stays busy while the
   // scheduler sleeps; one wake-up serves up to tx_fifo_frames frames.
   picoseconds next_ready = never;
   bool credit_blocked = false;
-  while (m_tx_fifo.size() < m_params.tx_fifo_frames) {
+  while (m_mac_tx->has_room()) {
     // InfiniBand: never build a packet without credit for the largest one (the credit update wakes us).
-    if (m_ib && !m_ib_tx.can_send(0, m_ib_max_blocks)) {
-      m_ib_tx.stall(0, true, t);
+    if (m_mac_tx->credit_blocked(t)) {
       credit_blocked = true;
       break;
     }
@@ -674,29 +673,24 @@ void supernic::transmit() {
     if (p == nullptr && !paused) p = next_data(&next_ready);
     if (p == nullptr) break;
     const picoseconds start = max(t, m_out->wire_free_at());
-    if (m_ib) {
-      m_ib_tx.stall(0, false, t);
-      m_ib_tx.sent(0, sw::ib::blocks_of(p->wire().value));
-    }
+    m_mac_tx->sent(p->wire().value, t);
     p->injected_at = start;
     ++m_tx_packets;
-    m_tx_fifo.push_back(m_out->transmit(p, start));
+    m_mac_tx->committed(m_out->transmit(p, start));
     if (m_tx_took_slot) {
       m_tx_took_slot = false;
-      m_tx_departures.push_back(m_tx_fifo.back());
+      m_tx_departures.push_back(m_mac_tx->last_leaves());
     }
   }
   // All transmit buffers taken: the next one frees when its packet has left, and more can be read then.
   if (m_tx_pcie && m_tx_slots >= m_params.tx_read_ahead_packets && !m_tx_departures.empty())
     wake_transmitter(m_tx_departures.front());
-  if (!m_tx_fifo.empty()) {
-    // Refill when one frame is left in the FIFO (at once for a FIFO of one frame).
-    const size_t n = m_tx_fifo.size();
-    wake_transmitter(n >= 2 ? m_tx_fifo[n - 2] : m_tx_fifo[n - 1]);
+  if (!m_mac_tx->empty()) {
+    wake_transmitter(m_mac_tx->refill_at());  // when one frame is left in the FIFO
     return;
   }
   if (paused) {
-    wake_transmitter(m_paused_until);  // resume then (an XON wakes it sooner)
+    wake_transmitter(m_mac_tx->paused_until());  // resume then (an XON wakes it sooner)
     return;
   }
   if (credit_blocked) return;  // credit_update() wakes the transmitter
@@ -705,7 +699,7 @@ void supernic::transmit() {
 }
 
 void supernic::credit_update(unsigned /*port*/, unsigned vl, uint64_t fccl_blocks) {
-  m_ib_tx.update(vl, fccl_blocks);
+  m_mac_tx->credits().update(vl, fccl_blocks);
   if (m_started) wake_transmitter(core::now());
 }
 
@@ -1086,15 +1080,9 @@ void supernic::fail_qp(queue_pair& qp, completion_status why) {
 
 void supernic::on_pause(const packet* p) {
   ++m_rx_pause_frames;
-  if (!(p->pfc.class_enable >> m_priority & 1)) return;
-  const picoseconds t = core::now();
-  const picoseconds end = std::min(m_paused_until, t);
-  if (end > m_paused_from) m_paused_ps += (end - m_paused_from).value;
-  m_paused_from = t;
   // Quanta of 512 bit times at the link's rate; zero resumes at once.
-  const uint64_t quanta = p->pfc.quanta[m_priority];
-  m_paused_until = t + core::pause_duration(quanta, m_out->rate());
-  if (m_started) wake_transmitter(m_paused_until);  // resume then (or now, for an XON)
+  if (!m_mac_tx->pause(p->pfc.class_enable, p->pfc.quanta[m_priority], m_out->rate(), core::now())) return;
+  if (m_started) wake_transmitter(m_mac_tx->paused_until());  // resume then (or now, for an XON)
 }
 
 void supernic::receive(packet* p, unsigned /*port*/) {

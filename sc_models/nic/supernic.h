@@ -36,6 +36,7 @@
 #include "sc_models/nic/dcqcn_rp.h"
 #include "sc_models/nic/hpcc.h"
 #include "sc_models/nic/loss_recovery.h"
+#include "sc_models/nic/mac_transmit.h"
 #include "sc_models/nic/placement_fault.h"
 #include "sc_models/nic/reorder_tracker.h"
 #include "sc_models/nic/work_request.h"
@@ -263,7 +264,7 @@ class supernic : public sc_core::sc_module,
   void connect(core::link& out);
   // nic.link_layer infiniband: a credit update from the switch port (the far end of the host link).
   void credit_update(unsigned port, unsigned vl, uint64_t fccl_blocks) override;
-  const sw::ib::credit_sender& ib_sender() const { return m_ib_tx; }
+  const sw::ib::credit_sender& ib_sender() const { return m_mac_tx->credits(); }
   sw::ib::credit_receiver* ib_receiver() { return m_ib_rx.get(); }  // null unless nic.link_layer infiniband
   sw::ib::credit_receiver* receiver_at(unsigned /*port*/) override { return ib_receiver(); }
   unsigned receiver_vls() const override { return 1; }       // one data VL
@@ -413,8 +414,8 @@ class supernic : public sc_core::sc_module,
   // nic.link_layer infiniband: the HCA end of the credit flow control (one data VL).
   bool m_ib = false;
   port_client* m_client = nullptr;  // attach_port_client
-  uint64_t m_ib_max_blocks = 0;  // credits the largest packet needs: checked before one is built
-  sw::ib::credit_sender m_ib_tx;
+  // The MAC transmit side: FIFO, the PFC pause of our priority, the credits of the data VL (mac_transmit.h).
+  std::unique_ptr<mac_transmit> m_mac_tx;
   std::unique_ptr<sw::ib::credit_receiver> m_ib_rx;
   uint8_t* m_mem_ptr = nullptr;  // DMI view of host memory
   placement_target* m_placement = nullptr;  // nic.placement pcie
@@ -474,13 +475,9 @@ class supernic : public sc_core::sc_module,
   // transmitter's own event: no extra process.
   std::unique_ptr<loss_recovery> m_lr;
   sc_core::sc_event m_tx_event;
-  core::ring<core::picoseconds> m_tx_fifo;  // when each frame committed to the MAC leaves the wire
   core::picoseconds m_tx_wake{UINT64_MAX};  // earliest pending transmitter wake-up
   // PFC: the switch port above may pause the priority the NIC's frames travel on (priority = DSCP / 8).
   unsigned m_priority;
-  core::picoseconds m_paused_until{};
-  core::picoseconds m_paused_from{};
-  uint64_t m_paused_ps = 0;
   void on_pause(const core::packet* p);
   std::vector<std::unique_ptr<queue_pair>> m_qps;
   struct region {
