@@ -94,6 +94,8 @@ class ack_engine {
   // The next acknowledgement due by `t`, if any (an RNR NAK or NAK waits until the head's last move is placed).
   bool next(core::picoseconds t, ack_frame* out);
   core::picoseconds next_due() const { return m_acks.empty() ? never : m_acks.front().ready; }
+  // nic.nak_threshold_packets capped at half the reorder window (the requester's READ re-issue rule uses it too).
+  uint32_t nak_threshold() const { return m_nak_threshold; }
 
   // Notification point: a CNP for QP q may leave at `ready` (the generator's result cycle).
   void cnp(size_t q, core::picoseconds ready) { m_cnps.push_back({q, ready}); }

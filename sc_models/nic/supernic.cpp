@@ -314,7 +314,6 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
       m_wqe_latency(picoseconds::from_ns(params.wqe_latency_ns)),
       m_rx_latency(picoseconds::from_ns(params.rx_latency_ns)),
       m_rnr_timer(picoseconds::from_ns(params.rnr_timer_us * 1e3)),
-      m_nak_threshold(uint32_t(std::min(params.nak_threshold_packets, params.reorder_window / 2))),
       m_priority(unsigned(params.dscp >> 3) & 7u) {
   const std::string inst = this->name();
   m_rx_pfc = params.rx_overflow == "pfc";
@@ -1224,7 +1223,8 @@ void supernic::on_read_response(packet* p) {
   // A response far beyond the first missing one: that one is lost (the responder sends in order; only the
   // fabric reorders), so re-issue the READ from there at once, once per gap, rather than wait for the timer.
   if (qp.error || qp.wqes.empty() || qp.wqes.front().op != rdma_op::read) return;
-  if (!core::psn_before(qp.una, qp.rd_max) || ((qp.rd_max - 1 - qp.una) & core::psn_mask) < m_nak_threshold) return;
+  const uint32_t threshold = m_ack->nak_threshold();  // the responder's NAK threshold, applied to responses
+  if (!core::psn_before(qp.una, qp.rd_max) || ((qp.rd_max - 1 - qp.una) & core::psn_mask) < threshold) return;
   m_lr->reissue_read(qpn - first_qpn, core::now());
 }
 

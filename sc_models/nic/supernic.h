@@ -470,7 +470,6 @@ class supernic : public sc_core::sc_module,
   core::picoseconds m_wqe_latency, m_rx_latency;
   std::unique_ptr<path_entropy> m_entropy;  // nic.path_entropy: the UDP source port of data packets
   core::picoseconds m_rnr_timer;
-  uint32_t m_nak_threshold;  // nak_threshold_packets, capped at half the reorder window
   // nic.retransmission. Its one pending timer wake-up (the earliest QP deadline) is served by the
   // transmitter's own event: no extra process.
   std::unique_ptr<loss_recovery> m_lr;

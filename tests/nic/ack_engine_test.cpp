@@ -199,6 +199,15 @@ TEST(ack_engine, rnr_nak_names_the_psn_and_forgets_what_was_owed) {
   EXPECT_EQ(b.next(ns(20'200)).psn, 1000u);
 }
 
+TEST(ack_engine, nak_threshold_is_capped_at_half_the_reorder_window) {
+  EXPECT_EQ(bench().acks->nak_threshold(), 3u);  // 3 < 16 / 2
+  fake_host host;
+  supernic_params p;
+  p.nak_threshold_packets = 2048;
+  p.reorder_window = 256;
+  EXPECT_EQ(ack_engine(p, false, host, "nic0", nullptr).nak_threshold(), 128u);
+}
+
 TEST(ack_engine, cnps_leave_in_order_at_their_result_cycle) {
   bench b(false, 2);
   b.acks->cnp(1, ns(5));
