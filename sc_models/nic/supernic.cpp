@@ -11,6 +11,7 @@
 #include "sc_models/nic/block_lockstep.h"
 #include "sc_models/nic/block_recording.h"
 #include "sc_models/nic/congestion_control.h"
+#include "sc_models/nic/loss_recovery.h"
 #include "sc_models/nic/path_entropy.h"
 
 namespace fabricsim::nic {
@@ -21,16 +22,6 @@ using core::picoseconds;
 
 namespace {
 constexpr picoseconds never{UINT64_MAX};
-constexpr uint8_t ack_syndrome = 0x1f;  // ACK, credit count field "invalid" (no end-to-end credits)
-constexpr uint8_t nak_syndrome_mask = 0xe0;    // AETH syndrome bits 7:5: 000 ACK, 001 RNR NAK, 011 NAK
-constexpr uint8_t nak_syndrome = 0x60;         // NAK; bits 4:0 the NAK code
-constexpr uint8_t nak_psn_sequence_error = 0;  // NAK code 0: PSN sequence error
-constexpr uint8_t rnr_syndrome = 0x20;
-// sack: out-of-order arrivals a QP may have waiting to be SACKed; beyond it the oldest is not SACKed (at
-// worst the requester resends that PSN needlessly).
-constexpr size_t sack_queue_depth = 64;         // RNR NAK; bits 4:0 the responder's RNR timer code
-constexpr uint8_t rnr_timer_code_10us = 0x01;  // IBTA table 45: code 1 is 0.01 ms (informative here: the
-                                               // requester waits nic.rnr_timer_us)
 constexpr uint32_t infinite_rnr_retry = 7;     // rnr_retry 7: retry for ever
 
 bool is_read_response(bth_opcode op) {
@@ -225,7 +216,7 @@ void supernic_params::visit(core::param_visitor& v) {
            "requester loss recovery: go_back_n resends everything from the lost PSN; selective resends only the "
            "PSN a NAK names (or, on a timeout, the oldest unacknowledged one); sack (not IBTA, after IRN): the "
            "responder SACKs every out-of-order arrival and the requester resends each PSN SACKs show missing",
-           0, 0, {"go_back_n", "selective", "sack"}},
+           0, 0, loss_recovery_names()},
           retransmission);
   v.field({"sack_reorder_packets", "PSNs",
            "retransmission sack: an unacknowledged PSN is taken as lost once a PSN this far beyond it has been "
@@ -277,49 +268,19 @@ const char* to_string(completion_status s) {
   return "invalid";
 }
 
-const char* to_string(rdma_op op) {
-  switch (op) {
-    case rdma_op::write: return "write";
-    case rdma_op::write_imm: return "write_imm";
-    case rdma_op::send: return "send";
-    case rdma_op::send_imm: return "send_imm";
-    case rdma_op::read: return "read";
-  }
-  return "invalid";
-}
-
-struct supernic::queue_pair {
+// The requester's PSNs and work requests are its send_queue (work_request.h), which loss recovery rewinds.
+struct supernic::queue_pair : send_queue {
   uint32_t qpn = 0;
   bool connected = false;
   core::ip_address remote_ip;
   uint32_t remote_qpn = 0;
   uint16_t src_port = 0;
-  // Requester. Work requests stay in `wqes` from post to completion; their PSN ranges are consecutive.
-  // una <= next_psn <= snd_max <= post_psn (24-bit, in that order).
-  core::ring<work_request> wqes;
-  size_t tx_index = 0;                  // the work request holding next_psn (wqes.size(): nothing to send)
-  uint32_t next_psn = 0;                // the next PSN the segmentation path sends (go-back-N rewinds it)
-  uint32_t snd_max = 0;                 // one past the highest PSN ever sent: PSNs before it are resends
-  uint32_t una = 0;                     // the oldest unacknowledged PSN
-  uint32_t post_psn = 0;                // first PSN of the next work request posted
-  uint32_t acked = 0;                   // one past the highest PSN an ACK (or NAK) acknowledged
+  // Requester (beyond the send queue).
   uint64_t reads_in_flight = 0;         // READ requests sent whose responses are not all in (max_rd_atomic)
   bool stalled = false;                 // new work waits for sq_depth or max_rd_atomic: wake on completion
   core::picoseconds rnr_until{};        // after an RNR NAK: no request before this
   uint64_t rnr_retries = 0;             // RNR NAKs since the last progress
   uint32_t rd_max = 0;                  // one past the highest READ response PSN received
-  uint32_t reissued_psn = 0;            // the missing response a READ was last re-issued for (once per gap)
-  bool reissued = false;
-  core::ring<uint32_t> resend{8};       // selective: PSNs to send again, in the order they were asked for
-  // sack: which PSNs the responder holds (slot PSN mod size, cleared as una passes), the highest SACKed PSN,
-  // and the PSN the search for holes goes on from (every hole before it has been queued once).
-  std::vector<uint8_t> sacked;
-  uint32_t sack_high = 0;
-  bool sack_any = false;
-  uint32_t sack_scan = 0;
-  uint8_t& sack_slot(uint32_t psn) { return sacked[psn & (sacked.size() - 1)]; }
-  core::picoseconds deadline{UINT64_MAX};  // local ACK timeout, while anything is unacknowledged
-  uint64_t retries = 0;                 // since the last progress
   bool error = false;                   // retries exhausted: every work request completes in error
   // nic.placement pcie, transmit: payload reads ahead of the wire, new data packets (in PSN order from
   // fetch_psn, the work request at fetch_wr) and READ responses (packet fetch_k of responses[fetch_job]).
@@ -337,8 +298,6 @@ struct supernic::queue_pair {
   uint64_t send_bytes = 0;
   bool send_error = false;              // longer than its buffer
   core::picoseconds send_first_arrival{};
-  bool rnr_pending = false;             // the queued acknowledgement is an RNR NAK for rnr_psn
-  uint32_t rnr_psn = 0;
   uint64_t held = 0;                    // PSNs the tracker holds beyond the head (reorder occupancy)
   std::unique_ptr<reorder_tracker> tracker;
   uint32_t head = 0;                    // the tracker's expected PSN after the last arrival
@@ -348,44 +307,9 @@ struct supernic::queue_pair {
   uint64_t mtu = 0;  // the QP's path MTU: payload bytes per packet, at most the NIC's nic.mtu_bytes
   uint32_t msn = 0;
   uint64_t placed_bytes = 0;  // payload placed for this QP (report only)
-  uint64_t since_ack = 0;
-  bool ack_queued = false;
-  uint32_t rx_max = 0;      // one past the highest PSN seen (any verdict but duplicate)
-  core::ring<uint32_t> sacks{8};  // sack: out-of-order arrivals still to be SACKed, one ACK each
-  uint32_t nak_psn = 0;     // the expected PSN the last NAK named (one NAK per gap)
-  bool nak_sent = false;
-  bool nak_pending = false;  // the queued acknowledgement is a NAK, if the gap is still there when it leaves
-  bool recovering = false;   // a loss is known: NAK each gap at once (until the head reaches rx_max)
   // HPCC responder: the telemetry of the newest data packet, echoed by the next ACK.
   std::array<core::int_record, core::max_int_hops> echo{};
   uint8_t echo_hops = 0;
-  // An acknowledgement covers only placed PSNs: the head passes a PSN when it arrives, the PSN is placed
-  // nic.rx_latency_ns later. `placing` holds the heads of the last rx_latency, each with the time it is
-  // placed (oldest first); `placed_head` is the head as of rx_latency ago. An ACK built late (held behind the
-  // transmit FIFO, or coalescing triggers that came after it was queued) carries placed_head, never more.
-  struct head_mark {
-    picoseconds placed_at;
-    uint32_t head;
-  };
-  core::ring<head_mark> placing{8};
-  uint32_t placed_head = 0;
-  picoseconds ack_due{};  // the latest ready time an ACK was asked for (triggers coalesced into a queued one)
-  // The head as of `t - rx_latency` (`t` never goes back).
-  uint32_t placed_by(picoseconds t) {
-    while (!placing.empty() && placing.front().placed_at <= t) {
-      placed_head = placing.front().head;
-      placing.pop_front();
-    }
-    return placed_head;
-  }
-  // The head moved at `t` (forward, or back to an RNR PSN): it counts as placed at t + rx_latency.
-  void head_moved(picoseconds t, picoseconds rx_latency) {
-    placed_by(t);
-    if (!placing.empty() && placing.back().placed_at == t + rx_latency)
-      placing.back().head = head;  // several moves in one instant: one mark
-    else
-      placing.push_back({t + rx_latency, head});
-  }
 };
 
 supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, core::ip_address ip, uint64_t mac,
@@ -400,10 +324,6 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
       m_wqe_latency(picoseconds::from_ns(params.wqe_latency_ns)),
       m_rx_latency(picoseconds::from_ns(params.rx_latency_ns)),
       m_rnr_timer(picoseconds::from_ns(params.rnr_timer_us * 1e3)),
-      m_go_back_n(params.retransmission == "go_back_n"),
-      m_sack(params.retransmission == "sack"),
-      m_rto(picoseconds::from_ns(params.rto_us * 1e3)),
-      m_nak_threshold(uint32_t(std::min(params.nak_threshold_packets, params.reorder_window / 2))),
       m_priority(unsigned(params.dscp >> 3) & 7u) {
   const std::string inst = this->name();
   m_rx_pfc = params.rx_overflow == "pfc";
@@ -419,12 +339,14 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
                 "nic.reorder_window " + std::to_string(w) + " is not a power of two in [16, 4096]");
   core::require(params.tx_fifo_frames >= 1, inst, "nic.tx_fifo_frames must be at least 1");
   m_ib = params.link_layer == "infiniband";
+  uint64_t ib_max_blocks = 0;  // credits the largest packet needs: checked before one is built
   if (m_ib) {
     // The largest packet: LRH, BTH, RETH, immediate, a full MTU, ICRC and VCRC (no GRH inside a subnet).
     namespace h = core::header_bytes;
-    m_ib_max_blocks = sw::ib::blocks_of(h::ib_lrh + h::bth + h::reth + h::immediate + mtu + h::icrc + h::ib_vcrc);
+    ib_max_blocks = sw::ib::blocks_of(h::ib_lrh + h::bth + h::reth + h::immediate + mtu + h::icrc + h::ib_vcrc);
     m_ib_rx = std::make_unique<sw::ib::credit_receiver>(sw::ib::credit_params{}, 1u, ctx.calendar);
   }
+  m_mac_tx = std::make_unique<mac_transmit>(params.tx_fifo_frames, m_priority, m_ib, ib_max_blocks);
   core::require(params.rx_overflow != "pfc" || (params.rx_pfc_xon_bytes <= params.rx_pfc_xoff_bytes &&
                                                 params.rx_pfc_xoff_bytes + mtu <= params.rx_buffer_bytes),
                 inst,
@@ -454,6 +376,9 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
   });
   m_rx_block->set_on_served([this] { rx_drained(); });
   m_entropy = make_path_entropy(params.path_entropy, params, m_rng, inst);
+  m_lr = make_loss_recovery(params.retransmission, params, *this, inst, &m_ctx.stats);
+  ack_host& acks_host = *this;  // a private base: converted here, where it is accessible
+  m_ack = std::make_unique<ack_engine>(params, m_lr->sacks(), acks_host, inst, &m_ctx.stats);
 
   SC_METHOD(transmit);  // runs once at time 0 to pick up work posted before the start, then on every wake-up
   sensitive << m_tx_event;
@@ -472,8 +397,6 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
   s.counter(inst, "read_reissues", "requests",
             "READ requests re-issued for the missing part (timeout, NAK or a response far beyond a gap)",
             &m_read_reissues);
-  s.counter(inst, "tx_rnr_nak", "packets", "RNR NAKs sent: a SEND or WRITE with immediate found no receive posted",
-            &m_tx_rnr_nak);
   s.counter(inst, "rx_rnr_nak", "packets", "RNR NAKs received", &m_rx_rnr_nak);
   s.counter(inst, "recv_consumed", "WRs", "posted receives consumed by SENDs and WRITEs with immediate",
             &m_recv_consumed);
@@ -481,7 +404,6 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
             m_entropy->flowlets());
   s.counter(inst, "reorder_peak_packets", "PSNs",
             "peak reorder-window occupancy: most PSNs one QP's tracker held beyond its head at once", &m_reorder_peak);
-  s.counter(inst, "tx_acks", "packets", "ACKs transmitted", &m_tx_acks);
   s.counter(inst, "tx_payload_bytes", "bytes", "payload bytes transmitted", &m_tx_payload_bytes);
   s.counter(inst, "rx_packets", "packets", "frames received", &m_rx_packets);
   s.counter(inst, "rx_in_order", "packets", "data packets at the expected PSN", &m_rx_in_order);
@@ -497,7 +419,6 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
   s.counter(inst, "rx_acks", "packets", "ACKs and NAKs received", &m_rx_acks);
   s.counter(inst, "tx_retransmitted", "packets", "data packets sent again (NAK or timeout)", &m_tx_retransmitted);
   s.counter(inst, "rx_nak", "packets", "NAKs (PSN sequence error) received", &m_rx_nak);
-  s.counter(inst, "tx_nak", "packets", "NAKs (PSN sequence error) sent", &m_tx_nak);
   s.counter(inst, "rx_read_already_queued", "packets",
             "re-issued READ requests not answered again: every response they ask for is still queued here",
             &m_rx_read_already_queued);
@@ -505,24 +426,16 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
             "READ requests that arrived ahead of a gap with more responses than nic.reorder_window: answered when "
             "the head reached them",
             &m_rx_read_deferred);
-  s.counter(inst, "tx_sacks", "packets", "retransmission sack: ACKs sent naming an out-of-order arrival", &m_tx_sacks);
-  s.counter(inst, "rx_sacks", "packets", "retransmission sack: SACKs received", &m_rx_sacks);
-  s.counter(inst, "sack_lost", "packets", "retransmission sack: PSNs taken as lost from SACKs (each resent once)",
-            &m_sack_lost);
   s.counter(inst, "sack_overflow", "packets",
             "retransmission sack: out-of-order arrivals not SACKed (the QP's SACK queue was full) or SACKs beyond "
             "the scoreboard",
             &m_sack_overflow);
-  s.counter(inst, "timeouts", "events", "local ACK timeouts (retransmission timer expiries)", &m_timeouts);
   s.counter(inst, "qp_errors", "QPs", "queue pairs moved to the error state (retry count exhausted)", &m_qp_errors);
   s.counter(inst, "pause_frames_received", "frames", "PFC frames received from the switch", &m_rx_pause_frames);
   s.counter(inst, "rx_ecn_marked", "packets", "data packets that arrived marked CE", &m_rx_ecn_marked);
-  s.counter(inst, "tx_cnps", "packets", "CNPs sent (notification point)", &m_tx_cnps);
   s.counter(inst, "rx_cnps", "packets", "CNPs received (reaction point)", &m_rx_cnps);
-  s.gauge(inst, "paused_us", "us", "time the transmitter was paused by PFC", [this] {
-    const picoseconds end = std::min(m_paused_until, core::now());
-    return double(m_paused_ps + (end > m_paused_from ? (end - m_paused_from).value : 0)) / 1e6;
-  });
+  s.gauge(inst, "paused_us", "us", "time the transmitter was paused by PFC",
+          [this] { return m_mac_tx->paused_us(core::now()); });
   s.counter(inst, "placed_bytes", "bytes", "payload bytes placed (copied into host memory unless nic.place_data is false)",
             &m_placed_bytes);
   if (m_tx_pcie) {  // nic.placement pcie only: other runs' reports stay as they were
@@ -575,13 +488,13 @@ void supernic::end_of_elaboration() {
     // Link initialisation with the switch port: each side learns the other's credit limit.
     auto* peer = dynamic_cast<sw::ib::credit_peer*>(m_out->sink());
     m_ib_rx->attach(peer, m_out->sink_port(), *m_out);
-    if (peer == nullptr) m_ib_tx.set_unlimited(true);  // an Ethernet switch: no credits to wait for
+    if (peer == nullptr) m_mac_tx->credits().set_unlimited(true);  // an Ethernet switch: no credits to wait for
     // Scale-out keeps a host with its leaf: the switch port's initial limit comes from the switch, here.
     core::require(m_out->proxy() == nullptr, name(), "nic.link_layer infiniband: the cable to the switch crosses "
                   "processes (docs/scale_out.md)");
     m_ctx.stats.counter(name(), "credit_stall_ps", "ps",
                         "nic.link_layer infiniband: time a packet was ready and the switch port had no credit",
-                        m_ib_tx.stall_ps_counter(0));
+                        m_mac_tx->credits().stall_ps_counter(0));
   }
   core::require(m_params.placement != "pcie" || m_placement != nullptr, name(),
                 "nic.placement is pcie but no PCIe tray is attached");
@@ -619,11 +532,10 @@ uint32_t supernic::create_qp() {
   qp->window_mask = uint32_t(m_params.reorder_window - 1);
   qp->mtu = m_params.mtu_bytes;
   qp->messages.reserve(16);
-  // sack: the responder holds at most reorder_window PSNs beyond its head, and its head is at most one
-  // window of ACKs ahead of una, so a SACK lies within two windows of una (one beyond is ignored, counted).
-  if (m_sack) qp->sacked.assign(2 * m_params.reorder_window, 0);
   m_cc->add_qp(qp_name, m_out ? m_out->rate().value : 0, core::now());
   m_entropy->add_qp();
+  m_lr->add_qp();
+  m_ack->add_qp();
   m_qps.push_back(std::move(qp));
   return m_qps.back()->qpn;
 }
@@ -643,7 +555,8 @@ void supernic::connect_qp(uint32_t qpn, core::ip_address remote_ip, uint32_t rem
   qp.next_psn = qp.snd_max = qp.una = qp.post_psn = qp.acked = qp.rd_max = sq_psn & core::psn_mask;
   qp.fetch_psn = sq_psn & core::psn_mask;
   qp.tracker->reset(rq_psn & core::psn_mask);
-  qp.head = qp.rx_max = qp.placed_head = rq_psn & core::psn_mask;
+  qp.head = rq_psn & core::psn_mask;
+  m_ack->connect(qpn - first_qpn, qp.head);
   // Fixed entropy: a hash of the connection, as NICs derive the RoCEv2 source port from the QP.
   qp.src_port = uint16_t(roce_entropy_base | (core::splitmix64(uint64_t(qpn) << 24 ^ remote_qpn ^ m_mac) & 0x3fff));
   m_entropy->connect(qpn - first_qpn, qp.src_port);
@@ -736,13 +649,13 @@ void supernic::transmit() {
   ++m_ctx.events;
   const picoseconds t = core::now();
   m_tx_wake = never;
-  if (m_rto_wake <= t) check_timeouts(t);
+  if (m_lr->wake_at() <= t) m_lr->expire(t);
   // Every path out of here re-arms the retransmission timer: an earlier wake-up replaced its notification.
-  if (m_rto_wake != never) wake_transmitter(m_rto_wake);
+  if (m_lr->wake_at() != never) wake_transmitter(m_lr->wake_at());
   if (m_rx_xoff && m_pfc_refresh_at != never && t < m_pfc_refresh_at) wake_transmitter(m_pfc_refresh_at);
   // A CNP still in the generator goes at its result cycle, whatever else keeps the transmitter asleep.
-  if (!m_cnps.empty() && t < m_cnps.front().ready) wake_transmitter(m_cnps.front().ready);
-  while (!m_tx_fifo.empty() && m_tx_fifo.front() <= t) m_tx_fifo.pop_front();
+  if (m_ack->cnp_due() != never && t < m_ack->cnp_due()) wake_transmitter(m_ack->cnp_due());
+  m_mac_tx->drain(t);
   if (m_tx_pcie) {
     while (!m_tx_departures.empty() && m_tx_departures.front() <= t) {  // their transmit buffers are free
       m_tx_departures.pop_front();
@@ -751,15 +664,14 @@ void supernic::transmit() {
     prefetch();
   }
   // PFC pauses the priority of data and ACKs; CNPs travel on their own priority and still go.
-  const bool paused = t < m_paused_until;
+  const bool paused = m_mac_tx->paused(t);
   // Fill the MAC FIFO: each frame starts when the one before it has left, so the wire stays busy while the
   // scheduler sleeps; one wake-up serves up to tx_fifo_frames frames.
   picoseconds next_ready = never;
   bool credit_blocked = false;
-  while (m_tx_fifo.size() < m_params.tx_fifo_frames) {
+  while (m_mac_tx->has_room()) {
     // InfiniBand: never build a packet without credit for the largest one (the credit update wakes us).
-    if (m_ib && !m_ib_tx.can_send(0, m_ib_max_blocks)) {
-      m_ib_tx.stall(0, true, t);
+    if (m_mac_tx->credit_blocked(t)) {
       credit_blocked = true;
       break;
     }
@@ -770,38 +682,33 @@ void supernic::transmit() {
     if (p == nullptr && !paused) p = next_data(&next_ready);
     if (p == nullptr) break;
     const picoseconds start = max(t, m_out->wire_free_at());
-    if (m_ib) {
-      m_ib_tx.stall(0, false, t);
-      m_ib_tx.sent(0, sw::ib::blocks_of(p->wire().value));
-    }
+    m_mac_tx->sent(p->wire().value, t);
     p->injected_at = start;
     ++m_tx_packets;
-    m_tx_fifo.push_back(m_out->transmit(p, start));
+    m_mac_tx->committed(m_out->transmit(p, start));
     if (m_tx_took_slot) {
       m_tx_took_slot = false;
-      m_tx_departures.push_back(m_tx_fifo.back());
+      m_tx_departures.push_back(m_mac_tx->last_leaves());
     }
   }
   // All transmit buffers taken: the next one frees when its packet has left, and more can be read then.
   if (m_tx_pcie && m_tx_slots >= m_params.tx_read_ahead_packets && !m_tx_departures.empty())
     wake_transmitter(m_tx_departures.front());
-  if (!m_tx_fifo.empty()) {
-    // Refill when one frame is left in the FIFO (at once for a FIFO of one frame).
-    const size_t n = m_tx_fifo.size();
-    wake_transmitter(n >= 2 ? m_tx_fifo[n - 2] : m_tx_fifo[n - 1]);
+  if (!m_mac_tx->empty()) {
+    wake_transmitter(m_mac_tx->refill_at());  // when one frame is left in the FIFO
     return;
   }
   if (paused) {
-    wake_transmitter(m_paused_until);  // resume then (an XON wakes it sooner)
+    wake_transmitter(m_mac_tx->paused_until());  // resume then (an XON wakes it sooner)
     return;
   }
   if (credit_blocked) return;  // credit_update() wakes the transmitter
-  if (!m_acks.empty() && m_acks.front().ready < next_ready) next_ready = m_acks.front().ready;
+  if (m_ack->next_due() < next_ready) next_ready = m_ack->next_due();
   if (next_ready != never) wake_transmitter(next_ready);
 }
 
 void supernic::credit_update(unsigned /*port*/, unsigned vl, uint64_t fccl_blocks) {
-  m_ib_tx.update(vl, fccl_blocks);
+  m_mac_tx->credits().update(vl, fccl_blocks);
   if (m_started) wake_transmitter(core::now());
 }
 
@@ -826,63 +733,33 @@ void supernic::fill_headers(packet* p, const queue_pair& qp, uint16_t src_port) 
 }
 
 packet* supernic::next_ack() {
-  const picoseconds t = core::now();
-  while (!m_acks.empty() && m_acks.front().ready <= t) {
-    queue_pair& qp = *m_qps[m_acks.front().qpn - first_qpn];
-    m_acks.pop_front();
-    qp.ack_queued = false;
-    const uint32_t placed = qp.placed_by(t);
-    // A NAK or an RNR NAK acknowledges every PSN before the one it names (the head): it waits until the
-    // head's last move is placed.
-    const bool nak = qp.nak_pending && core::psn_before(qp.head, qp.rx_max);
-    if ((qp.rnr_pending || nak) && !qp.placing.empty()) {
-      requeue_ack(qp, qp.placing.back().placed_at);
-      continue;
-    }
-    packet* p = m_ctx.pool.acquire();
-    fill_headers(p, qp, qp.src_port);
-    p->bth.opcode = bth_opcode::rc_acknowledge;
-    p->has_aeth = true;
-    p->aeth.msn = qp.msn & core::psn_mask;
-    // Built when it leaves, so it carries the newest placed PSN (coalescing for free). A NAK names the
-    // expected PSN and acknowledges everything before it; if the gap closed meanwhile, a plain ACK goes instead.
-    if (qp.rnr_pending) {  // receiver not ready at rnr_psn: everything before it is acknowledged
-      p->bth.psn = qp.rnr_psn;
-      p->aeth.syndrome = rnr_syndrome | rnr_timer_code_10us;
-      ++m_tx_rnr_nak;
-    } else if (nak) {
-      p->bth.psn = qp.head;
-      p->aeth.syndrome = nak_syndrome | nak_psn_sequence_error;
-      qp.nak_psn = qp.head;
-      ++m_tx_nak;
-    } else {
-      p->bth.psn = (placed - 1) & core::psn_mask;
-      p->aeth.syndrome = ack_syndrome;
-      ++m_tx_acks;
-      if (!qp.sacks.empty()) {  // sack: one out-of-order arrival per ACK, the oldest first
-        p->aeth.sack = true;
-        p->aeth.sack_psn = qp.sacks.front();
-        qp.sacks.pop_front();
-        ++m_tx_sacks;
-      }
-    }
-    qp.nak_pending = false;
-    qp.rnr_pending = false;
-    if (qp.echo_hops > 0) {  // HPCC: the ACK carries the newest data packet's records back (not added to)
-      std::copy(qp.echo.begin(), qp.echo.begin() + qp.echo_hops, m_ctx.pool.telemetry(p).begin());
-      p->int_hops = qp.echo_hops;
-      qp.echo_hops = 0;
-    }
-    p->seal();
-    // A trigger coalesced into this ACK whose PSNs are not placed yet: another ACK once they are. More SACKs
-    // to send: the next ACK at once.
-    if (!qp.sacks.empty())
-      requeue_ack(qp, t);
-    else if (t < qp.ack_due)
-      requeue_ack(qp, qp.ack_due);
-    return p;
+  ack_frame a;
+  if (!m_ack->next(core::now(), &a)) return nullptr;
+  queue_pair& qp = *m_qps[a.q];
+  packet* p = m_ctx.pool.acquire();
+  fill_headers(p, qp, qp.src_port);
+  p->bth.opcode = bth_opcode::rc_acknowledge;
+  p->bth.psn = a.psn;
+  p->has_aeth = true;
+  p->aeth.syndrome = a.syndrome;
+  p->aeth.msn = qp.msn & core::psn_mask;
+  if (a.sack) {  // sack: the out-of-order arrival it names
+    p->aeth.sack = true;
+    p->aeth.sack_psn = a.sack_psn;
   }
-  return nullptr;
+  if (qp.echo_hops > 0) {  // HPCC: the ACK carries the newest data packet's records back (not added to)
+    std::copy(qp.echo.begin(), qp.echo.begin() + qp.echo_hops, m_ctx.pool.telemetry(p).begin());
+    p->int_hops = qp.echo_hops;
+    qp.echo_hops = 0;
+  }
+  p->seal();
+  return p;
+}
+
+uint32_t supernic::ack_head(size_t q) const { return m_qps[q]->head; }
+
+void supernic::ack_wake(picoseconds ready) {
+  if (m_started) wake_transmitter(max(ready, m_out->wire_free_at()));
 }
 
 packet* supernic::next_data(picoseconds* next_ready) {
@@ -896,7 +773,7 @@ packet* supernic::next_data(picoseconds* next_ready) {
       // Its timers may raise the rate before the packet is due: run them, then wake at whichever is first.
       const picoseconds timer = m_cc->timers(q, t);
       if (t < m_cc->next_send(q)) {
-        if (qp.tx_index < qp.wqes.size() || !qp.resend.empty() || !qp.responses.empty())
+        if (qp.tx_index < qp.wqes.size() || m_lr->resend_queued(q) || !qp.responses.empty())
           *next_ready = std::min({*next_ready, m_cc->next_send(q), timer});
         continue;
       }
@@ -922,20 +799,12 @@ packet* supernic::next_data(picoseconds* next_ready) {
       if (qp.tx_index < qp.wqes.size() && qp.rnr_until < *next_ready) *next_ready = qp.rnr_until;
       continue;
     }
-    // Selective resends go before new packets; a PSN acknowledged since it was asked for is skipped.
-    while (!qp.resend.empty()) {
-      const uint32_t psn = qp.resend.front();
-      qp.resend.pop_front();
-      if (core::psn_before(psn, qp.una)) continue;
-      const size_t wr = find_wr(qp, psn);
-      if (wr == qp.wqes.size()) continue;  // cannot happen: every unacknowledged PSN has its work request
-      // SACKed since it was queued (a READ's request may be held there while a response is what is missing).
-      if (m_sack && qp.wqes[wr].op != rdma_op::read && qp.sack_slot(psn)) continue;
-      // A READ response that has come since is not asked for again.
-      if (qp.wqes[wr].op == rdma_op::read && qp.wqes[wr].got[(psn - qp.wqes[wr].first_psn) & core::psn_mask])
-        continue;
+    // Selective resends go before new packets.
+    uint32_t resend_psn = 0;
+    size_t resend_wr = 0;
+    if (m_lr->next_resend(q, &resend_psn, &resend_wr)) {
       m_rr = (m_rr + i + 1) % n;
-      return build_data_packet(qp, wr, psn);
+      return build_data_packet(qp, resend_wr, resend_psn);
     }
     if (qp.tx_index >= qp.wqes.size()) continue;
     const work_request& next = qp.wqes[qp.tx_index];
@@ -992,7 +861,8 @@ packet* supernic::build_data_packet(queue_pair& qp, size_t index, uint32_t psn) 
     // A READ request for the responses from `psn` on: go-back-N asks for the rest of the message, selective
     // only for the run of missing responses that starts at `psn`.
     uint32_t end = wr.packets;
-    for (uint32_t j = k + 1; j < wr.packets && !m_go_back_n; ++j)
+    const bool whole = m_lr->whole_read();
+    for (uint32_t j = k + 1; j < wr.packets && !whole; ++j)
       if (wr.got[j]) {
         end = j;
         break;
@@ -1053,7 +923,7 @@ packet* supernic::build_data_packet(queue_pair& qp, size_t index, uint32_t psn) 
     ++m_tx_retransmitted;
   }
   account_data(qp, p);
-  if (qp.deadline == never) set_deadline(qp, core::now() + m_rto);  // the timer runs while anything is unacked
+  m_lr->sent(qp.qpn - first_qpn, core::now());  // the timer runs while anything is unacked
   return p;
 }
 
@@ -1104,36 +974,26 @@ void supernic::account_data(queue_pair& qp, packet* p) {
 //
 // Cumulative ACK for PSN a: every PSN up to a is acknowledged (una = a + 1), the work requests whose last
 // PSN is below una complete, the retry count restarts and so does the timer (stopped if nothing is left).
-// NAK "PSN sequence error" for PSN p: acknowledges every PSN before p, then go-back-N rewinds the
-// segmentation path to p (so p and everything after it is sent again, in order) while selective queues p
-// alone (later NAKs name later gaps as the responder's head advances). Timeout: go-back-N rewinds to una;
-// selective resends una and, as a tail probe, the highest PSN sent: a lost LAST (whose loss no later packet
-// can reveal) or a lost final ACK is then settled by one timeout, since whatever the responder answers to
-// the two tells the requester where it stands. Each NAK and timeout counts a retry; retry_count + 1 without progress
-// moves the QP to the error state. A READ's PSNs are acknowledged by its responses, not by ACKs: una stops at
-// its first missing response, and "resending" one of its PSNs re-issues the READ request from there (for
-// the rest of the message, or selectively for the run of missing responses). An RNR NAK for PSN p
-// acknowledges everything before p; the requester resends from p, in order, after nic.rnr_timer_us.
+// NAK "PSN sequence error" for PSN p: acknowledges every PSN before p, then the scheme (nic.retransmission,
+// loss_recovery.h) resends: go-back-N rewinds the segmentation path to p, selective queues p alone, sack
+// finds the holes from SACKs. Each NAK and timeout counts a retry; retry_count + 1 without progress moves
+// the QP to the error state. A READ's PSNs are acknowledged by its responses, not by ACKs: una stops at its
+// first missing response, and "resending" one of its PSNs re-issues the READ request from there. An RNR NAK
+// for PSN p acknowledges everything before p; the requester resends from p, in order, after
+// nic.rnr_timer_us.
 
-size_t supernic::find_wr(const queue_pair& qp, uint32_t psn) const {
-  // The PSNs asked for are near una, i.e. near the front: the scan is short.
-  for (size_t i = 0; i < qp.wqes.size(); ++i)
-    if (((psn - qp.wqes[i].first_psn) & core::psn_mask) < qp.wqes[i].packets) return i;
-  return qp.wqes.size();
+send_queue& supernic::recovery_sender(size_t q) { return *m_qps[q]; }
+
+void supernic::recovery_failed(size_t q) { fail_qp(*m_qps[q]); }
+
+void supernic::recovery_wake(picoseconds at) {
+  if (m_started) wake_transmitter(at);
 }
 
-void supernic::seek(queue_pair& qp, uint32_t psn) {
-  qp.next_psn = psn;
-  qp.tx_index = find_wr(qp, psn);
-}
-
-void supernic::set_deadline(queue_pair& qp, picoseconds at) {
-  if (qp.deadline == never) ++m_timers_running;
-  qp.deadline = at;
-  if (at < m_rto_wake) {
-    m_rto_wake = at;
-    if (m_started) wake_transmitter(at);
-  }
+void supernic::recovery_idle() {
+  // The transmitter's event may also serve a refill or a ready ACK: an immediate wake-up replaces the
+  // withdrawn timer's and re-arms only those.
+  if (m_started && m_tx_wake != never) wake_transmitter(core::now());
 }
 
 void supernic::acknowledge(queue_pair& qp, uint32_t psn) {
@@ -1183,133 +1043,16 @@ void supernic::advance(queue_pair& qp) {
     if (m_started) wake_transmitter(core::now());
   }
   if (!core::psn_before(qp.una, una)) return;  // no progress
-  if (m_sack) {  // the scoreboard forgets what is acknowledged
-    for (uint32_t psn = qp.una; psn != una; psn = core::psn_add(psn, 1)) qp.sack_slot(psn) = 0;
-    if (qp.sack_any && !core::psn_before(qp.sack_high, una)) qp.sack_any = false;
-  }
+  m_lr->progress(qp.qpn - first_qpn, una, core::now());  // the retry count restarts, and so does the timer
   qp.una = una;
-  qp.retries = 0;
   qp.rnr_retries = 0;
-  if (core::psn_before(qp.next_psn, una)) seek(qp, una);  // go-back-N was resending what is now acknowledged
-  if (qp.una == qp.snd_max)
-    stop_timer(qp);
-  else
-    set_deadline(qp, core::now() + m_rto);
-}
-
-void supernic::queue_resend(queue_pair& qp, uint32_t psn) {
-  for (size_t i = 0; i < qp.resend.size(); ++i)
-    if (qp.resend[i] == psn) return;
-  qp.resend.push_back(psn);
-}
-
-void supernic::stop_timer(queue_pair& qp) {
-  if (qp.deadline == never) return;
-  qp.deadline = never;
-  if (--m_timers_running > 0) return;
-  // The last timer stopped: withdraw the NIC's pending timer wake-up, so that an idle NIC leaves no event
-  // behind (a run ends at its last real event, not one RTO later). The transmitter's event may also serve
-  // a refill or a ready ACK: an immediate wake-up replaces it and re-arms only those.
-  m_rto_wake = never;
-  if (m_started && m_tx_wake != never) wake_transmitter(core::now());
-}
-
-bool supernic::retry(queue_pair& qp) {
-  if (++qp.retries <= m_params.retry_count) return true;
-  fail_qp(qp);
-  return false;
+  if (core::psn_before(qp.next_psn, una)) qp.seek(una);  // go-back-N was resending what is now acknowledged
 }
 
 void supernic::on_nak(queue_pair& qp, uint32_t psn) {
   ++m_rx_nak;
   acknowledge(qp, (psn - 1) & core::psn_mask);
-  // Only a NAK for an outstanding PSN asks for anything (a stale one names a PSN already acknowledged). It
-  // may lie beyond una when una waits on an earlier READ's responses.
-  if (core::psn_before(psn, qp.una) || !core::psn_before(psn, qp.snd_max)) return;
-  if (!retry(qp)) return;
-  if (m_go_back_n) {
-    if (core::psn_before(psn, qp.next_psn)) seek(qp, psn);
-  } else {
-    queue_resend(qp, psn);
-  }
-  if (m_started) wake_transmitter(core::now());
-}
-
-// sack (not IBTA; after IRN, Mittal et al., SIGCOMM 2018): the responder answers every out-of-order arrival
-// with an ACK that also names it. The requester marks it on a scoreboard; once a PSN sack_reorder_packets
-// beyond an unmarked one has been SACKed, the unmarked one is lost (reordering alone does not go that deep)
-// and is resent, once: all the holes of a burst of losses are known within one round trip, where a NAK
-// names only the hole the responder's head stands at. A lost resend is found by the timeout, which resends
-// una and the tail probe and searches every hole again.
-void supernic::on_sack(queue_pair& qp, uint32_t psn) {
-  ++m_rx_sacks;
-  if (core::psn_before(psn, qp.una) || !core::psn_before(psn, qp.snd_max)) return;  // stale or bogus
-  if (((psn - qp.una) & core::psn_mask) >= qp.sacked.size()) {
-    ++m_sack_overflow;
-    return;
-  }
-  qp.sack_slot(psn) = 1;
-  if (!qp.sack_any || core::psn_before(qp.sack_high, psn)) qp.sack_high = psn;
-  qp.sack_any = true;
-  sack_losses(qp);
-}
-
-void supernic::sack_losses(queue_pair& qp) {
-  const uint32_t reorder = uint32_t(m_params.sack_reorder_packets);
-  if (!qp.sack_any || ((qp.sack_high - qp.una) & core::psn_mask) < reorder) return;
-  const uint32_t end = (qp.sack_high - reorder + 1) & core::psn_mask;  // data PSNs before it are lost if unmarked
-  uint32_t psn = core::psn_before(qp.sack_scan, qp.una) ? qp.una : qp.sack_scan;
-  if (!core::psn_before(psn, end)) return;
-  bool queued = false;
-  for (size_t i = find_wr(qp, psn); i < qp.wqes.size() && core::psn_before(psn, end); ++i) {
-    const work_request& wr = qp.wqes[i];
-    const uint32_t after = core::psn_add(wr.last_psn(), 1);
-    if (wr.op == rdma_op::read) {
-      // Its responses are the READ re-issue rule's business; but its request is one packet standing for all
-      // its PSNs, so when a later PSN has been SACKed while the request is neither SACKed nor cumulatively
-      // acknowledged (and nothing has answered it), the request was lost: issue it again, once.
-      if (core::psn_before(wr.last_psn(), qp.sack_high) && !qp.sack_slot(wr.first_psn) &&
-          !core::psn_before(wr.first_psn, qp.acked) && !wr.got[0] && wr.retransmitted == 0) {
-        qp.resend.push_back(wr.first_psn);
-        ++m_sack_lost;
-        queued = true;
-      }
-      psn = after;
-      continue;
-    }
-    for (; psn != after && core::psn_before(psn, end); psn = core::psn_add(psn, 1)) {
-      if (qp.sack_slot(psn)) continue;
-      qp.resend.push_back(psn);
-      ++m_sack_lost;
-      queued = true;
-    }
-  }
-  qp.sack_scan = end;
-  if (queued && m_started) wake_transmitter(core::now());
-}
-
-void supernic::check_timeouts(picoseconds t) {
-  m_rto_wake = never;
-  for (auto& qpp : m_qps) {
-    queue_pair& qp = *qpp;
-    if (qp.deadline <= t) {
-      ++m_timeouts;
-      if (retry(qp)) {
-        if (m_go_back_n) {
-          seek(qp, qp.una);
-        } else {
-          queue_resend(qp, qp.una);
-          queue_resend(qp, (qp.snd_max - 1) & core::psn_mask);  // tail probe
-          if (m_sack) {  // resends may have been lost too: every hole again
-            qp.sack_scan = qp.una;
-            sack_losses(qp);
-          }
-        }
-        qp.deadline = t + m_rto;
-      }
-    }
-    if (qp.deadline < m_rto_wake) m_rto_wake = qp.deadline;
-  }
+  m_lr->on_nak(qp.qpn - first_qpn, psn, core::now());
 }
 
 void supernic::on_rnr(queue_pair& qp, uint32_t psn) {
@@ -1322,17 +1065,15 @@ void supernic::on_rnr(queue_pair& qp, uint32_t psn) {
   }
   // IBTA: resend from the PSN the RNR NAK names, in order, once the responder's timer has run.
   qp.rnr_until = core::now() + m_rnr_timer;
-  qp.resend.clear();
-  seek(qp, psn);
-  set_deadline(qp, qp.rnr_until + m_rto);  // no timeout while the requester is told to wait
+  m_lr->hold(qp.qpn - first_qpn, qp.rnr_until);  // no timeout while the requester is told to wait
+  qp.seek(psn);
   if (m_started) wake_transmitter(qp.rnr_until);
 }
 
 void supernic::fail_qp(queue_pair& qp, completion_status why) {
   ++m_qp_errors;
   qp.error = true;
-  stop_timer(qp);
-  qp.resend.clear();
+  m_lr->forget(qp.qpn - first_qpn);  // the timer stops, nothing is resent
   for (size_t i = 0; i < qp.wqes.size(); ++i) {
     const work_request& wr = qp.wqes[i];
     m_completions.push_back({wr.wr_id, qp.qpn, wr.length, wr.post_at, max(wr.post_at, core::now()),
@@ -1348,15 +1089,9 @@ void supernic::fail_qp(queue_pair& qp, completion_status why) {
 
 void supernic::on_pause(const packet* p) {
   ++m_rx_pause_frames;
-  if (!(p->pfc.class_enable >> m_priority & 1)) return;
-  const picoseconds t = core::now();
-  const picoseconds end = std::min(m_paused_until, t);
-  if (end > m_paused_from) m_paused_ps += (end - m_paused_from).value;
-  m_paused_from = t;
   // Quanta of 512 bit times at the link's rate; zero resumes at once.
-  const uint64_t quanta = p->pfc.quanta[m_priority];
-  m_paused_until = t + core::pause_duration(quanta, m_out->rate());
-  if (m_started) wake_transmitter(m_paused_until);  // resume then (or now, for an XON)
+  if (!m_mac_tx->pause(p->pfc.class_enable, p->pfc.quanta[m_priority], m_out->rate(), core::now())) return;
+  if (m_started) wake_transmitter(m_mac_tx->paused_until());  // resume then (or now, for an XON)
 }
 
 void supernic::receive(packet* p, unsigned /*port*/) {
@@ -1404,15 +1139,15 @@ void supernic::notify_congestion(queue_pair& qp) {
   // Moderated: one CNP per interval per flow (or port); otherwise it leaves at the generator's result cycle.
   const picoseconds ready = m_cc->marked_arrival(qp.qpn, core::now());
   if (ready == never) return;
-  m_cnps.push_back({qp.qpn, ready});
+  m_ack->cnp(qp.qpn - first_qpn, ready);
   if (m_started) wake_transmitter(ready);
 }
 
 packet* supernic::next_cnp() {
   // One generator: its results come in arrival order (transmit() wakes for the front one).
-  if (m_cnps.empty() || core::now() < m_cnps.front().ready) return nullptr;
-  queue_pair& qp = *m_qps[m_cnps.front().qpn - first_qpn];
-  m_cnps.pop_front();
+  size_t q = 0;
+  if (!m_ack->next_cnp(core::now(), &q)) return nullptr;
+  queue_pair& qp = *m_qps[q];
   packet* p = m_ctx.pool.acquire();
   fill_headers(p, qp, qp.src_port);
   p->ip.dscp = uint8_t(m_params.cnp_dscp);
@@ -1421,7 +1156,6 @@ packet* supernic::next_cnp() {
   p->bth.becn = true;
   p->bth.psn = 0;
   p->seal();
-  ++m_tx_cnps;
   return p;
 }
 
@@ -1442,7 +1176,8 @@ void supernic::on_ack(packet* p) {
       on_rnr(qp, p->bth.psn);
     } else {
       acknowledge(qp, p->bth.psn);  // every PSN up to and including this one
-      if (m_sack && p->aeth.sack) on_sack(qp, p->aeth.sack_psn);
+      if (p->aeth.sack && !m_lr->on_sack(qpn - first_qpn, p->aeth.sack_psn, core::now()))
+        ++m_sack_overflow;  // beyond the scoreboard
     }
     // Telemetry echoed from the data packet (HPCC): a new window and pace, and room in the window again.
     const core::int_record* records = p->int_hops > 0 ? m_ctx.pool.telemetry(p).data() : nullptr;
@@ -1467,7 +1202,7 @@ void supernic::on_read_response(packet* p) {
     notify_congestion(qp);
   }
   const uint32_t psn = p->bth.psn;
-  const size_t index = qp.error ? qp.wqes.size() : find_wr(qp, psn);
+  const size_t index = qp.error ? qp.wqes.size() : qp.find_wr(psn);
   if (index == qp.wqes.size() || qp.wqes[index].op != rdma_op::read ||
       qp.wqes[index].got[(psn - qp.wqes[index].first_psn) & core::psn_mask]) {
     ++m_rx_duplicate_responses;  // a re-issued READ answered twice, or a READ already complete
@@ -1489,8 +1224,7 @@ void supernic::on_read_response(packet* p) {
   // A new response is progress even when una cannot move (an earlier one is missing): the responder is
   // answering, and a re-issued request waits behind the responses already queued there. The retry count and
   // the timer restart, as for an ACK.
-  qp.retries = 0;
-  if (qp.deadline != never) set_deadline(qp, core::now() + m_rto);
+  m_lr->answered(qpn - first_qpn, core::now());
   const uint32_t next = core::psn_add(psn, 1);
   if (core::psn_before(qp.rd_max, next)) qp.rd_max = next;
   // Not an implicit ACK of the requests before the READ (as it is with IBTA's in-order responder): this
@@ -1499,17 +1233,9 @@ void supernic::on_read_response(packet* p) {
   // A response far beyond the first missing one: that one is lost (the responder sends in order; only the
   // fabric reorders), so re-issue the READ from there at once, once per gap, rather than wait for the timer.
   if (qp.error || qp.wqes.empty() || qp.wqes.front().op != rdma_op::read) return;
-  if (!core::psn_before(qp.una, qp.rd_max) || ((qp.rd_max - 1 - qp.una) & core::psn_mask) < m_nak_threshold) return;
-  if (qp.reissued && qp.reissued_psn == qp.una) return;
-  qp.reissued = true;
-  qp.reissued_psn = qp.una;
-  if (!retry(qp)) return;
-  if (m_go_back_n) {
-    if (core::psn_before(qp.una, qp.next_psn)) seek(qp, qp.una);
-  } else {
-    queue_resend(qp, qp.una);
-  }
-  if (m_started) wake_transmitter(core::now());
+  const uint32_t threshold = m_ack->nak_threshold();  // the responder's NAK threshold, applied to responses
+  if (!core::psn_before(qp.una, qp.rd_max) || ((qp.rd_max - 1 - qp.una) & core::psn_mask) < threshold) return;
+  m_lr->reissue_read(qpn - first_qpn, core::now());
 }
 
 void supernic::note_held(queue_pair& qp, const psn_result& r) {
@@ -1533,12 +1259,10 @@ void supernic::on_duplicate(queue_pair& qp, packet* p, uint32_t head_before) {
   } else if (read) {
     on_read_request(qp, p, true);  // a re-issued READ: answered again, from its PSN on
   } else {
-    queue_ack(qp);  // the first ACK may have been lost: acknowledge again (expected PSN - 1)
+    m_ack->request(qp.qpn - first_qpn, core::now());  // the first ACK may have been lost: acknowledge again
     m_ctx.pool.release(p);
   }
-  // Reordering never duplicates: the requester is resending, so a gap at the head is a loss.
-  if (core::psn_before(qp.head, qp.rx_max)) qp.recovering = true;
-  note_arrival(qp, (head_before - 1) & core::psn_mask);
+  m_ack->duplicate(qp.qpn - first_qpn, head_before, core::now());  // the requester is resending
 }
 
 void supernic::on_write(packet* p) {
@@ -1549,7 +1273,8 @@ void supernic::on_write(packet* p) {
     return;
   }
   if (!rx_buffer_admits(p)) return;
-  queue_pair& qp = *m_qps[qpn - first_qpn];
+  const size_t q = qpn - first_qpn;
+  queue_pair& qp = *m_qps[q];
   if (p->int_hops > 0) {  // HPCC: keep the newest telemetry for the next ACK to echo
     const auto& rec = m_ctx.pool.telemetry(p);
     qp.echo_hops = p->int_hops;
@@ -1577,7 +1302,7 @@ void supernic::on_write(packet* p) {
       return;
     case psn_verdict::out_of_window:
       ++m_rx_out_of_window;
-      note_arrival(qp, p->bth.psn);  // dropped, and answered: the gap at the head is what keeps it out
+      m_ack->arrival(q, p->bth.psn, core::now());  // dropped, and answered: the gap at the head keeps it out
       m_ctx.pool.release(p);
       return;
     case psn_verdict::in_order:
@@ -1586,14 +1311,8 @@ void supernic::on_write(packet* p) {
     case psn_verdict::out_of_order:
       ++m_rx_out_of_order;
       m_ooo_distance.add((p->bth.psn - head_before) & core::psn_mask);
-      if (m_sack) {  // SACKed by an ACK of its own (sent at most sack_queue_depth behind)
-        if (qp.sacks.size() == sack_queue_depth) {
-          qp.sacks.pop_front();
-          ++m_sack_overflow;
-        }
-        qp.sacks.push_back(p->bth.psn);
-        queue_ack(qp);
-      }
+      // sack: SACKed by an ACK of its own (sent at most sack_queue_depth behind)
+      if (m_lr->sacks() && !m_ack->sack(q, p->bth.psn, core::now())) ++m_sack_overflow;
       break;
   }
   uint32_t psn = p->bth.psn;  // `p` may be released below
@@ -1618,17 +1337,13 @@ void supernic::on_write(packet* p) {
     qp.stash[p->bth.psn & qp.window_mask] = p;
   }
   if (advanced > 0) {
-    qp.head_moved(core::now(), m_rx_latency);
+    m_ack->head_moved(q, core::now());
     bool message_done = false;
     if (!walk_head(qp, head_before, qp.head, &message_done)) return;  // RNR: the head went back
     advanced = (qp.head - head_before) & core::psn_mask;              // with any READ served on the way
-    qp.since_ack += advanced;
-    if (message_done || ack_req || qp.since_ack >= m_params.ack_every_packets) {
-      qp.since_ack = 0;
-      queue_ack(qp);
-    }
+    m_ack->advanced(q, advanced, message_done || ack_req, core::now());
   }
-  note_arrival(qp, psn);
+  m_ack->arrival(q, psn, core::now());
 }
 
 void supernic::on_read_request(queue_pair& qp, packet* p, bool duplicate) {
@@ -1974,7 +1689,7 @@ uint32_t supernic::serve_deferred_read(queue_pair& qp, packet* p) {
   const uint64_t mtu = qp.mtu;
   const uint32_t packets = uint32_t(std::max<uint64_t>(1, (p->reth.dma_length + mtu - 1) / mtu));
   retire_read_psns(qp, p->bth.psn, packets);
-  qp.head_moved(core::now(), m_rx_latency);
+  m_ack->head_moved(qp.qpn - first_qpn, core::now());
   on_read_request(qp, p, false);
   return qp.head;
 }
@@ -2033,12 +1748,7 @@ bool supernic::walk_head(queue_pair& qp, uint32_t from, uint32_t to, bool* messa
 // NAK naming `psn` goes out.
 void supernic::rnr_reset(queue_pair& qp, uint32_t psn) {
   qp.tracker->reset(psn);
-  qp.head = qp.rx_max = psn;
-  // Marks beyond `psn` are void: the head is back at it (PSNs before it, passed by now, are placed by the
-  // time the RNR NAK may leave).
-  for (size_t i = 0; i < qp.placing.size(); ++i)
-    if (core::psn_before(psn, qp.placing[i].head)) qp.placing[i].head = psn;
-  qp.head_moved(core::now(), m_rx_latency);
+  qp.head = psn;
   qp.held = 0;
   for (packet*& slot : qp.stash)
     if (slot) {
@@ -2046,39 +1756,7 @@ void supernic::rnr_reset(queue_pair& qp, uint32_t psn) {
       slot = nullptr;
     }
   while (!qp.messages.empty() && !core::psn_before(qp.messages.back().first_psn, psn)) qp.messages.pop_back();
-  qp.recovering = qp.nak_sent = qp.nak_pending = false;
-  qp.sacks.clear();
-  qp.since_ack = 0;
-  qp.rnr_pending = true;
-  qp.rnr_psn = psn;
-  queue_ack(qp);
-}
-
-// The responder's NAK rule (its receiver places out of order, so a gap is not an error at once): a NAK
-// "PSN sequence error" naming the expected PSN goes out when the furthest PSN seen is at least
-// nak_threshold_packets beyond it (capped at half the window, so that a gap is reported before later packets
-// fall out of the window), once per expected PSN. Once a gap has been NAKed, or a duplicate has shown that
-// the requester is resending, the QP is recovering: every gap the head stops at is NAKed at once, without
-// waiting for the threshold, until the head catches up with the furthest PSN seen. Below the fabric's reordering depth the rule NAKs gaps
-// that were only reordering (a spurious resend); above it, a loss in a message shorter than the threshold
-// with nothing behind it waits for the requester's timeout. It is checked on every arrival, so when a resend
-// fills a gap and the head stops at the next one, that gap is NAKed at once if later packets are held.
-void supernic::note_arrival(queue_pair& qp, uint32_t psn) {
-  const uint32_t next = core::psn_add(psn, 1);
-  if (core::psn_before(qp.rx_max, next)) qp.rx_max = next;
-  if (core::psn_before(qp.rx_max, qp.head)) qp.rx_max = qp.head;
-  if (!core::psn_before(qp.head, qp.rx_max)) {  // no gap
-    qp.recovering = false;
-    return;
-  }
-  if (m_sack) return;  // the requester finds the holes from SACKs
-  const uint32_t beyond = (qp.rx_max - 1 - qp.head) & core::psn_mask;  // furthest PSN seen past the head
-  if ((beyond < m_nak_threshold && !qp.recovering) || (qp.nak_sent && qp.nak_psn == qp.head)) return;
-  qp.recovering = true;
-  qp.nak_sent = true;
-  qp.nak_psn = qp.head;
-  qp.nak_pending = true;
-  queue_ack(qp);
+  m_ack->rnr(qp.qpn - first_qpn, psn, core::now());  // nothing owed but the RNR NAK
 }
 
 void supernic::place(queue_pair& qp, known_message& m, const packet* p) {
@@ -2140,21 +1818,6 @@ void supernic::learn_message(queue_pair& qp, packet* p) {
       slot = nullptr;
     }
   }
-}
-
-void supernic::queue_ack(queue_pair& qp) {
-  const picoseconds ready = core::now() + m_rx_latency;
-  qp.ack_due = max(qp.ack_due, ready);
-  if (qp.ack_queued) return;  // the queued ACK carries the newest placed PSN when it is built
-  requeue_ack(qp, ready);
-}
-
-void supernic::requeue_ack(queue_pair& qp, picoseconds ready) {
-  qp.ack_queued = true;
-  // The queue stays in time order (its front is the next due): a later entry is never due earlier.
-  if (!m_acks.empty()) ready = max(ready, m_acks.back().ready);
-  m_acks.push_back({ready, qp.qpn});
-  if (m_started) wake_transmitter(max(ready, m_out->wire_free_at()));
 }
 
 }  // namespace fabricsim::nic

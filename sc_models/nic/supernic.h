@@ -31,11 +31,15 @@
 #include "sc_models/ib/credit_link.h"
 #include "sc_models/memory/landing_observer.h"
 #include "sc_models/memory/payload_pattern.h"
+#include "sc_models/nic/ack_engine.h"
 #include "sc_models/nic/cnp_gen.h"
 #include "sc_models/nic/dcqcn_rp.h"
 #include "sc_models/nic/hpcc.h"
+#include "sc_models/nic/loss_recovery.h"
+#include "sc_models/nic/mac_transmit.h"
 #include "sc_models/nic/placement_fault.h"
 #include "sc_models/nic/reorder_tracker.h"
+#include "sc_models/nic/work_request.h"
 
 namespace fabricsim::nic {
 
@@ -150,10 +154,6 @@ struct supernic_params {
 enum class completion_status : uint8_t { success, retry_exceeded, flushed, rnr_retry_exceeded, length_error };
 const char* to_string(completion_status s);
 
-// The operation of a work request.
-enum class rdma_op : uint8_t { write, write_imm, send, send_imm, read };
-const char* to_string(rdma_op op);
-
 // A finished work request, as the completion queue reports it.
 struct completion {
   uint64_t wr_id;
@@ -246,7 +246,11 @@ class block_clock;
 class congestion_control;
 class path_entropy;
 
-class supernic : public sc_core::sc_module, public core::packet_sink, public sw::ib::credit_peer {
+class supernic : public sc_core::sc_module,
+                 public core::packet_sink,
+                 public sw::ib::credit_peer,
+                 private recovery_host,
+                 private ack_host {
  public:
   void attach_port_client(port_client* c) { m_client = c; }
   void wake_port_client(core::picoseconds at) {
@@ -266,7 +270,7 @@ class supernic : public sc_core::sc_module, public core::packet_sink, public sw:
   void connect(core::link& out);
   // nic.link_layer infiniband: a credit update from the switch port (the far end of the host link).
   void credit_update(unsigned port, unsigned vl, uint64_t fccl_blocks) override;
-  const sw::ib::credit_sender& ib_sender() const { return m_ib_tx; }
+  const sw::ib::credit_sender& ib_sender() const { return m_mac_tx->credits(); }
   sw::ib::credit_receiver* ib_receiver() { return m_ib_rx.get(); }  // null unless nic.link_layer infiniband
   sw::ib::credit_receiver* receiver_at(unsigned /*port*/) override { return ib_receiver(); }
   unsigned receiver_vls() const override { return 1; }       // one data VL
@@ -332,22 +336,6 @@ class supernic : public sc_core::sc_module, public core::packet_sink, public sw:
   placement_fault& misplace_fault() { return m_misplace; }
 
  private:
-  struct work_request {
-    uint64_t wr_id = 0;
-    uint64_t local_addr = 0, remote_addr = 0, length = 0;
-    uint32_t rkey = 0;
-    core::picoseconds post_at{};
-    uint32_t first_psn = 0, packets = 1;  // PSNs are given at post time: the QP's PSNs are consecutive
-    core::picoseconds staged_at{};        // visible to the NIC (post_at; bounce: when its copy was posted)
-    uint64_t retransmitted = 0;
-    rdma_op op = rdma_op::write;
-    uint32_t imm = 0;
-    // READ: which response packets have arrived (one flag per PSN; sized at post, not per packet) and how
-    // many from the first are all in.
-    std::vector<uint8_t> got;
-    uint32_t rd_done = 0;
-    uint32_t last_psn() const { return core::psn_add(first_psn, packets - 1); }
-  };
   // A message the responder knows from its RETH: a WRITE (placed at va) or a READ request (answered).
   struct known_message {
     uint32_t first_psn, packets;
@@ -400,32 +388,28 @@ class supernic : public sc_core::sc_module, public core::packet_sink, public sw:
   bool bind_recv(queue_pair& qp, recv_wqe* out);  // false: the receive queue is empty
   void on_read_request(queue_pair& qp, core::packet* p, bool duplicate);
   void note_held(queue_pair& qp, const psn_result& r);  // reorder-window occupancy
-  // Loss recovery at the requester.
-  size_t find_wr(const queue_pair& qp, uint32_t psn) const;  // the work request holding `psn`
-  void seek(queue_pair& qp, uint32_t psn);                   // go-back-N: the next packet sent is `psn`
-  void acknowledge(queue_pair& qp, uint32_t psn);            // cumulative: every PSN up to `psn`
+  // Loss recovery at the requester: the scheme (nic.retransmission, loss_recovery.h) keeps the timers and
+  // what to resend; the NIC acknowledges, completes and fails work requests.
+  void acknowledge(queue_pair& qp, uint32_t psn);  // cumulative: every PSN up to `psn`
   void on_nak(queue_pair& qp, uint32_t psn);
-  void queue_resend(queue_pair& qp, uint32_t psn);  // selective: once, behind earlier requests
-  void on_sack(queue_pair& qp, uint32_t psn);       // sack: the responder holds `psn`
-  void sack_losses(queue_pair& qp);                 // sack: queue the holes far enough below the highest SACK
-  void set_deadline(queue_pair& qp, core::picoseconds at);
-  void stop_timer(queue_pair& qp);
-  void check_timeouts(core::picoseconds t);
-  bool retry(queue_pair& qp);  // counts a retry; false (and the QP in error) when retry_count is exhausted
   void fail_qp(queue_pair& qp, completion_status why = completion_status::retry_exceeded);
+  send_queue& recovery_sender(size_t q) override;
+  void recovery_failed(size_t q) override;
+  void recovery_wake(core::picoseconds at) override;
+  void recovery_idle() override;
   // Receive paths.
   void on_ack(core::packet* p);
   void on_write(core::packet* p);
   void place(queue_pair& qp, known_message& m, const core::packet* p);
   bool try_place(queue_pair& qp, core::packet* p);  // false: message not known yet (FIRST still to come)
   void learn_message(queue_pair& qp, core::packet* p);
-  void queue_ack(queue_pair& qp);
-  void requeue_ack(queue_pair& qp, core::picoseconds ready);  // an ACK entry due at `ready`
+  // The acknowledgements and CNPs owed (ack_engine.h): the engine decides, the NIC builds the packets.
+  uint32_t ack_head(size_t q) const override;
+  void ack_wake(core::picoseconds ready) override;
   // Congestion control: the policy (nic.cc) paces the QPs; the NIC sends and receives its CNPs.
   void on_cnp(core::packet* p);                 // reaction point: a CNP for one of our QPs
   void notify_congestion(queue_pair& qp);       // notification point: a CE-marked arrival
   core::packet* next_cnp();                     // a CNP whose generator result is due, if any
-  void note_arrival(queue_pair& qp, uint32_t psn);  // extends the highest PSN seen, then NAKs a gap if due
   void fill_headers(core::packet* p, const queue_pair& qp, uint16_t src_port);
 
   void end_of_elaboration() override;
@@ -436,8 +420,8 @@ class supernic : public sc_core::sc_module, public core::packet_sink, public sw:
   // nic.link_layer infiniband: the HCA end of the credit flow control (one data VL).
   bool m_ib = false;
   port_client* m_client = nullptr;  // attach_port_client
-  uint64_t m_ib_max_blocks = 0;  // credits the largest packet needs: checked before one is built
-  sw::ib::credit_sender m_ib_tx;
+  // The MAC transmit side: FIFO, the PFC pause of our priority, the credits of the data VL (mac_transmit.h).
+  std::unique_ptr<mac_transmit> m_mac_tx;
   std::unique_ptr<sw::ib::credit_receiver> m_ib_rx;
   uint8_t* m_mem_ptr = nullptr;  // DMI view of host memory
   placement_target* m_placement = nullptr;  // nic.placement pcie
@@ -492,39 +476,20 @@ class supernic : public sc_core::sc_module, public core::packet_sink, public sw:
   core::picoseconds m_wqe_latency, m_rx_latency;
   std::unique_ptr<path_entropy> m_entropy;  // nic.path_entropy: the UDP source port of data packets
   core::picoseconds m_rnr_timer;
-  bool m_go_back_n;       // retransmission "go_back_n"
-  bool m_sack;            // retransmission "sack"
-  core::picoseconds m_rto;
-  uint32_t m_nak_threshold;  // nak_threshold_packets, capped at half the reorder window
-  // The one pending retransmission timer of the NIC: the earliest QP deadline, served by the transmitter's
-  // own event. QP deadlines only move later on progress; a wake-up that finds none expired re-arms for the
-  // new earliest, so there is never more than one timer and no extra process.
-  core::picoseconds m_rto_wake{UINT64_MAX};
-  uint64_t m_timers_running = 0;  // QPs with a deadline
+  // nic.retransmission. Its one pending timer wake-up (the earliest QP deadline) is served by the
+  // transmitter's own event: no extra process.
+  std::unique_ptr<loss_recovery> m_lr;
   sc_core::sc_event m_tx_event;
-  core::ring<core::picoseconds> m_tx_fifo;  // when each frame committed to the MAC leaves the wire
   core::picoseconds m_tx_wake{UINT64_MAX};  // earliest pending transmitter wake-up
   // PFC: the switch port above may pause the priority the NIC's frames travel on (priority = DSCP / 8).
   unsigned m_priority;
-  core::picoseconds m_paused_until{};
-  core::picoseconds m_paused_from{};
-  uint64_t m_paused_ps = 0;
   void on_pause(const core::packet* p);
   std::vector<std::unique_ptr<queue_pair>> m_qps;
   struct region {
     uint64_t addr, length;
   };
   std::vector<region> m_regions;  // index = R_Key - 1
-  struct pending_ack {
-    core::picoseconds ready;
-    uint32_t qpn;
-  };
-  core::ring<pending_ack> m_acks;
-  struct owed_cnp {
-    uint32_t qpn;
-    core::picoseconds ready;  // the CNP generator's result cycle
-  };
-  core::ring<owed_cnp> m_cnps;               // CNPs owed, oldest first
+  std::unique_ptr<ack_engine> m_ack;         // ACKs, NAKs, SACKs and CNPs owed
   std::unique_ptr<congestion_control> m_cc;  // nic.cc
   size_t m_rr = 0;  // round-robin position over QPs
   std::vector<completion> m_completions;
@@ -533,16 +498,16 @@ class supernic : public sc_core::sc_module, public core::packet_sink, public sw:
   std::vector<recv_completion> m_recv_completions;
 
   // Counters.
-  uint64_t m_tx_packets = 0, m_tx_data_packets = 0, m_tx_acks = 0, m_tx_payload_bytes = 0;
+  uint64_t m_tx_packets = 0, m_tx_data_packets = 0, m_tx_payload_bytes = 0;
   uint64_t m_rx_packets = 0, m_rx_in_order = 0, m_rx_out_of_order = 0, m_rx_duplicate = 0, m_rx_out_of_window = 0;
   uint64_t m_rx_deferred = 0, m_rx_access_errors = 0, m_rx_unknown_qp = 0, m_rx_acks = 0;
   uint64_t m_placed_bytes = 0, m_tracker_cycles = 0, m_rx_pause_frames = 0, m_rx_buffer_drops = 0;
-  uint64_t m_rx_ecn_marked = 0, m_tx_cnps = 0, m_rx_cnps = 0;
-  uint64_t m_tx_retransmitted = 0, m_rx_nak = 0, m_tx_nak = 0, m_timeouts = 0, m_qp_errors = 0;
-  uint64_t m_tx_sacks = 0, m_rx_sacks = 0, m_sack_lost = 0, m_sack_overflow = 0, m_rx_read_already_queued = 0;
+  uint64_t m_rx_ecn_marked = 0, m_rx_cnps = 0;
+  uint64_t m_tx_retransmitted = 0, m_rx_nak = 0, m_qp_errors = 0;
+  uint64_t m_sack_overflow = 0, m_rx_read_already_queued = 0;
   uint64_t m_rx_read_deferred = 0;
   uint64_t m_tx_read_requests = 0, m_tx_read_responses = 0, m_rx_read_responses = 0, m_rx_duplicate_responses = 0;
-  uint64_t m_read_reissues = 0, m_tx_rnr_nak = 0, m_rx_rnr_nak = 0, m_recv_consumed = 0;
+  uint64_t m_read_reissues = 0, m_rx_rnr_nak = 0, m_recv_consumed = 0;
   uint64_t m_reorder_peak = 0;  // most PSNs any QP's tracker held beyond its head at once
   core::histogram m_ooo_distance;
 };
