@@ -23,6 +23,7 @@
 #include "testbench/replay.h"
 #include "testbench/report.h"
 #include "testbench/rtl_coverage.h"
+#include "testbench/rtl_mutate.h"
 #include "testbench/rtl_replay.h"
 #include "testbench/run_summary.h"
 #include "testbench/scenario.h"
@@ -380,6 +381,24 @@ int fabricsim_cli(int argc, char* argv[], bool parse_only) {
                          "the RTL and the reference model, comparing every output after every transaction");
   verify_cmd->add_option("--preset", verify.preset,
                          "dcqcn_rp parameter set: paper, nvidia or fabric_400g (default: paper, nvidia and random sets)");
+  bool mutate = false;
+  testbench::rtl_mutate_options mutate_opts;
+  verify_cmd->add_flag("--mutate", mutate,
+                       "Mutation testing: generate mutants of the block's RTL (the shipped one, or --rtl FILE), "
+                       "compile them once as a mutant schema, run the bench on each and print the mutation score "
+                       "with every survivor as a diff; survivors yosys proves equivalent are reported as such. "
+                       "Exits 1 when a non-equivalent mutant survives");
+  CLI::Option* mutate_sample = verify_cmd->add_option(
+      "--mutate-sample", mutate_opts.sample, "--mutate: run a sample of N mutants drawn with --seed (default: all)");
+  CLI::Option* mutate_timeout = verify_cmd->add_option(
+      "--mutate-timeout", mutate_opts.timeout_seconds,
+      "--mutate: seconds per mutant before it counts as killed by the timeout (default: 10 + 20 x the unmutated "
+      "bench's time)");
+  CLI::Option* mutate_json =
+      verify_cmd->add_option("--mutate-json", mutate_opts.json, "--mutate: write the result as JSON here");
+  bool no_equiv = false;
+  CLI::Option* no_equiv_flag =
+      verify_cmd->add_flag("--no-equiv", no_equiv, "--mutate: do not check survivors for equivalence with yosys");
   std::string coverage_json, coverage_html;
   verify_cmd->add_option("--coverage-json", coverage_json,
                          "Write the run's coverage bins (hits, bins hit, closure, the bins not hit) as JSON here");
@@ -520,6 +539,22 @@ int fabricsim_cli(int argc, char* argv[], bool parse_only) {
       if (!pcie_json.empty()) write_json(pcie_json, testbench::pcie_bench_json(pcie_bench, runs));
       std::cout << testbench::format_pcie_bench(runs);
       return 0;
+    }
+    if (*verify_cmd &&
+        (mutate ||
+         mutate_sample->count() + mutate_timeout->count() + mutate_json->count() + no_equiv_flag->count() > 0)) {
+      if (!mutate)
+        throw core::config_error(
+            "verify-rtl --mutate-sample, --mutate-timeout, --mutate-json and --no-equiv go "
+            "with --mutate");
+      if (!replay.empty() || !coverage_json.empty() || !coverage_html.empty())
+        throw core::config_error(
+            "verify-rtl --mutate runs the bench once per mutant: it cannot be combined with "
+            "--replay, --coverage-json or --coverage-html");
+      mutate_opts.equivalence = !no_equiv;
+      const testbench::rtl_mutate_result result = testbench::run_rtl_mutation(verify, mutate_opts);
+      std::cout << testbench::format_rtl_mutation(verify, result);
+      return result.count("survived") == 0 ? 0 : 1;
     }
     if (*verify_cmd && !replay.empty()) {
       const testbench::rtl_replay_result result = testbench::replay_rtl_recording(verify.block, replay, verify.mutant);
