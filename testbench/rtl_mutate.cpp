@@ -257,8 +257,12 @@ void check_equivalence(const rtl_mutation_source& source, const std::string& yos
     o.detail = "proven by yosys equiv_induct";
   } else if (text.find("unproven $equiv cells") != std::string::npos) {
     o.detail = "yosys equiv_induct did not prove it equivalent";
-  } else {
-    o.detail = rc < 0 ? "yosys did not finish in 120 s" : "yosys could not check it (" + log.string() + ")";
+  } else if (rc < 0) {
+    o.detail = "yosys did not finish in 120 s";
+  } else {  // e.g. a latch the mutant made in an always_comb, which yosys refuses
+    const size_t error = text.find("ERROR: ");
+    const std::string why = error == std::string::npos ? "" : first_line(text.substr(error + 7));
+    o.detail = "yosys could not check it: " + (why.empty() ? log.string() : why.substr(0, why.find(" from ")));
   }
 }
 
