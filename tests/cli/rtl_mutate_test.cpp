@@ -54,8 +54,8 @@ TEST(rtl_mutate, a_starved_bench_leaves_survivors_the_default_bench_kills) {
   const run_result w = fabricsim("verify-rtl --block reorder_tracker --window 64 --mutate --no-equiv --cycles 40" +
                                  cache + " --mutate-json " + weak);
   ASSERT_EQ(w.exit_code, 1) << w.output;
-  const run_result s =
-      fabricsim("verify-rtl --block reorder_tracker --window 64 --mutate --no-equiv" + cache + " --mutate-json " + strong);
+  const run_result s = fabricsim("verify-rtl --block reorder_tracker --window 64 --mutate --no-equiv" + cache +
+                                 " --mutate-json " + strong);
   ASSERT_EQ(s.exit_code, 1) << s.output;  // without the equivalence check the equivalent ones count as survivors
   const nlohmann::json jw = read_json(weak), js = read_json(strong);
   EXPECT_EQ(jw["generated"], 109);
@@ -66,8 +66,8 @@ TEST(rtl_mutate, a_starved_bench_leaves_survivors_the_default_bench_kills) {
   EXPECT_GT(jw["survived"].get<int>(), js["survived"].get<int>() + 10) << w.output;
   // The terminal says what the JSON says.
   std::ostringstream total;
-  total << std::left << std::setw(12) << "total" << std::right << std::setw(8) << 109 << std::setw(8) << js["killed"].get<int>() << std::setw(10)
-        << js["survived"].get<int>() << std::setw(12) << 0;
+  total << std::left << std::setw(12) << "total" << std::right << std::setw(8) << 109 << std::setw(8)
+        << js["killed"].get<int>() << std::setw(10) << js["survived"].get<int>() << std::setw(12) << 0;
   EXPECT_NE(s.output.find(total.str()), std::string::npos) << s.output;
   EXPECT_NE(s.output.find("survived: mutant"), std::string::npos);
   EXPECT_NE(s.output.find("-      if (psn_offset == '0) begin\n+      if ((psn_offset <= '0)) begin\n"),
@@ -85,10 +85,15 @@ TEST(rtl_mutate, cnp_gen_survivors_are_the_ones_docs_show_unobservable) {
   // register holds whenever they are read), clear_idx_q != '1 -> < (the same for an unsigned value), and the
   // reset values of per_port_q and port_q (interval 0 after a reset makes every arrival emit, and an init sets
   // both before they matter).
-  const std::set<std::tuple<int, std::string>> expected{
-      {108, "assignment deleted"}, {109, "assignment deleted"}, {110, "assignment deleted"},
-      {111, "assignment deleted"}, {134, "!= -> <"},           {155, "assignment deleted"},
-      {155, "1'b0 -> 1'b1"},       {156, "assignment deleted"}, {156, "'0 -> '1"}};
+  const std::set<std::tuple<int, std::string>> expected{{108, "assignment deleted"},
+                                                        {109, "assignment deleted"},
+                                                        {110, "assignment deleted"},
+                                                        {111, "assignment deleted"},
+                                                        {134, "!= -> <"},
+                                                        {155, "assignment deleted"},
+                                                        {155, "1'b0 -> 1'b1"},
+                                                        {156, "assignment deleted"},
+                                                        {156, "'0 -> '1"}};
   EXPECT_EQ(with_status(j, "survived"), expected) << r.output;
 }
 
@@ -105,8 +110,8 @@ TEST(rtl_mutate, yosys_proves_a_redundant_comparison_equivalent) {
   text.replace(at, from.size(), "assign accept      = req_valid_i & req_ready_o & (head_q == head_q);");
   const std::string file = testing::TempDir() + "redundant_tracker.sv", json = testing::TempDir() + "redundant.json";
   std::ofstream(file) << text;
-  const run_result r =
-      fabricsim("verify-rtl --block reorder_tracker --window 64 --mutate --rtl " + file + cache + " --mutate-json " + json);
+  const run_result r = fabricsim("verify-rtl --block reorder_tracker --window 64 --mutate --rtl " + file + cache +
+                                 " --mutate-json " + json);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const nlohmann::json j = read_json(json);
   EXPECT_EQ(j["survived"], 0);
@@ -123,14 +128,26 @@ TEST(rtl_mutate, yosys_proves_a_redundant_comparison_equivalent) {
 }
 
 TEST(rtl_mutate, a_seeded_sample_and_the_timeout) {
-  const std::string args = "verify-rtl --block reorder_tracker --window 64 --mutate --no-equiv --mutate-sample 10" + cache;
-  const run_result a = fabricsim(args + " --seed 5 --mutate-timeout 0.001");
-  ASSERT_EQ(a.exit_code, 0) << a.output;  // every mutant killed by the timeout, none survives
-  EXPECT_NE(a.output.find("109 mutants generated, 10 run (a seeded sample)"), std::string::npos) << a.output;
-  EXPECT_NE(a.output.find("of the killed: 10 by the timeout, 0 by a crash"), std::string::npos) << a.output;
-  const run_result b = fabricsim(args + " --seed 5");
-  const run_result c = fabricsim(args + " --seed 5");
-  EXPECT_EQ(b.output.substr(b.output.find("operator")), c.output.substr(c.output.find("operator")));
+  const std::string args =
+      "verify-rtl --block reorder_tracker --window 64 --mutate --no-equiv --mutate-sample 10 --seed 13" + cache;
+  const std::string plain = testing::TempDir() + "sample.json", again = testing::TempDir() + "sample_again.json",
+                    timed = testing::TempDir() + "sample_timeout.json";
+  const run_result b = fabricsim(args + " --mutate-json " + plain);
+  EXPECT_NE(b.output.find("109 mutants generated, 10 run (a seeded sample)"), std::string::npos) << b.output;
+  fabricsim(args + " --mutate-json " + again);
+  const nlohmann::json jb = read_json(plain), jagain = read_json(again);
+  EXPECT_EQ(jb["mutants"], jagain["mutants"]);  // the same sample, the same outcomes
+  ASSERT_EQ(jb["run"], 10);
+  const std::set<int> survivors = ids_with_status(jb, "survived");
+  ASSERT_FALSE(survivors.empty()) << b.output;  // seed 13 draws mutants 55 and 63, equivalent: every cycle runs
+  // A survivor runs the whole bench (tens of ms): with a 1 ms timeout it is killed by the timeout instead.
+  const run_result a = fabricsim(args + " --mutate-timeout 0.001 --mutate-json " + timed);
+  ASSERT_EQ(a.exit_code, 0) << a.output;
+  const nlohmann::json ja = read_json(timed);
+  EXPECT_EQ(ja["killed"], 10);
+  const std::set<int> timeouts = ids_with_status(ja, "timeout");
+  for (int id : survivors) EXPECT_EQ(timeouts.count(id), 1u) << "mutant " << id << "\n" << a.output;
+  EXPECT_NE(a.output.find("by the timeout"), std::string::npos) << a.output;
 }
 
 TEST(rtl_mutate, bad_flag_combinations_are_refused) {
