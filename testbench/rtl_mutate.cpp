@@ -237,14 +237,27 @@ std::string equivalence_script(const std::string& module, const std::string& chp
   return s.str();
 }
 
+// A survivor yosys has not settled in this time stays a survivor (a reset-value mutant of a block with a
+// RAM can keep equiv_induct busy for minutes).
+constexpr int equivalence_timeout_seconds = 60;
+
 void check_equivalence(const rtl_mutation_source& source, const std::string& yosys, const std::string& chparam,
                        const fs::path& dir, rtl_mutant_outcome& o) {
   const fs::path gate = dir / ("mutant_" + std::to_string(o.mutant.id) + ".sv");
   write_text(gate, source.apply(o.mutant.id));
   const fs::path script = dir / ("mutant_" + std::to_string(o.mutant.id) + ".ys");
   const fs::path log = dir / ("mutant_" + std::to_string(o.mutant.id) + ".log");
-  write_text(script, equivalence_script(source.module(), chparam, dir, gate));
-  const int rc = run_yosys(yosys, script, log, 120);
+  const std::string script_text = equivalence_script(source.module(), chparam, dir, gate);
+  write_text(script, script_text);
+  // yosys' verdict is kept beside its inputs, keyed by all of them, so a second run does not check again.
+  const fs::path verdict = dir / ("mutant_" + std::to_string(o.mutant.id) + "-" +
+                                  fnv_hex(script_text + source.apply(o.mutant.id) + source.source()) + ".verdict");
+  int rc = 0;
+  std::ifstream cached(verdict);
+  if (!(cached >> rc)) {  // else the log of the run that gave the verdict is still there
+    rc = run_yosys(yosys, script, log, equivalence_timeout_seconds);
+    write_text(verdict, std::to_string(rc) + "\n");  // a timeout too: delete the file to try again
+  }
   std::string text;
   {
     std::ifstream f(log);
@@ -258,7 +271,7 @@ void check_equivalence(const rtl_mutation_source& source, const std::string& yos
   } else if (text.find("unproven $equiv cells") != std::string::npos) {
     o.detail = "yosys equiv_induct did not prove it equivalent";
   } else if (rc < 0) {
-    o.detail = "yosys did not finish in 120 s";
+    o.detail = "yosys did not finish in " + std::to_string(equivalence_timeout_seconds) + " s";
   } else {  // e.g. a latch the mutant made in an always_comb, which yosys refuses
     const size_t error = text.find("ERROR: ");
     const std::string why = error == std::string::npos ? "" : first_line(text.substr(error + 7));
