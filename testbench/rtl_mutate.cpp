@@ -239,7 +239,7 @@ std::string equivalence_script(const std::string& module, const std::string& chp
 
 // A survivor yosys has not settled in this time stays a survivor (a reset-value mutant of a block with a
 // RAM can keep equiv_induct busy for minutes).
-constexpr int equivalence_timeout_seconds = 60;
+constexpr int equivalence_timeout_seconds = 120;
 
 void check_equivalence(const rtl_mutation_source& source, const std::string& yosys, const std::string& chparam,
                        const fs::path& dir, rtl_mutant_outcome& o) {
