@@ -24,6 +24,7 @@
 #include "testbench/replay.h"
 #include "testbench/report.h"
 #include "testbench/rtl_coverage.h"
+#include "testbench/rtl_mutate.h"
 #include "testbench/rtl_replay.h"
 #include "testbench/run_summary.h"
 #include "testbench/scenario.h"
@@ -382,6 +383,9 @@ CLI::App* add_replay_command(CLI::App& app, replay_cli& c) {
 struct verify_cli {
   testbench::verify_rtl_options verify;
   std::string replay, coverage_json, coverage_html;
+  bool mutate = false, no_equiv = false;  // --mutate, --no-equiv
+  testbench::rtl_mutate_options mutate_opts;
+  std::vector<const CLI::Option*> mutate_only;  // the options that go with --mutate alone
 };
 
 CLI::App* add_verify_command(CLI::App& app, verify_cli& c) {
@@ -424,6 +428,21 @@ CLI::App* add_verify_command(CLI::App& app, verify_cli& c) {
   verify_cmd->add_option(
       "--preset", c.verify.preset,
       "dcqcn_rp parameter set: paper, nvidia or fabric_400g (default: paper, nvidia and random sets)");
+  verify_cmd->add_flag("--mutate", c.mutate,
+                       "Mutation testing: generate mutants of the block's RTL (the shipped one, or --rtl FILE), "
+                       "compile them once as a mutant schema, run the bench on each and print the mutation score "
+                       "with every survivor as a diff; survivors yosys proves equivalent are reported as such. "
+                       "Exits 1 when a non-equivalent mutant survives");
+  c.mutate_only.push_back(verify_cmd->add_option("--mutate-sample", c.mutate_opts.sample,
+                                                 "--mutate: run a sample of N mutants drawn with --seed (default: all)"));
+  c.mutate_only.push_back(verify_cmd->add_option(
+      "--mutate-timeout", c.mutate_opts.timeout_seconds,
+      "--mutate: seconds per mutant before it counts as killed by the timeout (default: 10 + 20 x the unmutated "
+      "bench's time)"));
+  c.mutate_only.push_back(
+      verify_cmd->add_option("--mutate-json", c.mutate_opts.json, "--mutate: write the result as JSON here"));
+  c.mutate_only.push_back(
+      verify_cmd->add_flag("--no-equiv", c.no_equiv, "--mutate: do not check survivors for equivalence with yosys"));
   verify_cmd->add_option("--coverage-json", c.coverage_json,
                          "Write the run's coverage bins (hits, bins hit, closure, the bins not hit) as JSON here");
   verify_cmd->add_option(
@@ -556,6 +575,22 @@ int run_verify_command(verify_cli& verify_c) {
   testbench::verify_rtl_options& verify = verify_c.verify;
   const std::string &replay = verify_c.replay, &coverage_json = verify_c.coverage_json,
                     &coverage_html = verify_c.coverage_html;
+  size_t mutate_only = 0;
+  for (const CLI::Option* o : verify_c.mutate_only) mutate_only += o->count();
+  if (verify_c.mutate || mutate_only > 0) {
+    if (!verify_c.mutate)
+      throw core::config_error(
+          "verify-rtl --mutate-sample, --mutate-timeout, --mutate-json and --no-equiv go "
+          "with --mutate");
+    if (!replay.empty() || !coverage_json.empty() || !coverage_html.empty())
+      throw core::config_error(
+          "verify-rtl --mutate runs the bench once per mutant: it cannot be combined with "
+          "--replay, --coverage-json or --coverage-html");
+    verify_c.mutate_opts.equivalence = !verify_c.no_equiv;
+    const testbench::rtl_mutate_result result = testbench::run_rtl_mutation(verify, verify_c.mutate_opts);
+    std::cout << testbench::format_rtl_mutation(verify, result);
+    return result.count("survived") == 0 ? 0 : 1;
+  }
   if (!replay.empty()) {
     nic::user_rtl_provider user;  // --rtl: the recording through the user's block (compiled per window or flows)
     if (!verify.rtl.empty()) {

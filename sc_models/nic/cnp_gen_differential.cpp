@@ -82,12 +82,21 @@ class bench {
       in.rst_n = false;
       if (m_reset_left > 0) --m_reset_left;
       m_need_init = true;
+    } else if (!m_need_init && cycle >= m_phase_end && m_reset_at_end) {
+      // A short phase ending in a reset: it lands in the clear sweep of the init that started the phase.
+      in.rst_n = false;
+      m_reset_at_end = false;
+      m_next_interval = 0;
+      m_phase_end = cycle + uniform(300, 3000);
     } else if (m_need_init || cycle >= m_phase_end) {
       start_phase(cycle, in);
-    } else if (cycle > 2 && chance(1.0 / 20000)) {
+    } else if (cycle > 2 && chance(1.0 / 5000)) {
       in.rst_n = false;
       m_reset_left = uniform(0, 2);
-      m_need_init = true;
+      // Half the time the phase goes on in the reset state (interval 0, per-flow mode, the table swept), as
+      // the contract allows: what reset leaves is then seen, not only what the next init sets.
+      m_need_init = chance(0.5);
+      if (!m_need_init) m_next_interval = 0;
     }
     if (!m_pending && !chance(m_idle_probability)) present(last_busy);
     in.in_valid = m_pending;
@@ -192,9 +201,20 @@ class bench {
       m_hot.push_back((base + i / 2 + (i % 2) * m_flows * static_cast<uint32_t>(uniform(1, 8))) & qpn_mask);
     }
     m_phase_end = cycle + uniform(300, 3000);
+    m_reset_at_end = false;
+    if (chance(0.1)) {
+      // Now and then a phase shorter than the clear sweep: the next init or a reset comes in the middle of it.
+      m_phase_end = cycle + uniform(2, m_flows);
+      m_reset_at_end = chance(0.5);
+    }
     m_need_init = false;
-    // Sometimes move time to just below the next wrap of the time field.
-    if (chance(0.25)) m_now += (time_space - (m_now % time_space)) - uniform(1, uint64_t{m_next_interval} + 100);
+    // Sometimes move time to just below the next wrap of the time field, sometimes to just past it (a first
+    // arrival whose time is below the interval).
+    if (chance(0.25)) {
+      m_now += (time_space - (m_now % time_space)) - uniform(1, uint64_t{m_next_interval} + 100);
+    } else if (chance(0.1)) {
+      m_now += (time_space - (m_now % time_space)) + uniform(0, m_next_interval);
+    }
   }
 
   // Picks the next arrival: a QPN and its arrival time (this cycle, after any idle time jump).
@@ -238,6 +258,7 @@ class bench {
   uint32_t m_reset_left = 0;
   bool m_need_init = true;
   uint64_t m_phase_end = 0;
+  bool m_reset_at_end = false;  // the phase ends in a reset (the phase after it runs without an init)
   pattern m_pattern = pattern::many;
   double m_idle_probability = 0.3;
   uint32_t m_next_interval = 0;  // the interval of the current phase, for the stimulus

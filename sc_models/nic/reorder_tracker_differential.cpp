@@ -50,13 +50,14 @@ struct stimulus_profile {
   double idle_probability;   // a cycle with in_valid low when nothing is pending
   double init_probability;   // per cycle: re-initialise to a new expected PSN
   double reset_probability;  // per cycle: pulse rst_ni for 1..3 cycles
+  uint64_t reset_after;      // no reset before this cycle (the start near the PSN wrap is crossed first)
 };
 
 constexpr std::array<stimulus_profile, 4> profiles{{
-    {0.0, 0.0, 0.0},           // back to back, no disturbance: maximal back-pressure
-    {0.3, 1.0 / 3000, 1.0 / 20000},  // some idle cycles, occasional init, rare reset
-    {0.7, 1.0 / 1500, 0.0},    // mostly idle, frequent init
-    {0.1, 1.0 / 4000, 1.0 / 8000},
+    {0.0, 0.0, 0.0, 0},                    // back to back, no disturbance: maximal back-pressure
+    {0.3, 1.0 / 3000, 1.0 / 5000, 16384},  // some idle cycles, occasional init, occasional reset
+    {0.7, 1.0 / 1500, 0.0, 0},             // mostly idle, frequent init
+    {0.1, 1.0 / 4000, 1.0 / 8000, 0},
 }};
 
 // Valid/ready source of PSNs for one seed. Once presented, a PSN is held until accepted (the handshake rule);
@@ -77,7 +78,7 @@ class psn_source {
       in.init_valid = true;
       in.init_psn = pick_start();
       restart_fresh(in.init_psn);
-    } else if (chance(m_profile.reset_probability)) {
+    } else if (chance(m_profile.reset_probability) && cycle >= m_profile.reset_after) {  // draws every cycle
       in.rst_n = false;
       m_reset_left = uniform(0, 2);
       restart_fresh(0);
