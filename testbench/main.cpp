@@ -433,8 +433,8 @@ CLI::App* add_verify_command(CLI::App& app, verify_cli& c) {
                        "compile them once as a mutant schema, run the bench on each and print the mutation score "
                        "with every survivor as a diff; survivors yosys proves equivalent are reported as such. "
                        "Exits 1 when a non-equivalent mutant survives");
-  c.mutate_only.push_back(verify_cmd->add_option("--mutate-sample", c.mutate_opts.sample,
-                                                 "--mutate: run a sample of N mutants drawn with --seed (default: all)"));
+  c.mutate_only.push_back(verify_cmd->add_option(
+      "--mutate-sample", c.mutate_opts.sample, "--mutate: run a sample of N mutants drawn with --seed (default: all)"));
   c.mutate_only.push_back(verify_cmd->add_option(
       "--mutate-timeout", c.mutate_opts.timeout_seconds,
       "--mutate: seconds per mutant before it counts as killed by the timeout (default: 10 + 20 x the unmutated "

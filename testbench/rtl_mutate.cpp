@@ -297,6 +297,10 @@ double rtl_mutate_result::score() const {
 rtl_mutate_result run_rtl_mutation(const verify_rtl_options& options, const rtl_mutate_options& mutate) {
   const auto start = clock_type::now();
   const rtl_block_contract& contract = rtl_contract(options.block);
+  if (options.block == "dcqcn_rp")  // it has a contract (fabric runs and replays), not a bench for a compiled block
+    throw core::config_error(
+        "verify-rtl --block dcqcn_rp --mutate: the reaction point's random bench runs only the shipped RTL, not a "
+        "compiled block, so its mutants cannot be run yet; --mutate covers reorder_tracker and cnp_gen");
   if (options.mutant != 0)
     throw core::config_error("verify-rtl --mutate generates its own mutants; it cannot be combined with --mutant");
   if (!options.wave.empty())
