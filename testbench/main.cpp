@@ -27,6 +27,7 @@
 #include "testbench/rtl_mutate.h"
 #include "testbench/rtl_replay.h"
 #include "testbench/run_summary.h"
+#include "testbench/scale_out.h"
 #include "testbench/scenario.h"
 #include "testbench/simulation.h"
 #include "testbench/sweep.h"
@@ -175,7 +176,9 @@ int run(const run_args& a) {
       return status;
     }
     if (!a.json_out.empty()) write_json(a.json_out, report);
-    if (!a.quiet) std::cout << testbench::format_table(report) << testbench::tap_lines(report);
+    if (!a.quiet)
+      std::cout << testbench::format_table(report) << testbench::tap_lines(report)
+                << testbench::scale_out_lines(report);
     return run_status(report, "fabricsim: ");
   }
   const std::string origin = a.compare.empty() ? s.source + ": compare" : "--compare";

@@ -1,13 +1,15 @@
 // One scenario run across several processes.
 #include "testbench/scale_out.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <map>
 #include <memory>
-#include <string_view>
 #include <string>
+#include <string_view>
 
 #include "sc_models/core/params.h"
 #include "sc_models/switch/spectrum/spectrum_switch.h"
@@ -156,6 +158,8 @@ double scale_out::peak_rss_mib() {
 
 void scale_out::merge_statistics() {
   m_peak_rss_mib = peak_rss_mib();
+  m_local_hops = m_ctx->packet_hops;
+  m_local_events = m_ctx->events;
   if (!distributed()) return;
   // Each rank sends the entries it has a say in: every block of a device it simulates (the owner's value),
   // and every entry not tied to one device -- a link's (its transmitter counts on one rank, its receiver's
@@ -310,21 +314,78 @@ nlohmann::json scale_out::report() {
   j["lookahead_ns"] = m_part.cross_links() ? nlohmann::json(m_part.lookahead().ns()) : nlohmann::json(nullptr);
   j["hosts_per_rank"] = m_part.hosts_per_rank();
   j["switches_per_rank"] = m_part.switches_per_rank();
-  j["windows"] = m_exchange->windows();
-  j["frames_exchanged"] = sum(m_exchange->frames_sent());
-  j["bytes_exchanged"] = sum(m_exchange->bytes_sent());
-  j["credits_exchanged"] = sum(m_exchange->credits_sent());
-  // Wall-clock figures (differ run to run): the share of each rank's loop time spent at window ends.
-  const double total = m_exchange->run_s() + m_exchange->wait_s();
-  std::vector<double> wait(size_t(m_world.size()), 0.0);
-  wait[size_t(rank())] = total > 0 ? m_exchange->wait_s() / total : 0.0;
-  sum(wait);
+  const mpi::link_exchange::rank_profile& p = m_exchange->profile();
+  j["windows"] = p.windows;
+  j["frames_exchanged"] = sum(p.frames_sent);
+  j["bytes_exchanged"] = sum(p.bytes_sent);
+  j["credits_exchanged"] = sum(p.credits_sent);
+  // Per window, summed over the ranks: messages (non-empty buffers to another rank) and bytes; and the
+  // collective calls every rank made.
+  const double windows = double(std::max<uint64_t>(p.windows, 1));
+  j["messages_per_window"] = double(sum(p.messages_sent)) / windows;
+  j["bytes_per_window"] = double(j["bytes_exchanged"].get<uint64_t>()) / windows;
+  j["collectives_per_window"] = double(p.collectives) / windows;
+  // Where each rank's time went (wall-clock figures differ run to run and with the machine's load;
+  // busy_cpu_s and the counts do not), every rank's value in rank order.
+  const size_t n = size_t(m_world.size());
+  auto each_d = [&](double v) {
+    std::vector<double> a(n, 0.0);
+    a[size_t(rank())] = v;
+    sum(a);
+    return a;
+  };
+  auto each_u = [&](uint64_t v) {
+    std::vector<uint64_t> a(n, 0);
+    a[size_t(rank())] = v;
+    sum(a);
+    return a;
+  };
+  nlohmann::json t;
+  t["loop_s"] = each_d(p.loop_s);
+  t["busy_s"] = each_d(p.busy_s);
+  t["busy_cpu_s"] = each_d(p.busy_cpu_s);
+  t["pack_s"] = each_d(p.pack_s);
+  t["wait_s"] = each_d(p.wait_s);
+  t["exchange_s"] = each_d(p.exchange_s);
+  t["unpack_s"] = each_d(p.unpack_s);
+  t["hook_s"] = each_d(p.hook_s);
+  t["frames_sent"] = each_u(p.frames_sent);
+  t["frames_received"] = each_u(p.frames_received);
+  t["bytes_sent"] = each_u(p.bytes_sent);
+  t["bytes_received"] = each_u(p.bytes_received);
+  t["packet_hops"] = each_u(m_local_hops);
+  t["events"] = each_u(m_local_events);
+  j["per_rank"] = t;
+  // The share of each rank's loop not spent simulating (waiting and exchanging at window ends).
+  std::vector<double> wait = t["loop_s"].get<std::vector<double>>();
+  const std::vector<double> busy = t["busy_s"].get<std::vector<double>>();
+  for (size_t r = 0; r < n; ++r) wait[r] = wait[r] > 0 ? (wait[r] - busy[r]) / wait[r] : 0.0;
   j["wait_share_per_rank"] = wait;
-  std::vector<double> rss(size_t(m_world.size()), 0.0);
-  rss[size_t(rank())] = m_peak_rss_mib;
-  sum(rss);
-  j["peak_rss_mib_per_rank"] = rss;
+  j["peak_rss_mib_per_rank"] = each_d(m_peak_rss_mib);
   return j;
+}
+
+std::string scale_out_lines(const nlohmann::json& report) {
+  if (!report.contains("scale_out")) return {};
+  const nlohmann::json& so = report["scale_out"];
+  const nlohmann::json& t = so["per_rank"];
+  std::string out = fmt::format(
+      "scale-out: {} ranks, {} crossing links, lookahead {} ns, {} windows, {:.1f} messages, {:.0f} bytes and {:.1f} "
+      "collectives per window\n",
+      so["ranks"].get<int>(), so["cross_links"].get<uint64_t>(), so["lookahead_ns"].dump(),
+      so["windows"].get<uint64_t>(), so["messages_per_window"].get<double>(), so["bytes_per_window"].get<double>(),
+      so["collectives_per_window"].get<double>());
+  out += fmt::format("{:>5} {:>10} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>11} {:>11} {:>11}\n", "rank",
+                     "busy_cpu_s", "busy_s", "pack_s", "wait_s", "exch_s", "unpack_s", "hook_s", "loop_s",
+                     "packet_hops", "frames_out", "frames_in");
+  for (size_t r = 0; r < so["hosts_per_rank"].size(); ++r)
+    out += fmt::format(
+        "{:>5} {:>10.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>11} {:>11} {:>11}\n", r,
+        t["busy_cpu_s"][r].get<double>(), t["busy_s"][r].get<double>(), t["pack_s"][r].get<double>(),
+        t["wait_s"][r].get<double>(), t["exchange_s"][r].get<double>(), t["unpack_s"][r].get<double>(),
+        t["hook_s"][r].get<double>(), t["loop_s"][r].get<double>(), t["packet_hops"][r].get<uint64_t>(),
+        t["frames_sent"][r].get<uint64_t>(), t["frames_received"][r].get<uint64_t>());
+  return out;
 }
 
 }  // namespace fabricsim::testbench

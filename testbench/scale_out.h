@@ -35,6 +35,9 @@ struct run_options;
 // recording); a single-process run passes.
 void check_scale_out_supported(const scenario& s, const run_options& opts);
 
+// The lines printed after the table under mpirun: where each rank's time went (the report's `scale_out`
+// object); empty for a one-process report.
+std::string scale_out_lines(const nlohmann::json& report);
 
 class scale_out {
  public:
@@ -132,6 +135,7 @@ class scale_out {
   // Counters not tied to one device (links, run-wide figures) before the run: they merge as sums of changes.
   std::map<std::pair<std::string, std::string>, uint64_t> m_counter_base;
   double m_peak_rss_mib = 0.0;  // before the merge
+  uint64_t m_local_hops = 0, m_local_events = 0;  // this rank's own, before the merge sums them
   std::deque<nic::completion> m_completions;
   std::deque<nic::placed_message> m_placed;
 };

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <ctime>
 #include <stdexcept>
 #include <type_traits>
 
@@ -13,6 +14,15 @@ namespace fabricsim::mpi {
 namespace {
 
 using clock = std::chrono::steady_clock;
+
+double seconds_since(clock::time_point t0) { return std::chrono::duration<double>(clock::now() - t0).count(); }
+
+// This thread's CPU time: what simulating costs, whatever else the machine runs (unlike wall time).
+double thread_cpu_s() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
 
 // One frame on the wire between ranks: this header, the descriptor, its telemetry records, its payload. A
 // credit update is this header alone (kind credit_record: vl and fccl in their fields).
@@ -68,6 +78,7 @@ link_exchange::~link_exchange() {
 }
 
 void link_exchange::forward(core::link& l, core::packet* p, core::picoseconds arrival, uint8_t flags) {
+  const auto t0 = clock::now();
   const size_t index = size_t(l.calendar_key() - 1);
   std::vector<uint8_t>& b = m_out[size_t(m_part.rx_rank(index))];
   frame_header h{};
@@ -95,8 +106,9 @@ void link_exchange::forward(core::link& l, core::packet* p, core::picoseconds ar
     for (unsigned k = 0; k < h.int_records; ++k) put(b, rec[k]);
   }
   if (h.has_payload) b.insert(b.end(), p->payload, p->payload + p->payload_bytes);
-  ++m_frames_sent;
+  ++m_prof.frames_sent;
   m_ctx.pool.release(p);  // the far rank takes a descriptor from its own pool
+  m_prof.pack_s += seconds_since(t0);
 }
 
 void link_exchange::forward_credit(core::link& l, unsigned vl, uint64_t fccl, core::picoseconds arrival) {
@@ -116,7 +128,7 @@ void link_exchange::forward_credit(core::link& l, unsigned vl, uint64_t fccl, co
   h.payload_offset = fccl;
   h.arrival_ps = arrival.value;
   put(m_out[size_t(m_part.rx_rank(index))], h);
-  ++m_credits_sent;
+  ++m_prof.credits_sent;
 }
 
 void link_exchange::credit_inbox::push(unsigned vl, uint64_t fccl, core::picoseconds arrival) {
@@ -154,6 +166,7 @@ void link_exchange::inject(const std::vector<uint8_t>& in) {
       box->push(h.vl, h.payload_offset, core::picoseconds(h.arrival_ps));
       continue;
     }
+    ++m_prof.frames_received;
     core::packet* p = m_ctx.pool.acquire();
     const uint64_t id = p->id;
     std::memcpy(static_cast<void*>(p), in.data() + at, sizeof(core::packet));
@@ -185,11 +198,24 @@ void link_exchange::inject(const std::vector<uint8_t>& in) {
 }
 
 void link_exchange::exchange() {
-  for (const auto& b : m_out) m_bytes_sent += b.size();
-  std::vector<std::vector<uint8_t>> in = m_world.all_to_all(m_out);
+  for (size_t r = 0; r < m_out.size(); ++r) {
+    m_prof.bytes_sent += m_out[r].size();
+    m_prof.messages_sent += int(r) != m_world.rank() && !m_out[r].empty();
+  }
+  double sizes_s = 0.0;
+  const auto t0 = clock::now();
+  std::vector<std::vector<uint8_t>> in = m_world.all_to_all(m_out, &sizes_s);
+  m_prof.collectives += 2;
+  m_prof.wait_s += sizes_s;
+  m_prof.exchange_s += seconds_since(t0) - sizes_s;
   for (auto& b : m_out) b.clear();
   // Rank order, and within a rank the order the frames were sent: per link that is arrival order.
-  for (const auto& b : in) inject(b);
+  const auto t1 = clock::now();
+  for (const auto& b : in) {
+    m_prof.bytes_received += b.size();
+    inject(b);
+  }
+  m_prof.unpack_s += seconds_since(t1);
 }
 
 uint64_t link_exchange::local_next() const {
@@ -201,7 +227,9 @@ bool link_exchange::pending() {
   if (!m_active) return sc_core::sc_pending_activity();
   const auto t0 = clock::now();
   const bool any = m_world.min(local_next()) != UINT64_MAX;
-  m_wait_s += std::chrono::duration<double>(clock::now() - t0).count();
+  ++m_prof.collectives;
+  m_prof.exchange_s += seconds_since(t0);
+  m_prof.loop_s += seconds_since(t0);  // a step of the run loop between two start() calls
   return any;
 }
 
@@ -214,6 +242,7 @@ void link_exchange::start(core::picoseconds stop, sc_core::sc_starvation_policy 
       sc_core::sc_start(sc_core::sc_time(double((stop - core::now()).value), sc_core::SC_PS), sc_core::SC_RUN_TO_TIME);
     return;
   }
+  const auto loop0 = clock::now();
   const uint64_t lookahead = m_part.lookahead().value;
   // Before the first sc_start the kernel reports nothing pending: run its initialization (time 0, no time
   // passes) so that every rank sees its first events.
@@ -222,7 +251,8 @@ void link_exchange::start(core::picoseconds stop, sc_core::sc_starvation_policy 
   for (;;) {
     auto t0 = clock::now();
     next = m_world.min(local_next());
-    m_wait_s += std::chrono::duration<double>(clock::now() - t0).count();
+    ++m_prof.collectives;
+    m_prof.exchange_s += seconds_since(t0);
     // An event at `stop` itself is not run by this call (sc_start to a time leaves the events at that time
     // pending, in one process too): the ranks agree to stop here. Were it left to each rank's own clock (end
     // <= now below), a rank that has reached `stop` would leave the loop while another, still short of it,
@@ -237,25 +267,41 @@ void link_exchange::start(core::picoseconds stop, sc_core::sc_starvation_policy 
     // skipped the last window may still be behind. Whether to stop is then decided together (done when no
     // rank has anything to run before `stop`), or one rank would leave the loop while another waits for it
     // at the next exchange.
-    if (end == stop.value ? m_world.min(now >= end || local_next() > end ? 1 : 0) == 1 : end <= now) break;
+    if (end == stop.value) {
+      t0 = clock::now();
+      const bool done = m_world.min(now >= end || local_next() > end ? 1 : 0) == 1;
+      ++m_prof.collectives;
+      m_prof.exchange_s += seconds_since(t0);
+      if (done) break;
+    } else if (end <= now) {
+      break;
+    }
     t0 = clock::now();
+    const double cpu0 = thread_cpu_s();
     // A rank with nothing to do before `end` leaves its clock where it is (starving, the kernel would not move
     // it either); a frame injected later is scheduled relative to it.
     if (now < end && local_next() <= end)
       sc_core::sc_start(sc_core::sc_time(double(end - now), sc_core::SC_PS), sc_core::SC_EXIT_ON_STARVATION);
-    const auto t1 = clock::now();
-    m_run_s += std::chrono::duration<double>(t1 - t0).count();
-    ++m_windows;
+    m_prof.busy_cpu_s += thread_cpu_s() - cpu0;
+    m_prof.busy_s += seconds_since(t0);
+    ++m_prof.windows;
     exchange();
-    if (m_window_end) m_window_end();
-    m_wait_s += std::chrono::duration<double>(clock::now() - t1).count();
+    if (m_window_end) {
+      t0 = clock::now();
+      m_window_end();
+      m_prof.hook_s += seconds_since(t0);
+    }
   }
   // Where one kernel would have stopped: at `stop` when running to a time or when anything is left beyond it;
   // starving with nothing left anywhere, at the last event of the whole fabric.
   uint64_t until = stop.value;
-  if (policy != sc_core::SC_RUN_TO_TIME && next == UINT64_MAX) until = m_world.max(core::now().value);
+  if (policy != sc_core::SC_RUN_TO_TIME && next == UINT64_MAX) {
+    until = m_world.max(core::now().value);
+    ++m_prof.collectives;
+  }
   const uint64_t now = core::now().value;
   if (until > now) sc_core::sc_start(sc_core::sc_time(double(until - now), sc_core::SC_PS), sc_core::SC_RUN_TO_TIME);
+  m_prof.loop_s += seconds_since(loop0);
 }
 
 }  // namespace fabricsim::mpi

@@ -52,12 +52,29 @@ class link_exchange : public core::link_proxy {
   // Whether the ranks run in windows (more than one rank and some link crosses): otherwise the hook never runs.
   bool windowed() const { return m_active; }
 
-  uint64_t windows() const { return m_windows; }
-  uint64_t frames_sent() const { return m_frames_sent; }
-  uint64_t bytes_sent() const { return m_bytes_sent; }
-  uint64_t credits_sent() const { return m_credits_sent; }
-  double wait_s() const { return m_wait_s; }  // wall time in the window-end collectives
-  double run_s() const { return m_run_s; }    // wall time simulating inside windows
+  // Where this rank's time went (docs/scale_out.md, "Where a rank's time goes"). Wall-clock figures grow with
+  // the machine's load; busy_cpu_s (this thread's CPU time, CLOCK_THREAD_CPUTIME_ID) and the counts do not.
+  struct rank_profile {
+    double loop_s = 0.0;      // wall time inside start(): simulating, waiting and exchanging
+    double busy_s = 0.0;      // wall time simulating (sc_start inside windows), packing included
+    double busy_cpu_s = 0.0;  // this thread's CPU time over the same stretches
+    double pack_s = 0.0;      // wall time serializing crossing frames and credit updates (part of busy_s)
+    double wait_s = 0.0;      // wall time in the first collective after a window: waiting for the slowest rank
+    double exchange_s = 0.0;  // wall time in the other window-end collectives (the bytes, the next-event agreement)
+    double unpack_s = 0.0;    // wall time injecting what other ranks sent
+    double hook_s = 0.0;      // wall time in the window-end hook (the collective engine's barrier and credits)
+    uint64_t windows = 0;
+    uint64_t frames_sent = 0, frames_received = 0;
+    uint64_t bytes_sent = 0, bytes_received = 0;
+    uint64_t credits_sent = 0;
+    uint64_t messages_sent = 0;  // non-empty buffers sent to another rank (at most one per rank per window)
+    uint64_t collectives = 0;    // MPI collective calls the window protocol made (every rank makes the same)
+  };
+  const rank_profile& profile() const { return m_prof; }
+  uint64_t windows() const { return m_prof.windows; }
+  uint64_t frames_sent() const { return m_prof.frames_sent; }
+  uint64_t bytes_sent() const { return m_prof.bytes_sent; }
+  uint64_t credits_sent() const { return m_prof.credits_sent; }
 
  private:
   uint64_t local_next() const;  // the time of this rank's next event, UINT64_MAX when none
@@ -100,9 +117,8 @@ class link_exchange : public core::link_proxy {
   };
   std::vector<region> m_regions;  // host memories by address, to name a payload by (host, offset)
   std::vector<std::unique_ptr<credit_inbox>> m_inbox;  // [link index], made at the first update on the link
-  uint64_t m_windows = 0, m_frames_sent = 0, m_bytes_sent = 0, m_credits_sent = 0;
   std::function<void()> m_window_end;
-  double m_wait_s = 0.0, m_run_s = 0.0;
+  rank_profile m_prof;
 };
 
 }  // namespace fabricsim::mpi

@@ -1,6 +1,7 @@
 // The processes of a scale-out run.
 #include "sc_models/mpi/mpi_world.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
@@ -102,12 +103,14 @@ std::vector<std::vector<uint8_t>> world::gather_v(const std::vector<uint8_t>& mi
   return out;
 }
 
-std::vector<std::vector<uint8_t>> world::all_to_all(const std::vector<std::vector<uint8_t>>& out) {
+std::vector<std::vector<uint8_t>> world::all_to_all(const std::vector<std::vector<uint8_t>>& out, double* sizes_s) {
   if (!distributed()) return out;
   const size_t n = size_t(m_size);
   std::vector<int> send_counts(n), recv_counts(n), send_displs(n), recv_displs(n);
   for (size_t r = 0; r < n; ++r) send_counts[r] = int(out[r].size());
+  const auto t0 = std::chrono::steady_clock::now();
   MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  if (sizes_s) *sizes_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::vector<uint8_t> send, recv;
   int s = 0, q = 0;
   for (size_t r = 0; r < n; ++r) {
@@ -153,7 +156,10 @@ uint64_t world::max(uint64_t v) { return v; }
 void world::max(uint64_t*, size_t) {}
 std::vector<uint8_t> world::all_gather(const std::vector<uint8_t>& mine) { return mine; }
 std::vector<std::vector<uint8_t>> world::gather_v(const std::vector<uint8_t>& mine, bool) { return {mine}; }
-std::vector<std::vector<uint8_t>> world::all_to_all(const std::vector<std::vector<uint8_t>>& out) { return out; }
+std::vector<std::vector<uint8_t>> world::all_to_all(const std::vector<std::vector<uint8_t>>& out, double* sizes_s) {
+  if (sizes_s) *sizes_s = 0.0;
+  return out;
+}
 void world::abort(int code) { std::_Exit(code); }
 void world::barrier() {}
 

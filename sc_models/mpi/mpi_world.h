@@ -41,8 +41,9 @@ class world {
   // The non-empty `mine` of the lowest rank that has one (empty when no rank has), on every rank: so that an
   // error met by one rank only (a file it alone writes) stops every rank with the same message.
   std::string first_message(const std::string& mine);
-  // out[r] goes to rank r; returns in[r], what rank r sent here.
-  std::vector<std::vector<uint8_t>> all_to_all(const std::vector<std::vector<uint8_t>>& out);
+  // out[r] goes to rank r; returns in[r], what rank r sent here. `sizes_s`, when given, receives the wall
+  // time of the first step (the sizes), where a rank waits for the slowest one to arrive.
+  std::vector<std::vector<uint8_t>> all_to_all(const std::vector<std::vector<uint8_t>>& out, double* sizes_s = nullptr);
   // Stops every rank (an error on one rank would leave the others waiting in a collective).
   [[noreturn]] void abort(int code);
   void barrier();

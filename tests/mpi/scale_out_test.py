@@ -19,6 +19,9 @@ import compare_reports  # noqa: E402
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
            OMPI_MCA_rmaps_base_oversubscribe="1")
 failures = []
+# Seconds per run: FABRICSIM_MPI_TEST_TIMEOUT on a machine busy with other work (a rank descheduled at every
+# window end makes a run many times slower than its simulation).
+TIMEOUT = float(os.environ.get("FABRICSIM_MPI_TEST_TIMEOUT", "60"))
 
 
 def run(scenario, ranks, tag, expect_status=0, extra=(), cwd=None):
@@ -26,7 +29,7 @@ def run(scenario, ranks, tag, expect_status=0, extra=(), cwd=None):
     cmd = [FABRICSIM, "run", scenario, "--json", out, "--quiet"] + list(extra)
     if ranks > 1:
         cmd = ["mpirun", "--oversubscribe", "-n", str(ranks)] + cmd
-    p = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=60, cwd=cwd)
+    p = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=TIMEOUT, cwd=cwd)
     if p.returncode != expect_status:
         failures.append(f"{' '.join(cmd)}: exit {p.returncode}, expected {expect_status}\n{p.stderr[-2000:]}")
         return None, p
@@ -36,6 +39,34 @@ def run(scenario, ranks, tag, expect_status=0, extra=(), cwd=None):
 def check(cond, what):
     if not cond:
         failures.append(what)
+
+
+def check_profile(tag, n, rep):
+    """Where each rank's time went (scale_out.per_rank): the counts add up to the report's, by two paths."""
+    so = rep["scale_out"]
+    t = so.get("per_rank", {})
+    for key in ("loop_s", "busy_s", "busy_cpu_s", "pack_s", "wait_s", "exchange_s", "unpack_s", "hook_s",
+                "frames_sent", "frames_received", "bytes_sent", "bytes_received", "packet_hops", "events"):
+        check(len(t.get(key, [])) == n, f"{tag}: {n} ranks: per_rank.{key} has {len(t.get(key, []))} entries")
+    if any(len(v) != n for v in t.values()):
+        return
+    # Every frame a rank sent is received by one other rank: counted on the two sides independently.
+    check(sum(t["frames_sent"]) == sum(t["frames_received"]) == so["frames_exchanged"],
+          f"{tag}: {n} ranks: frames sent {t['frames_sent']}, received {t['frames_received']}, "
+          f"exchanged {so['frames_exchanged']}")
+    check(sum(t["bytes_sent"]) == sum(t["bytes_received"]) == so["bytes_exchanged"],
+          f"{tag}: {n} ranks: bytes sent {t['bytes_sent']}, received {t['bytes_received']}")
+    # The ranks' own hop counts add up to the one-process figure the report carries.
+    check(sum(t["packet_hops"]) == rep["packet_hops"] and all(h > 0 for h in t["packet_hops"]),
+          f"{tag}: {n} ranks: per-rank packet hops {t['packet_hops']} do not add up to {rep['packet_hops']}")
+    for r in range(n):
+        parts = t["busy_s"][r] + t["wait_s"][r] + t["exchange_s"][r] + t["unpack_s"][r] + t["hook_s"][r]
+        check(0 < t["busy_cpu_s"][r] and t["pack_s"][r] <= t["busy_s"][r] and parts <= t["loop_s"][r] * 1.001 + 1e-3,
+              f"{tag}: rank {r} of {n}: busy {t['busy_s'][r]} (cpu {t['busy_cpu_s'][r]}, pack {t['pack_s'][r]}), "
+              f"parts {parts} against the loop's {t['loop_s'][r]}")
+    # At most one message per ordered pair of ranks per window.
+    check(0 < so["messages_per_window"] <= n * (n - 1), f"{tag}: {n} ranks: {so['messages_per_window']} messages "
+          "per window")
 
 
 def same_as_one_process(tag, scenario, ranks_list, expected_partition, each=None):
@@ -54,6 +85,7 @@ def same_as_one_process(tag, scenario, ranks_list, expected_partition, each=None
         if each:
             each(n, rep)
         check(so.get("ranks") == n, f"{tag}: scale_out.ranks {so.get('ranks')}, expected {n}")
+        check_profile(tag, n, rep)
         check(so.get("frames_exchanged", 0) > 0, f"{tag}: {n} ranks exchanged no frame")
         if n in expected_partition:
             hosts, switches, cross = expected_partition[n]
@@ -364,7 +396,7 @@ def verdict_reports(tag, scenario, status, extra):
         cmd = [FABRICSIM, "run", scenario, "--json", out, "--quiet"] + extra
         if n > 1:
             cmd = ["mpirun", "--oversubscribe", "-n", str(n)] + cmd
-        p = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=60)
+        p = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=TIMEOUT)
         check(p.returncode == status, f"{tag}: {n} ranks exit {p.returncode}, expected {status}: {p.stderr[-1000:]}")
         reports[n] = json.load(open(out)) if os.path.exists(out) else None
     if reports[1] is not None and reports[2] is not None:
