@@ -319,8 +319,8 @@ nlohmann::json scale_out::report() {
   j["frames_exchanged"] = sum(p.frames_sent);
   j["bytes_exchanged"] = sum(p.bytes_sent);
   j["credits_exchanged"] = sum(p.credits_sent);
-  // Per window, summed over the ranks: messages (non-empty buffers to another rank) and bytes; and the
-  // collective calls every rank made.
+  // Per window, summed over the ranks: messages (one from every rank to every other) and bytes; and the
+  // protocol's calls every rank made (each a meeting of the ranks).
   const double windows = double(std::max<uint64_t>(p.windows, 1));
   j["messages_per_window"] = double(sum(p.messages_sent)) / windows;
   j["bytes_per_window"] = double(j["bytes_exchanged"].get<uint64_t>()) / windows;
@@ -348,6 +348,7 @@ nlohmann::json scale_out::report() {
   t["wait_s"] = each_d(p.wait_s);
   t["exchange_s"] = each_d(p.exchange_s);
   t["unpack_s"] = each_d(p.unpack_s);
+  t["unpack_cpu_s"] = each_d(p.unpack_cpu_s);
   t["hook_s"] = each_d(p.hook_s);
   t["frames_sent"] = each_u(p.frames_sent);
   t["frames_received"] = each_u(p.frames_received);

@@ -66,6 +66,7 @@ link_exchange::link_exchange(world& w, const partition& part, topology::fabric& 
     if (l.calendar_key() != i + 1) throw std::logic_error("link_exchange: links are not numbered in fabric order");
     if (m_active && part.crosses(i) && part.tx_rank(i) == w.rank()) l.set_proxy(this);
   }
+  clear_out();
   // Every host's memory map: its memory when it is simulated here, else its mirror.
   for (size_t h = 0; h < fab.hosts().size(); ++h)
     m_regions.push_back({fab.hosts()[h].buffer().data(), fab.hosts()[h].buffer().size(), uint32_t(h)});
@@ -107,6 +108,7 @@ void link_exchange::forward(core::link& l, core::packet* p, core::picoseconds ar
   }
   if (h.has_payload) b.insert(b.end(), p->payload, p->payload + p->payload_bytes);
   ++m_prof.frames_sent;
+  m_sent_first = std::min(m_sent_first, arrival.value);
   m_ctx.pool.release(p);  // the far rank takes a descriptor from its own pool
   m_prof.pack_s += seconds_since(t0);
 }
@@ -128,6 +130,7 @@ void link_exchange::forward_credit(core::link& l, unsigned vl, uint64_t fccl, co
   h.payload_offset = fccl;
   h.arrival_ps = arrival.value;
   put(m_out[size_t(m_part.rx_rank(index))], h);
+  m_sent_first = std::min(m_sent_first, arrival.value);
   ++m_prof.credits_sent;
 }
 
@@ -155,7 +158,7 @@ void link_exchange::credit_inbox::on_due(core::picoseconds t) {
 }
 
 void link_exchange::inject(const std::vector<uint8_t>& in) {
-  size_t at = 0;
+  size_t at = sizeof(uint64_t);  // the protocol's header: the sender's bound on the next event
   while (at < in.size()) {
     frame_header h;
     std::memcpy(&h, in.data() + at, sizeof h);
@@ -197,25 +200,39 @@ void link_exchange::inject(const std::vector<uint8_t>& in) {
   }
 }
 
-void link_exchange::exchange() {
+void link_exchange::clear_out() {
+  for (size_t r = 0; r < m_out.size(); ++r) m_out[r].assign(int(r) == m_world.rank() ? 0 : sizeof(uint64_t), 0);
+  m_sent_first = UINT64_MAX;
+}
+
+uint64_t link_exchange::exchange() {
+  // One message to every other rank, carrying this rank's bound on the next event: the earliest of its own
+  // next event and of the arrivals it sends (which become the far ranks' events once injected). The
+  // minimum over the ranks is then the earliest next event anywhere, as an MPI_Allreduce after the
+  // injection would give, without that second meeting of the ranks.
+  const uint64_t mine = std::min(local_next(), m_sent_first);
   for (size_t r = 0; r < m_out.size(); ++r) {
-    m_prof.bytes_sent += m_out[r].size();
-    m_prof.messages_sent += int(r) != m_world.rank() && !m_out[r].empty();
+    if (int(r) == m_world.rank()) continue;
+    m_prof.bytes_sent += m_out[r].size() - sizeof(uint64_t);
+    ++m_prof.messages_sent;
   }
-  double sizes_s = 0.0;
-  const auto t0 = clock::now();
-  std::vector<std::vector<uint8_t>> in = m_world.all_to_all(m_out, &sizes_s);
-  m_prof.collectives += 2;
-  m_prof.wait_s += sizes_s;
-  m_prof.exchange_s += seconds_since(t0) - sizes_s;
-  for (auto& b : m_out) b.clear();
+  double wait_s = 0.0, exchange_s = 0.0;
+  const uint64_t next = m_world.window_exchange(m_out, mine, m_in, wait_s, exchange_s);
+  ++m_prof.collectives;
+  m_prof.wait_s += wait_s;
+  m_prof.exchange_s += exchange_s;
+  clear_out();
   // Rank order, and within a rank the order the frames were sent: per link that is arrival order.
   const auto t1 = clock::now();
-  for (const auto& b : in) {
-    m_prof.bytes_received += b.size();
+  const double cpu1 = thread_cpu_s();
+  for (const auto& b : m_in) {
+    if (b.empty()) continue;  // this rank's own slot
+    m_prof.bytes_received += b.size() - sizeof(uint64_t);
     inject(b);
   }
+  m_prof.unpack_cpu_s += thread_cpu_s() - cpu1;
   m_prof.unpack_s += seconds_since(t1);
+  return next;
 }
 
 uint64_t link_exchange::local_next() const {
@@ -247,12 +264,12 @@ void link_exchange::start(core::picoseconds stop, sc_core::sc_starvation_policy 
   // Before the first sc_start the kernel reports nothing pending: run its initialization (time 0, no time
   // passes) so that every rank sees its first events.
   if (sc_core::sc_get_status() == sc_core::SC_ELABORATION) sc_core::sc_start(sc_core::SC_ZERO_TIME);
-  uint64_t next = 0;
+  // The earliest next event of any rank: agreed once here, then carried by each window's exchange.
+  auto t0 = clock::now();
+  uint64_t next = m_world.min(local_next());
+  ++m_prof.collectives;
+  m_prof.exchange_s += seconds_since(t0);
   for (;;) {
-    auto t0 = clock::now();
-    next = m_world.min(local_next());
-    ++m_prof.collectives;
-    m_prof.exchange_s += seconds_since(t0);
     // An event at `stop` itself is not run by this call (sc_start to a time leaves the events at that time
     // pending, in one process too): the ranks agree to stop here. Were it left to each rank's own clock (end
     // <= now below), a rank that has reached `stop` would leave the loop while another, still short of it,
@@ -285,12 +302,20 @@ void link_exchange::start(core::picoseconds stop, sc_core::sc_starvation_policy 
     m_prof.busy_cpu_s += thread_cpu_s() - cpu0;
     m_prof.busy_s += seconds_since(t0);
     ++m_prof.windows;
-    exchange();
+    next = exchange();
     if (m_window_end) {
+      // The hook may schedule work (a collective's next posts): agree on the next event after it.
       t0 = clock::now();
       m_window_end();
+      next = m_world.min(local_next());
+      ++m_prof.collectives;
       m_prof.hook_s += seconds_since(t0);
     }
+    // Every rank must start the next window at or before its own next event, or it could run past a frame
+    // it would send to another rank's past.
+    if (local_next() < next)
+      throw std::logic_error("link_exchange: this rank's next event at " + std::to_string(local_next()) +
+                             " ps is before the agreed " + std::to_string(next) + " ps");
   }
   // Where one kernel would have stopped: at `stop` when running to a time or when anything is left beyond it;
   // starving with nothing left anywhere, at the last event of the whole fabric.

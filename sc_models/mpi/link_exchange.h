@@ -55,19 +55,20 @@ class link_exchange : public core::link_proxy {
   // Where this rank's time went (docs/scale_out.md, "Where a rank's time goes"). Wall-clock figures grow with
   // the machine's load; busy_cpu_s (this thread's CPU time, CLOCK_THREAD_CPUTIME_ID) and the counts do not.
   struct rank_profile {
-    double loop_s = 0.0;      // wall time inside start(): simulating, waiting and exchanging
-    double busy_s = 0.0;      // wall time simulating (sc_start inside windows), packing included
-    double busy_cpu_s = 0.0;  // this thread's CPU time over the same stretches
-    double pack_s = 0.0;      // wall time serializing crossing frames and credit updates (part of busy_s)
-    double wait_s = 0.0;      // wall time in the first collective after a window: waiting for the slowest rank
-    double exchange_s = 0.0;  // wall time in the other window-end collectives (the bytes, the next-event agreement)
-    double unpack_s = 0.0;    // wall time injecting what other ranks sent
-    double hook_s = 0.0;      // wall time in the window-end hook (the collective engine's barrier and credits)
+    double loop_s = 0.0;        // wall time inside start(): simulating, waiting and exchanging
+    double busy_s = 0.0;        // wall time simulating (sc_start inside windows), packing included
+    double busy_cpu_s = 0.0;    // this thread's CPU time over the same stretches
+    double pack_s = 0.0;        // wall time serializing crossing frames and credit updates (part of busy_s)
+    double wait_s = 0.0;        // wall time in the first collective after a window: waiting for the slowest rank
+    double exchange_s = 0.0;    // wall time in the other window-end collectives (the bytes, the next-event agreement)
+    double unpack_s = 0.0;      // wall time injecting what other ranks sent
+    double unpack_cpu_s = 0.0;  // this thread's CPU time over the same
+    double hook_s = 0.0;        // wall time in the window-end hook (the collective engine's barrier and credits)
     uint64_t windows = 0;
     uint64_t frames_sent = 0, frames_received = 0;
     uint64_t bytes_sent = 0, bytes_received = 0;
     uint64_t credits_sent = 0;
-    uint64_t messages_sent = 0;  // non-empty buffers sent to another rank (at most one per rank per window)
+    uint64_t messages_sent = 0;  // messages sent to other ranks (one per other rank per window)
     uint64_t collectives = 0;    // MPI collective calls the window protocol made (every rank makes the same)
   };
   const rank_profile& profile() const { return m_prof; }
@@ -78,8 +79,11 @@ class link_exchange : public core::link_proxy {
 
  private:
   uint64_t local_next() const;  // the time of this rank's next event, UINT64_MAX when none
-  void exchange();
+  // The window end: every rank's frames swapped and injected; returns the earliest next event of any rank
+  // (each rank's own, or the earliest arrival it sent, whichever is sooner).
+  uint64_t exchange();
   void inject(const std::vector<uint8_t>& in);
+  void clear_out();  // empty buffers for the next window, each with room for the protocol's 8-byte header
 
   // The credit updates travelling along one crossing link into this rank, in arrival order, due at the link's
   // credit_calendar_key() (the key its sending receiver uses in one process): handed to the link's sink, a
@@ -109,7 +113,9 @@ class link_exchange : public core::link_proxy {
   core::sim_context& m_ctx;
   bool m_ship_payload;
   bool m_active;  // more than one rank and some link crosses
-  std::vector<std::vector<uint8_t>> m_out;  // [rank]: frames for it, this window
+  std::vector<std::vector<uint8_t>> m_out;  // [rank]: frames for it, this window, after an 8-byte header
+  std::vector<std::vector<uint8_t>> m_in;   // [rank]: what it sent, last window
+  uint64_t m_sent_first = UINT64_MAX;       // the earliest arrival of anything sent this window
   struct region {
     const uint8_t* base;
     uint64_t size;

@@ -44,6 +44,13 @@ class world {
   // out[r] goes to rank r; returns in[r], what rank r sent here. `sizes_s`, when given, receives the wall
   // time of the first step (the sizes), where a rank waits for the slowest one to arrive.
   std::vector<std::vector<uint8_t>> all_to_all(const std::vector<std::vector<uint8_t>>& out, double* sizes_s = nullptr);
+  // One window end of the conservative protocol (mpi::link_exchange): out[r] goes to every other rank r as one
+  // point-to-point message (empty or not), whose first 8 bytes this call fills with `next`; in[r] gets rank
+  // r's message, those 8 bytes included (in[rank()] is left empty). Returns the minimum of every rank's
+  // `next`. `wait_s` gets the wall time blocked until the messages arrived, `exchange_s` the rest.
+  // Messages between two ranks are not overtaken (MPI's order), so consecutive windows cannot mix.
+  uint64_t window_exchange(std::vector<std::vector<uint8_t>>& out, uint64_t next, std::vector<std::vector<uint8_t>>& in,
+                           double& wait_s, double& exchange_s);
   // Stops every rank (an error on one rank would leave the others waiting in a collective).
   [[noreturn]] void abort(int code);
   void barrier();

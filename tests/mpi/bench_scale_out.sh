@@ -27,14 +27,18 @@ import json, sys
 out, ranks = sys.argv[1], [int(r) for r in sys.argv[2:]]
 base = None
 print(f"{'ranks':>5} {'packet_hops':>12} {'wall_s':>8} {'hops/s':>12} {'speed-up':>8} {'efficiency':>10} "
-      f"{'windows':>8} {'frames_x':>9} {'wait share (max)':>16}")
+      f"{'windows':>8} {'frames_x':>9} {'wait share (max)':>16} {'busy cpu s (max)':>16} {'meetings/window':>15}")
 for n in ranks:
     r = json.load(open(f"{out}/{n}.json"))
     rate = r["packet_hops"] / r["wall_time_s"]
     base = base or rate
     so = r.get("scale_out", {})
     wait = max(so.get("wait_share_per_rank", [0.0]))
+    # CPU time simulating (does not grow with the machine's load; one process: not measured, see
+    # scripts/scale_out_model) and the ranks' meetings per window.
+    cpu = max(so.get("per_rank", {}).get("busy_cpu_s", [0.0]))
     print(f"{n:>5} {r['packet_hops']:>12} {r['wall_time_s']:>8.2f} {rate:>12.0f} {rate / base:>8.2f} "
-          f"{rate / base / n:>10.2f} {so.get('windows', 0):>8} {so.get('frames_exchanged', 0):>9} {wait:>16.2f}")
+          f"{rate / base / n:>10.2f} {so.get('windows', 0):>8} {so.get('frames_exchanged', 0):>9} {wait:>16.2f} "
+          f"{cpu:>16.3f} {so.get('collectives_per_window', 0):>15.2f}")
 PY
 rm -rf "$out"
