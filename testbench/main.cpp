@@ -560,10 +560,16 @@ CLI::App* add_export_command(CLI::App& app, scenario_cli& c) {
 
 // `fabricsim replay`: the run, its warnings, report and tables; the exit status.
 int run_replay_command(replay_cli& replay_c) {
-  if (mpi::launched_as_rank())
-    throw core::config_error("replay is not cut across MPI ranks yet: run it in one process (docs/scale_out.md)");
   replay_c.opts.timing = testbench::parse_replay_timing(replay_c.timing);
+  // Under mpirun every rank reads the capture and plans the same messages, simulates its part of the fabric
+  // and holds the merged report (docs/scale_out.md); rank 0 alone warns, prints and writes it.
   const testbench::replay_result result = testbench::run_replay(replay_c.opts);
+  if (mpi::world::get().rank() != 0) {
+    std::streambuf* err = std::cerr.rdbuf(nullptr);
+    const int status = result.simulated ? run_status(result.report, "") : 0;
+    std::cerr.rdbuf(err);
+    return status;
+  }
   for (const std::string& w : result.warnings) std::cerr << "fabricsim: warning: " << w << '\n';
   if (!replay_c.json.empty()) write_json(replay_c.json, result.report);
   if (!replay_c.quiet) {

@@ -391,6 +391,35 @@ check("is not cut across processes yet" in p.stderr and "quantum_x800" in p.stde
       f"faults on a Quantum fabric under 2 ranks are refused: {p.stderr[-500:]}")
 
 
+# fabricsim replay across ranks: h0's uplink captured in one process (its flows go to every leaf), then
+# replayed onto the same fabric in one process and on 2 and 4 ranks: the same report (the replay object
+# included), the replayed messages crossing ranks.
+flows_file = os.path.join(HERE, "leaf_spine_flows.yaml")
+capture = os.path.join(WORK, "h0_uplink.pcap")
+run(flows_file, 1, "replay_capture", extra=["--tap", f"h0:0={capture}"])
+replayed = {}
+for n in (1, 2, 4):
+    out = os.path.join(WORK, f"replay.{n}.json")
+    cmd = [FABRICSIM, "replay", capture, "--scenario", flows_file, "--json", out, "--quiet"]
+    if n > 1:
+        cmd = ["mpirun", "--oversubscribe", "-n", str(n)] + cmd
+    p = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=TIMEOUT)
+    check(p.returncode == 0, f"replay: {n} ranks exit {p.returncode}: {p.stderr[-1000:]}")
+    replayed[n] = json.load(open(out)) if p.returncode == 0 else None
+if all(replayed.values()):
+    ref = replayed[1]
+    posted = ref["replay"]["messages_posted"]
+    check(posted > 0 and ref["completed"] == posted and ref["verified"] and "scale_out" not in ref,
+          f"replay: {posted} messages posted, {ref['completed']} completed in one process")
+    for n in (2, 4):
+        diffs = []
+        compare_reports.diff(ref, replayed[n], "", diffs)
+        check(not diffs, f"replay: {n} ranks differ from one process in {len(diffs)} fields: " + "; ".join(diffs[:10]))
+        so = replayed[n]["scale_out"]
+        check(so["ranks"] == n and so["frames_exchanged"] > 0, f"replay: {n} ranks: {so['frames_exchanged']} frames crossed")
+        check_profile("replay", n, replayed[n])
+
+
 # Verdicts under mpirun as in one process (docs/report.md, "Exit status"). A payload misplaced by h7's NIC
 # (leaf3: rank 1 of 2) is caught by the byte check on that rank: the merged report is the one-process one,
 # not verified, exit 1 on every rank. A run cut off at 0.2 us, before any work request's first packet has
@@ -429,5 +458,5 @@ if failures:
     sys.exit(1)
 print("scale-out: reports identical on 1, 2, 4 and 8 ranks (Ethernet and InfiniBand); samples, CSV and pcap "
       "files identical on 1, 2 and 4; ring allreduce, alltoall and faults identical on 1, 2 and 4; partitions as "
-      "derived; credits cross; verdicts (a misplaced payload, nothing checked) as in one process; unsupported "
-      "runs refused")
+      "derived; credits cross; verdicts (a misplaced payload, nothing checked) as in one process; a capture "
+      "replayed on 2 and 4 ranks as in one process; unsupported runs refused")
