@@ -16,9 +16,11 @@ namespace fabricsim::test {
 namespace {
 
 // 8 GPUs and 18 chips: NVLink 5 GPUs (18 links of 50 GB/s) in a domain small enough to run large buffers.
-std::string domain_yaml(const std::string& algo, uint64_t bytes, const std::string& dtype, bool data) {
+std::string domain_yaml(const std::string& algo, uint64_t bytes, const std::string& dtype, bool data,
+                        unsigned domains = 1) {
   return "topology: {kind: nvl72}\n"
-         "nvlink: {gpus_per_domain: 8, switch_chips: 18, links_per_gpu: 18}\n"
+         "nvlink: {gpus_per_domain: 8, switch_chips: 18, links_per_gpu: 18, domains: " + std::to_string(domains) +
+         "}\n"
          "workload: {kind: collective}\n"
          "nic: {place_data: " +
          std::string(data ? "true" : "false") +
@@ -84,6 +86,20 @@ TEST(nvlink_allreduce, every_result_equals_the_reference_sum) {
       EXPECT_EQ(c.at("result_checked_bytes").get<uint64_t>(), 8u * ((1 << 20) + 12)) << algo << " " << dtype;
       expect_credits_held(r);
     }
+}
+
+// Two domains share no NVLink: each runs its own allreduce in the time one domain alone takes, and both
+// domains' results are checked.
+TEST(nvlink_allreduce, domains_share_no_nvlink) {
+  for (const char* algo : {"nvlink_ring", "nvls"}) {
+    const nlohmann::json r1 = run(domain_yaml(algo, 1 << 20, "int32", true));
+    const nlohmann::json r2 = run(domain_yaml(algo, 1 << 20, "int32", true, 2));
+    EXPECT_TRUE(r2.at("verified").get<bool>()) << algo;
+    EXPECT_EQ(r2.at("collective").at("result_checked_bytes").get<uint64_t>(), 2u * 8 * (1 << 20)) << algo;
+    EXPECT_EQ(r2.at("collective").at("rows").at(0).at("time_us").get<double>(),
+              r1.at("collective").at("rows").at(0).at("time_us").get<double>())
+        << algo;
+  }
 }
 
 TEST(nvlink_allreduce, the_result_check_finds_a_wrong_element) {
