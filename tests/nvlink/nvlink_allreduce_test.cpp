@@ -19,7 +19,8 @@ namespace {
 std::string domain_yaml(const std::string& algo, uint64_t bytes, const std::string& dtype, bool data,
                         unsigned domains = 1) {
   return "topology: {kind: nvl72}\n"
-         "nvlink: {gpus_per_domain: 8, switch_chips: 18, links_per_gpu: 18, domains: " + std::to_string(domains) +
+         "nvlink: {gpus_per_domain: 8, switch_chips: 18, links_per_gpu: 18, domains: " +
+         std::to_string(domains) +
          "}\n"
          "workload: {kind: collective}\n"
          "nic: {place_data: " +
