@@ -74,6 +74,54 @@ struct sweep_row {
   bool done = true;
 };
 
+// The rows of the nccl-tests table, one per size.
+struct nvlink_rows {
+  nlohmann::json rows = nlohmann::json::array();
+  double busbw_sum = 0.0;
+  uint64_t busbw_rows = 0, wrong_total = 0;
+};
+
+nvlink_rows rows_of(const scenario& s, const std::vector<sweep_row>& rows) {
+  const collective_params& p = s.collective;
+  const uint64_t n = s.nvlink.gpus_per_domain;
+  nvlink_rows out;
+  for (const sweep_row& row : rows) {
+    nlohmann::json j;
+    j["size"] = row.bytes;
+    j["requested_bytes"] = row.bytes;
+    j["count"] = row.bytes / sw::sharp_dtype_bytes(nvlink_dtype(s));
+    j["type"] = p.dtype;
+    j["redop"] = "sum";
+    j["root"] = int64_t(-1);
+    j["completed"] = row.done;
+    if (row.done && !row.times.empty()) {
+      double sum = 0.0;
+      nlohmann::json iters = nlohmann::json::array();
+      for (picoseconds t : row.times) {
+        sum += t.us();
+        iters.push_back(t.us());
+      }
+      const double time_us = sum / double(row.times.size());
+      const double algbw = time_us > 0 ? double(row.bytes) / (time_us * 1e-6) / 1e9 : 0.0;
+      j["time_us"] = time_us;
+      j["iteration_times_us"] = std::move(iters);
+      j["algbw_gbps"] = algbw;
+      j["busbw_gbps"] = algbw * bus_factor(p.op, n);
+      out.busbw_sum += algbw * bus_factor(p.op, n);
+      ++out.busbw_rows;
+    } else {
+      j["time_us"] = nullptr;
+      j["iteration_times_us"] = nlohmann::json::array();
+      j["algbw_gbps"] = nullptr;
+      j["busbw_gbps"] = nullptr;
+    }
+    j["wrong"] = s.nic.place_data ? nlohmann::json(row.wrong) : nlohmann::json(nullptr);
+    out.wrong_total += row.wrong;
+    out.rows.push_back(std::move(j));
+  }
+  return out;
+}
+
 // The report: the fields every collective report has (docs/report.md; the nccl-tests table reads them) and
 // the `nvlink` object.
 nlohmann::json nvlink_report(const scenario& s, const run_options& opts, const core::sim_context& ctx,
@@ -97,49 +145,15 @@ nlohmann::json nvlink_report(const scenario& s, const run_options& opts, const c
   c["chunk_bytes"] = p.algo == "nvls" ? s.nvlink.max_payload_bytes : p.chunk_bytes;
   c["bus_factor"] = bus_factor(p.op, n);
   c["link_gbps"] = double(s.nvlink.links_per_gpu) * s.nvlink.link_gbytes_per_s * 8.0;  // per GPU, one direction
-  double busbw_sum = 0.0;
-  uint64_t busbw_rows = 0, wrong_total = 0;
-  nlohmann::json out_rows = nlohmann::json::array();
-  for (const sweep_row& row : rows) {
-    nlohmann::json j;
-    j["size"] = row.bytes;
-    j["requested_bytes"] = row.bytes;
-    j["count"] = row.bytes / sw::sharp_dtype_bytes(nvlink_dtype(s));
-    j["type"] = p.dtype;
-    j["redop"] = "sum";
-    j["root"] = int64_t(-1);
-    j["completed"] = row.done;
-    if (row.done && !row.times.empty()) {
-      double sum = 0.0;
-      nlohmann::json iters = nlohmann::json::array();
-      for (picoseconds t : row.times) {
-        sum += t.us();
-        iters.push_back(t.us());
-      }
-      const double time_us = sum / double(row.times.size());
-      const double algbw = time_us > 0 ? double(row.bytes) / (time_us * 1e-6) / 1e9 : 0.0;
-      j["time_us"] = time_us;
-      j["iteration_times_us"] = std::move(iters);
-      j["algbw_gbps"] = algbw;
-      j["busbw_gbps"] = algbw * bus_factor(p.op, n);
-      busbw_sum += algbw * bus_factor(p.op, n);
-      ++busbw_rows;
-    } else {
-      j["time_us"] = nullptr;
-      j["iteration_times_us"] = nlohmann::json::array();
-      j["algbw_gbps"] = nullptr;
-      j["busbw_gbps"] = nullptr;
-    }
-    j["wrong"] = s.nic.place_data ? nlohmann::json(row.wrong) : nlohmann::json(nullptr);
-    wrong_total += row.wrong;
-    out_rows.push_back(std::move(j));
-  }
+  const nvlink_rows out = rows_of(s, rows);
+  const uint64_t wrong_total = out.wrong_total;
   c["completed"] = all_done;
   c["unexpected_placements"] = 0;
   c["placement_checked_bytes"] = 0;
   c["result_checked_bytes"] = result_checked;
-  c["avg_busbw_gbps"] = busbw_rows ? nlohmann::json(busbw_sum / double(busbw_rows)) : nlohmann::json(nullptr);
-  c["rows"] = std::move(out_rows);
+  c["avg_busbw_gbps"] =
+      out.busbw_rows ? nlohmann::json(out.busbw_sum / double(out.busbw_rows)) : nlohmann::json(nullptr);
+  c["rows"] = out.rows;
   uint64_t landed = 0, transfers = 0, max_used_flits = 0, stall_ps = 0, nvls_copies = 0, nvls_unexpected = 0;
   for (const auto& g : dom.gpus()) {
     landed += g->landed_bytes();
