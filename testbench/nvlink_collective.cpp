@@ -1,6 +1,7 @@
 // Allreduce inside one NVLink domain: ring over NVLink and NVLS.
 #include "testbench/nvlink_collective.h"
 
+#include <cmath>
 #include <cstring>
 #include <queue>
 
@@ -108,7 +109,7 @@ class ring_allreduce : public domain_allreduce, public core::calendar_client {
       sw::sharp_reduce(m_c.dtype, hbm + m_c.buffer_addr + off, hbm + m_c.staging_addr + off, len);
     }
     const picoseconds begin = std::max(a.at, m_reduce_free[q]);
-    const picoseconds end = begin + picoseconds(uint64_t(double(len) * m_ps_per_byte + 0.5));
+    const picoseconds end = begin + picoseconds(uint64_t(std::llround(double(len) * m_ps_per_byte)));
     m_reduce_free[q] = end;
     if (end <= a.at) {
       reduced(q, g, j, a.at);
