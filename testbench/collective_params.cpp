@@ -9,12 +9,16 @@ void collective_params::visit(core::param_visitor& v) {
            "broadcast",
            0.0, 0.0, {"allreduce", "allgather", "reducescatter", "alltoall", "broadcast"}},
           op);
-  v.field({"algo", "",
+  v.field({"algo",
+           "",
            "ring (every op); tree: allreduce on NCCL's double binary tree (half the buffer on each tree, reduce "
            "then broadcast, pipelined), broadcast on a binary tree from root; binary_tree: one plain binary "
            "tree (allreduce, broadcast); sharp: in-network reduction, refused until a SHARP-capable switch "
-           "model exists",
-           0.0, 0.0, {"ring", "tree", "binary_tree", "sharp"}},
+           "model exists; nvlink_ring, nvls: allreduce inside an NVLink domain (topology.kind nvl72: ring over "
+           "NVLink, NVLink SHARP)",
+           0.0,
+           0.0,
+           {"ring", "tree", "binary_tree", "sharp", "nvlink_ring", "nvls"}},
           algo);
   v.field({"min_bytes", "bytes", "first message size, as nccl-tests -b (allgather, reducescatter: the total "
            "over all ranks; alltoall: what each rank sends in all)", 1.0, 1099511627776.0},

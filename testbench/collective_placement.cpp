@@ -16,6 +16,11 @@ std::vector<size_t> place_ranks(const scenario& s) {
   const collective_params& p = s.collective;
   const std::string& src = s.source;
   const size_t hosts = s.topology.host_count();
+  if (p.algo == "nvlink_ring" || p.algo == "nvls")
+    throw config_error(src + ": collective.algo " + p.algo +
+                       " runs inside an NVLink domain: set topology.kind nvl72 "
+                       "(topology.kind is " +
+                       s.topology.kind + ")");
   if (p.algo == "sharp") {
     if (s.switch_model.name != "quantum_x800")
       throw config_error(src + ": collective.algo sharp: the fabric has no SHARP-capable switch (switch.model is " +

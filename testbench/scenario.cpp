@@ -277,14 +277,19 @@ std::vector<section> plain_sections(scenario& s) {
       {"fault",
        "What every fault injector shares; the faults themselves are the `faults` list ([faults.md](faults.md)).",
        visitor_of(s.fault)},
+      // NVLink scale-up domain (issue 21): its own block, for an easy merge.
+      {"nvlink",
+       "The NVLink scale-up domain built by `topology.kind: nvl72`: GPUs, NVLink switch chips, link rate, flits, "
+       "credits, NVLS ([systems.md](systems.md)).",
+       visitor_of(s.nvlink)},
   };
 }
 
 // Every top-level key that names a section, in the order the documentation lists them.
 const std::vector<std::string>& top_level_sections() {
   static const std::vector<std::string> keys = {
-      "run",           "topology", "link",       "switch", "quantum", "oq",    "sharp",  "nic",      "pcie",
-      "nic_overrides", "workload", "collective", "writes", "compare", "fault", "faults", "partition"};
+      "run",           "topology", "link",       "switch", "quantum", "oq",    "sharp",  "nic",       "pcie",
+      "nic_overrides", "workload", "collective", "writes", "compare", "fault", "faults", "partition", "nvlink"};
   return keys;
 }
 

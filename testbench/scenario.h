@@ -10,6 +10,7 @@
 #include "sc_models/core/fault_injector.h"
 #include "sc_models/core/params.h"
 #include "sc_models/nic/supernic.h"
+#include "sc_models/nvlink/nvlink_params.h"
 #include "sc_models/switch/oq_switch.h"
 #include "sc_models/switch/quantum/quantum_switch.h"
 #include "sc_models/switch/quantum/sharp_aggregator.h"
@@ -127,6 +128,7 @@ struct scenario {
   // YAML "partition: [[leaf0, leaf1, spine0], [leaf2, leaf3, spine1]]": under N MPI ranks, entry r names
   // devices rank r simulates (docs/scale_out.md); names are checked against the topology at load.
   std::vector<std::vector<std::string>> partition;
+  nvlink::nvlink_params nvlink;  // YAML section "nvlink": the NVLink domain of topology.kind nvl72 (docs/systems.md)
   // Where each key set by the file or a `--set` came from: key path ("run.duration_us") -> "file:12" or
   // "--set run.duration_us=5"; keys left at their default are absent (`fabricsim explain`).
   std::map<std::string, std::string> key_sources;

@@ -26,6 +26,7 @@
 #include "testbench/fabric_setup.h"
 #include "testbench/faults.h"
 #include "testbench/fct_report.h"
+#include "testbench/nvlink_run.h"
 #include "testbench/progress.h"
 #include "testbench/scale_out.h"
 #include "testbench/workload.h"
@@ -764,6 +765,7 @@ std::ostream* phase_stream(const run_options& opts) {
 
 nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
   check_scale_out_supported(s, opts);  // under mpirun: what is not cut across processes yet fails here
+  if (s.topology.kind == "nvl72") return run_nvlink_collective(s, opts);  // the NVLink domain (docs/systems.md)
   if (s.workload.kind == "collective") {
     if (!s.faults.empty())
       throw core::config_error(s.source + ": faults: not supported with workload.kind collective (docs/faults.md)");

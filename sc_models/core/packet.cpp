@@ -33,6 +33,7 @@ uint32_t ip_address::v4_value() const {
 bytes packet::frame_size() const {
   namespace h = header_bytes;
   if (kind == frame_kind::pfc) return bytes(h::min_frame);  // MAC control frame, padded to the minimum
+  if (kind == frame_kind::nvlink) return bytes(sealed_wire_bytes);  // flits: set by the NVLink sender
   if (kind == frame_kind::infiniband) {
     uint64_t ib = h::ib_lrh + (lrh.has_grh ? h::ib_grh : 0) + h::bth;
     if (has_reth) ib += h::reth;
@@ -52,7 +53,7 @@ bytes packet::frame_size() const {
 }
 
 bytes packet::wire_size() const {
-  if (kind == frame_kind::infiniband) return frame_size();
+  if (kind == frame_kind::infiniband || kind == frame_kind::nvlink) return frame_size();
   return frame_size() + bytes(header_bytes::preamble_sfd + header_bytes::inter_frame_gap);
 }
 

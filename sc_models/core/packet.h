@@ -40,7 +40,10 @@ constexpr uint64_t ib_vcrc = 2;
 // What a frame is: RoCEv2 traffic, or an IEEE 802.1Qbb priority flow control (PFC) MAC control frame.
 // InfiniBand: a native IB packet (LRH, optional GRH, BTH ...), see local_route_header; the IP/UDP fields
 // are unused except ip.src/ip.dst (the GRH's SGID/DGID) when lrh.has_grh.
-enum class frame_kind : uint8_t { roce = 0, pfc = 1, infiniband = 2 };
+// nvlink: an NVLink packet (sc_models/nvlink/): header and payload in flits, whose size on the wire the sender
+// computes from its nvlink parameters and seals (frame_size() returns the sealed size); lrh.dlid/slid carry
+// the destination and source GPU, reth the target address, transfer tag and length.
+enum class frame_kind : uint8_t { roce = 0, pfc = 1, infiniband = 2, nvlink = 3 };
 
 // 802.1Qbb: EtherType 0x8808, opcode 0x0101, a class-enable vector and one pause time per priority in
 // quanta of 512 bit times at the link's rate (core::pause_duration); a time of zero resumes the priority (XON).
@@ -89,6 +92,11 @@ enum class bth_opcode : uint8_t {
   // down (sc_models/switch/quantum/sharp_aggregator.h).
   sharp_up = 0xc0,
   sharp_down = 0xc1,
+  // NVLink packets (frame_kind::nvlink, sc_models/nvlink/): a write into a peer GPU's HBM, an NVLS
+  // contribution to a switch chip's in-switch reduction, and an NVLS result multicast back to the GPUs.
+  nvlink_write = 0xd0,
+  nvls_contribution = 0xd1,
+  nvls_result = 0xd2,
 };
 
 // An IPv4 address is held as ::ffff:a.b.c.d so that one type carries both families.

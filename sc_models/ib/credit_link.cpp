@@ -32,7 +32,7 @@ void credit_params::validate(const std::string& inst) const {
 }
 
 credit_receiver::credit_receiver(const credit_params& params, unsigned vls, core::arrival_calendar& calendar)
-    : m_limit(params.vl_buffer_bytes / block_bytes),
+    : m_limit(params.vl_buffer_bytes / std::max<uint64_t>(1, params.credit_bytes)),
       m_vls(vls),
       m_period(picoseconds::from_ns(params.update_period_ns)),
       m_latency(picoseconds::from_ns(params.update_latency_ns)),

@@ -3,7 +3,8 @@
 // the credit limit (FCCL) last advertised by the far end; the receiver side counts the blocks it has
 // received (ABR) and holds them in a buffer per VL until they leave, and advertises FCCL = ABR + free blocks
 // back across the link in flow control packets. Used by both ends of every IB link: switch ports
-// (quantum_switch) and host channel adapters (ib_endpoint), so the credit logic exists once.
+// (quantum_switch) and host channel adapters (ib_endpoint), so the credit logic exists once. NVLink ports
+// (sc_models/nvlink/) use the same machinery with one credit per flit (credit_params::credit_bytes).
 //
 // Timing: a credit update is sent no sooner than `update_period_ns` after the previous one from the same
 // port and arrives `link latency + update_latency_ns` later; updates are sent only when buffer space was
@@ -47,6 +48,9 @@ struct credit_params {
   double update_period_ns = 50.0;    // least time between two credit updates from one port
   double update_latency_ns = 20.0;   // building and parsing the flow control packet, beyond the cable
   double fc_refresh_ns = 2600.0;     // period of the sender's FCTBS refresh (only its effect on losses is modelled)
+  // Bytes per credit. Not a scenario key of IB (always 64 there): a link layer with another credit unit (the
+  // NVLink flit, sc_models/nvlink/) sets it; the receiver's limit is vl_buffer_bytes / credit_bytes credits.
+  uint64_t credit_bytes = block_bytes;
   void visit(core::param_visitor& v);
   void validate(const std::string& inst) const;
 };

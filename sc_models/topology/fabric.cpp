@@ -17,7 +17,7 @@ void topology_params::visit(core::param_visitor& v) {
            "fabric shape (docs/topology.md)",
            0,
            0,
-           {"single_switch", "leaf_spine", "three_tier", "rail_optimized", "dragonfly", "graph"}},
+           {"single_switch", "leaf_spine", "three_tier", "rail_optimized", "dragonfly", "graph", "nvl72"}},
           kind);
   v.field({"file", "",
            "graph: the GraphML (.graphml) or Graphviz (.dot, .gv) file of the wiring, relative to the "
@@ -110,6 +110,7 @@ void topology_params::validate() const {
     throw core::config_error("topology.uplink_gbps: " + std::to_string(uplink_gbps) +
                              " must be 0 (same as link_gbps) or in [1, 3200] Gb/s");
   if (kind == "dragonfly") return validate_dragonfly(*this);
+  if (kind == "nvl72") return;  // the NVLink domain: the `nvlink` section's keys (nvlink_params::validate)
   const uint64_t uplinks = spines * links_per_spine;
   const std::string leaf_keys = "topology.hosts_per_leaf, topology.spines or topology.links_per_spine";
   if (kind != "single_switch")

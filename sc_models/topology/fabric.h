@@ -25,8 +25,10 @@ struct fabric_layout;
 // The fabric's shape, the line rates of its tiers and the cable lengths. Which keys a kind reads:
 // docs/topology.md.
 struct topology_params {
-  std::string kind = "single_switch";  // single_switch, leaf_spine, three_tier, rail_optimized, dragonfly, graph
-  std::string file;                    // graph: the GraphML / DOT file (relative to the scenario file)
+  // single_switch, leaf_spine, three_tier, rail_optimized, dragonfly, graph; nvl72: the NVLink domain
+  // (topology/nvlink_domain.h), built from the `nvlink` section, for workload.kind collective only
+  std::string kind = "single_switch";
+  std::string file;  // graph: the GraphML / DOT file (relative to the scenario file)
   // graph: the layout read from `file` when the scenario was loaded (load_graph_file, graph_file.h), kept so
   // that host_count() and leaf_of() answer before the fabric exists. Not a key.
   std::shared_ptr<const fabric_layout> graph;

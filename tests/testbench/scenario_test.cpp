@@ -127,7 +127,7 @@ TEST(scenario, unknown_top_level_key_lists_the_known_ones) {
   EXPECT_EQ(error_of([] { load("name: x\nlinks:\n  fec_latency_ns: 80\n"); }),
             "t.yaml:2: links: unknown key; did you mean link? Known keys of top-level: name, description, seed, "
             "run, topology, link, switch, quantum, oq, sharp, nic, pcie, nic_overrides, workload, collective, writes, "
-            "compare, fault, faults, partition");
+            "compare, fault, faults, partition, nvlink");
 }
 
 // The scale-out partition (docs/scale_out.md): a list per rank of names the topology has, each once.
@@ -217,7 +217,7 @@ TEST(scenario, wrong_type_and_choices) {
             "generated, collective (did you mean permutation?)");
   EXPECT_EQ(error_of([] { load("topology:\n  kind: fat_tree\n"); }),
             "t.yaml:2: topology.kind: \"fat_tree\" is not one of: single_switch, leaf_spine, three_tier, "
-            "rail_optimized, dragonfly, graph");
+            "rail_optimized, dragonfly, graph, nvl72");
 }
 
 TEST(scenario, keys_that_moved_to_topology_say_where) {

@@ -459,7 +459,7 @@ TEST(fabric, absurd_sizes_are_refused_naming_the_key) {
   t.kind = "fat_tree";
   EXPECT_EQ(validation_error(t),
             "topology.kind: \"fat_tree\" is not one of: single_switch, leaf_spine, three_tier, rail_optimized, "
-            "dragonfly, graph");
+            "dragonfly, graph, nvl72");
   t = {};
   t.kind = "three_tier";
   t.spines = 4;

@@ -1,0 +1,87 @@
+// NVLink SHARP (NVLS) in one NVLink switch chip: in-switch reduction and multicast for an allreduce inside
+// the domain. Every member GPU sends its whole buffer as contributions (opcode nvls_contribution, byte offset
+// in reth.va), packet k of the buffer on its link k mod links_per_gpu, so that chip k mod switch_chips gets
+// packet k from every member. The chip reduces the members' packets k as they arrive (the first is copied,
+// the others added, in arrival order, with the reduction of sc_models/switch/quantum/sharp_aggregator: fp32,
+// bf16 or int32 on the real bytes), and when the last has arrived it multicasts the result, one copy per
+// member on the chip's port towards it (opcode nvls_result), `nvls_latency_ns` later.
+//
+// Simplifications, stated: the reduction runs at line rate (no ALU queue); the partial results are held in
+// an SRAM of their own, not in the ports' ingress buffers, so a contribution's credits go back as soon as it
+// is reduced (the SRAM's high-water mark in packets is counted: `max_partials`); one operation at a time.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sc_models/core/packet.h"
+#include "sc_models/core/sim_context.h"
+#include "sc_models/core/units.h"
+#include "sc_models/switch/quantum/sharp_aggregator.h"
+
+namespace fabricsim::nvlink {
+
+// Where the unit's result packets go: the chip's egress ports.
+class nvls_egress {
+ public:
+  virtual ~nvls_egress() = default;
+  virtual void emit(unsigned port, core::packet* p, core::picoseconds ready) = 0;
+};
+
+struct nvls_member {
+  uint32_t gpu = 0;   // its index in the domain (lrh.dlid of the results)
+  unsigned port = 0;  // the chip's first port towards it
+};
+
+struct nvls_op {
+  uint32_t tag = 0;             // reth.rkey of contributions and results
+  uint64_t bytes = 0;           // the buffer of each member
+  uint64_t packet_bytes = 256;  // payload per packet (nvlink.max_payload_bytes)
+  uint64_t result_addr = 0;     // where results land in every member's HBM
+  sw::sharp_dtype dtype = sw::sharp_dtype::fp32;
+  bool data = true;  // reduce the bytes (else timing only)
+  std::vector<nvls_member> members;
+};
+
+class nvls_unit {
+ public:
+  // `chip`: this chip's index among `chips`; `links_per_chip`: ports per GPU on it (a result leaves on the
+  // member's port with the index its contributions came in on); `header_bytes`, `flit_bytes`: the results'
+  // wire size.
+  nvls_unit(nvls_egress& egress, core::sim_context& ctx, unsigned chip, unsigned chips, unsigned links_per_chip,
+            uint64_t header_bytes, uint64_t flit_bytes, core::picoseconds latency);
+  nvls_unit(const nvls_unit&) = delete;
+  nvls_unit& operator=(const nvls_unit&) = delete;
+
+  void start(const nvls_op& op);
+  bool active() const { return m_active; }
+  // A contribution arrived on `port` at `t`; the caller releases its credits and the descriptor afterwards.
+  void contribution(const core::packet& p, unsigned port, core::picoseconds t);
+
+  struct counters_t {
+    uint64_t contributions = 0;  // packets reduced
+    uint64_t bytes_reduced = 0;  // payload bytes through the reduction
+    uint64_t results = 0;        // packets whose result was multicast
+    uint64_t copies = 0;         // result packets sent (results x members)
+    uint64_t max_partials = 0;   // most packets partly reduced at once
+    uint64_t unexpected = 0;     // contributions of no operation, from a non-member or a chunk of another chip
+  };
+  const counters_t& counters() const { return m_c; }
+
+ private:
+  nvls_egress& m_egress;
+  core::sim_context& m_ctx;
+  unsigned m_chip, m_chips, m_links_per_chip;
+  uint64_t m_header, m_flit;
+  core::picoseconds m_latency;
+  bool m_active = false;
+  nvls_op m_op;
+  std::vector<int32_t> m_member_of_gpu;  // gpu -> member index, -1: not a member
+  std::vector<uint8_t> m_acc;            // partial results, by local chunk
+  std::vector<uint32_t> m_count;         // contributions reduced, by local chunk
+  uint64_t m_partials = 0;
+  counters_t m_c;
+};
+
+}  // namespace fabricsim::nvlink

@@ -1,0 +1,279 @@
+// An allreduce sweep inside the NVLink domains of topology.kind nvl72.
+#include "testbench/nvlink_run.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+
+#include "sc_models/core/sim_context.h"
+#include "sc_models/topology/nvlink_domain.h"
+#include "testbench/collective_ops.h"
+#include "testbench/nvlink_collective.h"
+#include "testbench/scenario.h"
+#include "testbench/simulation.h"
+
+namespace fabricsim::testbench {
+
+using core::config_error;
+using core::picoseconds;
+
+double nvlink_ring_busbw_bound(const nvlink::nvlink_params& p) {
+  return double(p.links_per_gpu) * p.link_gbytes_per_s * p.flit_efficiency();
+}
+
+double nvls_busbw_bound(const nvlink::nvlink_params& p) {
+  const double n = double(p.gpus_per_domain);
+  return 2.0 * (n - 1.0) / n * nvlink_ring_busbw_bound(p);
+}
+
+std::string nvlink_fabric_line(const nvlink::nvlink_params& p) {
+  return fmt::format(
+      "fabric: nvl72, {} NVLink domain{} of {} GPUs and {} switch chips; {} links per GPU at {} GB/s per "
+      "direction ({} GB/s per GPU), one switch hop between any two GPUs\n",
+      p.domains, p.domains == 1 ? "" : "s", p.gpus_per_domain, p.switch_chips, p.links_per_gpu, p.link_gbytes_per_s,
+      double(p.links_per_gpu) * p.link_gbytes_per_s);
+}
+
+namespace {
+
+sw::sharp_dtype nvlink_dtype(const scenario& s) {
+  const std::string& d = s.collective.dtype;
+  if (d == "float") return sw::sharp_dtype::fp32;
+  if (d == "int32") return sw::sharp_dtype::int32;
+  if (d == "bfloat16") return sw::sharp_dtype::bf16;
+  throw config_error(s.source + ": collective.dtype " + d + ": the NVLink allreduce runs float, int32 or bfloat16");
+}
+
+void check_nvlink_scenario(const scenario& s) {
+  const collective_params& p = s.collective;
+  const std::string& src = s.source;
+  if (s.workload.kind != "collective")
+    throw config_error(src + ": topology.kind nvl72 runs workload.kind collective only (workload.kind is " +
+                       s.workload.kind + ")");
+  if (p.algo != "nvlink_ring" && p.algo != "nvls")
+    throw config_error(src + ": collective.algo " + p.algo + ": inside an NVLink domain use nvlink_ring or nvls");
+  if (p.op != "allreduce")
+    throw config_error(src + ": collective.op " + p.op + ": the NVLink domain runs allreduce (nvlink_ring, nvls)");
+  if (p.ranks != 0 && p.ranks != s.nvlink.gpus_per_domain)
+    throw config_error(src + ": collective.ranks " + std::to_string(p.ranks) +
+                       ": the allreduce runs on every GPU "
+                       "of each domain (0 or nvlink.gpus_per_domain = " +
+                       std::to_string(s.nvlink.gpus_per_domain) + ")");
+  if (!s.faults.empty()) throw config_error(src + ": faults: not supported on topology.kind nvl72");
+  try {
+    s.nvlink.validate("nvlink");
+  } catch (const config_error& e) {
+    throw config_error(src + ": " + e.what());
+  }
+}
+
+struct sweep_row {
+  uint64_t bytes = 0;
+  std::vector<picoseconds> times;
+  uint64_t wrong = 0;
+  bool done = true;
+};
+
+// The rows of the nccl-tests table, one per size.
+struct nvlink_rows {
+  nlohmann::json rows = nlohmann::json::array();
+  double busbw_sum = 0.0;
+  uint64_t busbw_rows = 0, wrong_total = 0;
+};
+
+nvlink_rows rows_of(const scenario& s, const std::vector<sweep_row>& rows) {
+  const collective_params& p = s.collective;
+  const uint64_t n = s.nvlink.gpus_per_domain;
+  nvlink_rows out;
+  for (const sweep_row& row : rows) {
+    nlohmann::json j;
+    j["size"] = row.bytes;
+    j["requested_bytes"] = row.bytes;
+    j["count"] = row.bytes / sw::sharp_dtype_bytes(nvlink_dtype(s));
+    j["type"] = p.dtype;
+    j["redop"] = "sum";
+    j["root"] = int64_t(-1);
+    j["completed"] = row.done;
+    if (row.done && !row.times.empty()) {
+      double sum = 0.0;
+      nlohmann::json iters = nlohmann::json::array();
+      for (picoseconds t : row.times) {
+        sum += t.us();
+        iters.push_back(t.us());
+      }
+      const double time_us = sum / double(row.times.size());
+      const double algbw = time_us > 0 ? double(row.bytes) / (time_us * 1e-6) / 1e9 : 0.0;
+      j["time_us"] = time_us;
+      j["iteration_times_us"] = std::move(iters);
+      j["algbw_gbps"] = algbw;
+      j["busbw_gbps"] = algbw * bus_factor(p.op, n);
+      out.busbw_sum += algbw * bus_factor(p.op, n);
+      ++out.busbw_rows;
+    } else {
+      j["time_us"] = nullptr;
+      j["iteration_times_us"] = nlohmann::json::array();
+      j["algbw_gbps"] = nullptr;
+      j["busbw_gbps"] = nullptr;
+    }
+    j["wrong"] = s.nic.place_data ? nlohmann::json(row.wrong) : nlohmann::json(nullptr);
+    out.wrong_total += row.wrong;
+    out.rows.push_back(std::move(j));
+  }
+  return out;
+}
+
+// The report: the fields every collective report has (docs/report.md; the nccl-tests table reads them) and
+// the `nvlink` object.
+nlohmann::json nvlink_report(const scenario& s, const run_options& opts, const core::sim_context& ctx,
+                             topology::nvlink_domains& dom, const std::vector<sweep_row>& rows, uint64_t result_checked,
+                             bool all_done, double wall_s) {
+  const collective_params& p = s.collective;
+  const uint64_t n = s.nvlink.gpus_per_domain;
+  nlohmann::json r;
+  add_run_header(r, s, opts, ctx, core::now(), wall_s);
+  nlohmann::json c;
+  c["op"] = p.op;
+  c["algo"] = p.algo;
+  c["dtype"] = p.dtype;
+  c["ranks"] = n;
+  c["placement"] = "nvl72";
+  nlohmann::json hosts = nlohmann::json::array();
+  for (unsigned i = 0; i < n; ++i) hosts.push_back(dom.gpu(0, i).name());
+  c["rank_hosts"] = std::move(hosts);
+  c["iterations"] = p.iterations;
+  c["warmup_iterations"] = p.warmup_iterations;
+  c["chunk_bytes"] = p.algo == "nvls" ? s.nvlink.max_payload_bytes : p.chunk_bytes;
+  c["bus_factor"] = bus_factor(p.op, n);
+  c["link_gbps"] = double(s.nvlink.links_per_gpu) * s.nvlink.link_gbytes_per_s * 8.0;  // per GPU, one direction
+  const nvlink_rows out = rows_of(s, rows);
+  const uint64_t wrong_total = out.wrong_total;
+  c["completed"] = all_done;
+  c["unexpected_placements"] = 0;
+  c["placement_checked_bytes"] = 0;
+  c["result_checked_bytes"] = result_checked;
+  c["avg_busbw_gbps"] =
+      out.busbw_rows ? nlohmann::json(out.busbw_sum / double(out.busbw_rows)) : nlohmann::json(nullptr);
+  c["rows"] = out.rows;
+  uint64_t landed = 0, transfers = 0, max_used_flits = 0, stall_ps = 0, nvls_copies = 0, nvls_unexpected = 0;
+  for (const auto& g : dom.gpus()) {
+    landed += g->landed_bytes();
+    transfers += ctx.stats.counter_value(g->name(), "transfers_landed");
+    for (unsigned l = 0; l < g->links(); ++l) stall_ps += g->port(l).sender().stall_ps(0, core::now());
+  }
+  for (const auto& chip : dom.chips()) {
+    for (unsigned i = 0; i < chip->ports(); ++i)
+      max_used_flits = std::max(max_used_flits, chip->receiver(i).max_used(0));
+    nvls_copies += chip->nvls().counters().copies;
+    nvls_unexpected += chip->nvls().counters().unexpected;
+  }
+  const uint64_t overruns = dom.credit_overruns(), violations = dom.credit_violations();
+  r["collective"] = std::move(c);
+  r["nvlink"] = {{"domains", s.nvlink.domains},
+                 {"gpus_per_domain", n},
+                 {"switch_chips", s.nvlink.switch_chips},
+                 {"links_per_gpu", s.nvlink.links_per_gpu},
+                 {"link_gbytes_per_s", s.nvlink.link_gbytes_per_s},
+                 {"flit_efficiency", s.nvlink.flit_efficiency()},
+                 {"ring_busbw_bound_gbps", nvlink_ring_busbw_bound(s.nvlink)},
+                 {"nvls_busbw_bound_gbps", nvls_busbw_bound(s.nvlink)},
+                 {"credit_overruns", overruns},
+                 {"credit_violations", violations},
+                 {"credit_stall_us", double(stall_ps) / 1e6},
+                 {"max_ingress_flits", max_used_flits},
+                 {"ingress_limit_flits", s.nvlink.buffer_bytes_per_port / s.nvlink.flit_bytes},
+                 {"nvls_result_copies", nvls_copies},
+                 {"nvls_unexpected", nvls_unexpected}};
+  r["time_limited"] = false;
+  r["checked_bytes"] = result_checked;
+  r["dropped_packets"] = 0;
+  r["flows"] = nlohmann::json::array();
+  r["ports"] = nlohmann::json::array();
+  r["stats"] = ctx.stats.to_json();
+  r["packets_in_use_at_end"] = ctx.pool.in_use();
+  r["data_checked"] = s.nic.place_data;
+  r["placed_bytes"] = landed;
+  r["mismatched_bytes"] = 0;
+  r["operations"] = transfers;
+  r["completed"] = transfers;
+  r["failed"] = 0;
+  r["fabric"] = {{"drops", 0},
+                 {"ecn_marked", 0},
+                 {"pfc_pause_frames", 0},
+                 {"max_queue_bytes", max_used_flits * s.nvlink.flit_bytes}};
+  r["verified"] = s.nic.place_data && all_done && result_checked > 0 && wrong_total == 0 && overruns == 0 &&
+                  violations == 0 && nvls_unexpected == 0;
+  return r;
+}
+
+}  // namespace
+
+nlohmann::json run_nvlink_collective(const scenario& s, const run_options& opts) {
+  check_nvlink_scenario(s);
+  const collective_params& p = s.collective;
+  const sw::sharp_dtype dtype = nvlink_dtype(s);
+  const uint64_t n = s.nvlink.gpus_per_domain;
+  std::vector<uint64_t> sizes;
+  for (uint64_t b : collective_sizes(p)) sizes.push_back(effective_bytes(p, b, n));
+  const uint64_t elt = sw::sharp_dtype_bytes(dtype);
+  for (uint64_t b : sizes)
+    if (b / elt < n)
+      throw config_error(s.source + ": collective.min_bytes: " + std::to_string(b) + " bytes is fewer than one " +
+                         p.dtype + " element per GPU (" + std::to_string(n) + " GPUs)");
+  const bool data = s.nic.place_data;
+  const auto wall0 = std::chrono::steady_clock::now();
+  core::sim_context ctx;
+  ctx.seed = s.seed;
+  topology::nvlink_domains dom(s.nvlink, data ? domain_allreduce_hbm_bytes(sizes.back()) : 4096, ctx);
+  for (const auto& g : dom.gpus()) g->set_data(data);
+  std::vector<std::unique_ptr<domain_allreduce>> algos;
+  for (unsigned d = 0; d < dom.domains(); ++d) algos.push_back(make_domain_allreduce(p.algo, dom, d, ctx.calendar));
+  if (opts.elaborate_only) return nlohmann::json::object();
+  sc_core::sc_start(sc_core::SC_ZERO_TIME);  // elaboration: the ports learn their credits
+  const picoseconds limit = picoseconds::from_ns(s.run.limit_us * 1000.0);
+  std::vector<sweep_row> rows;
+  uint64_t result_checked = 0;
+  bool all_done = true;
+  for (uint64_t bytes : sizes) {
+    sweep_row row;
+    row.bytes = bytes;
+    domain_allreduce_config c = domain_allreduce_layout(bytes);
+    c.slice_bytes = p.chunk_bytes;
+    c.dtype = dtype;
+    c.data = data;
+    for (uint64_t it = 0; it < p.warmup_iterations + p.iterations && row.done; ++it) {
+      if (data)
+        for (const auto& g : dom.gpus())
+          fill_allreduce_source(g->hbm.data() + c.buffer_addr, bytes, dtype, s.seed, g->host());
+      const picoseconds t0 = core::now();
+      unsigned finished = 0;
+      picoseconds last = t0;
+      for (auto& a : algos)
+        a->start(c, [&](picoseconds t) {
+          ++finished;
+          last = std::max(last, t);
+        });
+      if (core::now() < limit) sc_core::sc_start(core::to_sc_time(limit - core::now()), sc_core::SC_EXIT_ON_STARVATION);
+      if (finished < algos.size()) {
+        row.done = all_done = false;
+        break;
+      }
+      if (it >= p.warmup_iterations) row.times.push_back(last - t0);
+    }
+    if (row.done && data)
+      for (unsigned d = 0; d < dom.domains(); ++d) {
+        std::vector<uint32_t> members;
+        for (unsigned i = 0; i < n; ++i) members.push_back(dom.gpu(d, i).host());
+        const std::vector<uint8_t> ref = allreduce_reference(bytes, dtype, s.seed, members);
+        for (unsigned i = 0; i < n; ++i) {
+          row.wrong += count_wrong_elements(dom.gpu(d, i).hbm.data() + c.buffer_addr, ref.data(), bytes, dtype);
+          result_checked += bytes;
+        }
+      }
+    rows.push_back(std::move(row));
+    if (!all_done) break;
+  }
+  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  return nvlink_report(s, opts, ctx, dom, rows, result_checked, all_done, wall_s);
+}
+
+}  // namespace fabricsim::testbench
