@@ -612,11 +612,6 @@ int run_verify_command(verify_cli& verify_c) {
   for (const auto& [flag, path] : {std::pair{"--coverage-json", coverage_json}, {"--coverage-html", coverage_html}})
     if (!path.empty() && !std::ofstream(path))
       throw core::config_error(std::string(flag) + " " + path + ": cannot open for writing");
-  if (!verify.rtl.empty() && verify.block == "dcqcn_rp")
-    throw core::config_error(
-        "verify-rtl --block dcqcn_rp --rtl: the reaction point's random bench does not take a "
-        "user's block yet; replay a recording through it (--replay FILE) or run it in a "
-        "fabric in lockstep (run --user-rtl dcqcn_rp=FILE --set nic.dcqcn_model=lockstep)");
   if (!verify.rtl.empty()) {
     const testbench::verify_user_rtl_result result = testbench::verify_user_rtl(verify);
     (result.matched ? std::cout : std::cerr) << testbench::format_verify_user_rtl(verify, result);

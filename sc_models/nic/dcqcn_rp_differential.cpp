@@ -287,6 +287,15 @@ bool first_difference(const dcqcn_outputs& ref, const dcqcn_outputs& rtl, dcqcn_
 const std::vector<std::string>& dcqcn_rp_coverage_bins() { return bin_names; }
 
 dcqcn_rp_differential_result run_dcqcn_rp_differential(const dcqcn_rp_differential_options& options) {
+  const uint32_t mutant = options.mutant;
+  return run_dcqcn_rp_differential(options,
+                                   [mutant](const dcqcn_params& params, uint64_t now, const std::string& wave) {
+                                     return std::make_unique<dcqcn_rp_rtl>(params, now, wave, mutant);
+                                   });
+}
+
+dcqcn_rp_differential_result run_dcqcn_rp_differential(const dcqcn_rp_differential_options& options,
+                                                       const dcqcn_rp_dut_factory& make) {
   const std::string& preset = options.preset;
   if (preset != "mixed" && preset != "random" && preset != "paper" && preset != "nvidia" && preset != "fabric_400g")
     throw core::config_error("dcqcn_rp bench preset: '" + preset +
@@ -296,7 +305,8 @@ dcqcn_rp_differential_result run_dcqcn_rp_differential(const dcqcn_rp_differenti
   dcqcn_stimulus stimulus(options.seed, preset);
   // The first transaction is always a reset with the segment's parameters; build both engines from it.
   const transaction first = stimulus.next(dcqcn_outputs{});
-  dcqcn_rp_rtl rtl(first.params, first.now, options.wave, options.mutant);  // closes the waveform when destroyed
+  const std::unique_ptr<dcqcn_rp_rtl> dut = make(first.params, first.now, options.wave);  // closes the waveform
+  dcqcn_rp_rtl& rtl = *dut;
   dcqcn_rp_ref ref(first.params, first.now);
   r.parameter_sets = 1;
   r.transactions = 1;

@@ -156,7 +156,8 @@ TEST(rtl_mutate, bad_flag_combinations_are_refused) {
       {"--block reorder_tracker --mutate-sample 5", "go with --mutate"},
       {"--block reorder_tracker --mutate --replay x.txt", "cannot be combined with --replay"},
       {"--block reorder_tracker --mutate --wave w.fst", "drop --wave"},
-      {"--block dcqcn_rp --mutate", "its mutants cannot be run yet; --mutate covers reorder_tracker and cnp_gen"},
+      {"--block cnp_gen --mutate --preset nvidia", "--preset nvidia: only for --block dcqcn_rp"},
+      {"--block dcqcn_rp --mutate --preset dctcp", "one of: paper, nvidia, fabric_400g"},
   };
   for (const auto& [args, message] : cases) {
     const run_result r = fabricsim("verify-rtl " + args + cache);
