@@ -407,6 +407,19 @@ rtl_mutate_result run_rtl_mutation(const verify_rtl_options& options, const rtl_
   return result;
 }
 
+std::string rtl_mutant_patch(const verify_rtl_options& options, uint32_t id) {
+  rtl_contract(options.block);
+  const std::string file = options.rtl.empty() ? "rtl/" + options.block + ".sv" : options.rtl;
+  const std::string text =
+      options.rtl.empty() ? embedded(shipped_rtl_sources, shipped_rtl_sources_count, file) : read_text(options.rtl);
+  const rtl_mutation_source source(text, file, options.top.empty() ? options.block : options.top);
+  if (id == 0 || id > source.mutants().size())
+    throw core::config_error("verify-rtl --mutant-patch " + std::to_string(id) + ": " + file + " has " +
+                             std::to_string(source.mutants().size()) + " generated mutants, numbered 1 to " +
+                             std::to_string(source.mutants().size()));
+  return source.patch(id, file, options.block);
+}
+
 namespace {
 
 struct op_counts {

@@ -604,6 +604,42 @@ std::string rtl_mutation_source::diff(uint32_t id) const {
   return s.str();
 }
 
+std::string rtl_mutation_source::patch(uint32_t id, const std::string& path, const std::string& block) const {
+  const rtl_mutant& m = m_parsed->mutants.at(id - 1);
+  auto split = [](const std::string& text) {
+    std::vector<std::string> lines;
+    std::istringstream in(text);
+    for (std::string l; std::getline(in, l);) lines.push_back(l);
+    return lines;
+  };
+  const std::vector<std::string> before = split(m_source), after = split(apply(id));
+  // The changed lines: from the mutant's first line to its last, in each version.
+  const size_t first = m.line - 1;
+  const size_t last = first + static_cast<size_t>(std::count(m.original.begin(), m.original.end(), '\n'));
+  const size_t last_after = first + static_cast<size_t>(std::count(m.replacement.begin(), m.replacement.end(), '\n'));
+  constexpr size_t context = 3;
+  const size_t from = first >= context ? first - context : 0;
+  const size_t tail = std::min(context, before.size() - 1 - last);
+  std::ostringstream s;
+  std::string site = m.original.substr(0, m.original.find('\n'));
+  if (site.size() > 60) site = site.substr(0, 57) + "...";
+  s << "Mutant " << id << " of " << path << " (generated: mutant " << id << " of verify-rtl --block " << block
+    << " --mutate; a planted bug, never in production):\n"
+    << m.op << " mutant at line " << m.line << ", column " << m.column << ": " << m.description << " in `" << site
+    << "`.\n"
+    << "Regenerate: fabricsim verify-rtl --block " << block << " --mutant-patch " << id << "\n"
+    << "Applied by rtl/CMakeLists.txt with patch --fuzz=0; `fabricsim verify-rtl --block " << block << " --mutant "
+    << id << "` runs it.\n\n"
+    << "--- a/" << path << "\n+++ b/" << path << "\n"
+    << "@@ -" << from + 1 << ',' << last + tail + 1 - from << " +" << from + 1 << ',' << last_after + tail + 1 - from
+    << " @@\n";
+  for (size_t l = from; l < first; ++l) s << ' ' << before[l] << '\n';
+  for (size_t l = first; l <= last; ++l) s << '-' << before[l] << '\n';
+  for (size_t l = first; l <= last_after; ++l) s << '+' << after[l] << '\n';
+  for (size_t l = last + 1; l <= last + tail; ++l) s << ' ' << before[l] << '\n';
+  return s.str();
+}
+
 std::vector<uint32_t> sample_rtl_mutants(size_t total, size_t count, uint64_t seed) {
   std::vector<uint32_t> ids(total);
   for (size_t i = 0; i < total; ++i) ids[i] = static_cast<uint32_t>(i + 1);
