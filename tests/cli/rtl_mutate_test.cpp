@@ -2,8 +2,8 @@
 // cycles leaves survivors that the default bench kills; the default bench's survivors on the shipped blocks
 // are exactly the mutants shown equivalent by hand in docs/verification.md; yosys proves a redundant
 // comparison's mutants equivalent (and the shipped block's three); a sample and the per-mutant timeout; bad
-// flag combinations refused; the reaction point's seeded sample against its documented survivors. The compile cache is the build tree's (as user_rtl_test), so the Verilator
-// runtime and each schema are compiled once.
+// flag combinations refused; the reaction point's seeded sample against its documented survivors. The compile
+// cache is the build tree's (as user_rtl_test), so the Verilator runtime and each schema are compiled once.
 #include <gtest/gtest.h>
 
 #include <fstream>
