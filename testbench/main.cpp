@@ -266,10 +266,10 @@ std::string app_description() {
          "  fabricsim verify-rtl --block reorder_tracker --window 256 --seed 3\n"
          "  fabricsim verify-rtl --block cnp_gen --flows 1024 --cycles 200000\n"
          "  fabricsim verify-rtl --block dcqcn_rp --preset nvidia --cycles 200000\n"
-         "  fabricsim verify-rtl --block reorder_tracker --window 64 --mutant 2   (a planted bug: exits 1)\n"
+         "  fabricsim verify-rtl --block reorder_tracker --window 64 --mutant 39   (a planted bug: exits 1)\n"
          "  fabricsim verify-rtl --block reorder_tracker --rtl tests/rtl/user_blocks/psn_shift_tracker.sv --top "
          "psn_shift_tracker --param Window=64   (your own block, compiled at run time)\n"
-         "  fabricsim run tests/cli/lockstep_reorder.yaml --rtl-mutant reorder_tracker:1 --wave waves   (the bug in a "
+         "  fabricsim run tests/cli/lockstep_reorder.yaml --rtl-mutant reorder_tracker:16 --wave waves   (the bug in a "
          "fabric, caught in lockstep: exits 5)\n"
          "  fabricsim run tests/cli/lockstep_reorder.yaml --user-rtl "
          "reorder_tracker=tests/rtl/user_blocks/psn_shift_tracker.sv --user-rtl-top psn_shift_tracker\n"
@@ -335,11 +335,12 @@ void add_run_command(CLI::App& app, run_args& args) {
                    "--user-rtl: the top module, [BLOCK=]NAME (default: the block's name; BLOCK= needed with several "
                    "--user-rtl)")
       ->allow_extra_args(false);
-  run_cmd->add_option("--rtl-mutant", args.rtl_mutant,
-                      "BLOCK:N: the RTL of BLOCK (reorder_tracker, cnp_gen or dcqcn_rp) becomes its planted-bug "
-                      "mutant N (rtl/mutants/BLOCK/N.patch, already built) in every NIC running it as rtl or "
-                      "lockstep; with lockstep the reference stays clean and the run stops at the first "
-                      "difference (sets nic.rtl_mutant; reorder_tracker mutants need nic.reorder_window 64)");
+  run_cmd->add_option(
+      "--rtl-mutant", args.rtl_mutant,
+      "BLOCK:N: the RTL of BLOCK (reorder_tracker, cnp_gen or dcqcn_rp) becomes its planted-bug "
+      "mutant N (generated mutant N, rtl/mutants/BLOCK/N.patch, already built) in every NIC running it as rtl or "
+      "lockstep; with lockstep the reference stays clean and the run stops at the first "
+      "difference (sets nic.rtl_mutant; reorder_tracker mutants need nic.reorder_window 64)");
   run_cmd->add_option("--ranks", args.ranks,
                       "Run across N processes: starts `mpirun -n N` on this same command line (docs/scale_out.md); "
                       "under mpirun the ranks are found by themselves")
@@ -387,6 +388,7 @@ struct verify_cli {
   testbench::verify_rtl_options verify;
   std::string replay, coverage_json, coverage_html;
   bool mutate = false, no_equiv = false;  // --mutate, --no-equiv
+  uint32_t mutant_patch = 0;              // --mutant-patch ID
   testbench::rtl_mutate_options mutate_opts;
   std::vector<const CLI::Option*> mutate_only;  // the options that go with --mutate alone
 };
@@ -410,10 +412,10 @@ CLI::App* add_verify_command(CLI::App& app, verify_cli& c) {
   verify_cmd->add_option("--cycles", c.verify.cycles, "RTL clock cycles to run")->capture_default_str();
   verify_cmd->add_option("--seed", c.verify.seed, "Seed of the stimulus generator")->capture_default_str();
   verify_cmd->add_option("--wave", c.verify.wave, "Write the RTL's FST waveform here (up to a mismatch)");
-  verify_cmd->add_option(
-      "--mutant", c.verify.mutant,
-      "Run mutant N of the block (a planted bug, rtl/mutants/<block>/<N>.patch; built for --window 64 "
-      "and --flows 64 only) to see the bench catch it: exits 1 with the mismatch");
+  verify_cmd->add_option("--mutant", c.verify.mutant,
+                         "Run mutant N of the block (a planted bug: generated mutant N, rtl/mutants/<block>/<N>.patch; "
+                         "built for --window 64 "
+                         "and --flows 64 only) to see the bench catch it: exits 1 with the mismatch");
   verify_cmd->add_option("--rtl", c.verify.rtl,
                          "Verify your own block instead: its SystemVerilog file, checked against the block's port "
                          "contract (docs/rtl_contract.md), Verilated and compiled at run time (cached)");
@@ -436,6 +438,9 @@ CLI::App* add_verify_command(CLI::App& app, verify_cli& c) {
                        "compile them once as a mutant schema, run the bench on each and print the mutation score "
                        "with every survivor as a diff; survivors yosys proves equivalent are reported as such. "
                        "Exits 1 when a non-equivalent mutant survives");
+  verify_cmd->add_option("--mutant-patch", c.mutant_patch,
+                         "Print generated mutant ID of the block (the shipped RTL, or --rtl FILE; the ids of --mutate) "
+                         "as a patch file, as rtl/mutants/<block>/<ID>.patch holds it for --mutant and --rtl-mutant");
   c.mutate_only.push_back(verify_cmd->add_option(
       "--mutate-sample", c.mutate_opts.sample, "--mutate: run a sample of N mutants drawn with --seed (default: all)"));
   c.mutate_only.push_back(verify_cmd->add_option(
@@ -586,6 +591,10 @@ int run_verify_command(verify_cli& verify_c) {
                     &coverage_html = verify_c.coverage_html;
   size_t mutate_only = 0;
   for (const CLI::Option* o : verify_c.mutate_only) mutate_only += o->count();
+  if (verify_c.mutant_patch != 0) {
+    std::cout << testbench::rtl_mutant_patch(verify, verify_c.mutant_patch);
+    return 0;
+  }
   if (verify_c.mutate || mutate_only > 0) {
     if (!verify_c.mutate)
       throw core::config_error(
@@ -621,11 +630,6 @@ int run_verify_command(verify_cli& verify_c) {
   for (const auto& [flag, path] : {std::pair{"--coverage-json", coverage_json}, {"--coverage-html", coverage_html}})
     if (!path.empty() && !std::ofstream(path))
       throw core::config_error(std::string(flag) + " " + path + ": cannot open for writing");
-  if (!verify.rtl.empty() && verify.block == "dcqcn_rp")
-    throw core::config_error(
-        "verify-rtl --block dcqcn_rp --rtl: the reaction point's random bench does not take a "
-        "user's block yet; replay a recording through it (--replay FILE) or run it in a "
-        "fabric in lockstep (run --user-rtl dcqcn_rp=FILE --set nic.dcqcn_model=lockstep)");
   if (!verify.rtl.empty()) {
     const testbench::verify_user_rtl_result result = testbench::verify_user_rtl(verify);
     (result.matched ? std::cout : std::cerr) << testbench::format_verify_user_rtl(verify, result);

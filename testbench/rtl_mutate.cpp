@@ -25,6 +25,8 @@
 
 #include "sc_models/core/params.h"
 #include "sc_models/nic/cnp_gen_differential.h"
+#include "sc_models/nic/dcqcn_rp.h"
+#include "sc_models/nic/dcqcn_rp_differential.h"
 #include "sc_models/nic/reorder_tracker_differential.h"
 #include "sc_models/nic/user_rtl_block.h"
 #include "testbench/embedded_files.h"
@@ -92,8 +94,22 @@ struct bench_outcome {
   std::string mismatch;
 };
 
-bench_outcome run_bench(const std::string& block, const std::shared_ptr<const nic::user_rtl_library>& library,
-                        uint32_t size, uint64_t cycles, uint64_t seed) {
+bench_outcome run_bench(const verify_rtl_options& options, const std::shared_ptr<const nic::user_rtl_library>& library,
+                        uint32_t size) {
+  const std::string& block = options.block;
+  const uint64_t cycles = options.cycles, seed = options.seed;
+  if (block == "dcqcn_rp") {
+    nic::dcqcn_rp_differential_options o;
+    o.cycles = cycles;
+    o.seed = seed;
+    o.preset = options.preset.empty() ? "mixed" : options.preset;
+    const auto r =
+        nic::run_dcqcn_rp_differential(o, [&](const nic::dcqcn_params& params, uint64_t now, const std::string& wave) {
+          return nic::make_dcqcn_rp_user(library, params, now, wave);
+        });
+    return {r.matched, r.mismatch_cycle,
+            r.mismatch_signal + " expected " + r.expected + " got " + r.got + ": " + r.mismatch};
+  }
   if (block == "reorder_tracker") {
     nic::reorder_tracker_user dut(library, size);
     const auto r = nic::run_reorder_tracker_differential(dut, cycles, seed);
@@ -297,16 +313,13 @@ double rtl_mutate_result::score() const {
 rtl_mutate_result run_rtl_mutation(const verify_rtl_options& options, const rtl_mutate_options& mutate) {
   const auto start = clock_type::now();
   const rtl_block_contract& contract = rtl_contract(options.block);
-  if (options.block == "dcqcn_rp")  // it has a contract (fabric runs and replays), not a bench for a compiled block
-    throw core::config_error(
-        "verify-rtl --block dcqcn_rp --mutate: the reaction point's random bench runs only the shipped RTL, not a "
-        "compiled block, so its mutants cannot be run yet; --mutate covers reorder_tracker and cnp_gen");
   if (options.mutant != 0)
     throw core::config_error("verify-rtl --mutate generates its own mutants; it cannot be combined with --mutant");
   if (!options.wave.empty())
     throw core::config_error(
         "verify-rtl --mutate runs one bench per mutant and writes no waveform; drop --wave "
         "(run a survivor's source with --rtl --wave to see it)");
+  check_verify_rtl_preset(options);
   if (mutate.timeout_seconds < 0) throw core::config_error("verify-rtl --mutate-timeout must be positive");
   if (!mutate.json.empty() && !std::ofstream(mutate.json))
     throw core::config_error("verify-rtl --mutate-json " + mutate.json + ": cannot open for writing");
@@ -327,15 +340,15 @@ rtl_mutate_result run_rtl_mutation(const verify_rtl_options& options, const rtl_
   const fs::path schema_file = dir / fs::path(result.file).filename();
   write_text(schema_file, schema);
   user_rtl_request request{options.block, schema_file.string(), top, options.params, cache.string()};
-  const bool reorder = options.block == "reorder_tracker";
-  if (reorder) {
+  if (options.block == "reorder_tracker") {
     default_param(request.params, "Window", options.window);
-  } else {
+  } else if (options.block == "cnp_gen") {
     default_param(request.params, "Flows", options.flows);
     default_param(request.params, "TimeWidth", 32);
   }
   result.build = build_user_rtl(request);
-  result.size = static_cast<uint32_t>(result.build.parameters.at(reorder ? "Window" : "Flows"));
+  const std::string size_parameter = user_rtl_size_parameter(options.block);
+  if (!size_parameter.empty()) result.size = static_cast<uint32_t>(result.build.parameters.at(size_parameter));
   const auto library = nic::user_rtl_library::open(result.build.shared_object, options.block);
   // The schema's selector, exported by the object (the library keeps it loaded for the process).
   void* handle = dlopen(result.build.shared_object.c_str(), RTLD_NOW | RTLD_NOLOAD);
@@ -349,7 +362,7 @@ rtl_mutate_result run_rtl_mutation(const verify_rtl_options& options, const rtl_
   auto bench_of = [&](uint32_t id) {
     return [&, id] {
       select(id);
-      return run_bench(options.block, library, size, options.cycles, options.seed);
+      return run_bench(options, library, size);
     };
   };
   const rtl_mutant_outcome original = run_in_child(bench_of(0), 600);
@@ -394,6 +407,19 @@ rtl_mutate_result run_rtl_mutation(const verify_rtl_options& options, const rtl_
   return result;
 }
 
+std::string rtl_mutant_patch(const verify_rtl_options& options, uint32_t id) {
+  rtl_contract(options.block);
+  const std::string file = options.rtl.empty() ? "rtl/" + options.block + ".sv" : options.rtl;
+  const std::string text =
+      options.rtl.empty() ? embedded(shipped_rtl_sources, shipped_rtl_sources_count, file) : read_text(options.rtl);
+  const rtl_mutation_source source(text, file, options.top.empty() ? options.block : options.top);
+  if (id == 0 || id > source.mutants().size())
+    throw core::config_error("verify-rtl --mutant-patch " + std::to_string(id) + ": " + file + " has " +
+                             std::to_string(source.mutants().size()) + " generated mutants, numbered 1 to " +
+                             std::to_string(source.mutants().size()));
+  return source.patch(id, file, options.block);
+}
+
 namespace {
 
 struct op_counts {
@@ -415,10 +441,11 @@ std::map<std::string, op_counts> per_op(const rtl_mutate_result& r) {
 }  // namespace
 
 std::string format_rtl_mutation(const verify_rtl_options& options, const rtl_mutate_result& r) {
-  const bool reorder = options.block == "reorder_tracker";
+  const char* size = options.block == "reorder_tracker" ? "Window " : options.block == "cnp_gen" ? "Flows " : "";
   std::ostringstream s;
-  s << "verify-rtl " << options.block << " --mutate: " << r.file << ", module " << r.module << ", "
-    << (reorder ? "Window " : "Flows ") << r.size << ", " << options.cycles << " cycles, seed " << options.seed << '\n';
+  s << "verify-rtl " << options.block << " --mutate: " << r.file << ", module " << r.module << ", ";
+  if (*size != '\0') s << size << r.size << ", ";
+  s << options.cycles << " cycles, seed " << options.seed << '\n';
   s << "  " << r.generated << " mutants generated, " << r.outcomes.size() << " run"
     << (r.outcomes.size() < r.generated ? " (a seeded sample)" : "") << "; schema "
     << (r.build.reused ? "reused from the cache" : "compiled") << ": " << r.build.entry_dir << '\n';

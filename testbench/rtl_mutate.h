@@ -57,6 +57,11 @@ struct rtl_mutate_result {
 // unmutated block that already fails the bench, and a JSON file that cannot be written.
 rtl_mutate_result run_rtl_mutation(const verify_rtl_options& options, const rtl_mutate_options& mutate);
 
+// `verify-rtl --block B [--rtl FILE] --mutant-patch ID`: generated mutant ID of the block's source (the shipped
+// rtl/<block>.sv, or --rtl) as a patch file, what rtl/mutants/<block>/<ID>.patch holds for a shipped block.
+// Throws core::config_error for an id the source has no mutant of (naming how many it has).
+std::string rtl_mutant_patch(const verify_rtl_options& options, uint32_t id);
+
 // The per-operator table (generated, run, killed, survived, equivalent), the score and every survivor and
 // equivalent mutant as a diff of its source line.
 std::string format_rtl_mutation(const verify_rtl_options& options, const rtl_mutate_result& result);

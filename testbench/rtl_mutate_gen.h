@@ -54,6 +54,10 @@ class rtl_mutation_source {
   std::string schema(const std::vector<uint32_t>& ids) const;
   // file:line, then the changed lines, original (-) and mutated (+).
   std::string diff(uint32_t id) const;
+  // Mutant `id` as a patch file of rtl/mutants/<block>/<id>.patch: a header naming it, then a unified diff
+  // against `path` (a/path, b/path) with three lines of context, which `patch --fuzz=0` applies.
+  // `block` names the verify-rtl --block that regenerates it.
+  std::string patch(uint32_t id, const std::string& path, const std::string& block) const;
 
   struct parsed;  // the tokens and the parse (rtl_mutate_gen.cpp)
 

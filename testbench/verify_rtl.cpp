@@ -37,6 +37,14 @@ std::string window_list() {
 
 }  // namespace
 
+void check_verify_rtl_preset(const verify_rtl_options& options) {
+  if (!options.preset.empty() &&
+      (options.block != "dcqcn_rp" ||
+       (options.preset != "paper" && options.preset != "nvidia" && options.preset != "fabric_400g")))
+    throw core::config_error("verify-rtl --preset " + options.preset +
+                             ": only for --block dcqcn_rp, one of: paper, nvidia, fabric_400g");
+}
+
 std::string verify_rtl_blocks() { return "reorder_tracker, cnp_gen, dcqcn_rp"; }
 
 verify_rtl_result verify_rtl(const verify_rtl_options& options) {
@@ -49,11 +57,7 @@ verify_rtl_result verify_rtl(const verify_rtl_options& options) {
       throw core::config_error("verify-rtl --window " + std::to_string(options.window) +
                                " is not a window the RTL was compiled for; compiled windows: " + window_list());
   }
-  if (!options.preset.empty() && (options.block != "dcqcn_rp" ||
-                                  (options.preset != "paper" && options.preset != "nvidia" &&
-                                   options.preset != "fabric_400g")))
-    throw core::config_error("verify-rtl --preset " + options.preset +
-                             ": only for --block dcqcn_rp, one of: paper, nvidia, fabric_400g");
+  check_verify_rtl_preset(options);
   if (!options.wave.empty() && !std::ofstream(options.wave))
     throw core::config_error("verify-rtl --wave " + options.wave + ": cannot open for writing");
 
@@ -224,28 +228,54 @@ void run_user_bench(const verify_rtl_options& options, verify_user_rtl_result& r
   run(*dut, mismatch_cycle + 1, again);
 }
 
+// The reaction point's bench builds its block from the first transaction (dcqcn_rp_dut_factory), so the
+// traced second run is the same bench again with a waveform; it stops at the same mismatch.
+void run_user_dcqcn_rp(const verify_rtl_options& options, const std::shared_ptr<const user_rtl_library>& library,
+                       verify_user_rtl_result& result) {
+  dcqcn_rp_differential_options o;
+  o.cycles = options.cycles;
+  o.seed = options.seed;
+  o.preset = options.preset.empty() ? "mixed" : options.preset;
+  o.wave = options.wave;
+  const dcqcn_rp_dut_factory make = [&](const dcqcn_params& params, uint64_t now, const std::string& wave) {
+    return make_dcqcn_rp_user(library, params, now, wave);
+  };
+  const auto start = std::chrono::steady_clock::now();
+  result.run.dcqcn_rp = run_dcqcn_rp_differential(o, make);
+  result.run.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.matched = result.run.matched = result.run.dcqcn_rp.matched;
+  result.wave = options.wave;
+  if (result.matched || !options.wave.empty()) return;
+  result.wave = o.wave = result.build.top + "_mismatch_seed" + std::to_string(options.seed) + ".fst";
+  run_dcqcn_rp_differential(o, make);
+}
+
 }  // namespace
 
 verify_user_rtl_result verify_user_rtl(const verify_rtl_options& options) {
   rtl_contract(options.block);
   if (options.mutant != 0)
     throw core::config_error("verify-rtl --mutant is for the shipped RTL; it cannot be combined with --rtl");
+  check_verify_rtl_preset(options);
   if (!options.wave.empty() && !std::ofstream(options.wave))
     throw core::config_error("verify-rtl --wave " + options.wave + ": cannot open for writing");
   user_rtl_request request{options.block, options.rtl, options.top, options.params, options.rtl_cache};
   const bool reorder = options.block == "reorder_tracker";
   if (reorder) {
     default_param(request.params, "Window", options.window);
-  } else {
+  } else if (options.block == "cnp_gen") {
     default_param(request.params, "Flows", options.flows);
     default_param(request.params, "TimeWidth", 32);
   }
   verify_user_rtl_result result;
   result.build = build_user_rtl(request);
-  result.size = static_cast<uint32_t>(result.build.parameters.at(reorder ? "Window" : "Flows"));
+  const std::string size_parameter = user_rtl_size_parameter(options.block);
+  if (!size_parameter.empty()) result.size = static_cast<uint32_t>(result.build.parameters.at(size_parameter));
   const auto library = user_rtl_library::open(result.build.shared_object, options.block);
   const uint64_t seed = options.seed;
-  if (reorder) {
+  if (options.block == "dcqcn_rp") {
+    run_user_dcqcn_rp(options, library, result);
+  } else if (reorder) {
     run_user_bench(
         options, result,
         [&](const std::string& wave) { return std::make_unique<reorder_tracker_user>(library, result.size, wave); },
@@ -273,8 +303,12 @@ std::string format_verify_user_rtl(const verify_rtl_options& options, const veri
   const user_rtl_build& b = result.build;
   const bool reorder = options.block == "reorder_tracker";
   std::ostringstream s;
-  s << "user RTL " << options.rtl << ", module " << b.top << ", " << (reorder ? "Window " : "Flows ") << result.size
-    << '\n';
+  s << "user RTL " << options.rtl << ", module " << b.top << ", ";
+  if (options.block == "dcqcn_rp") {
+    s << "the widths of docs/rtl_contract.md\n";
+  } else {
+    s << (reorder ? "Window " : "Flows ") << result.size << '\n';
+  }
   if (b.reused) {
     s << "  compiled block reused from the cache: " << b.entry_dir << '\n';
   } else {
@@ -288,7 +322,8 @@ std::string format_verify_user_rtl(const verify_rtl_options& options, const veri
   shown.window = reorder ? result.size : options.window;
   shown.flows = reorder ? options.flows : result.size;
   shown.wave = result.wave;
-  s << (reorder ? format_verify_rtl(shown, result.run) : format_verify_rtl_cnp_gen(shown, result.cnp_gen));
+  s << (options.block == "cnp_gen" ? format_verify_rtl_cnp_gen(shown, result.cnp_gen)
+                                   : format_verify_rtl(shown, result.run));
   return s.str();
 }
 

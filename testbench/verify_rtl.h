@@ -40,6 +40,10 @@ struct verify_rtl_result {
 // "reorder_tracker, cnp_gen, dcqcn_rp".
 std::string verify_rtl_blocks();
 
+// core::config_error for a --preset given with another block than dcqcn_rp, or not one of paper, nvidia,
+// fabric_400g (empty: every set, the bench's default).
+void check_verify_rtl_preset(const verify_rtl_options& options);
+
 // Runs until `cycles` or the first mismatch. Throws core::config_error for an unknown block, a window the RTL
 // was not compiled for (naming the compiled ones), an unknown preset, a wave file that cannot be written or a
 // mutant that is not built (mutants exist for window 64 and flows 64 only).
@@ -67,13 +71,14 @@ std::string format_verify_rtl_cnp_gen(const verify_rtl_options& options, const v
 struct verify_user_rtl_result {
   user_rtl_build build;
   bool matched = true;
-  verify_rtl_result run;              // block reorder_tracker
+  verify_rtl_result run;              // blocks reorder_tracker and dcqcn_rp
   verify_rtl_cnp_gen_result cnp_gen;  // block cnp_gen
-  uint32_t size = 0;                  // the Window (reorder_tracker) or Flows (cnp_gen) it was elaborated with
-  std::string wave;                   // the waveform written, if any
+  uint32_t size = 0;  // the Window (reorder_tracker) or Flows (cnp_gen) it was elaborated with; dcqcn_rp: 0
+  std::string wave;   // the waveform written, if any
 };
 
-// Throws core::config_error for a block without a contract, --mutant with --rtl, and everything
+// Throws core::config_error for a block without a contract, --mutant with --rtl, a --preset that is not
+// one of dcqcn_rp's, and everything
 // build_user_rtl() refuses (a contract violation names the port, expected and found).
 verify_user_rtl_result verify_user_rtl(const verify_rtl_options& options);
 

@@ -195,9 +195,6 @@ class dcqcn_stimulus {
     return t;
   }
 
-  const dcqcn_params& params() const { return m_params; }
-  const dcqcn_config& config() const { return m_cfg; }
-
  private:
   enum class mode { traffic, storm, idle, race, nic_loop, bulk };
 
@@ -256,6 +253,55 @@ class dcqcn_stimulus {
   mode m_mode = mode::traffic;
 };
 
+// After the random run, corners it draws too rarely, each an exact coincidence (docs/verification.md lists
+// the mutants they kill): a cut landing exactly on the rpg_min_dec_fac floor and on rpg_min_rate, a sent()
+// reaching the byte threshold exactly and one of more than twice it, an init with initial alpha 0, and a
+// CNP one monitor period and one cycle after an init or one cycle after a cut and an init.
+std::vector<transaction> directed_transactions(uint64_t now) {
+  std::vector<transaction> out;
+  auto add = [&](op kind, uint64_t dt, uint32_t bytes = 0, const dcqcn_params& params = {}) {
+    transaction t;
+    t.kind = kind;
+    t.now = now += dt;
+    t.bytes = bytes;
+    t.params = params;
+    out.push_back(t);
+  };
+  // Line rate 8192000 kb/s = 125 * 2^16, alpha 32768 (initial_alpha 512), cut shift 16 (rpg_gd 10): the cut
+  // leaves 8192000 - 8192000 * 32768 / 2^16 = 4096000 kb/s, which is both the 50 % floor (512 / 1024) and the
+  // minimum rate: neither clamp applies (each needs the cut strictly below it).
+  dcqcn_params floor;
+  floor.clock_mhz = 10;
+  floor.line_rate_mbps = 8192;
+  floor.rpg_gd = 10;
+  floor.rpg_min_dec_fac = 50;
+  floor.rpg_min_rate_mbps = 4096;
+  floor.initial_alpha = 512;
+  floor.rate_reduce_monitor_period_us = 10;  // 100 cycles
+  add(op::reset, 1, 0, floor);
+  add(op::cnp, 0);
+  // The byte threshold (1000 bytes) reached exactly, then crossed twice over in one sent() (the remainder is
+  // clamped to 999), then the bytes that tell a remainder of 999 from 1000 or 1001.
+  dcqcn_params bytes = floor;
+  bytes.rpg_byte_reset = 1000;
+  add(op::reset, 1, 0, bytes);
+  for (uint32_t n : {1000u, 2000u, 1u, 999u, 2500u, 1u, 998u, 1u, 999u}) add(op::sent, 1, n);
+  // An init with initial alpha 0: the alpha timer stays disarmed.
+  dcqcn_params no_alpha = floor;
+  no_alpha.initial_alpha = 0;
+  add(op::reset, 1, 0, no_alpha);
+  add(op::advance, 1);
+  // A cut, an init the next cycle and a CNP the cycle after (the init forgets the cut: it cuts again); then
+  // an init and a CNP one monitor period and a cycle later (cut: the init set the last cut a period back).
+  add(op::reset, 1, 0, floor);
+  add(op::cnp, 1);
+  add(op::reset, 1, 0, floor);
+  add(op::cnp, 1);
+  add(op::reset, 1, 0, floor);
+  add(op::cnp, 101);
+  return out;
+}
+
 void apply(dcqcn_rate_engine& engine, const transaction& t) {
   switch (t.kind) {
     case op::reset: engine.reset(t.params, t.now); break;
@@ -282,11 +328,29 @@ bool first_difference(const dcqcn_outputs& ref, const dcqcn_outputs& rtl, dcqcn_
          check("byte_count_o", ref.byte_count, rtl.byte_count) || check("events_o", ref.events, rtl.events);
 }
 
+// The transaction, the parameters and both engines' outputs, for the mismatch report.
+std::string describe_mismatch(const transaction& t, uint64_t seed, uint64_t number, const dcqcn_params& params,
+                              const dcqcn_outputs& before, const dcqcn_rate_engine& ref, const dcqcn_rate_engine& rtl) {
+  return describe(t) + " (seed " + std::to_string(seed) + ", transaction " + std::to_string(number) +
+         ")\n  parameters " + describe(params) + "\n  before     " + to_string(before) + "\n  ref        " +
+         to_string(ref.outputs()) + ", cycles " + std::to_string(ref.last_cycles()) + "\n  rtl        " +
+         to_string(rtl.outputs()) + ", cycles " + std::to_string(rtl.last_cycles());
+}
+
 }  // namespace
 
 const std::vector<std::string>& dcqcn_rp_coverage_bins() { return bin_names; }
 
 dcqcn_rp_differential_result run_dcqcn_rp_differential(const dcqcn_rp_differential_options& options) {
+  const uint32_t mutant = options.mutant;
+  return run_dcqcn_rp_differential(options,
+                                   [mutant](const dcqcn_params& params, uint64_t now, const std::string& wave) {
+                                     return std::make_unique<dcqcn_rp_rtl>(params, now, wave, mutant);
+                                   });
+}
+
+dcqcn_rp_differential_result run_dcqcn_rp_differential(const dcqcn_rp_differential_options& options,
+                                                       const dcqcn_rp_dut_factory& make) {
   const std::string& preset = options.preset;
   if (preset != "mixed" && preset != "random" && preset != "paper" && preset != "nvidia" && preset != "fabric_400g")
     throw core::config_error("dcqcn_rp bench preset: '" + preset +
@@ -296,17 +360,29 @@ dcqcn_rp_differential_result run_dcqcn_rp_differential(const dcqcn_rp_differenti
   dcqcn_stimulus stimulus(options.seed, preset);
   // The first transaction is always a reset with the segment's parameters; build both engines from it.
   const transaction first = stimulus.next(dcqcn_outputs{});
-  dcqcn_rp_rtl rtl(first.params, first.now, options.wave, options.mutant);  // closes the waveform when destroyed
+  const std::unique_ptr<dcqcn_rp_rtl> dut = make(first.params, first.now, options.wave);  // closes the waveform
+  dcqcn_rp_rtl& rtl = *dut;
   dcqcn_rp_ref ref(first.params, first.now);
   r.parameter_sets = 1;
   r.transactions = 1;
   const uint64_t start = first.now;
   uint64_t now = first.now;
 
-  while (rtl.total_cycles() < options.cycles &&
-         (options.transactions == 0 || r.transactions < options.transactions)) {
+  dcqcn_params params = first.params;  // the parameter set in force, for the report and the coverage
+  dcqcn_config c = dcqcn_encode(params);
+  std::vector<transaction> directed;  // once the random run is over
+  size_t next_directed = 0;
+  for (;;) {
     const dcqcn_outputs before = ref.outputs();
-    const transaction t = stimulus.next(before);
+    const bool random = rtl.total_cycles() < options.cycles;
+    if (options.transactions != 0 && r.transactions >= options.transactions) break;
+    if (!random && directed.empty()) directed = directed_transactions(now);
+    if (!random && next_directed == directed.size()) break;
+    const transaction t = random ? stimulus.next(before) : directed[next_directed++];
+    if (t.kind == op::reset) {
+      params = t.params;
+      c = dcqcn_encode(params);
+    }
     apply(ref, t);
     apply(rtl, t);
     ++r.transactions;
@@ -321,16 +397,11 @@ dcqcn_rp_differential_result run_dcqcn_rp_differential(const dcqcn_rp_differenti
     if (cycles_differ || first_difference(out, rtl.outputs(), r)) {
       r.matched = false;
       r.mismatch_cycle = t.now;
-      r.mismatch = describe(t) + " (seed " + std::to_string(options.seed) + ", transaction " +
-                   std::to_string(r.transactions) + ")\n  parameters " + describe(stimulus.params()) +
-                   "\n  before     " + to_string(before) + "\n  ref        " + to_string(out) + ", cycles " +
-                   std::to_string(ref.last_cycles()) + "\n  rtl        " + to_string(rtl.outputs()) + ", cycles " +
-                   std::to_string(rtl.last_cycles());
+      r.mismatch = describe_mismatch(t, options.seed, r.transactions, params, before, ref, rtl);
       break;
     }
 
     // Coverage, from the agreed outputs and the state before the transaction.
-    const dcqcn_config& c = stimulus.config();
     const uint32_t ev = out.events;
     auto hit = [&](bin b, bool cond) { hits[b] += cond ? 1 : 0; };
     if (t.kind == op::reset) {

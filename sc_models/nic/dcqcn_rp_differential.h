@@ -5,11 +5,16 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace fabricsim::nic {
+
+class dcqcn_rp_rtl;
+struct dcqcn_params;
 
 struct dcqcn_rp_differential_options {
   uint64_t cycles = 100000;       // stop once the RTL has run this many clock cycles
@@ -38,6 +43,14 @@ struct dcqcn_rp_differential_result {
 
 // Throws core::config_error for an unknown preset.
 dcqcn_rp_differential_result run_dcqcn_rp_differential(const dcqcn_rp_differential_options& options);
+
+// The block under test, built from the first transaction (a reset: its parameters and time) and tracing to
+// `wave` when that is not empty: the shipped RTL, a mutant, or a user's block (make_dcqcn_rp_user).
+using dcqcn_rp_dut_factory = std::function<std::unique_ptr<dcqcn_rp_rtl>(const dcqcn_params& params,
+                                                                         uint64_t now_cycles, const std::string& wave)>;
+// The same bench on the block `make` builds (options.mutant is not used).
+dcqcn_rp_differential_result run_dcqcn_rp_differential(const dcqcn_rp_differential_options& options,
+                                                       const dcqcn_rp_dut_factory& make);
 
 // The names of the coverage bins, in the order the result lists them.
 const std::vector<std::string>& dcqcn_rp_coverage_bins();

@@ -240,7 +240,11 @@ TEST(cli, verify_rtl_dcqcn_rp_matches_and_hits_every_coverage_bin) {
   const run_result r = fabricsim("verify-rtl --block dcqcn_rp");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("RTL matches the reference model after every transaction"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("rtl cycles             100001"), std::string::npos) << r.output;
+  // 100001 of the random phase (it stops at the first request past 100000) and 44 of the directed corners
+  // after it: 6 inits of 1 cycle, 14 requests of 2, and the 10 alpha decays that the last CNP, 101 cycles after
+  // its init with a 10-cycle alpha period, finds due (one cycle each).
+  EXPECT_NE(r.output.find("rtl cycles             100045"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("transactions           32309"), std::string::npos) << r.output;  // 32289 + 20
   EXPECT_NE(r.output.find("25 of 25 bins hit"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("NOT HIT"), std::string::npos) << r.output;
   for (const char* bin : {"hyper_increase", "cnp_as_timer_expires", "rate_at_floor", "recovered_to_line_rate"})
@@ -299,13 +303,16 @@ TEST(cli, verify_rtl_cnp_gen_matches_and_hits_every_coverage_bin) {
 
 // --mutant runs a planted bug: the bench reports a mismatch and exits 1; the same run on the real RTL passes.
 TEST(cli, verify_rtl_mutant_is_caught_and_the_real_rtl_is_not) {
-  for (const std::string args : {"--block reorder_tracker --window 64", "--block cnp_gen", "--block dcqcn_rp"}) {
-    const run_result m = fabricsim("verify-rtl " + args + " --mutant 1");
+  // One built mutant of each block (rtl/mutants/<block>/<id>.patch: generated mutant ids).
+  for (const auto& [args, id] : {std::pair<std::string, std::string>{"--block reorder_tracker --window 64", "16"},
+                                 {"--block cnp_gen", "18"},
+                                 {"--block dcqcn_rp", "66"}}) {
+    const run_result m = fabricsim("verify-rtl " + args + " --mutant " + id);
     if (m.exit_code == 2 && m.output.find("configure with -DFABRICSIM_RTL_MUTANTS=ON") != std::string::npos)
       GTEST_SKIP() << "mutants not built";
     EXPECT_EQ(m.exit_code, 1) << args << "\n" << m.output;
     EXPECT_NE(m.output.find("MISMATCH"), std::string::npos) << args << "\n" << m.output;
-    EXPECT_NE(m.output.find("MUTANT 1"), std::string::npos) << args << "\n" << m.output;
+    EXPECT_NE(m.output.find("MUTANT " + id + " "), std::string::npos) << args << "\n" << m.output;
     const run_result real = fabricsim("verify-rtl " + args);
     EXPECT_EQ(real.exit_code, 0) << args << "\n" << real.output;
   }
@@ -315,7 +322,7 @@ TEST(cli, verify_rtl_rejects_a_mutant_that_is_not_built) {
   run_result r = fabricsim("verify-rtl --block reorder_tracker --window 64 --mutant 99");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("mutant 99 is not built"), std::string::npos) << r.output;
-  r = fabricsim("verify-rtl --block reorder_tracker --window 256 --mutant 1");
+  r = fabricsim("verify-rtl --block reorder_tracker --window 256 --mutant 16");
   EXPECT_EQ(r.exit_code, 2) << r.output;
 }
 

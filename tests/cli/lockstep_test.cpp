@@ -1,8 +1,9 @@
 // RTL in the loop, shown (issue 20, item 4): nic.reorder / nic.cnp_model / nic.dcqcn_model lockstep runs the
 // Verilated block and its reference model side by side in every NIC, and --rtl-mutant BLOCK:N puts an
-// already-built mutant in the fabric. A clean lockstep run reports what rtl and ref report; each mutant the
-// fabric can reach is caught by lockstep (exit 5, naming the NIC, QP, block and transaction) and, without
-// lockstep, changes the fabric's outcome or fails the byte check; --wave writes the diverging block's FST.
+// already-built mutant (generated mutant N, rtl/mutants/BLOCK/N.patch) in the fabric. A clean lockstep run reports what
+// rtl and ref report; each mutant the fabric can reach is caught by lockstep (exit 5, naming the NIC, QP, block and
+// transaction) and, without lockstep, changes the fabric's outcome or fails the byte check; --wave writes the diverging
+// block's FST.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -117,7 +118,7 @@ TEST_P(lockstep_mutant, is_caught_by_lockstep_naming_nic_context_block_and_trans
   const run_result r =
       fabricsim("run " + m.scenario + every_block("lockstep") + " --rtl-mutant " + choice + " --quiet");
   ASSERT_EQ(r.exit_code, 5) << r.output;
-  // "fabricsim: RTL divergence: h1_nic qp 2: reorder_tracker RTL (rtl_mutant_1) and its reference model
+  // "fabricsim: RTL divergence: h1_nic qp 2: reorder_tracker RTL (rtl_mutant_16) and its reference model
   // diverge at transaction 70, arrive psn 1380822:" then both results and the fields that differ.
   const std::string where = *m.context ? "h[0-9]+_nic " + std::string(m.context) + "[0-9]+: " : "h[0-9]+_nic: ";
   const std::regex head("fabricsim: RTL divergence: " + where + m.block + " RTL \\(rtl_mutant_" +
@@ -138,7 +139,7 @@ TEST_P(lockstep_mutant, without_lockstep_changes_the_outcome_or_fails_the_byte_c
       EXPECT_TRUE(clean.at("verified").get<bool>());
       EXPECT_FALSE(bad.at("verified").get<bool>());
       // The byte check or the outcome tells: bytes landed wrong, a completed WRITE has bytes that never
-      // landed (reorder_tracker 1), or a WRITE failed (reorder_tracker 2: its queue pair ran out of retries).
+      // landed, or a WRITE failed (its queue pair ran out of retries).
       EXPECT_GT(bad.at("mismatched_bytes").get<uint64_t>() + bad.at("missing_bytes").get<uint64_t>() +
                     bad.at("failed").get<uint64_t>(),
                 0u);
@@ -162,46 +163,50 @@ TEST_P(lockstep_mutant, without_lockstep_changes_the_outcome_or_fails_the_byte_c
 
 const std::string origin_near_wrap = " --set nic.cnp_time_origin_cycles=" + std::to_string((uint64_t{1} << 32) - 20000);
 
-// Traffic per mutant (docs/verification.md, "RTL in the loop", has the table):
-//  reorder_tracker 1, 2: loss with a long cable, so arrivals reach a full window (d == 64) and the head
-//    retires stored PSNs;
-//  cnp_gen 1: an interval (2005 ns) that one of h0's flows' marks lands on exactly (24 packets of 83.56 ns);
-//  cnp_gen 2: the counter started 20000 cycles before the 32-bit wrap, so the run crosses it;
-//  dcqcn_rp 1: a cut, then the rate timer alone (huge byte counter) brings h1 back to line rate;
-//  dcqcn_rp 2: 334.24 Gb/s links, where a full frame takes exactly 100 ns: CNPs (interval 2 us) land exactly
-//    one monitor period (2 us) after the last cut;
-//  dcqcn_rp 3: the tiny incast's byte counter events across cuts.
+// Traffic per mutant (generated mutant ids; docs/verification.md, "RTL in the loop", has the table):
+//  reorder_tracker 16 (in-window test >= instead of ==: PSNs a window or more ahead are marked in a slot of the
+//    window) and 39 (retiring a stored PSN no longer clears its slot): loss with a long cable, so arrivals
+//    run far ahead of the head and the head retires stored PSNs;
+//  cnp_gen 18 (>= -> > in the interval test): an interval (2005 ns) that one of h0's flows' marks lands on exactly
+//    (24 packets of 83.56 ns);
+//  cnp_gen 12 (the elapsed time a sum instead of a difference): every mark, the counter started 20000 cycles
+//    before the 32-bit wrap;
+//  dcqcn_rp 271 (!= -> <= in the timer's re-arm: always true, the timer stays armed at line rate): a cut, then
+//    the rate timer alone (huge byte counter) brings h1 back to line rate;
+//  dcqcn_rp 66 (>= -> > in the monitor window): 334.24 Gb/s links, where a full frame takes exactly 100 ns:
+//    CNPs (interval 2 us) land exactly one monitor period (2 us) after the last cut;
+//  dcqcn_rp 314 (a cut no longer clears the byte accumulator): the tiny incast's byte counter events across cuts.
 INSTANTIATE_TEST_SUITE_P(
     fabric, lockstep_mutant,
-    testing::Values(mutant_case{"reorder_tracker", 1, lossy_pair, "qp ", without_lockstep::not_verified, ""},
-                    mutant_case{"reorder_tracker", 2, lossy_pair, "qp ", without_lockstep::not_verified, ""},
-                    mutant_case{"cnp_gen", 1, tiny_incast + " --set nic.cnp_interval_ns=2005", "",
+    testing::Values(mutant_case{"reorder_tracker", 16, lossy_pair, "qp ", without_lockstep::not_verified, ""},
+                    mutant_case{"reorder_tracker", 39, lossy_pair, "qp ", without_lockstep::not_verified, ""},
+                    mutant_case{"cnp_gen", 18, tiny_incast + " --set nic.cnp_interval_ns=2005", "",
                                 without_lockstep::changes_field, "/fabric/cnps_sent"},
-                    mutant_case{"cnp_gen", 2, tiny_incast + origin_near_wrap, "", without_lockstep::changes_field,
+                    mutant_case{"cnp_gen", 12, tiny_incast + origin_near_wrap, "", without_lockstep::changes_field,
                                 "/fabric/cnps_sent"},
                     // The stuck rate timer fires again at the ceiling: the NIC reads the same rate, but each extra
                     // timer is an extra cycle of the clocked block (k + 2 per transaction).
-                    mutant_case{"dcqcn_rp", 1, recovering, "qp ", without_lockstep::changes_field,
+                    mutant_case{"dcqcn_rp", 271, recovering, "qp ", without_lockstep::changes_field,
                                 "/stats/h1_nic/dcqcn_rp_busy_cycles/value"},
-                    mutant_case{"dcqcn_rp", 2,
+                    mutant_case{"dcqcn_rp", 66,
                                 tiny_incast + " --set topology.link_gbps=334.24 --set nic.cnp_interval_ns=2000 --set "
                                               "nic.dcqcn_rate_reduce_monitor_period_us=2",
                                 "qp ", without_lockstep::changes_field, "/fabric/delivered_payload_bytes"},
-                    mutant_case{"dcqcn_rp", 3, tiny_incast, "qp ", without_lockstep::changes_field,
+                    mutant_case{"dcqcn_rp", 314, tiny_incast, "qp ", without_lockstep::changes_field,
                                 "/fabric/delivered_payload_bytes"}),
     mutant_name);
 
 TEST(lockstep, init_mutants_are_equivalent_in_fabric_runs) {
-  // reorder_tracker 3 and cnp_gen 3 forget to clear state on an init. A NIC inits each block once, right after
+  // reorder_tracker 34 and cnp_gen 52 forget to clear state on an init. A NIC inits each block once, right after
   // the reset pulse that already cleared it; the tracker's only later init is an RNR reset, and the testbench
   // posts every receive before the run, so none happens. Should a workload ever re-init a block, this test
   // fails and docs/verification.md's table must say what catches them.
   const std::string sprayed_64 = tiny_incast + " --set nic.reorder_window=64";  // reorder mutants: window 64
   for (const auto& [choice, scenario] :
-       std::vector<std::pair<std::string, std::string>>{{"reorder_tracker:3", lossy_pair},
-                                                        {"reorder_tracker:3", sprayed_64},
-                                                        {"cnp_gen:3", tiny_incast},
-                                                        {"cnp_gen:3", recovering}}) {
+       std::vector<std::pair<std::string, std::string>>{{"reorder_tracker:34", lossy_pair},
+                                                        {"reorder_tracker:34", sprayed_64},
+                                                        {"cnp_gen:52", tiny_incast},
+                                                        {"cnp_gen:52", recovering}}) {
     const json clean = report_of(scenario + every_block("lockstep"), "init_clean");
     const json with = report_of(scenario + every_block("lockstep") + " --rtl-mutant " + choice, "init_mutant");
     EXPECT_EQ(clean, with) << choice << " on " << scenario;
@@ -271,7 +276,7 @@ tracker_wave read_tracker_vcd(const std::string& vcd) {
 TEST(lockstep, wave_writes_the_diverging_blocks_last_transactions_as_fst) {
   const std::string dir = testing::TempDir() + "lockstep_waves";
   run_shell("rm -rf " + dir);
-  run_result r = fabricsim("run " + lossy_pair + " --rtl-mutant reorder_tracker:1 --wave " + dir + " --quiet");
+  run_result r = fabricsim("run " + lossy_pair + " --rtl-mutant reorder_tracker:16 --wave " + dir + " --quiet");
   ASSERT_EQ(r.exit_code, 5) << r.output;
   // The tracker of the responder's QP that diverged, named after NIC, QP and block.
   std::smatch m;
@@ -301,12 +306,12 @@ TEST(lockstep, wave_writes_the_diverging_blocks_last_transactions_as_fst) {
   // The notification point's and the reaction point's files take the same names.
   r = fabricsim("run " + tiny_incast +
                 " --set nic.cnp_model=lockstep --set nic.cnp_interval_ns=2005 --rtl-mutant "
-                "cnp_gen:1 --wave " +
+                "cnp_gen:18 --wave " +
                 dir + " --quiet");
   ASSERT_EQ(r.exit_code, 5) << r.output;
   ASSERT_TRUE(std::regex_search(r.output, m, std::regex("(h[0-9]+_nic): cnp_gen RTL"))) << r.output;
   expect_fst_header(dir + "/" + m[1].str() + ".cnp_gen.fst");
-  r = fabricsim("run " + recovering + " --rtl-mutant dcqcn_rp:1 --wave " + dir + " --quiet");
+  r = fabricsim("run " + recovering + " --rtl-mutant dcqcn_rp:271 --wave " + dir + " --quiet");
   ASSERT_EQ(r.exit_code, 5) << r.output;
   ASSERT_TRUE(std::regex_search(r.output, m, std::regex("(h[0-9]+_nic) qp ([0-9]+): dcqcn_rp RTL"))) << r.output;
   expect_fst_header(dir + "/" + m[1].str() + ".qp" + m[2].str() + ".dcqcn_rp.fst");
@@ -335,12 +340,12 @@ TEST(lockstep, bad_rtl_mutant_values_name_the_flag_the_value_and_the_choices) {
            bad{" --rtl-mutant cnp_gen", "error: --rtl-mutant 'cnp_gen': expected BLOCK:N"},
            bad{" --rtl-mutant cnp_gen:x",
                "error: --rtl-mutant 'cnp_gen:x': N must be a mutant number; cnp_gen "
-               "mutants in this build: 1, 2, 3"},
+               "mutants in this build: 12, 18, 52"},
            bad{" --rtl-mutant dcqcn_rp:9",
                "error: --rtl-mutant 'dcqcn_rp:9': no dcqcn_rp mutant 9 in this build; "
-               "built: 1, 2, 3"},
-           bad{" --rtl-mutant reorder_tracker:2 --set nic.reorder_window=256",
-               "nic.reorder_window 256 and nic.rtl_mutant reorder_tracker:2: reorder_tracker mutant 2: window 256 "
+               "built: 66, 271, 314"},
+           bad{" --rtl-mutant reorder_tracker:39 --set nic.reorder_window=256",
+               "nic.reorder_window 256 and nic.rtl_mutant reorder_tracker:39: reorder_tracker mutant 39: window 256 "
                "is not built; mutants have window 64 only"},
            bad{" --set nic.rtl_mutant=cnp_gen:0", "nic.rtl_mutant 'cnp_gen:0': no cnp_gen mutant 0 in this build"},
        }) {

@@ -2,7 +2,8 @@
 // alternative reorder tracker written for this test (tests/rtl/user_blocks/psn_shift_tracker.sv, a shift
 // register aligned to the head rather than our bitmap addressed by PSN mod Window) passes the differential
 // bench; the same file with a planted bug fails with a waveform that ends at the mismatch; contract
-// violations are named before anything is Verilated; a compiled block is reused from the cache.
+// violations are named before anything is Verilated; a compiled block is reused from the cache. The same for
+// an alternative CNP generator and an alternative DCQCN reaction point.
 //
 // The compile cache is one folder of the build tree shared by every case (FABRICSIM_USER_RTL_CACHE), so the
 // Verilator runtime and each file/parameter set are compiled once per build tree.
@@ -175,6 +176,102 @@ TEST(user_rtl, alternative_cnp_generator_matches_and_a_planted_bug_fails) {
   EXPECT_NE(n.output.find("port req_flow_i: expected input of 24 bits (its destination QPN), found input of 16 bits"),
             std::string::npos)
       << n.output;
+}
+
+// tests/rtl/user_blocks/dcqcn_fold_rp.sv: the flow as one packed struct, each step of the algorithm a function
+// applied one per clock, instead of our parallel next-state datapath. Through the reaction point's random bench
+// (both presets and random parameter sets, every output after every transaction).
+const std::string alternative_reaction_point =
+    std::string(FABRICSIM_SOURCE_DIR) + "/tests/rtl/user_blocks/dcqcn_fold_rp.sv";
+
+run_result verify_reaction_point(const std::string& file, const std::string& args = "") {
+  return fabricsim("verify-rtl --block dcqcn_rp --rtl " + file + " --top dcqcn_fold_rp" + cache + " " + args);
+}
+
+TEST(user_rtl, alternative_reaction_point_matches_the_reference_and_closes_coverage) {
+  for (const char* preset : {"", "--preset nvidia"}) {
+    const run_result r = verify_reaction_point(alternative_reaction_point, preset);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("module dcqcn_fold_rp, the widths of docs/rtl_contract.md"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("RTL matches the reference model after every transaction"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find(" of 25 bins hit\n"), std::string::npos) << r.output;
+    if (*preset == '\0') {  // the mixed sets close every bin
+      EXPECT_NE(r.output.find("  25 of 25 bins hit\n"), std::string::npos) << r.output;
+      EXPECT_EQ(r.output.find("NOT HIT"), std::string::npos) << r.output;
+    }
+    std::smatch m;  // the bench ran its 100000 clock cycles (it stops at the first transaction past them)
+    ASSERT_TRUE(std::regex_search(r.output, m, std::regex("rtl cycles +([0-9]+)\n"))) << r.output;
+    EXPECT_GE(std::stoull(m[1]), 100000u) << r.output;
+  }
+}
+
+TEST(user_rtl, planted_reaction_point_bugs_fail_with_a_waveform) {
+  // The rate's step towards the target rounded down instead of up: the rate is one kb/s short whenever
+  // target + rate is odd.
+  const std::string round_down = variant("dcqcn_fold_rp_round_down.sv",
+                                         {{"avg    = ({1'b0, g.target} + {1'b0, f.rate} + 33'd1) >> 1;",
+                                           "avg    = ({1'b0, g.target} + {1'b0, f.rate}) >> 1;"}},
+                                         alternative_reaction_point);
+  const std::string dir = testing::TempDir() + "user_rtl_rp_bug/";
+  run_shell("rm -rf " + dir + " && mkdir -p " + dir);
+  run_result r = run_shell("cd " + dir + " && " + FABRICSIM_BINARY + " verify-rtl --block dcqcn_rp --rtl " +
+                           round_down + " --top dcqcn_fold_rp" + cache);
+  ASSERT_EQ(r.exit_code, 1) << r.output;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.output, m,
+                                std::regex("MISMATCH at cycle [0-9]+ \\(transaction [0-9]+, seed 1\\): rate_o "
+                                           "\\(kb/s\\) expected ([0-9]+) got ([0-9]+)")))
+      << r.output;
+  const uint64_t expected = std::stoull(m[1]), got = std::stoull(m[2]);
+  EXPECT_EQ(got + 1, expected) << r.output;
+  EXPECT_NE(r.output.find("\n  ref        "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\n  rtl        "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("waveform up to the mismatch: dcqcn_fold_rp_mismatch_seed1.fst"), std::string::npos)
+      << r.output;
+  const std::string wave = dir + "dcqcn_fold_rp_mismatch_seed1.fst";
+  std::ifstream f(wave, std::ios::binary | std::ios::ate);
+  ASSERT_TRUE(f) << wave << " not written\n" << r.output;
+  EXPECT_GT(static_cast<long long>(f.tellg()), 100) << wave;
+  // The waveform ends at the mismatch: rate_o's last value in it is the wrong one the bench printed.
+  const run_result last =
+      run_shell("command -v fst2vcd >/dev/null || exit 77; fst2vcd " + wave +
+                " | awk '$0 ~ /\\$var .* rate_o / && !id { id = $4 } id && $2 == id && $1 ~ /^b/ { v = substr($1, 2) } "
+                "END { print v }'");
+  if (last.exit_code != 77) {
+    ASSERT_EQ(last.exit_code, 0) << last.output;
+    EXPECT_EQ(std::stoull(last.output, nullptr, 2), got) << last.output;
+  }
+
+  // A CNP exactly one monitor period after the last cut suppressed instead of cutting: --wave names the file.
+  const std::string monitor =
+      variant("dcqcn_fold_rp_monitor.sv",
+              {{"if (since >= {32'd0, cfg_monitor_period_i})", "if (since > {32'd0, cfg_monitor_period_i})"}},
+              alternative_reaction_point);
+  const std::string wave2 = testing::TempDir() + "dcqcn_fold_rp_monitor.fst";
+  std::remove(wave2.c_str());
+  r = verify_reaction_point(monitor, "--wave " + wave2);
+  ASSERT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("MISMATCH at cycle "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("cnp at cycle "), std::string::npos) << r.output;  // the transaction is a CNP
+  EXPECT_NE(r.output.find("waveform up to the mismatch: " + wave2), std::string::npos) << r.output;
+  std::ifstream f2(wave2, std::ios::binary | std::ios::ate);
+  ASSERT_TRUE(f2) << wave2 << " not written";
+  EXPECT_GT(static_cast<long long>(f2.tellg()), 100) << wave2;
+
+  // A reaction-point contract violation is named before anything is Verilated.
+  const std::string narrow =
+      variant("dcqcn_fold_rp_events.sv", {{"output      logic [9:0]  events_o", "output      logic [7:0]  events_o"}},
+              alternative_reaction_point);
+  r = verify_reaction_point(narrow);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("port events_o: expected output of 10 bits"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("compiled in"), std::string::npos) << r.output;
+  // The bench's preset names are checked first.
+  r = verify_reaction_point(alternative_reaction_point, "--preset dctcp");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--preset dctcp: only for --block dcqcn_rp, one of: paper, nvidia, fabric_400g"),
+            std::string::npos)
+      << r.output;
 }
 
 // Item 4 of issue 23: the user's block in every NIC of a 64-NIC leaf-spine with per-packet spraying, in lockstep

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The RTL mutants are patch files, not macros in the production RTL: the clean rtl/*.sv carry no MUTANT
-# macro; every rtl/mutants/<block>/<N>.patch starts with a header naming its mutant and block and saying what
-# bug it plants, applies to the clean block with `patch --fuzz=0` (as rtl/CMakeLists.txt applies it) and
+# macro; every rtl/mutants/<block>/<N>.patch (generated mutant N of verify-rtl --mutate, written by
+# `fabricsim verify-rtl --block B --mutant-patch N`; rtl_mutate_gen_test checks it is that, byte for byte)
+# starts with a header naming its mutant and block and saying what bug it plants, applies to the clean block with `patch --fuzz=0` (as rtl/CMakeLists.txt applies it) and
 # changes it. And the check has teeth: the same patch against a copy whose first unique context line was
 # edited (a block that moved on under a stale patch) must fail to apply.
 set -euo pipefail

@@ -1,5 +1,6 @@
-// Bench sensitivity: every deliberately mutated RTL variant (rtl/mutants/<block>/<N>.patch) fails its block's
-// differential bench under the default stimulus, while the real RTL passes the same run.
+// Bench sensitivity: every deliberately mutated RTL variant (rtl/mutants/<block>/<N>.patch, generated mutant N of
+// verify-rtl --mutate) fails its block's differential bench under the default stimulus, while the real RTL passes
+// the same run.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -73,19 +74,19 @@ TEST(rtl_mutants, dcqcn_rp_bench_catches_every_mutant) {
 }
 
 TEST(rtl_mutants, factories_build_mutants_by_kind) {
-  auto tracker = make_reorder_tracker("rtl_mutant_1", reorder_tracker_rtl::mutant_window());
-  EXPECT_STREQ(tracker->kind(), "rtl_mutant_1");
+  auto tracker = make_reorder_tracker("rtl_mutant_16", reorder_tracker_rtl::mutant_window());
+  EXPECT_STREQ(tracker->kind(), "rtl_mutant_16");
   cnp_gen_params cnp;
   cnp.flows = cnp_gen_rtl::mutant_flows();
-  EXPECT_STREQ(make_cnp_gen("rtl_mutant_2", cnp)->kind(), "rtl_mutant_2");
-  EXPECT_STREQ(make_dcqcn_rate_engine("rtl_mutant_3", dcqcn_params{})->kind(), "rtl_mutant_3");
+  EXPECT_STREQ(make_cnp_gen("rtl_mutant_12", cnp)->kind(), "rtl_mutant_12");
+  EXPECT_STREQ(make_dcqcn_rate_engine("rtl_mutant_314", dcqcn_params{})->kind(), "rtl_mutant_314");
   // The production kinds are unchanged.
   EXPECT_STREQ(make_reorder_tracker("rtl", 256)->kind(), "rtl");
 }
 
 TEST(rtl_mutants, errors_name_the_mutant_and_what_is_built) {
   try {
-    reorder_tracker_rtl rtl(256, "", 1);
+    reorder_tracker_rtl rtl(256, "", 16);
     FAIL() << "a mutant at an unbuilt window was accepted";
   } catch (const fabricsim::core::config_error& e) {
     EXPECT_NE(std::string(e.what()).find("window 64 only"), std::string::npos) << e.what();
@@ -94,7 +95,7 @@ TEST(rtl_mutants, errors_name_the_mutant_and_what_is_built) {
     cnp_gen_rtl rtl(cnp_gen_rtl::mutant_flows(), "", 99);
     FAIL() << "an unknown mutant was accepted";
   } catch (const fabricsim::core::config_error& e) {
-    EXPECT_NE(std::string(e.what()).find("mutant 99 is not built; built: 1, 2, 3"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("mutant 99 is not built; built: 12, 18, 52"), std::string::npos) << e.what();
   }
   EXPECT_THROW(make_reorder_tracker("rtl_mutant_x", 64), fabricsim::core::config_error);
   EXPECT_THROW(make_dcqcn_rate_engine("rtl_mutant_0", dcqcn_params{}), fabricsim::core::config_error);

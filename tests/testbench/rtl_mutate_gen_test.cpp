@@ -1,12 +1,18 @@
 // The mutant generator of `verify-rtl --mutate` (testbench/rtl_mutate_gen.h) on a small fixed module: the
 // exact mutant list, worked out by hand from the operator table in the header (comments, part-select bounds
 // and the module header are never mutated), the single-mutant text, the schema's selector for every
-// mutant, the seeded sample and the parse error's position.
+// mutant, the seeded sample and the parse error's position. And the planted-bug patches of the shipped blocks
+// (rtl/mutants/<block>/<N>.patch) are generated mutant N of rtl/<block>.sv, byte for byte, and apply as
+// unified diffs: a hand edit, or an RTL change that moved the mutant, fails here.
 #include "testbench/rtl_mutate_gen.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -120,6 +126,70 @@ TEST(rtl_mutate_gen, the_sample_is_seeded_sorted_and_without_repeats) {
   EXPECT_NE(a, sample_rtl_mutants(109, 10, 6));
   EXPECT_EQ(sample_rtl_mutants(4, 0, 1), (std::vector<uint32_t>{1, 2, 3, 4}));
   EXPECT_EQ(sample_rtl_mutants(4, 9, 1), (std::vector<uint32_t>{1, 2, 3, 4}));
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+TEST(rtl_mutate_gen, planted_bug_patches_are_generated_mutants) {
+  namespace fs = std::filesystem;
+  const fs::path root = FABRICSIM_SOURCE_DIR;
+  size_t patches = 0;
+  for (const char* block : {"reorder_tracker", "cnp_gen", "dcqcn_rp"}) {
+    const std::string sv = "rtl/" + std::string(block) + ".sv";
+    const std::string text = read_file((root / sv).string());
+    const rtl_mutation_source source(text, sv, block);
+    size_t of_block = 0;
+    for (const auto& e : fs::directory_iterator(root / "rtl/mutants" / block)) {
+      const std::string name = e.path().filename().string();
+      std::smatch m;
+      ASSERT_TRUE(std::regex_match(name, m, std::regex("([1-9][0-9]*)\\.patch"))) << e.path();
+      const uint32_t id = static_cast<uint32_t>(std::stoul(m[1]));
+      ASSERT_LE(id, source.mutants().size()) << e.path() << ": " << sv << " has no mutant " << id;
+      EXPECT_EQ(read_file(e.path().string()), source.patch(id, sv, block))
+          << e.path() << " is not generated mutant " << id << " of " << sv
+          << ": regenerate it with `fabricsim verify-rtl --block " << block << " --mutant-patch " << id
+          << "`, or pick the id again if the RTL moved (tests/cli/lockstep_test.cpp and docs/verification.md name "
+             "the ids)";
+      // The diff's - and + lines are the mutant's text, once each: the source line and the line with the
+      // replacement in place of the original.
+      const std::string patch = source.patch(id, sv, block);
+      const auto& mutant = source.mutants()[id - 1];
+      EXPECT_NE(patch.find("\n-"), std::string::npos);
+      EXPECT_NE(patch.find("\n+"), std::string::npos);
+      EXPECT_NE(patch.find(mutant.description), std::string::npos);
+      ++of_block;
+    }
+    EXPECT_GE(of_block, 3u) << block;
+    patches += of_block;
+  }
+  EXPECT_GE(patches, 9u);
+}
+
+TEST(rtl_mutate_gen, a_patch_is_a_unified_diff_with_context) {
+  const rtl_mutation_source source(small_module, "small.sv", "m");
+  // Mutant 11 deletes the assignment of line 5: three lines of context before (lines 2-4) and after (6-8).
+  const std::string p = source.patch(11, "rtl/m.sv", "m");
+  const size_t diff = p.find("--- a/rtl/m.sv\n+++ b/rtl/m.sv\n");
+  ASSERT_NE(diff, std::string::npos) << p;
+  EXPECT_EQ(p.substr(diff),
+            "--- a/rtl/m.sv\n+++ b/rtl/m.sv\n@@ -2,7 +2,7 @@\n"
+            "   // a comment with a < b & c, which is not code\n"
+            "   assign z = a[1:0] != 2'd3;\n"
+            "   always_comb begin\n"
+            "-    if (b) y = a + 4'd1;\n"
+            "+    if (b) ;\n"
+            "     else y = '0;\n"
+            "   end\n"
+            " endmodule\n");
+  EXPECT_EQ(p.rfind("Mutant 11 of rtl/m.sv (generated: mutant 11 of verify-rtl --block m --mutate", 0), 0u) << p;
+  // The first line's mutant: no context before it is clipped to the file's start.
+  const std::string first = source.patch(1, "rtl/m.sv", "m");
+  EXPECT_NE(first.find("@@ -1,6 +1,6 @@\n"), std::string::npos) << first;
 }
 
 }  // namespace
