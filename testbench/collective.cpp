@@ -282,6 +282,7 @@ nlohmann::json run_collective(const scenario& s, const run_options& opts) {
   r["flows"] = nlohmann::json::array();
   r["ports"] = std::move(ports);
   r["stats"] = writes_report ? ctx.stats.to_json() : nlohmann::json::object();
+  r["stat_descriptions"] = writes_report ? ctx.stats.descriptions_json() : nlohmann::json::object();
   r["packets_in_use_at_end"] = so.distributed() ? so.sum(ctx.pool.in_use()) : ctx.pool.in_use();
   taps.close();
   r["taps"] = taps.to_json();

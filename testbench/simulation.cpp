@@ -750,6 +750,7 @@ nlohmann::json flow_run::report() {
   add_fct_report(s, r);  // flows[].ideal_fct_ns and slowdown, and the `fct` object (testbench/fct_report.h)
   r["ports"] = std::move(ports);
   r["stats"] = writes_report ? ctx.stats.to_json() : nlohmann::json::object();
+  r["stat_descriptions"] = writes_report ? ctx.stats.descriptions_json() : nlohmann::json::object();
   r["packets_in_use_at_end"] = so().distributed() ? so().sum(ctx.pool.in_use()) : ctx.pool.in_use();
   if (so().distributed()) r["scale_out"] = so().report();
   m_setup->taps().close();

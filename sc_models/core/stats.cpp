@@ -1,9 +1,9 @@
 // The statistics registry and its JSON form.
 #include "sc_models/core/stats.h"
 
-#include <stdexcept>
-
 #include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string_view>
 
 namespace fabricsim::core {
 
@@ -56,10 +56,43 @@ bool stats_registry::has(const std::string& instance, const std::string& name) c
   return it != m_entries.end() && it->second.count(name) != 0;
 }
 
+std::string stats_registry::pattern_of(const std::string& instance) {
+  std::string out;
+  out.reserve(instance.size());
+  for (size_t i = 0; i < instance.size(); ++i) {
+    const bool digit = instance[i] >= '0' && instance[i] <= '9';
+    if (!digit)
+      out += instance[i];
+    else if (i == 0 || instance[i - 1] < '0' || instance[i - 1] > '9')
+      out += '*';
+  }
+  return out;
+}
+
+stats_registry::described stats_registry::descriptions() const {
+  described out;
+  for (const auto& [instance, entries] : m_entries) {
+    auto& by_name = out[pattern_of(instance)];
+    for (const auto& [name, e] : entries) by_name.emplace(name, std::make_pair(e.unit, e.description));
+  }
+  return out;
+}
+
+nlohmann::json stats_registry::descriptions_json() const {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [pattern, names] : descriptions()) {
+    nlohmann::json& block = out[pattern];
+    for (const auto& [name, text] : names) block[name] = {{"unit", text.first}, {"description", text.second}};
+  }
+  return out;
+}
+
 nlohmann::json stats_registry::to_json() const {
+  const described text = descriptions();
   nlohmann::json out = nlohmann::json::object();
   for (const auto& [instance, entries] : m_entries) {
     nlohmann::json& block = out[instance];
+    const auto& by_name = text.at(pattern_of(instance));
     for (const auto& [name, e] : entries) {
       nlohmann::json j;
       switch (e.k) {
@@ -78,8 +111,11 @@ nlohmann::json stats_registry::to_json() const {
           break;
         }
       }
-      j["unit"] = e.unit;
-      j["description"] = e.description;
+      const auto& [unit, description] = by_name.at(name);
+      if (std::string_view(unit) != e.unit || std::string_view(description) != e.description) {
+        j["unit"] = e.unit;  // not what its pattern says: said here
+        j["description"] = e.description;
+      }
       block[name] = std::move(j);
     }
   }

@@ -89,8 +89,16 @@ class stats_registry {
   void adopt_hist(const std::string& instance, const std::string& name, const std::string& unit,
                   const std::string& description, const histogram& value);
 
-  // {"instance": {"name": {"value": v, "unit": u, "description": d}, ...}, ...}
+  // {"instance": {"name": {"value": v}, ...}, ...}: the values, each statistic's unit and description left to
+  // descriptions_json(), which says them once per kind of instance rather than once per instance (at 4,096
+  // NICs the repeated text was half the process's peak memory). An entry whose unit or description differs
+  // from the one its instance pattern's first entry of that name gave keeps its own "unit" and "description".
   nlohmann::json to_json() const;
+  // {"pattern": {"name": {"unit": u, "description": d}, ...}, ...}, where an instance's pattern is its name
+  // with every run of decimal digits written as "*" (h12_nic -> h*_nic, sw0.port3.tc1 -> sw*.port*.tc*).
+  nlohmann::json descriptions_json() const;
+  // An instance's pattern, as above.
+  static std::string pattern_of(const std::string& instance);
 
   // Probes: what the report and the sampling read from a block at the moment they ask (a queue's depth,
   // its integral up to now, a credit stall still open, the pause log), so that they need not know the
@@ -120,6 +128,9 @@ class stats_registry {
     const histogram* hist = nullptr;
   };
   void add(const std::string& instance, const std::string& name, entry e);
+  // The (unit, description) each (pattern, name) is described by: the first instance's, in name order.
+  using described = std::map<std::string, std::map<std::string, std::pair<const char*, const char*>>>;
+  described descriptions() const;
   const char* keep(const std::string& text);
   std::map<std::string, std::map<std::string, entry>> m_entries;
   struct probe_entry {

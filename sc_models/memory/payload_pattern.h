@@ -22,8 +22,6 @@ class payload_pattern {
   // Bytes of `bytes` that differ from [addr, addr + length) of `host`'s memory.
   uint64_t mismatches(const uint8_t* bytes, uint32_t host, uint64_t addr, uint64_t length) const;
 
- private:
-  uint64_t key(uint32_t host) const;
   // Word w under a host's key: two odd multiplies and xor-shifts, each a bijection.
   static uint64_t mix(uint64_t w, uint64_t key) {
     uint64_t z = (w ^ key) * 0x9E3779B97F4A7C15ull;
@@ -31,6 +29,9 @@ class payload_pattern {
     z *= 0xBF58476D1CE4E5B9ull;
     return z ^ (z >> 32);
   }
+
+ private:
+  uint64_t key(uint32_t host) const;
   uint64_t m_seed;
 };
 

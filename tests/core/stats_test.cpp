@@ -46,5 +46,42 @@ TEST(stats_registry, a_probe_is_registered_once_and_read_as_its_kind) {
   EXPECT_THROW(r.probe_value("q", "x"), std::out_of_range);         // no such instance
 }
 
+TEST(stats_registry, an_instance_pattern_writes_each_run_of_digits_as_a_star) {
+  EXPECT_EQ(stats_registry::pattern_of("h12_nic"), "h*_nic");
+  EXPECT_EQ(stats_registry::pattern_of("sw0.port31.tc3"), "sw*.port*.tc*");
+  EXPECT_EQ(stats_registry::pattern_of("leaf3_to_spine17"), "leaf*_to_spine*");
+  EXPECT_EQ(stats_registry::pattern_of("fabric"), "fabric");
+  EXPECT_EQ(stats_registry::pattern_of("007"), "*");
+  EXPECT_EQ(stats_registry::pattern_of(""), "");
+}
+
+TEST(stats_registry, units_and_descriptions_are_written_once_per_instance_pattern) {
+  stats_registry r;
+  uint64_t a = 1, b = 2, c = 3, d = 4;
+  histogram h;
+  h.add(5);
+  r.counter("h0_nic", "tx", "packets", "frames sent", &a);
+  r.counter("h1_nic", "tx", "packets", "frames sent", &b);
+  r.hist("h1_nic", "delay", "ps", "time queued", &h);
+  r.counter("h10_nic", "tx", "bytes", "another model's count", &c);  // same pattern and name, other text
+  r.counter("sw0", "tx", "packets", "frames forwarded", &d);         // same name, other pattern
+  const nlohmann::json text = r.descriptions_json();
+  const nlohmann::json want = {{"h*_nic",
+                                {{"tx", {{"unit", "packets"}, {"description", "frames sent"}}},
+                                 {"delay", {{"unit", "ps"}, {"description", "time queued"}}}}},
+                               {"sw*", {{"tx", {{"unit", "packets"}, {"description", "frames forwarded"}}}}}};
+  // The first instance in name order ("h0_nic" < "h10_nic" < "h1_nic") gives its pattern's text.
+  EXPECT_EQ(text, want) << text.dump();
+  const nlohmann::json j = r.to_json();
+  EXPECT_EQ(j["h0_nic"]["tx"], nlohmann::json({{"value", 1}}));
+  EXPECT_EQ(j["h1_nic"]["tx"], nlohmann::json({{"value", 2}}));
+  EXPECT_EQ(j["h1_nic"]["delay"]["count"], 1);
+  EXPECT_FALSE(j["h1_nic"]["delay"].contains("description"));
+  // An entry that its pattern does not describe says its own text.
+  EXPECT_EQ(j["h10_nic"]["tx"],
+            nlohmann::json({{"value", 3}, {"unit", "bytes"}, {"description", "another model's count"}}));
+  EXPECT_EQ(j["sw0"]["tx"], nlohmann::json({{"value", 4}}));
+}
+
 }  // namespace
 }  // namespace fabricsim::core

@@ -78,6 +78,38 @@ TEST(payload_pattern, mismatches_counts_each_wrong_byte_at_any_alignment) {
   }
 }
 
+// Byte `a` of `host`'s memory, one at a time from word() (a second implementation of fill's slicing).
+uint8_t byte_at(const payload_pattern& p, uint32_t host, uint64_t a) {
+  return uint8_t(p.word(host, a / 8) >> (8 * (a % 8)));
+}
+
+TEST(payload_pattern, long_fills_and_counts_agree_byte_by_byte_at_every_alignment) {
+  // Lengths past the blocks the word loops work in (64 words), every start alignment, and wrong bytes at
+  // block edges, in the partial first and last words and in runs: each counted here byte by byte.
+  const payload_pattern p(77);
+  for (uint64_t head = 0; head < 8; ++head)
+    for (const uint64_t len : {0u, 5u, 8u, 511u, 512u, 513u, 1500u, 4096u, 4103u}) {
+      const uint64_t addr = (1ull << 40) + 8 * 1021 + head;  // a far address, as a NIC's buffers are
+      std::vector<uint8_t> b = bytes_of(p, 6, addr, len);
+      for (uint64_t k = 0; k < len; ++k) ASSERT_EQ(b[k], byte_at(p, 6, addr + k)) << head << " " << len << " " << k;
+      ASSERT_EQ(p.mismatches(b.data(), 6, addr, len), 0u) << head << " " << len;
+      std::set<uint64_t> at;  // distinct positions, each made wrong once (xor with a byte that is never 0)
+      for (const uint64_t a :
+           std::initializer_list<uint64_t>{0, 1, 7, 8, 511, 512, 1023, 1499, 2000, 2001, 2002, len - 1})
+        if (a < len) at.insert(a);
+      uint64_t x = head * 1000 + len;
+      for (const uint64_t a : at) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;  // an LCG (Knuth's MMIX constants)
+        b[a] ^= uint8_t(1 + (x >> 56) % 255);
+      }
+      const uint64_t planted = at.size();
+      uint64_t wrong = 0;
+      for (uint64_t k = 0; k < len; ++k) wrong += b[k] != byte_at(p, 6, addr + k);
+      ASSERT_EQ(wrong, planted) << head << " " << len;
+      EXPECT_EQ(p.mismatches(b.data(), 6, addr, len), wrong) << head << " " << len;
+    }
+}
+
 TEST(payload_pattern, no_two_words_of_a_host_are_equal) {
   const payload_pattern p(1);
   std::set<uint64_t> seen;
