@@ -22,7 +22,6 @@ using core::picoseconds;
 
 namespace {
 constexpr picoseconds never{UINT64_MAX};
-constexpr uint32_t infinite_rnr_retry = 7;     // rnr_retry 7: retry for ever
 
 bool is_read_response(bth_opcode op) {
   return op >= bth_opcode::rc_rdma_read_response_first && op <= bth_opcode::rc_rdma_read_response_only;
@@ -249,20 +248,14 @@ void supernic_params::visit(core::param_visitor& v) {
           rnr_retry_count);
 }
 
-// The requester's PSNs and work requests are its send_queue (work_request.h), which loss recovery rewinds.
-struct supernic::queue_pair : send_queue {
+// What the NIC keeps of a queue pair beyond its units' state (requester.h, responder.h): the connection and
+// the transmit reads of nic.placement pcie.
+struct supernic::queue_pair {
   uint32_t qpn = 0;
   bool connected = false;
   core::ip_address remote_ip;
   uint32_t remote_qpn = 0;
   uint16_t src_port = 0;
-  // Requester (beyond the send queue).
-  uint64_t reads_in_flight = 0;         // READ requests sent whose responses are not all in (max_rd_atomic)
-  bool stalled = false;                 // new work waits for sq_depth or max_rd_atomic: wake on completion
-  core::picoseconds rnr_until{};        // after an RNR NAK: no request before this
-  uint64_t rnr_retries = 0;             // RNR NAKs since the last progress
-  uint32_t rd_max = 0;                  // one past the highest READ response PSN received
-  bool error = false;                   // retries exhausted: every work request completes in error
   // nic.placement pcie, transmit: payload reads ahead of the wire, new data packets (in PSN order from
   // fetch_psn, the work request at fetch_wr) and READ responses (packet fetch_k of responses[fetch_job]).
   core::ring<tx_fetch> fetch_data{8};
@@ -287,7 +280,6 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
       m_rng(nic_stream(ctx.seed, this->name())),
       m_wqe_latency(picoseconds::from_ns(params.wqe_latency_ns)),
       m_rx_latency(picoseconds::from_ns(params.rx_latency_ns)),
-      m_rnr_timer(picoseconds::from_ns(params.rnr_timer_us * 1e3)),
       m_priority(unsigned(params.dscp >> 3) & 7u) {
   const std::string inst = this->name();
   m_rx_pfc = params.rx_overflow == "pfc";
@@ -346,41 +338,30 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
   responder_host& rx_host = *this;
   m_responder =
       std::make_unique<responder>(params, *m_ack, m_lr->sacks(), rx_host, m_ctx.pool, m_shared, inst, &m_ctx.stats);
+  requester_host& tx_host = *this;
+  m_requester = std::make_unique<requester>(params, *m_lr, *m_cc, tx_host, m_ctx.pool, m_shared, inst, &m_ctx.stats);
 
   SC_METHOD(transmit);  // runs once at time 0 to pick up work posted before the start, then on every wake-up
   sensitive << m_tx_event;
 
   auto& s = m_ctx.stats;
   s.counter(inst, "tx_packets", "packets", "frames transmitted", &m_tx_packets);
-  s.counter(inst, "tx_data_packets", "packets", "request packets transmitted (WRITE, SEND, READ request)",
-            &m_tx_data_packets);
-  s.counter(inst, "tx_read_requests", "packets", "READ request packets transmitted (re-issues included)",
-            &m_tx_read_requests);
   s.counter(inst, "tx_read_responses", "packets", "READ response packets transmitted (responder)",
             &m_tx_read_responses);
   s.counter(inst, "rx_read_responses", "packets", "READ response packets received (requester)", &m_rx_read_responses);
-  s.counter(inst, "rx_duplicate_responses", "packets", "READ responses received again or for no outstanding READ",
-            &m_rx_duplicate_responses);
-  s.counter(inst, "read_reissues", "requests",
-            "READ requests re-issued for the missing part (timeout, NAK or a response far beyond a gap)",
-            &m_read_reissues);
-  s.counter(inst, "rx_rnr_nak", "packets", "RNR NAKs received", &m_rx_rnr_nak);
   s.counter(inst, "flowlets", "flowlets", "per_flowlet entropy: new UDP source ports picked after an idle gap",
             m_entropy->flowlets());
-  s.counter(inst, "tx_payload_bytes", "bytes", "payload bytes transmitted", &m_tx_payload_bytes);
+  s.counter(inst, "tx_payload_bytes", "bytes", "payload bytes transmitted", &m_shared.tx_payload_bytes);
   s.counter(inst, "rx_packets", "packets", "frames received", &m_rx_packets);
   s.counter(inst, "rx_access_errors", "packets", "packets for an unregistered or out-of-range address",
             &m_shared.access_errors);
   s.counter(inst, "rx_unknown_qp", "packets", "packets for a QP that does not exist or is not connected",
             &m_rx_unknown_qp);
   s.counter(inst, "rx_acks", "packets", "ACKs and NAKs received", &m_rx_acks);
-  s.counter(inst, "tx_retransmitted", "packets", "data packets sent again (NAK or timeout)", &m_tx_retransmitted);
-  s.counter(inst, "rx_nak", "packets", "NAKs (PSN sequence error) received", &m_rx_nak);
   s.counter(inst, "sack_overflow", "packets",
             "retransmission sack: out-of-order arrivals not SACKed (the QP's SACK queue was full) or SACKs beyond "
             "the scoreboard",
             &m_shared.sack_overflow);
-  s.counter(inst, "qp_errors", "QPs", "queue pairs moved to the error state (retry count exhausted)", &m_qp_errors);
   s.counter(inst, "pause_frames_received", "frames", "PFC frames received from the switch", &m_rx_pause_frames);
   s.counter(inst, "rx_ecn_marked", "packets", "data packets that arrived marked CE", &m_rx_ecn_marked);
   s.counter(inst, "rx_cnps", "packets", "CNPs received (reaction point)", &m_rx_cnps);
@@ -444,8 +425,10 @@ void supernic::end_of_elaboration() {
   }
   core::require(m_params.placement != "pcie" || m_placement != nullptr, name(),
                 "nic.placement is pcie but no PCIe tray is attached");
-  for (auto& qp : m_qps)
-    for (size_t i = 0; i < qp->wqes.size(); ++i) check_work_request(qp->wqes[i]);
+  for (size_t q = 0; q < m_qps.size(); ++q) {
+    const send_queue& sq = m_requester->queue(q);
+    for (size_t i = 0; i < sq.wqes.size(); ++i) check_work_request(sq.wqes[i]);
+  }
 }
 
 void supernic::start_of_simulation() { m_started = true; }
@@ -473,6 +456,7 @@ uint32_t supernic::create_qp() {
   const std::string qp_name = m_ctx.rtl_log ? std::string(name()) + ".qp" + std::to_string(qp->qpn) : std::string();
   if (m_ctx.rtl_log) tracker = record_reorder_tracker(std::move(tracker), *m_ctx.rtl_log, qp_name + ".reorder_tracker");
   m_responder->add_qp(qp->qpn, std::move(tracker));
+  m_requester->add_qp(qp->qpn);
   qp->mtu = m_params.mtu_bytes;
   m_cc->add_qp(qp_name, m_out ? m_out->rate().value : 0, core::now());
   m_entropy->add_qp();
@@ -494,7 +478,7 @@ void supernic::connect_qp(uint32_t qpn, core::ip_address remote_ip, uint32_t rem
   qp.connected = true;
   qp.remote_ip = remote_ip;
   qp.remote_qpn = remote_qpn;
-  qp.next_psn = qp.snd_max = qp.una = qp.post_psn = qp.acked = qp.rd_max = sq_psn & core::psn_mask;
+  m_requester->connect(qpn - first_qpn, sq_psn, qp.mtu);
   qp.fetch_psn = sq_psn & core::psn_mask;
   m_responder->connect(qpn - first_qpn, rq_psn, qp.mtu);
   m_ack->connect(qpn - first_qpn, rq_psn & core::psn_mask);
@@ -528,8 +512,8 @@ void supernic::post(uint32_t qpn, uint64_t wr_id, rdma_op op, uint64_t local_add
                     uint32_t rkey, uint64_t length, picoseconds post_at, uint32_t imm) {
   core::require(qpn >= first_qpn && qpn - first_qpn < m_qps.size() && m_qps[qpn - first_qpn]->connected, name(),
                 "post: QP " + std::to_string(qpn) + " is not connected");
-  queue_pair& qp = *m_qps[qpn - first_qpn];
-  core::require(qp.wqes.empty() || qp.wqes.back().post_at <= post_at, name(),
+  send_queue& sq = m_requester->queue(qpn - first_qpn);
+  core::require(sq.wqes.empty() || sq.wqes.back().post_at <= post_at, name(),
                 "post: work requests on one QP must be posted in time order");
   work_request wr;
   wr.wr_id = wr_id;
@@ -542,31 +526,16 @@ void supernic::post(uint32_t qpn, uint64_t wr_id, rdma_op op, uint64_t local_add
   wr.op = op;
   wr.imm = imm;
   if (m_mem_ptr) check_work_request(wr);
-  if (qp.error) {  // a QP in the error state flushes what is posted to it
-    m_completions.push_back(
-        {wr_id, qp.qpn, length, post_at, max(post_at, core::now()), completion_status::flushed, 0, op});
-    return;
-  }
-  wr.first_psn = qp.post_psn;
-  // A READ reserves one PSN per response packet (a zero-length READ one, for its single response).
-  wr.packets = uint32_t(std::max<uint64_t>(1, (length + qp.mtu - 1) / qp.mtu));
-  if (op == rdma_op::read) wr.got.assign(wr.packets, 0);
-  qp.post_psn = core::psn_add(qp.post_psn, wr.packets);
-  // Bounce buffer: the payload is copied from GPU to host memory first; the NIC sees the work request once the
-  // host has posted it after the copy (tx_staged).
-  if (m_tx_pcie && m_placement && op != rdma_op::read && length > 0 &&
-      m_placement->stage_send(local_addr, length, post_at, uint64_t(qpn - first_qpn) << 1))
-    wr.staged_at = never;
-  qp.wqes.push_back(wr);
-  if (m_started) wake_transmitter(max(post_at + m_wqe_latency, core::now()));
+  m_requester->post(qpn - first_qpn, std::move(wr), core::now());
 }
 
 qp_status supernic::qp_state(uint32_t qpn) const {
   const queue_pair& qp = *m_qps.at(qpn - first_qpn);
+  const send_queue& sq = m_requester->queue(qpn - first_qpn);
   qp_status st;
-  st.outstanding = qp.wqes.size();
+  st.outstanding = sq.wqes.size();
   st.placed_bytes = m_responder->placed_bytes(qpn - first_qpn);
-  st.inflight_bytes = uint64_t((qp.snd_max - qp.una) & core::psn_mask) * qp.mtu;
+  st.inflight_bytes = uint64_t((sq.snd_max - sq.una) & core::psn_mask) * qp.mtu;
   st.rate_mbps = st.target_mbps = m_out ? double(m_out->rate().value) / 1e6 : 0.0;
   m_cc->status(qpn - first_qpn, st);  // a paced QP: its policy's rate, window and estimate
   return st;
@@ -574,7 +543,7 @@ qp_status supernic::qp_state(uint32_t qpn) const {
 
 uint64_t supernic::outstanding_work() const {
   uint64_t n = 0;
-  for (const auto& qp : m_qps) n += qp->wqes.size();
+  for (size_t q = 0; q < m_qps.size(); ++q) n += m_requester->queue(q).wqes.size();
   return n;
 }
 
@@ -709,13 +678,13 @@ packet* supernic::next_data(picoseconds* next_ready) {
   for (size_t i = 0; i < n; ++i) {
     const size_t q = (m_rr + i) % n;
     queue_pair& qp = *m_qps[q];
-    if (qp.error) continue;
+    if (m_requester->failed(q)) continue;
     core::ring<read_job>& responses = m_responder->responses(q);
     if (t < m_cc->next_send(q)) {  // pacing: this QP's rate does not allow another packet yet
       // Its timers may raise the rate before the packet is due: run them, then wake at whichever is first.
       const picoseconds timer = m_cc->timers(q, t);
       if (t < m_cc->next_send(q)) {
-        if (qp.tx_index < qp.wqes.size() || m_lr->resend_queued(q) || !responses.empty())
+        if (m_requester->has_work(q) || m_lr->resend_queued(q) || !responses.empty())
           *next_ready = std::min({*next_ready, m_cc->next_send(q), timer});
         continue;
       }
@@ -737,52 +706,11 @@ packet* supernic::next_data(picoseconds* next_ready) {
       }
       if (t < job.ready && job.ready < *next_ready) *next_ready = job.ready;  // (a read in flight wakes us itself)
     }
-    if (t < qp.rnr_until) {  // after an RNR NAK the requester waits before it resends
-      if (qp.tx_index < qp.wqes.size() && qp.rnr_until < *next_ready) *next_ready = qp.rnr_until;
-      continue;
-    }
-    // Selective resends go before new packets.
-    uint32_t resend_psn = 0;
-    size_t resend_wr = 0;
-    if (m_lr->next_resend(q, &resend_psn, &resend_wr)) {
+    // Then the requester: selective resends, then new packets.
+    if (packet* p = m_requester->next_packet(q, t, next_ready)) {
       m_rr = (m_rr + i + 1) % n;
-      return build_data_packet(qp, resend_wr, resend_psn);
+      return p;
     }
-    if (qp.tx_index >= qp.wqes.size()) continue;
-    const work_request& next = qp.wqes[qp.tx_index];
-    if (next.staged_at == never) continue;  // bounce: its copy to host memory is not done (tx_staged wakes us)
-    const picoseconds ready = next.staged_at + m_wqe_latency;
-    if (t < ready) {
-      if (ready < *next_ready) *next_ready = ready;
-      continue;
-    }
-    const uint32_t psn = qp.next_psn;
-    // nic.placement pcie: a new packet waits for its payload's read (resends find it in the buffer).
-    if (m_tx_pcie && psn == qp.snd_max && !data_fetched(qp, psn, next)) continue;
-    if (psn == qp.snd_max) {  // new PSNs: the send window, and for new work the send queue and READ limits
-      // PSNs the responder has not acknowledged (its ACKs cover a READ once its request is in: the READ's
-      // responses are not what the responder's window holds).
-      const uint32_t base = core::psn_before(qp.acked, qp.una) ? qp.una : qp.acked;
-      const uint64_t in_flight = (qp.snd_max - base) & core::psn_mask;
-      const uint64_t span = next.op == rdma_op::read ? next.packets : 1;  // a READ takes all its PSNs at once
-      const bool first = psn == next.first_psn;
-      if ((m_params.send_window_packets > 0 && in_flight > 0 && in_flight + span > m_params.send_window_packets) ||
-          (first && qp.tx_index >= m_params.sq_depth) ||
-          (first && next.op == rdma_op::read && qp.reads_in_flight >= m_params.max_rd_atomic)) {
-        qp.stalled = true;  // progress (una moving, a completion) wakes the transmitter
-        continue;
-      }
-      // HPCC: a new packet only while the window has room (resends above are not held back); an ACK wakes it.
-      if (m_cc->window_full(q, uint64_t((qp.snd_max - qp.una) & core::psn_mask) * qp.mtu)) continue;
-      if (first && next.op == rdma_op::read) ++qp.reads_in_flight;
-    }
-    m_rr = (m_rr + i + 1) % n;
-    packet* p = build_data_packet(qp, qp.tx_index, psn);
-    // A READ request stands for all its PSNs from `psn` on: the next PSN sent is the next work request's.
-    qp.next_psn = next.op == rdma_op::read ? core::psn_add(next.last_psn(), 1) : core::psn_add(psn, 1);
-    if (next.op == rdma_op::read || psn == next.last_psn()) ++qp.tx_index;
-    if (!core::psn_before(qp.next_psn, qp.snd_max)) qp.snd_max = qp.next_psn;
-    return p;
   }
   return nullptr;
 }
@@ -791,82 +719,50 @@ uint16_t supernic::data_port(queue_pair& qp) {
   return m_entropy->data_port(qp.qpn - first_qpn, qp.src_port, core::now(), m_out->wire_free_at());
 }
 
-packet* supernic::build_data_packet(queue_pair& qp, size_t index, uint32_t psn) {
-  work_request& wr = qp.wqes[index];
-  const uint64_t mtu = qp.mtu;
-  const uint32_t k = (psn - wr.first_psn) & core::psn_mask;  // packet k of the message
-  const uint64_t offset = uint64_t(k) * mtu;
+packet* supernic::data_packet(size_t q) {
+  queue_pair& qp = *m_qps[q];
   packet* p = m_ctx.pool.acquire();
   fill_headers(p, qp, data_port(qp));
-  p->bth.psn = psn;
-  if (wr.op == rdma_op::read) {
-    // A READ request for the responses from `psn` on: go-back-N asks for the rest of the message, selective
-    // only for the run of missing responses that starts at `psn`.
-    uint32_t end = wr.packets;
-    const bool whole = m_lr->whole_read();
-    for (uint32_t j = k + 1; j < wr.packets && !whole; ++j)
-      if (wr.got[j]) {
-        end = j;
-        break;
-      }
-    const uint64_t length = std::min(wr.length, uint64_t(end) * mtu) - std::min(wr.length, offset);
-    p->bth.opcode = bth_opcode::rc_rdma_read_request;
-    p->has_reth = true;
-    p->reth = {wr.remote_addr + offset, wr.rkey, uint32_t(length)};
-    p->payload_bytes = 0;
-    p->seal();
-    ++m_tx_data_packets;
-    ++m_tx_read_requests;
-    if (k > 0 || core::psn_before(psn, qp.snd_max)) ++m_read_reissues;
-  } else {
-    const uint64_t payload = std::min(mtu, wr.length - offset);
-    const bool first = k == 0;
-    const bool last = k + 1 == wr.packets;
-    const bool imm = wr.op == rdma_op::write_imm || wr.op == rdma_op::send_imm;
-    if (wr.op == rdma_op::send || wr.op == rdma_op::send_imm) {
-      p->bth.opcode = first && last ? (imm ? bth_opcode::rc_send_only_imm : bth_opcode::rc_send_only)
-                      : first       ? bth_opcode::rc_send_first
-                      : last        ? (imm ? bth_opcode::rc_send_last_imm : bth_opcode::rc_send_last)
-                                    : bth_opcode::rc_send_middle;
-    } else {
-      p->bth.opcode = first && last ? (imm ? bth_opcode::rc_rdma_write_only_imm : bth_opcode::rc_rdma_write_only)
-                      : first       ? bth_opcode::rc_rdma_write_first
-                      : last        ? (imm ? bth_opcode::rc_rdma_write_last_imm : bth_opcode::rc_rdma_write_last)
-                                    : bth_opcode::rc_rdma_write_middle;
-      if (first) {  // the RETH rides on the FIRST (or ONLY) packet, resent or not
-        p->has_reth = true;
-        p->reth = {wr.remote_addr, wr.rkey, uint32_t(wr.length)};
-      }
-    }
-    if (last && imm) {  // the immediate rides on the LAST (or ONLY) packet
-      p->has_immediate = true;
-      p->immediate = wr.imm;
-    }
-    p->bth.ack_req = last || m_cc->telemetry();  // HPCC acts per ACK: every packet asks for one (Li et al.)
-    p->bth.pad_count = uint8_t((4 - payload % 4) % 4);
-    if (m_tx_pcie) {
-      // What the NIC's reads brought in; a new packet gives back its buffer when it has left the wire.
-      p->payload = m_tx_buf.get() + wr.local_addr + offset;
-      if (payload > 0 && !core::psn_before(psn, qp.snd_max)) {
-        qp.fetch_data.pop_front();
-        m_tx_took_slot = true;
-      }
-    } else {
-      refer_payload(p, wr.local_addr + offset);  // a reference: the bytes are read where placed
-    }
-    p->payload_bytes = uint32_t(payload);
-    p->int_requested = m_cc->telemetry();  // HPCC: every switch egress on the way appends its record
-    p->seal();
-    ++m_tx_data_packets;
-    m_tx_payload_bytes += payload;
-  }
-  if (core::psn_before(psn, qp.snd_max)) {  // sent before: a retransmission
-    ++wr.retransmitted;
-    ++m_tx_retransmitted;
-  }
-  account_data(qp, p);
-  m_lr->sent(qp.qpn - first_qpn, core::now());  // the timer runs while anything is unacked
   return p;
+}
+
+void supernic::attach_payload(size_t q, packet* p, uint64_t va, uint64_t bytes, bool fresh) {
+  if (m_tx_pcie) {
+    // What the NIC's reads brought in; a new packet gives back its buffer when it has left the wire.
+    p->payload = m_tx_buf.get() + va;
+    if (bytes > 0 && fresh) {
+      m_qps[q]->fetch_data.pop_front();
+      m_tx_took_slot = true;
+    }
+  } else {
+    refer_payload(p, va);  // a reference: the bytes are read where placed
+  }
+}
+
+bool supernic::payload_ready(size_t q, uint32_t psn, const work_request& wr) {
+  return !m_tx_pcie || data_fetched(*m_qps[q], psn, wr);
+}
+
+picoseconds supernic::staged_at(size_t q, uint64_t va, uint64_t length, picoseconds post_at) {
+  // Bounce buffer: the payload is copied from GPU to host memory first; the NIC sees the work request once the
+  // host has posted it after the copy (tx_staged).
+  if (m_tx_pcie && m_placement && m_placement->stage_send(va, length, post_at, uint64_t(q) << 1)) return never;
+  return post_at;
+}
+
+void supernic::work_retired(size_t q, const work_request& wr) {
+  queue_pair& qp = *m_qps[q];
+  if (wr.op == rdma_op::read && m_placement && m_params.place_data)
+    m_placement->message_issued(wr.local_addr, wr.length);
+  if (qp.fetch_wr > 0)
+    --qp.fetch_wr;
+  else if (!core::psn_before(wr.last_psn(), qp.fetch_psn))
+    qp.fetch_psn = core::psn_add(wr.last_psn(), 1);  // a payload-less packet sent before the fetch passed it
+  if (qp.stage_index > 0) --qp.stage_index;
+}
+
+void supernic::requester_wake(picoseconds at) {
+  if (m_started) wake_transmitter(at);
 }
 
 packet* supernic::build_read_response(queue_pair& qp, read_job& job) {
@@ -901,7 +797,7 @@ packet* supernic::build_read_response(queue_pair& qp, read_job& job) {
   p->int_requested = m_cc->telemetry();  // HPCC: every switch egress on the way appends its record
   p->seal();
   ++m_tx_read_responses;
-  m_tx_payload_bytes += payload;
+  m_shared.tx_payload_bytes += payload;
   account_data(qp, p);
   return p;
 }
@@ -912,21 +808,11 @@ void supernic::account_data(queue_pair& qp, packet* p) {
   m_cc->sent(qp.qpn - first_qpn, p->wire().value, core::now());
 }
 
-// ---- loss recovery at the requester ---------------------------------------------------------------------
-//
-// Cumulative ACK for PSN a: every PSN up to a is acknowledged (una = a + 1), the work requests whose last
-// PSN is below una complete, the retry count restarts and so does the timer (stopped if nothing is left).
-// NAK "PSN sequence error" for PSN p: acknowledges every PSN before p, then the scheme (nic.retransmission,
-// loss_recovery.h) resends: go-back-N rewinds the segmentation path to p, selective queues p alone, sack
-// finds the holes from SACKs. Each NAK and timeout counts a retry; retry_count + 1 without progress moves
-// the QP to the error state. A READ's PSNs are acknowledged by its responses, not by ACKs: una stops at its
-// first missing response, and "resending" one of its PSNs re-issues the READ request from there. An RNR NAK
-// for PSN p acknowledges everything before p; the requester resends from p, in order, after
-// nic.rnr_timer_us.
+// ---- loss recovery at the requester (the scheme's host) ---------------------------------------------------
 
-send_queue& supernic::recovery_sender(size_t q) { return *m_qps[q]; }
+send_queue& supernic::recovery_sender(size_t q) { return m_requester->queue(q); }
 
-void supernic::recovery_failed(size_t q) { fail_qp(*m_qps[q]); }
+void supernic::recovery_failed(size_t q) { m_requester->fail(q, completion_status::retry_exceeded, core::now()); }
 
 void supernic::recovery_wake(picoseconds at) {
   if (m_started) wake_transmitter(at);
@@ -936,95 +822,6 @@ void supernic::recovery_idle() {
   // The transmitter's event may also serve a refill or a ready ACK: an immediate wake-up replaces the
   // withdrawn timer's and re-arms only those.
   if (m_started && m_tx_wake != never) wake_transmitter(core::now());
-}
-
-void supernic::acknowledge(queue_pair& qp, uint32_t psn) {
-  const uint32_t to = core::psn_add(psn, 1);
-  // News only if it moves forward and stays within what was sent (an ACK beyond it is bogus).
-  if (!core::psn_before(qp.acked, to) || core::psn_before(qp.snd_max, to)) return;
-  qp.acked = to;
-  advance(qp);
-}
-
-void supernic::advance(queue_pair& qp) {
-  bool completed = false;
-  while (!qp.wqes.empty()) {
-    work_request& wr = qp.wqes.front();
-    if (wr.op == rdma_op::read) {
-      while (wr.rd_done < wr.packets && wr.got[wr.rd_done]) ++wr.rd_done;
-      if (wr.rd_done < wr.packets) break;
-      --qp.reads_in_flight;
-      if (m_placement && m_params.place_data) m_placement->message_issued(wr.local_addr, wr.length);
-    } else if (!core::psn_before(wr.last_psn(), qp.acked)) {
-      break;
-    }
-    m_completions.push_back({wr.wr_id, qp.qpn, wr.length, wr.post_at, core::now(), completion_status::success,
-                             wr.retransmitted, wr.op});
-    if (qp.fetch_wr > 0)
-      --qp.fetch_wr;
-    else if (!core::psn_before(wr.last_psn(), qp.fetch_psn))
-      qp.fetch_psn = core::psn_add(wr.last_psn(), 1);  // a payload-less packet sent before the fetch passed it
-    if (qp.stage_index > 0) --qp.stage_index;
-    qp.wqes.pop_front();
-    if (qp.tx_index > 0) --qp.tx_index;
-    completed = true;
-  }
-  uint32_t una = qp.snd_max;
-  if (!qp.wqes.empty()) {
-    const work_request& wr = qp.wqes.front();
-    if (wr.op == rdma_op::read)
-      una = core::psn_add(wr.first_psn, wr.rd_done);
-    else if (core::psn_before(wr.first_psn, qp.acked))
-      una = qp.acked;
-    else
-      una = wr.first_psn;
-    if (core::psn_before(qp.snd_max, una)) una = qp.snd_max;  // nothing of it sent yet
-  }
-  if (qp.stalled && (completed || core::psn_before(qp.una, una))) {  // a slot of a limit came free
-    qp.stalled = false;
-    if (m_started) wake_transmitter(core::now());
-  }
-  if (!core::psn_before(qp.una, una)) return;  // no progress
-  m_lr->progress(qp.qpn - first_qpn, una, core::now());  // the retry count restarts, and so does the timer
-  qp.una = una;
-  qp.rnr_retries = 0;
-  if (core::psn_before(qp.next_psn, una)) qp.seek(una);  // go-back-N was resending what is now acknowledged
-}
-
-void supernic::on_nak(queue_pair& qp, uint32_t psn) {
-  ++m_rx_nak;
-  acknowledge(qp, (psn - 1) & core::psn_mask);
-  m_lr->on_nak(qp.qpn - first_qpn, psn, core::now());
-}
-
-void supernic::on_rnr(queue_pair& qp, uint32_t psn) {
-  ++m_rx_rnr_nak;
-  acknowledge(qp, (psn - 1) & core::psn_mask);
-  if (core::psn_before(psn, qp.una) || !core::psn_before(psn, qp.snd_max)) return;
-  if (m_params.rnr_retry_count != infinite_rnr_retry && ++qp.rnr_retries > m_params.rnr_retry_count) {
-    fail_qp(qp, completion_status::rnr_retry_exceeded);
-    return;
-  }
-  // IBTA: resend from the PSN the RNR NAK names, in order, once the responder's timer has run.
-  qp.rnr_until = core::now() + m_rnr_timer;
-  m_lr->hold(qp.qpn - first_qpn, qp.rnr_until);  // no timeout while the requester is told to wait
-  qp.seek(psn);
-  if (m_started) wake_transmitter(qp.rnr_until);
-}
-
-void supernic::fail_qp(queue_pair& qp, completion_status why) {
-  ++m_qp_errors;
-  qp.error = true;
-  m_lr->forget(qp.qpn - first_qpn);  // the timer stops, nothing is resent
-  for (size_t i = 0; i < qp.wqes.size(); ++i) {
-    const work_request& wr = qp.wqes[i];
-    m_completions.push_back({wr.wr_id, qp.qpn, wr.length, wr.post_at, max(wr.post_at, core::now()),
-                             i == 0 ? why : completion_status::flushed, wr.retransmitted, wr.op});
-  }
-  qp.wqes.clear();
-  qp.tx_index = 0;
-  qp.reads_in_flight = 0;
-  drop_fetches(qp);
 }
 
 // ---- receive -------------------------------------------------------------------------------------------
@@ -1109,23 +906,7 @@ void supernic::on_ack(packet* p) {
     m_ctx.pool.release(p);
     return;
   }
-  queue_pair& qp = *m_qps[qpn - first_qpn];
-  const uint8_t syndrome = p->aeth.syndrome;
-  if (!qp.error) {
-    if ((syndrome & nak_syndrome_mask) == nak_syndrome) {
-      if ((syndrome & 0x1f) == nak_psn_sequence_error) on_nak(qp, p->bth.psn);
-    } else if ((syndrome & nak_syndrome_mask) == rnr_syndrome) {
-      on_rnr(qp, p->bth.psn);
-    } else {
-      acknowledge(qp, p->bth.psn);  // every PSN up to and including this one
-      if (p->aeth.sack && !m_lr->on_sack(qpn - first_qpn, p->aeth.sack_psn, core::now()))
-        ++m_shared.sack_overflow;  // beyond the scoreboard
-    }
-    // Telemetry echoed from the data packet (HPCC): a new window and pace, and room in the window again.
-    const core::int_record* records = p->int_hops > 0 ? m_ctx.pool.telemetry(p).data() : nullptr;
-    if (m_cc->on_ack(qpn - first_qpn, records, p->int_hops, p->bth.psn, qp.snd_max) && m_started)
-      wake_transmitter(core::now());
-  }
+  m_requester->on_ack(qpn - first_qpn, p, core::now());
   m_ctx.pool.release(p);
 }
 
@@ -1143,41 +924,8 @@ void supernic::on_read_response(packet* p) {
     ++m_rx_ecn_marked;
     notify_congestion(qp);
   }
-  const uint32_t psn = p->bth.psn;
-  const size_t index = qp.error ? qp.wqes.size() : qp.find_wr(psn);
-  if (index == qp.wqes.size() || qp.wqes[index].op != rdma_op::read ||
-      qp.wqes[index].got[(psn - qp.wqes[index].first_psn) & core::psn_mask]) {
-    ++m_rx_duplicate_responses;  // a re-issued READ answered twice, or a READ already complete
-    m_ctx.pool.release(p);
-    return;
-  }
-  work_request& wr = qp.wqes[index];
-  const uint32_t k = (psn - wr.first_psn) & core::psn_mask;
-  const uint64_t offset = uint64_t(k) * qp.mtu;
-  if (offset + p->payload_bytes <= wr.length) {
-    if (m_params.place_data && p->payload_bytes > 0)
-      write_payload(wr.local_addr + offset, p);  // at its offset, any order
-    m_shared.placed_bytes += p->payload_bytes;
-  } else {
-    ++m_shared.access_errors;
-  }
-  wr.got[k] = 1;
-  m_ctx.pool.release(p);
-  // A new response is progress even when una cannot move (an earlier one is missing): the responder is
-  // answering, and a re-issued request waits behind the responses already queued there. The retry count and
-  // the timer restart, as for an ACK.
-  m_lr->answered(qpn - first_qpn, core::now());
-  const uint32_t next = core::psn_add(psn, 1);
-  if (core::psn_before(qp.rd_max, next)) qp.rd_max = next;
-  // Not an implicit ACK of the requests before the READ (as it is with IBTA's in-order responder): this
-  // responder answers a READ as soon as it arrives, possibly ahead of a gap, so only ACKs acknowledge.
-  advance(qp);
-  // A response far beyond the first missing one: that one is lost (the responder sends in order; only the
-  // fabric reorders), so re-issue the READ from there at once, once per gap, rather than wait for the timer.
-  if (qp.error || qp.wqes.empty() || qp.wqes.front().op != rdma_op::read) return;
-  const uint32_t threshold = m_ack->nak_threshold();  // the responder's NAK threshold, applied to responses
-  if (!core::psn_before(qp.una, qp.rd_max) || ((qp.rd_max - 1 - qp.una) & core::psn_mask) < threshold) return;
-  m_lr->reissue_read(qpn - first_qpn, core::now());
+  // The responder's NAK threshold, applied to responses: a response this far beyond a missing one re-issues.
+  m_requester->on_read_response(qpn - first_qpn, p, m_ack->nak_threshold(), core::now());
 }
 
 // A request packet at its reorder-block transaction (it was admitted to the receive buffer on arrival and is
@@ -1244,7 +992,7 @@ void supernic::prefetch() {
 }
 
 bool supernic::fetch_one(queue_pair& qp, size_t index) {
-  if (qp.error || !qp.connected) return false;
+  if (m_requester->failed(index) || !qp.connected) return false;
   const picoseconds t = core::now();
   const uint64_t mtu = qp.mtu;
   // READ responses first, as the transmitter sends them first.
@@ -1262,8 +1010,9 @@ bool supernic::fetch_one(queue_pair& qp, size_t index) {
     issue_fetch(qp, index, true, 0, job.va + offset, len);
     return true;
   }
-  while (qp.fetch_wr < qp.wqes.size()) {
-    const work_request& wr = qp.wqes[qp.fetch_wr];
+  const send_queue& sq = m_requester->queue(index);
+  while (qp.fetch_wr < sq.wqes.size()) {
+    const work_request& wr = sq.wqes[qp.fetch_wr];
     if (wr.staged_at == never || t < wr.staged_at + m_wqe_latency) return false;  // not visible to the NIC yet
     const uint32_t k = (qp.fetch_psn - wr.first_psn) & core::psn_mask;
     if (wr.op == rdma_op::read || k >= wr.packets) {  // a READ request carries no payload
@@ -1332,9 +1081,10 @@ void supernic::tx_staged(uint64_t cookie) {
     return;
   }
   // Copies finish in the order they were asked for: the oldest work request still waiting is this one.
-  while (qp.stage_index < qp.wqes.size() && qp.wqes[qp.stage_index].staged_at != never) ++qp.stage_index;
-  if (qp.stage_index == qp.wqes.size()) return;  // flushed (the QP failed)
-  qp.wqes[qp.stage_index++].staged_at = core::now();
+  send_queue& sq = m_requester->queue(cookie >> 1);
+  while (qp.stage_index < sq.wqes.size() && sq.wqes[qp.stage_index].staged_at != never) ++qp.stage_index;
+  if (qp.stage_index == sq.wqes.size()) return;  // flushed (the QP failed)
+  sq.wqes[qp.stage_index++].staged_at = core::now();
   wake_transmitter(core::now() + m_wqe_latency);
 }
 
@@ -1345,7 +1095,7 @@ void supernic::drop_fetches(queue_pair& qp) {
     ring->clear();
   }
   qp.fetch_wr = 0;
-  qp.fetch_psn = qp.post_psn;
+  qp.fetch_psn = m_requester->queue(qp.qpn - first_qpn).post_psn;
   qp.fetch_job = m_responder->responses(qp.qpn - first_qpn).size();
   qp.fetch_k = 0;
   qp.stage_index = 0;

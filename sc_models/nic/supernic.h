@@ -40,6 +40,7 @@
 #include "sc_models/nic/nic_counters.h"
 #include "sc_models/nic/placement_fault.h"
 #include "sc_models/nic/reorder_tracker.h"
+#include "sc_models/nic/requester.h"
 #include "sc_models/nic/responder.h"
 #include "sc_models/nic/work_request.h"
 
@@ -213,7 +214,8 @@ class supernic : public sc_core::sc_module,
                  public sw::ib::credit_peer,
                  private recovery_host,
                  private ack_host,
-                 private responder_host {
+                 private responder_host,
+                 private requester_host {
  public:
   void attach_port_client(port_client* c) { m_client = c; }
   void wake_port_client(core::picoseconds at) {
@@ -286,7 +288,7 @@ class supernic : public sc_core::sc_module,
   // Every payload write, as it lands (after a planted misplacement): a scoreboard checks it there.
   void set_landing_observer(memory::landing_observer* o) { m_landing = o; }
 
-  const std::vector<completion>& completions() const { return m_completions; }
+  const std::vector<completion>& completions() const { return m_requester->completions(); }
   const std::vector<placed_message>& placed() const { return m_placed; }
   // Called at the instant a message is recorded in placed() (a collective engine posts what depended on it).
   void set_placed_callback(std::function<void(const placed_message&)> cb) { m_on_placed = std::move(cb); }
@@ -312,14 +314,18 @@ class supernic : public sc_core::sc_module,
   void wake_transmitter(core::picoseconds at);
   core::packet* next_ack();
   core::packet* next_data(core::picoseconds* next_ready);
-  // Builds the packet of PSN `psn` of work request `wr` (an index into the QP's work queue) from the work
-  // request alone: the payload is a pointer into source memory at the PSN's offset, nothing is copied.
-  core::packet* build_data_packet(queue_pair& qp, size_t wr, uint32_t psn);
   core::packet* build_read_response(queue_pair& qp, read_job& job);
   uint16_t data_port(queue_pair& qp);  // UDP source port of the next data packet (path entropy)
-  void account_data(queue_pair& qp, core::packet* p);  // pacing and the retransmission timer
-  void advance(queue_pair& qp);                 // una, completions and the timer after any progress
-  void on_rnr(queue_pair& qp, uint32_t psn);
+  void account_data(queue_pair& qp, core::packet* p);  // pacing
+  // The requester (requester.h) asks for packets with their headers, payloads, staging and wake-ups.
+  core::packet* data_packet(size_t q) override;
+  void attach_payload(size_t q, core::packet* p, uint64_t va, uint64_t bytes, bool fresh) override;
+  bool payload_ready(size_t q, uint32_t psn, const work_request& wr) override;
+  core::picoseconds staged_at(size_t q, uint64_t va, uint64_t length, core::picoseconds post_at) override;
+  void place_response(uint64_t va, const core::packet* p) override { write_payload(va, p); }
+  void work_retired(size_t q, const work_request& wr) override;
+  void qp_failed(size_t q) override { drop_fetches(*m_qps[q]); }
+  void requester_wake(core::picoseconds at) override;
   void on_read_response(core::packet* p);
   // The responder (responder.h) asks for placement, records placed messages and queues READ responses.
   void place_payload(uint64_t va, const core::packet* p) override { write_payload(va, p); }
@@ -327,10 +333,7 @@ class supernic : public sc_core::sc_module,
   core::picoseconds response_ready(size_t q, uint64_t va, uint64_t length, core::picoseconds ready) override;
   void response_queued(core::picoseconds ready) override;
   // Loss recovery at the requester: the scheme (nic.retransmission, loss_recovery.h) keeps the timers and
-  // what to resend; the NIC acknowledges, completes and fails work requests.
-  void acknowledge(queue_pair& qp, uint32_t psn);  // cumulative: every PSN up to `psn`
-  void on_nak(queue_pair& qp, uint32_t psn);
-  void fail_qp(queue_pair& qp, completion_status why = completion_status::retry_exceeded);
+  // what to resend; the requester acknowledges, completes and fails work requests.
   send_queue& recovery_sender(size_t q) override;
   void recovery_failed(size_t q) override;
   void recovery_wake(core::picoseconds at) override;
@@ -411,7 +414,6 @@ class supernic : public sc_core::sc_module,
   core::link* m_out = nullptr;
   core::picoseconds m_wqe_latency, m_rx_latency;
   std::unique_ptr<path_entropy> m_entropy;  // nic.path_entropy: the UDP source port of data packets
-  core::picoseconds m_rnr_timer;
   // nic.retransmission. Its one pending timer wake-up (the earliest QP deadline) is served by the
   // transmitter's own event: no extra process.
   std::unique_ptr<loss_recovery> m_lr;
@@ -424,20 +426,18 @@ class supernic : public sc_core::sc_module,
   shared_counters m_shared;                  // rx_access_errors, placed_bytes, sack_overflow
   std::unique_ptr<ack_engine> m_ack;         // ACKs, NAKs, SACKs and CNPs owed
   std::unique_ptr<responder> m_responder;    // tracker, stash, placement, receive queue, SEND, READ serving
+  std::unique_ptr<requester> m_requester;    // work-request ring, segmentation, PSNs, READ requests
   std::unique_ptr<congestion_control> m_cc;  // nic.cc
-  size_t m_rr = 0;  // round-robin position over QPs
-  std::vector<completion> m_completions;
+  size_t m_rr = 0;                           // round-robin position over QPs
   std::vector<placed_message> m_placed;
   std::function<void(const placed_message&)> m_on_placed;
 
   // Counters.
-  uint64_t m_tx_packets = 0, m_tx_data_packets = 0, m_tx_payload_bytes = 0;
+  uint64_t m_tx_packets = 0;
   uint64_t m_rx_packets = 0, m_rx_unknown_qp = 0, m_rx_acks = 0;
   uint64_t m_rx_pause_frames = 0, m_rx_buffer_drops = 0;
   uint64_t m_rx_ecn_marked = 0, m_rx_cnps = 0;
-  uint64_t m_tx_retransmitted = 0, m_rx_nak = 0, m_qp_errors = 0;
-  uint64_t m_tx_read_requests = 0, m_tx_read_responses = 0, m_rx_read_responses = 0, m_rx_duplicate_responses = 0;
-  uint64_t m_read_reissues = 0, m_rx_rnr_nak = 0;
+  uint64_t m_tx_read_responses = 0, m_rx_read_responses = 0;
 };
 
 }  // namespace fabricsim::nic
