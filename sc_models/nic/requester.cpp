@@ -76,7 +76,7 @@ void requester::post(size_t q, work_request wr, picoseconds t) {
   qp.post_psn = core::psn_add(qp.post_psn, wr.packets);
   if (wr.op != rdma_op::read && wr.length > 0) wr.staged_at = m_host.staged_at(q, wr.local_addr, wr.length, wr.post_at);
   const picoseconds post_at = wr.post_at;
-  qp.wqes.push_back(std::move(wr));
+  qp.wqes.push_back(wr);  // the ring copies
   m_host.requester_wake(max(post_at + m_wqe_latency, t));
 }
 
