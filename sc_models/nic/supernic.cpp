@@ -22,18 +22,9 @@ using core::picoseconds;
 
 namespace {
 constexpr picoseconds never{UINT64_MAX};
-constexpr uint32_t infinite_rnr_retry = 7;     // rnr_retry 7: retry for ever
 
 bool is_read_response(bth_opcode op) {
   return op >= bth_opcode::rc_rdma_read_response_first && op <= bth_opcode::rc_rdma_read_response_only;
-}
-bool is_send(bth_opcode op) { return uint8_t(op) <= uint8_t(bth_opcode::rc_send_only_imm); }
-bool starts_message(bth_opcode op) {
-  return op == bth_opcode::rc_send_first || op == bth_opcode::rc_send_only || op == bth_opcode::rc_send_only_imm;
-}
-bool ends_message(bth_opcode op) {
-  return op == bth_opcode::rc_send_last || op == bth_opcode::rc_send_last_imm || op == bth_opcode::rc_send_only ||
-         op == bth_opcode::rc_send_only_imm;
 }
 constexpr uint8_t ecn_ect0 = 2;
 }  // namespace
@@ -257,31 +248,14 @@ void supernic_params::visit(core::param_visitor& v) {
           rnr_retry_count);
 }
 
-const char* to_string(completion_status s) {
-  switch (s) {
-    case completion_status::success: return "success";
-    case completion_status::retry_exceeded: return "retry_exceeded";
-    case completion_status::flushed: return "flushed";
-    case completion_status::rnr_retry_exceeded: return "rnr_retry_exceeded";
-    case completion_status::length_error: return "length_error";
-  }
-  return "invalid";
-}
-
-// The requester's PSNs and work requests are its send_queue (work_request.h), which loss recovery rewinds.
-struct supernic::queue_pair : send_queue {
+// What the NIC keeps of a queue pair beyond its units' state (requester.h, responder.h): the connection and
+// the transmit reads of nic.placement pcie.
+struct supernic::queue_pair {
   uint32_t qpn = 0;
   bool connected = false;
   core::ip_address remote_ip;
   uint32_t remote_qpn = 0;
   uint16_t src_port = 0;
-  // Requester (beyond the send queue).
-  uint64_t reads_in_flight = 0;         // READ requests sent whose responses are not all in (max_rd_atomic)
-  bool stalled = false;                 // new work waits for sq_depth or max_rd_atomic: wake on completion
-  core::picoseconds rnr_until{};        // after an RNR NAK: no request before this
-  uint64_t rnr_retries = 0;             // RNR NAKs since the last progress
-  uint32_t rd_max = 0;                  // one past the highest READ response PSN received
-  bool error = false;                   // retries exhausted: every work request completes in error
   // nic.placement pcie, transmit: payload reads ahead of the wire, new data packets (in PSN order from
   // fetch_psn, the work request at fetch_wr) and READ responses (packet fetch_k of responses[fetch_job]).
   core::ring<tx_fetch> fetch_data{8};
@@ -289,24 +263,7 @@ struct supernic::queue_pair : send_queue {
   uint32_t fetch_psn = 0;
   size_t fetch_wr = 0, fetch_job = 0, stage_index = 0;  // stage_index: the oldest work request not yet staged
   uint32_t fetch_k = 0;
-  // Responder.
-  core::ring<recv_wqe> rq{8};           // posted receives, consumed in order
-  core::ring<read_job> responses{4};    // READ responses to send, oldest request first
-  bool in_send = false;                 // a SEND is being assembled as the head passes its packets
-  recv_wqe send_buf{};                  // its receive buffer
-  uint32_t send_first = 0;              // its first PSN
-  uint64_t send_bytes = 0;
-  bool send_error = false;              // longer than its buffer
-  core::picoseconds send_first_arrival{};
-  uint64_t held = 0;                    // PSNs the tracker holds beyond the head (reorder occupancy)
-  std::unique_ptr<reorder_tracker> tracker;
-  uint32_t head = 0;                    // the tracker's expected PSN after the last arrival
-  std::vector<known_message> messages;  // learnt from FIRST/ONLY, ordered by PSN from the head
-  std::vector<packet*> stash;           // packets whose FIRST has not come yet, slot = PSN mod window
-  uint32_t window_mask = 0;
   uint64_t mtu = 0;  // the QP's path MTU: payload bytes per packet, at most the NIC's nic.mtu_bytes
-  uint32_t msn = 0;
-  uint64_t placed_bytes = 0;  // payload placed for this QP (report only)
   // HPCC responder: the telemetry of the newest data packet, echoed by the next ACK.
   std::array<core::int_record, core::max_int_hops> echo{};
   uint8_t echo_hops = 0;
@@ -323,7 +280,6 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
       m_rng(nic_stream(ctx.seed, this->name())),
       m_wqe_latency(picoseconds::from_ns(params.wqe_latency_ns)),
       m_rx_latency(picoseconds::from_ns(params.rx_latency_ns)),
-      m_rnr_timer(picoseconds::from_ns(params.rnr_timer_us * 1e3)),
       m_priority(unsigned(params.dscp >> 3) & 7u) {
   const std::string inst = this->name();
   m_rx_pfc = params.rx_overflow == "pfc";
@@ -370,74 +326,49 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
   // the block is busy for the tracker cycles their processing stepped.
   m_rx_block = std::make_unique<block_clock>(inst, "tracker", params.clock_mhz, m_ctx.calendar, m_ctx.stats);
   m_rx_block->set_server([this](packet* p) {
-    const uint64_t before = m_tracker_cycles;
-    on_write(p);
-    return m_tracker_cycles - before;
+    const uint64_t before = m_responder->tracker_cycles();
+    on_request(p);
+    return m_responder->tracker_cycles() - before;
   });
   m_rx_block->set_on_served([this] { rx_drained(); });
   m_entropy = make_path_entropy(params.path_entropy, params, m_rng, inst);
   m_lr = make_loss_recovery(params.retransmission, params, *this, inst, &m_ctx.stats);
   ack_host& acks_host = *this;  // a private base: converted here, where it is accessible
   m_ack = std::make_unique<ack_engine>(params, m_lr->sacks(), acks_host, inst, &m_ctx.stats);
+  responder_host& rx_host = *this;
+  m_responder =
+      std::make_unique<responder>(params, *m_ack, m_lr->sacks(), rx_host, m_ctx.pool, m_shared, inst, &m_ctx.stats);
+  requester_host& tx_host = *this;
+  m_requester = std::make_unique<requester>(params, *m_lr, *m_cc, tx_host, m_ctx.pool, m_shared, inst, &m_ctx.stats);
 
   SC_METHOD(transmit);  // runs once at time 0 to pick up work posted before the start, then on every wake-up
   sensitive << m_tx_event;
 
   auto& s = m_ctx.stats;
   s.counter(inst, "tx_packets", "packets", "frames transmitted", &m_tx_packets);
-  s.counter(inst, "tx_data_packets", "packets", "request packets transmitted (WRITE, SEND, READ request)",
-            &m_tx_data_packets);
-  s.counter(inst, "tx_read_requests", "packets", "READ request packets transmitted (re-issues included)",
-            &m_tx_read_requests);
   s.counter(inst, "tx_read_responses", "packets", "READ response packets transmitted (responder)",
             &m_tx_read_responses);
   s.counter(inst, "rx_read_responses", "packets", "READ response packets received (requester)", &m_rx_read_responses);
-  s.counter(inst, "rx_duplicate_responses", "packets", "READ responses received again or for no outstanding READ",
-            &m_rx_duplicate_responses);
-  s.counter(inst, "read_reissues", "requests",
-            "READ requests re-issued for the missing part (timeout, NAK or a response far beyond a gap)",
-            &m_read_reissues);
-  s.counter(inst, "rx_rnr_nak", "packets", "RNR NAKs received", &m_rx_rnr_nak);
-  s.counter(inst, "recv_consumed", "WRs", "posted receives consumed by SENDs and WRITEs with immediate",
-            &m_recv_consumed);
   s.counter(inst, "flowlets", "flowlets", "per_flowlet entropy: new UDP source ports picked after an idle gap",
             m_entropy->flowlets());
-  s.counter(inst, "reorder_peak_packets", "PSNs",
-            "peak reorder-window occupancy: most PSNs one QP's tracker held beyond its head at once", &m_reorder_peak);
-  s.counter(inst, "tx_payload_bytes", "bytes", "payload bytes transmitted", &m_tx_payload_bytes);
+  s.counter(inst, "tx_payload_bytes", "bytes", "payload bytes transmitted", &m_shared.tx_payload_bytes);
   s.counter(inst, "rx_packets", "packets", "frames received", &m_rx_packets);
-  s.counter(inst, "rx_in_order", "packets", "data packets at the expected PSN", &m_rx_in_order);
-  s.counter(inst, "rx_out_of_order", "packets", "data packets ahead of the expected PSN, inside the window",
-            &m_rx_out_of_order);
-  s.counter(inst, "rx_duplicate", "packets", "data packets already received", &m_rx_duplicate);
-  s.counter(inst, "rx_out_of_window", "packets", "data packets beyond the reorder window, dropped", &m_rx_out_of_window);
-  s.counter(inst, "rx_deferred", "packets", "packets held until their message's FIRST packet arrived", &m_rx_deferred);
   s.counter(inst, "rx_access_errors", "packets", "packets for an unregistered or out-of-range address",
-            &m_rx_access_errors);
+            &m_shared.access_errors);
   s.counter(inst, "rx_unknown_qp", "packets", "packets for a QP that does not exist or is not connected",
             &m_rx_unknown_qp);
   s.counter(inst, "rx_acks", "packets", "ACKs and NAKs received", &m_rx_acks);
-  s.counter(inst, "tx_retransmitted", "packets", "data packets sent again (NAK or timeout)", &m_tx_retransmitted);
-  s.counter(inst, "rx_nak", "packets", "NAKs (PSN sequence error) received", &m_rx_nak);
-  s.counter(inst, "rx_read_already_queued", "packets",
-            "re-issued READ requests not answered again: every response they ask for is still queued here",
-            &m_rx_read_already_queued);
-  s.counter(inst, "rx_read_deferred", "packets",
-            "READ requests that arrived ahead of a gap with more responses than nic.reorder_window: answered when "
-            "the head reached them",
-            &m_rx_read_deferred);
   s.counter(inst, "sack_overflow", "packets",
             "retransmission sack: out-of-order arrivals not SACKed (the QP's SACK queue was full) or SACKs beyond "
             "the scoreboard",
-            &m_sack_overflow);
-  s.counter(inst, "qp_errors", "QPs", "queue pairs moved to the error state (retry count exhausted)", &m_qp_errors);
+            &m_shared.sack_overflow);
   s.counter(inst, "pause_frames_received", "frames", "PFC frames received from the switch", &m_rx_pause_frames);
   s.counter(inst, "rx_ecn_marked", "packets", "data packets that arrived marked CE", &m_rx_ecn_marked);
   s.counter(inst, "rx_cnps", "packets", "CNPs received (reaction point)", &m_rx_cnps);
   s.gauge(inst, "paused_us", "us", "time the transmitter was paused by PFC",
           [this] { return m_mac_tx->paused_us(core::now()); });
-  s.counter(inst, "placed_bytes", "bytes", "payload bytes placed (copied into host memory unless nic.place_data is false)",
-            &m_placed_bytes);
+  s.counter(inst, "placed_bytes", "bytes",
+            "payload bytes placed (copied into host memory unless nic.place_data is false)", &m_shared.placed_bytes);
   if (m_tx_pcie) {  // nic.placement pcie only: other runs' reports stay as they were
     s.counter(inst, "tx_pcie_reads", "reads", "placement pcie: payload reads the NIC issued over PCIe (one per packet)",
               &m_tx_reads);
@@ -454,15 +385,10 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
             &m_rx_buffer_drops);
   s.counter(inst, "tx_pause_frames", "frames",
             "nic.rx_overflow pfc: PFC frames sent to the switch (XOFF, refreshes and XON)", &m_tx_pause_frames);
-  s.counter(inst, "tracker_cycles", "cycles", "clock cycles the reorder tracker was stepped", &m_tracker_cycles);
-  s.hist(inst, "ooo_distance", "PSNs", "distance of out-of-order arrivals ahead of the expected PSN", &m_ooo_distance);
 }
 
 supernic::~supernic() {
   while (packet* p = m_rx_block->take_waiting()) m_ctx.pool.release(p);
-  for (auto& qp : m_qps)
-    for (packet* p : qp->stash)
-      if (p) m_ctx.pool.release(p);
 }
 
 void supernic::connect(core::link& out) { m_out = &out; }
@@ -476,6 +402,7 @@ void supernic::end_of_elaboration() {
                 name(), "host memory does not grant read/write DMI from address 0");
   m_mem_ptr = dmi.get_dmi_ptr();
   m_mem_size = dmi.get_end_address() + 1;
+  m_responder->set_memory_size(m_mem_size);
   // The transmit buffers hold each payload at its own address: a packet's payload reference then stays valid
   // until the receiver has used it (a real NIC's buffer is a small ring whose occupancy, the read-ahead, is what
   // the model bounds), and a resend finds its bytes where the first read put them. Not value-initialised, so
@@ -498,15 +425,16 @@ void supernic::end_of_elaboration() {
   }
   core::require(m_params.placement != "pcie" || m_placement != nullptr, name(),
                 "nic.placement is pcie but no PCIe tray is attached");
-  for (auto& qp : m_qps)
-    for (size_t i = 0; i < qp->wqes.size(); ++i) check_work_request(qp->wqes[i]);
+  for (size_t q = 0; q < m_qps.size(); ++q) {
+    const send_queue& sq = m_requester->queue(q);
+    for (size_t i = 0; i < sq.wqes.size(); ++i) check_work_request(sq.wqes[i]);
+  }
 }
 
 void supernic::start_of_simulation() { m_started = true; }
 
 uint32_t supernic::register_region(uint64_t addr, uint64_t length) {
-  m_regions.push_back({addr, length});
-  return rkey_of(m_regions.size() - 1);
+  return m_responder->register_region(addr, length);  // rkey_of(the regions before it)
 }
 
 core::rng_stream supernic::nic_stream(uint64_t seed, const std::string& nic_name) {
@@ -523,15 +451,13 @@ uint32_t supernic::create_qp() {
   auto qp = std::make_unique<queue_pair>();
   qp->qpn = qpn_of(m_qps.size());
   const uint32_t mutant = parse_rtl_mutant(m_params.rtl_mutant, "nic.rtl_mutant").of("reorder_tracker");
-  qp->tracker = make_nic_reorder_tracker(m_params.reorder, uint32_t(m_params.reorder_window), mutant,
-                                         {name(), "qp " + std::to_string(qp->qpn), &m_ctx.lockstep});
+  auto tracker = make_nic_reorder_tracker(m_params.reorder, uint32_t(m_params.reorder_window), mutant,
+                                          {name(), "qp " + std::to_string(qp->qpn), &m_ctx.lockstep});
   const std::string qp_name = m_ctx.rtl_log ? std::string(name()) + ".qp" + std::to_string(qp->qpn) : std::string();
-  if (m_ctx.rtl_log)
-    qp->tracker = record_reorder_tracker(std::move(qp->tracker), *m_ctx.rtl_log, qp_name + ".reorder_tracker");
-  qp->stash.assign(m_params.reorder_window, nullptr);
-  qp->window_mask = uint32_t(m_params.reorder_window - 1);
+  if (m_ctx.rtl_log) tracker = record_reorder_tracker(std::move(tracker), *m_ctx.rtl_log, qp_name + ".reorder_tracker");
+  m_responder->add_qp(qp->qpn, std::move(tracker));
+  m_requester->add_qp(qp->qpn);
   qp->mtu = m_params.mtu_bytes;
-  qp->messages.reserve(16);
   m_cc->add_qp(qp_name, m_out ? m_out->rate().value : 0, core::now());
   m_entropy->add_qp();
   m_lr->add_qp();
@@ -552,11 +478,10 @@ void supernic::connect_qp(uint32_t qpn, core::ip_address remote_ip, uint32_t rem
   qp.connected = true;
   qp.remote_ip = remote_ip;
   qp.remote_qpn = remote_qpn;
-  qp.next_psn = qp.snd_max = qp.una = qp.post_psn = qp.acked = qp.rd_max = sq_psn & core::psn_mask;
+  m_requester->connect(qpn - first_qpn, sq_psn, qp.mtu);
   qp.fetch_psn = sq_psn & core::psn_mask;
-  qp.tracker->reset(rq_psn & core::psn_mask);
-  qp.head = rq_psn & core::psn_mask;
-  m_ack->connect(qpn - first_qpn, qp.head);
+  m_responder->connect(qpn - first_qpn, rq_psn, qp.mtu);
+  m_ack->connect(qpn - first_qpn, rq_psn & core::psn_mask);
   // Fixed entropy: a hash of the connection, as NICs derive the RoCEv2 source port from the QP.
   qp.src_port = uint16_t(roce_entropy_base | (core::splitmix64(uint64_t(qpn) << 24 ^ remote_qpn ^ m_mac) & 0x3fff));
   m_entropy->connect(qpn - first_qpn, qp.src_port);
@@ -580,15 +505,15 @@ void supernic::post_recv(uint32_t qpn, uint64_t wr_id, uint64_t addr, uint64_t l
                 "post_recv: no QP " + std::to_string(qpn));
   core::require(m_mem_size == 0 || (addr <= m_mem_size && length <= m_mem_size - addr), name(),
                 "post_recv " + std::to_string(wr_id) + ": buffer outside host memory");
-  m_qps[qpn - first_qpn]->rq.push_back({wr_id, addr, length});
+  m_responder->post_recv(qpn - first_qpn, wr_id, addr, length);
 }
 
 void supernic::post(uint32_t qpn, uint64_t wr_id, rdma_op op, uint64_t local_addr, uint64_t remote_addr,
                     uint32_t rkey, uint64_t length, picoseconds post_at, uint32_t imm) {
   core::require(qpn >= first_qpn && qpn - first_qpn < m_qps.size() && m_qps[qpn - first_qpn]->connected, name(),
                 "post: QP " + std::to_string(qpn) + " is not connected");
-  queue_pair& qp = *m_qps[qpn - first_qpn];
-  core::require(qp.wqes.empty() || qp.wqes.back().post_at <= post_at, name(),
+  send_queue& sq = m_requester->queue(qpn - first_qpn);
+  core::require(sq.wqes.empty() || sq.wqes.back().post_at <= post_at, name(),
                 "post: work requests on one QP must be posted in time order");
   work_request wr;
   wr.wr_id = wr_id;
@@ -601,31 +526,16 @@ void supernic::post(uint32_t qpn, uint64_t wr_id, rdma_op op, uint64_t local_add
   wr.op = op;
   wr.imm = imm;
   if (m_mem_ptr) check_work_request(wr);
-  if (qp.error) {  // a QP in the error state flushes what is posted to it
-    m_completions.push_back(
-        {wr_id, qp.qpn, length, post_at, max(post_at, core::now()), completion_status::flushed, 0, op});
-    return;
-  }
-  wr.first_psn = qp.post_psn;
-  // A READ reserves one PSN per response packet (a zero-length READ one, for its single response).
-  wr.packets = uint32_t(std::max<uint64_t>(1, (length + qp.mtu - 1) / qp.mtu));
-  if (op == rdma_op::read) wr.got.assign(wr.packets, 0);
-  qp.post_psn = core::psn_add(qp.post_psn, wr.packets);
-  // Bounce buffer: the payload is copied from GPU to host memory first; the NIC sees the work request once the
-  // host has posted it after the copy (tx_staged).
-  if (m_tx_pcie && m_placement && op != rdma_op::read && length > 0 &&
-      m_placement->stage_send(local_addr, length, post_at, uint64_t(qpn - first_qpn) << 1))
-    wr.staged_at = never;
-  qp.wqes.push_back(wr);
-  if (m_started) wake_transmitter(max(post_at + m_wqe_latency, core::now()));
+  m_requester->post(qpn - first_qpn, std::move(wr), core::now());
 }
 
 qp_status supernic::qp_state(uint32_t qpn) const {
   const queue_pair& qp = *m_qps.at(qpn - first_qpn);
+  const send_queue& sq = m_requester->queue(qpn - first_qpn);
   qp_status st;
-  st.outstanding = qp.wqes.size();
-  st.placed_bytes = qp.placed_bytes;
-  st.inflight_bytes = uint64_t((qp.snd_max - qp.una) & core::psn_mask) * qp.mtu;
+  st.outstanding = sq.wqes.size();
+  st.placed_bytes = m_responder->placed_bytes(qpn - first_qpn);
+  st.inflight_bytes = uint64_t((sq.snd_max - sq.una) & core::psn_mask) * qp.mtu;
   st.rate_mbps = st.target_mbps = m_out ? double(m_out->rate().value) / 1e6 : 0.0;
   m_cc->status(qpn - first_qpn, st);  // a paced QP: its policy's rate, window and estimate
   return st;
@@ -633,7 +543,7 @@ qp_status supernic::qp_state(uint32_t qpn) const {
 
 uint64_t supernic::outstanding_work() const {
   uint64_t n = 0;
-  for (const auto& qp : m_qps) n += qp->wqes.size();
+  for (size_t q = 0; q < m_qps.size(); ++q) n += m_requester->queue(q).wqes.size();
   return n;
 }
 
@@ -742,7 +652,7 @@ packet* supernic::next_ack() {
   p->bth.psn = a.psn;
   p->has_aeth = true;
   p->aeth.syndrome = a.syndrome;
-  p->aeth.msn = qp.msn & core::psn_mask;
+  p->aeth.msn = m_responder->msn(a.q) & core::psn_mask;
   if (a.sack) {  // sack: the out-of-order arrival it names
     p->aeth.sack = true;
     p->aeth.sack_psn = a.sack_psn;
@@ -756,7 +666,7 @@ packet* supernic::next_ack() {
   return p;
 }
 
-uint32_t supernic::ack_head(size_t q) const { return m_qps[q]->head; }
+uint32_t supernic::ack_head(size_t q) const { return m_responder->head(q); }
 
 void supernic::ack_wake(picoseconds ready) {
   if (m_started) wake_transmitter(max(ready, m_out->wire_free_at()));
@@ -768,19 +678,20 @@ packet* supernic::next_data(picoseconds* next_ready) {
   for (size_t i = 0; i < n; ++i) {
     const size_t q = (m_rr + i) % n;
     queue_pair& qp = *m_qps[q];
-    if (qp.error) continue;
+    if (m_requester->failed(q)) continue;
+    core::ring<read_job>& responses = m_responder->responses(q);
     if (t < m_cc->next_send(q)) {  // pacing: this QP's rate does not allow another packet yet
       // Its timers may raise the rate before the packet is due: run them, then wake at whichever is first.
       const picoseconds timer = m_cc->timers(q, t);
       if (t < m_cc->next_send(q)) {
-        if (qp.tx_index < qp.wqes.size() || m_lr->resend_queued(q) || !qp.responses.empty())
+        if (m_requester->has_work(q) || m_lr->resend_queued(q) || !responses.empty())
           *next_ready = std::min({*next_ready, m_cc->next_send(q), timer});
         continue;
       }
     }
     // READ responses (the responder's side of the QP) go first: the peer's READ waits on them.
-    if (!qp.responses.empty()) {
-      read_job& job = qp.responses.front();
+    if (!responses.empty()) {
+      read_job& job = responses.front();
       // nic.placement pcie: only once the response's payload is in its transmit buffer (the read's completion
       // wakes the transmitter).
       if (t >= job.ready &&
@@ -788,59 +699,18 @@ packet* supernic::next_data(picoseconds* next_ready) {
         m_rr = (m_rr + i + 1) % n;
         packet* p = build_read_response(qp, job);
         if (++job.k == job.packets) {
-          qp.responses.pop_front();
+          responses.pop_front();
           if (qp.fetch_job > 0) --qp.fetch_job; else qp.fetch_k = 0;
         }
         return p;
       }
       if (t < job.ready && job.ready < *next_ready) *next_ready = job.ready;  // (a read in flight wakes us itself)
     }
-    if (t < qp.rnr_until) {  // after an RNR NAK the requester waits before it resends
-      if (qp.tx_index < qp.wqes.size() && qp.rnr_until < *next_ready) *next_ready = qp.rnr_until;
-      continue;
-    }
-    // Selective resends go before new packets.
-    uint32_t resend_psn = 0;
-    size_t resend_wr = 0;
-    if (m_lr->next_resend(q, &resend_psn, &resend_wr)) {
+    // Then the requester: selective resends, then new packets.
+    if (packet* p = m_requester->next_packet(q, t, next_ready)) {
       m_rr = (m_rr + i + 1) % n;
-      return build_data_packet(qp, resend_wr, resend_psn);
+      return p;
     }
-    if (qp.tx_index >= qp.wqes.size()) continue;
-    const work_request& next = qp.wqes[qp.tx_index];
-    if (next.staged_at == never) continue;  // bounce: its copy to host memory is not done (tx_staged wakes us)
-    const picoseconds ready = next.staged_at + m_wqe_latency;
-    if (t < ready) {
-      if (ready < *next_ready) *next_ready = ready;
-      continue;
-    }
-    const uint32_t psn = qp.next_psn;
-    // nic.placement pcie: a new packet waits for its payload's read (resends find it in the buffer).
-    if (m_tx_pcie && psn == qp.snd_max && !data_fetched(qp, psn, next)) continue;
-    if (psn == qp.snd_max) {  // new PSNs: the send window, and for new work the send queue and READ limits
-      // PSNs the responder has not acknowledged (its ACKs cover a READ once its request is in: the READ's
-      // responses are not what the responder's window holds).
-      const uint32_t base = core::psn_before(qp.acked, qp.una) ? qp.una : qp.acked;
-      const uint64_t in_flight = (qp.snd_max - base) & core::psn_mask;
-      const uint64_t span = next.op == rdma_op::read ? next.packets : 1;  // a READ takes all its PSNs at once
-      const bool first = psn == next.first_psn;
-      if ((m_params.send_window_packets > 0 && in_flight > 0 && in_flight + span > m_params.send_window_packets) ||
-          (first && qp.tx_index >= m_params.sq_depth) ||
-          (first && next.op == rdma_op::read && qp.reads_in_flight >= m_params.max_rd_atomic)) {
-        qp.stalled = true;  // progress (una moving, a completion) wakes the transmitter
-        continue;
-      }
-      // HPCC: a new packet only while the window has room (resends above are not held back); an ACK wakes it.
-      if (m_cc->window_full(q, uint64_t((qp.snd_max - qp.una) & core::psn_mask) * qp.mtu)) continue;
-      if (first && next.op == rdma_op::read) ++qp.reads_in_flight;
-    }
-    m_rr = (m_rr + i + 1) % n;
-    packet* p = build_data_packet(qp, qp.tx_index, psn);
-    // A READ request stands for all its PSNs from `psn` on: the next PSN sent is the next work request's.
-    qp.next_psn = next.op == rdma_op::read ? core::psn_add(next.last_psn(), 1) : core::psn_add(psn, 1);
-    if (next.op == rdma_op::read || psn == next.last_psn()) ++qp.tx_index;
-    if (!core::psn_before(qp.next_psn, qp.snd_max)) qp.snd_max = qp.next_psn;
-    return p;
   }
   return nullptr;
 }
@@ -849,82 +719,50 @@ uint16_t supernic::data_port(queue_pair& qp) {
   return m_entropy->data_port(qp.qpn - first_qpn, qp.src_port, core::now(), m_out->wire_free_at());
 }
 
-packet* supernic::build_data_packet(queue_pair& qp, size_t index, uint32_t psn) {
-  work_request& wr = qp.wqes[index];
-  const uint64_t mtu = qp.mtu;
-  const uint32_t k = (psn - wr.first_psn) & core::psn_mask;  // packet k of the message
-  const uint64_t offset = uint64_t(k) * mtu;
+packet* supernic::data_packet(size_t q) {
+  queue_pair& qp = *m_qps[q];
   packet* p = m_ctx.pool.acquire();
   fill_headers(p, qp, data_port(qp));
-  p->bth.psn = psn;
-  if (wr.op == rdma_op::read) {
-    // A READ request for the responses from `psn` on: go-back-N asks for the rest of the message, selective
-    // only for the run of missing responses that starts at `psn`.
-    uint32_t end = wr.packets;
-    const bool whole = m_lr->whole_read();
-    for (uint32_t j = k + 1; j < wr.packets && !whole; ++j)
-      if (wr.got[j]) {
-        end = j;
-        break;
-      }
-    const uint64_t length = std::min(wr.length, uint64_t(end) * mtu) - std::min(wr.length, offset);
-    p->bth.opcode = bth_opcode::rc_rdma_read_request;
-    p->has_reth = true;
-    p->reth = {wr.remote_addr + offset, wr.rkey, uint32_t(length)};
-    p->payload_bytes = 0;
-    p->seal();
-    ++m_tx_data_packets;
-    ++m_tx_read_requests;
-    if (k > 0 || core::psn_before(psn, qp.snd_max)) ++m_read_reissues;
-  } else {
-    const uint64_t payload = std::min(mtu, wr.length - offset);
-    const bool first = k == 0;
-    const bool last = k + 1 == wr.packets;
-    const bool imm = wr.op == rdma_op::write_imm || wr.op == rdma_op::send_imm;
-    if (wr.op == rdma_op::send || wr.op == rdma_op::send_imm) {
-      p->bth.opcode = first && last ? (imm ? bth_opcode::rc_send_only_imm : bth_opcode::rc_send_only)
-                      : first       ? bth_opcode::rc_send_first
-                      : last        ? (imm ? bth_opcode::rc_send_last_imm : bth_opcode::rc_send_last)
-                                    : bth_opcode::rc_send_middle;
-    } else {
-      p->bth.opcode = first && last ? (imm ? bth_opcode::rc_rdma_write_only_imm : bth_opcode::rc_rdma_write_only)
-                      : first       ? bth_opcode::rc_rdma_write_first
-                      : last        ? (imm ? bth_opcode::rc_rdma_write_last_imm : bth_opcode::rc_rdma_write_last)
-                                    : bth_opcode::rc_rdma_write_middle;
-      if (first) {  // the RETH rides on the FIRST (or ONLY) packet, resent or not
-        p->has_reth = true;
-        p->reth = {wr.remote_addr, wr.rkey, uint32_t(wr.length)};
-      }
-    }
-    if (last && imm) {  // the immediate rides on the LAST (or ONLY) packet
-      p->has_immediate = true;
-      p->immediate = wr.imm;
-    }
-    p->bth.ack_req = last || m_cc->telemetry();  // HPCC acts per ACK: every packet asks for one (Li et al.)
-    p->bth.pad_count = uint8_t((4 - payload % 4) % 4);
-    if (m_tx_pcie) {
-      // What the NIC's reads brought in; a new packet gives back its buffer when it has left the wire.
-      p->payload = m_tx_buf.get() + wr.local_addr + offset;
-      if (payload > 0 && !core::psn_before(psn, qp.snd_max)) {
-        qp.fetch_data.pop_front();
-        m_tx_took_slot = true;
-      }
-    } else {
-      refer_payload(p, wr.local_addr + offset);  // a reference: the bytes are read where placed
-    }
-    p->payload_bytes = uint32_t(payload);
-    p->int_requested = m_cc->telemetry();  // HPCC: every switch egress on the way appends its record
-    p->seal();
-    ++m_tx_data_packets;
-    m_tx_payload_bytes += payload;
-  }
-  if (core::psn_before(psn, qp.snd_max)) {  // sent before: a retransmission
-    ++wr.retransmitted;
-    ++m_tx_retransmitted;
-  }
-  account_data(qp, p);
-  m_lr->sent(qp.qpn - first_qpn, core::now());  // the timer runs while anything is unacked
   return p;
+}
+
+void supernic::attach_payload(size_t q, packet* p, uint64_t va, uint64_t bytes, bool fresh) {
+  if (m_tx_pcie) {
+    // What the NIC's reads brought in; a new packet gives back its buffer when it has left the wire.
+    p->payload = m_tx_buf.get() + va;
+    if (bytes > 0 && fresh) {
+      m_qps[q]->fetch_data.pop_front();
+      m_tx_took_slot = true;
+    }
+  } else {
+    refer_payload(p, va);  // a reference: the bytes are read where placed
+  }
+}
+
+bool supernic::payload_ready(size_t q, uint32_t psn, const work_request& wr) {
+  return !m_tx_pcie || data_fetched(*m_qps[q], psn, wr);
+}
+
+picoseconds supernic::staged_at(size_t q, uint64_t va, uint64_t length, picoseconds post_at) {
+  // Bounce buffer: the payload is copied from GPU to host memory first; the NIC sees the work request once the
+  // host has posted it after the copy (tx_staged).
+  if (m_tx_pcie && m_placement && m_placement->stage_send(va, length, post_at, uint64_t(q) << 1)) return never;
+  return post_at;
+}
+
+void supernic::work_retired(size_t q, const work_request& wr) {
+  queue_pair& qp = *m_qps[q];
+  if (wr.op == rdma_op::read && m_placement && m_params.place_data)
+    m_placement->message_issued(wr.local_addr, wr.length);
+  if (qp.fetch_wr > 0)
+    --qp.fetch_wr;
+  else if (!core::psn_before(wr.last_psn(), qp.fetch_psn))
+    qp.fetch_psn = core::psn_add(wr.last_psn(), 1);  // a payload-less packet sent before the fetch passed it
+  if (qp.stage_index > 0) --qp.stage_index;
+}
+
+void supernic::requester_wake(picoseconds at) {
+  if (m_started) wake_transmitter(at);
 }
 
 packet* supernic::build_read_response(queue_pair& qp, read_job& job) {
@@ -943,7 +781,7 @@ packet* supernic::build_read_response(queue_pair& qp, read_job& job) {
   if (first || last) {
     p->has_aeth = true;
     p->aeth.syndrome = ack_syndrome;
-    p->aeth.msn = qp.msn & core::psn_mask;
+    p->aeth.msn = m_responder->msn(qp.qpn - first_qpn) & core::psn_mask;
   }
   p->bth.pad_count = uint8_t((4 - payload % 4) % 4);
   if (m_tx_pcie) {
@@ -959,7 +797,7 @@ packet* supernic::build_read_response(queue_pair& qp, read_job& job) {
   p->int_requested = m_cc->telemetry();  // HPCC: every switch egress on the way appends its record
   p->seal();
   ++m_tx_read_responses;
-  m_tx_payload_bytes += payload;
+  m_shared.tx_payload_bytes += payload;
   account_data(qp, p);
   return p;
 }
@@ -970,21 +808,11 @@ void supernic::account_data(queue_pair& qp, packet* p) {
   m_cc->sent(qp.qpn - first_qpn, p->wire().value, core::now());
 }
 
-// ---- loss recovery at the requester ---------------------------------------------------------------------
-//
-// Cumulative ACK for PSN a: every PSN up to a is acknowledged (una = a + 1), the work requests whose last
-// PSN is below una complete, the retry count restarts and so does the timer (stopped if nothing is left).
-// NAK "PSN sequence error" for PSN p: acknowledges every PSN before p, then the scheme (nic.retransmission,
-// loss_recovery.h) resends: go-back-N rewinds the segmentation path to p, selective queues p alone, sack
-// finds the holes from SACKs. Each NAK and timeout counts a retry; retry_count + 1 without progress moves
-// the QP to the error state. A READ's PSNs are acknowledged by its responses, not by ACKs: una stops at its
-// first missing response, and "resending" one of its PSNs re-issues the READ request from there. An RNR NAK
-// for PSN p acknowledges everything before p; the requester resends from p, in order, after
-// nic.rnr_timer_us.
+// ---- loss recovery at the requester (the scheme's host) ---------------------------------------------------
 
-send_queue& supernic::recovery_sender(size_t q) { return *m_qps[q]; }
+send_queue& supernic::recovery_sender(size_t q) { return m_requester->queue(q); }
 
-void supernic::recovery_failed(size_t q) { fail_qp(*m_qps[q]); }
+void supernic::recovery_failed(size_t q) { m_requester->fail(q, completion_status::retry_exceeded, core::now()); }
 
 void supernic::recovery_wake(picoseconds at) {
   if (m_started) wake_transmitter(at);
@@ -994,95 +822,6 @@ void supernic::recovery_idle() {
   // The transmitter's event may also serve a refill or a ready ACK: an immediate wake-up replaces the
   // withdrawn timer's and re-arms only those.
   if (m_started && m_tx_wake != never) wake_transmitter(core::now());
-}
-
-void supernic::acknowledge(queue_pair& qp, uint32_t psn) {
-  const uint32_t to = core::psn_add(psn, 1);
-  // News only if it moves forward and stays within what was sent (an ACK beyond it is bogus).
-  if (!core::psn_before(qp.acked, to) || core::psn_before(qp.snd_max, to)) return;
-  qp.acked = to;
-  advance(qp);
-}
-
-void supernic::advance(queue_pair& qp) {
-  bool completed = false;
-  while (!qp.wqes.empty()) {
-    work_request& wr = qp.wqes.front();
-    if (wr.op == rdma_op::read) {
-      while (wr.rd_done < wr.packets && wr.got[wr.rd_done]) ++wr.rd_done;
-      if (wr.rd_done < wr.packets) break;
-      --qp.reads_in_flight;
-      if (m_placement && m_params.place_data) m_placement->message_issued(wr.local_addr, wr.length);
-    } else if (!core::psn_before(wr.last_psn(), qp.acked)) {
-      break;
-    }
-    m_completions.push_back({wr.wr_id, qp.qpn, wr.length, wr.post_at, core::now(), completion_status::success,
-                             wr.retransmitted, wr.op});
-    if (qp.fetch_wr > 0)
-      --qp.fetch_wr;
-    else if (!core::psn_before(wr.last_psn(), qp.fetch_psn))
-      qp.fetch_psn = core::psn_add(wr.last_psn(), 1);  // a payload-less packet sent before the fetch passed it
-    if (qp.stage_index > 0) --qp.stage_index;
-    qp.wqes.pop_front();
-    if (qp.tx_index > 0) --qp.tx_index;
-    completed = true;
-  }
-  uint32_t una = qp.snd_max;
-  if (!qp.wqes.empty()) {
-    const work_request& wr = qp.wqes.front();
-    if (wr.op == rdma_op::read)
-      una = core::psn_add(wr.first_psn, wr.rd_done);
-    else if (core::psn_before(wr.first_psn, qp.acked))
-      una = qp.acked;
-    else
-      una = wr.first_psn;
-    if (core::psn_before(qp.snd_max, una)) una = qp.snd_max;  // nothing of it sent yet
-  }
-  if (qp.stalled && (completed || core::psn_before(qp.una, una))) {  // a slot of a limit came free
-    qp.stalled = false;
-    if (m_started) wake_transmitter(core::now());
-  }
-  if (!core::psn_before(qp.una, una)) return;  // no progress
-  m_lr->progress(qp.qpn - first_qpn, una, core::now());  // the retry count restarts, and so does the timer
-  qp.una = una;
-  qp.rnr_retries = 0;
-  if (core::psn_before(qp.next_psn, una)) qp.seek(una);  // go-back-N was resending what is now acknowledged
-}
-
-void supernic::on_nak(queue_pair& qp, uint32_t psn) {
-  ++m_rx_nak;
-  acknowledge(qp, (psn - 1) & core::psn_mask);
-  m_lr->on_nak(qp.qpn - first_qpn, psn, core::now());
-}
-
-void supernic::on_rnr(queue_pair& qp, uint32_t psn) {
-  ++m_rx_rnr_nak;
-  acknowledge(qp, (psn - 1) & core::psn_mask);
-  if (core::psn_before(psn, qp.una) || !core::psn_before(psn, qp.snd_max)) return;
-  if (m_params.rnr_retry_count != infinite_rnr_retry && ++qp.rnr_retries > m_params.rnr_retry_count) {
-    fail_qp(qp, completion_status::rnr_retry_exceeded);
-    return;
-  }
-  // IBTA: resend from the PSN the RNR NAK names, in order, once the responder's timer has run.
-  qp.rnr_until = core::now() + m_rnr_timer;
-  m_lr->hold(qp.qpn - first_qpn, qp.rnr_until);  // no timeout while the requester is told to wait
-  qp.seek(psn);
-  if (m_started) wake_transmitter(qp.rnr_until);
-}
-
-void supernic::fail_qp(queue_pair& qp, completion_status why) {
-  ++m_qp_errors;
-  qp.error = true;
-  m_lr->forget(qp.qpn - first_qpn);  // the timer stops, nothing is resent
-  for (size_t i = 0; i < qp.wqes.size(); ++i) {
-    const work_request& wr = qp.wqes[i];
-    m_completions.push_back({wr.wr_id, qp.qpn, wr.length, wr.post_at, max(wr.post_at, core::now()),
-                             i == 0 ? why : completion_status::flushed, wr.retransmitted, wr.op});
-  }
-  qp.wqes.clear();
-  qp.tx_index = 0;
-  qp.reads_in_flight = 0;
-  drop_fetches(qp);
 }
 
 // ---- receive -------------------------------------------------------------------------------------------
@@ -1167,23 +906,7 @@ void supernic::on_ack(packet* p) {
     m_ctx.pool.release(p);
     return;
   }
-  queue_pair& qp = *m_qps[qpn - first_qpn];
-  const uint8_t syndrome = p->aeth.syndrome;
-  if (!qp.error) {
-    if ((syndrome & nak_syndrome_mask) == nak_syndrome) {
-      if ((syndrome & 0x1f) == nak_psn_sequence_error) on_nak(qp, p->bth.psn);
-    } else if ((syndrome & nak_syndrome_mask) == rnr_syndrome) {
-      on_rnr(qp, p->bth.psn);
-    } else {
-      acknowledge(qp, p->bth.psn);  // every PSN up to and including this one
-      if (p->aeth.sack && !m_lr->on_sack(qpn - first_qpn, p->aeth.sack_psn, core::now()))
-        ++m_sack_overflow;  // beyond the scoreboard
-    }
-    // Telemetry echoed from the data packet (HPCC): a new window and pace, and room in the window again.
-    const core::int_record* records = p->int_hops > 0 ? m_ctx.pool.telemetry(p).data() : nullptr;
-    if (m_cc->on_ack(qpn - first_qpn, records, p->int_hops, p->bth.psn, qp.snd_max) && m_started)
-      wake_transmitter(core::now());
-  }
+  m_requester->on_ack(qpn - first_qpn, p, core::now());
   m_ctx.pool.release(p);
 }
 
@@ -1201,71 +924,13 @@ void supernic::on_read_response(packet* p) {
     ++m_rx_ecn_marked;
     notify_congestion(qp);
   }
-  const uint32_t psn = p->bth.psn;
-  const size_t index = qp.error ? qp.wqes.size() : qp.find_wr(psn);
-  if (index == qp.wqes.size() || qp.wqes[index].op != rdma_op::read ||
-      qp.wqes[index].got[(psn - qp.wqes[index].first_psn) & core::psn_mask]) {
-    ++m_rx_duplicate_responses;  // a re-issued READ answered twice, or a READ already complete
-    m_ctx.pool.release(p);
-    return;
-  }
-  work_request& wr = qp.wqes[index];
-  const uint32_t k = (psn - wr.first_psn) & core::psn_mask;
-  const uint64_t offset = uint64_t(k) * qp.mtu;
-  if (offset + p->payload_bytes <= wr.length) {
-    if (m_params.place_data && p->payload_bytes > 0)
-      write_payload(wr.local_addr + offset, p);  // at its offset, any order
-    m_placed_bytes += p->payload_bytes;
-  } else {
-    ++m_rx_access_errors;
-  }
-  wr.got[k] = 1;
-  m_ctx.pool.release(p);
-  // A new response is progress even when una cannot move (an earlier one is missing): the responder is
-  // answering, and a re-issued request waits behind the responses already queued there. The retry count and
-  // the timer restart, as for an ACK.
-  m_lr->answered(qpn - first_qpn, core::now());
-  const uint32_t next = core::psn_add(psn, 1);
-  if (core::psn_before(qp.rd_max, next)) qp.rd_max = next;
-  // Not an implicit ACK of the requests before the READ (as it is with IBTA's in-order responder): this
-  // responder answers a READ as soon as it arrives, possibly ahead of a gap, so only ACKs acknowledge.
-  advance(qp);
-  // A response far beyond the first missing one: that one is lost (the responder sends in order; only the
-  // fabric reorders), so re-issue the READ from there at once, once per gap, rather than wait for the timer.
-  if (qp.error || qp.wqes.empty() || qp.wqes.front().op != rdma_op::read) return;
-  const uint32_t threshold = m_ack->nak_threshold();  // the responder's NAK threshold, applied to responses
-  if (!core::psn_before(qp.una, qp.rd_max) || ((qp.rd_max - 1 - qp.una) & core::psn_mask) < threshold) return;
-  m_lr->reissue_read(qpn - first_qpn, core::now());
+  // The responder's NAK threshold, applied to responses: a response this far beyond a missing one re-issues.
+  m_requester->on_read_response(qpn - first_qpn, p, m_ack->nak_threshold(), core::now());
 }
 
-void supernic::note_held(queue_pair& qp, const psn_result& r) {
-  m_tracker_cycles += r.cycles;
-  if (r.verdict == psn_verdict::out_of_order) {
-    ++qp.held;
-    if (qp.held > m_reorder_peak) m_reorder_peak = qp.held;
-  } else if (r.verdict == psn_verdict::in_order && r.advanced > 1) {
-    qp.held -= std::min<uint64_t>(qp.held, r.advanced - 1);  // the head swept over PSNs held beyond it
-  }
-}
-
-// A request packet whose PSN the head has passed, or already marked: the requester is resending.
-void supernic::on_duplicate(queue_pair& qp, packet* p, uint32_t head_before) {
-  ++m_rx_duplicate;
-  const bool read = p->bth.opcode == bth_opcode::rc_rdma_read_request;
-  const packet* held = qp.stash[p->bth.psn & qp.window_mask];
-  if (read && held != nullptr && held->bth.psn == p->bth.psn) {
-    ++m_rx_read_already_queued;  // the first copy waits for the head: it will be answered then
-    m_ctx.pool.release(p);
-  } else if (read) {
-    on_read_request(qp, p, true);  // a re-issued READ: answered again, from its PSN on
-  } else {
-    m_ack->request(qp.qpn - first_qpn, core::now());  // the first ACK may have been lost: acknowledge again
-    m_ctx.pool.release(p);
-  }
-  m_ack->duplicate(qp.qpn - first_qpn, head_before, core::now());  // the requester is resending
-}
-
-void supernic::on_write(packet* p) {
+// A request packet at its reorder-block transaction (it was admitted to the receive buffer on arrival and is
+// admitted again here, where it always fits): the NIC's part, then the responder's.
+void supernic::on_request(packet* p) {
   const uint32_t qpn = p->bth.dest_qp;
   if (qpn < first_qpn || qpn - first_qpn >= m_qps.size() || !m_qps[qpn - first_qpn]->connected) {
     ++m_rx_unknown_qp;
@@ -1284,165 +949,20 @@ void supernic::on_write(packet* p) {
     ++m_rx_ecn_marked;
     notify_congestion(qp);
   }
-  const uint32_t head_before = qp.head;
-  const bth_opcode op = p->bth.opcode;
-  const bool read = op == bth_opcode::rc_rdma_read_request;
-  const uint64_t mtu = qp.mtu;
-  // A READ request stands for one PSN per response (IBTA 9.7.4: the responder's expected PSN moves past them
-  // all). In order, its PSNs are retired one per tracker transaction, so any size up to 2^31 bytes is served;
-  // ahead of a gap, its PSNs are marked at once when they all fit the window, otherwise the request waits in
-  // the stash until the head reaches it (serve_deferred_read).
-  const uint32_t read_psns = read ? uint32_t(std::max<uint64_t>(1, (p->reth.dma_length + mtu - 1) / mtu)) : 1;
-  const psn_result r = qp.tracker->arrive(p->bth.psn);
-  note_held(qp, r);
-  qp.head = r.head_psn;
-  switch (r.verdict) {
-    case psn_verdict::duplicate:
-      on_duplicate(qp, p, head_before);
-      return;
-    case psn_verdict::out_of_window:
-      ++m_rx_out_of_window;
-      m_ack->arrival(q, p->bth.psn, core::now());  // dropped, and answered: the gap at the head keeps it out
-      m_ctx.pool.release(p);
-      return;
-    case psn_verdict::in_order:
-      ++m_rx_in_order;
-      break;
-    case psn_verdict::out_of_order:
-      ++m_rx_out_of_order;
-      m_ooo_distance.add((p->bth.psn - head_before) & core::psn_mask);
-      // sack: SACKed by an ACK of its own (sent at most sack_queue_depth behind)
-      if (m_lr->sacks() && !m_ack->sack(q, p->bth.psn, core::now())) ++m_sack_overflow;
-      break;
-  }
-  uint32_t psn = p->bth.psn;  // `p` may be released below
-  uint32_t advanced = r.advanced;
-  const bool ack_req = p->bth.ack_req;  // HPCC asks for an ACK per packet
-  if (read && r.verdict == psn_verdict::out_of_order &&
-      ((psn + read_psns - 1 - head_before) & core::psn_mask) >= m_params.reorder_window) {
-    ++m_rx_read_deferred;  // its responses' PSNs reach beyond the window: served when the head gets here
-    qp.stash[psn & qp.window_mask] = p;
-  } else if (read) {
-    advanced += retire_read_psns(qp, psn, read_psns);
-    on_read_request(qp, p, false);
-    psn = core::psn_add(psn, read_psns - 1);
-  } else if (is_send(op)) {
-    ++m_rx_deferred;  // placed when the head passes it: only then is its receive buffer certain
-    qp.stash[psn & qp.window_mask] = p;
-  } else if (op == bth_opcode::rc_rdma_write_first || op == bth_opcode::rc_rdma_write_only ||
-             op == bth_opcode::rc_rdma_write_only_imm) {
-    learn_message(qp, p);
-  } else if (!try_place(qp, p)) {
-    ++m_rx_deferred;  // its FIRST (with the RETH) is still on the way: hold the descriptor, not the bytes
-    qp.stash[p->bth.psn & qp.window_mask] = p;
-  }
-  if (advanced > 0) {
-    m_ack->head_moved(q, core::now());
-    bool message_done = false;
-    if (!walk_head(qp, head_before, qp.head, &message_done)) return;  // RNR: the head went back
-    advanced = (qp.head - head_before) & core::psn_mask;              // with any READ served on the way
-    m_ack->advanced(q, advanced, message_done || ack_req, core::now());
-  }
-  m_ack->arrival(q, psn, core::now());
+  m_responder->receive(q, p, core::now());
 }
 
-void supernic::on_read_request(queue_pair& qp, packet* p, bool duplicate) {
-  const uint64_t mtu = qp.mtu;
-  const uint64_t va = p->reth.va, length = p->reth.dma_length;
-  const uint32_t key = p->reth.rkey;
-  const uint32_t packets = uint32_t(std::max<uint64_t>(1, (length + mtu - 1) / mtu));
-  const bool valid = key >= 1 && key <= m_regions.size() && va >= m_regions[key - 1].addr &&
-                     va - m_regions[key - 1].addr <= m_regions[key - 1].length &&
-                     length <= m_regions[key - 1].length - (va - m_regions[key - 1].addr) && va + length <= m_mem_size;
-  if (!duplicate) {  // a message for the MSN, retired when the head passes its last PSN
-    known_message m{};
-    m.first_psn = p->bth.psn;
-    m.packets = packets;
-    m.va = va;
-    m.length = length;
-    m.valid = valid;
-    m.read = true;
-    m.first_arrival = core::now();
-    const uint32_t base = (qp.head - core::psn_modulus / 2) & core::psn_mask;  // see learn_message
-    auto pos = std::find_if(qp.messages.begin(), qp.messages.end(), [&](const known_message& k) {
-      return ((k.first_psn - base) & core::psn_mask) > ((m.first_psn - base) & core::psn_mask);
-    });
-    qp.messages.insert(pos, m);
-  }
-  if (duplicate && valid) {
-    // A re-issued READ whose responses are all still queued here, not sent yet (the requester timed out
-    // behind this responder's backlog): they are about to go, so a second copy would only lengthen the
-    // backlog that made the requester time out.
-    const uint32_t end = core::psn_add(p->bth.psn, packets);
-    for (size_t i = 0; i < qp.responses.size(); ++i) {
-      const read_job& job = qp.responses[i];
-      const uint32_t from = core::psn_add(job.first_psn, job.k), to = core::psn_add(job.first_psn, job.packets);
-      if (!core::psn_before(p->bth.psn, from) && !core::psn_before(to, end)) {
-        ++m_rx_read_already_queued;
-        m_ctx.pool.release(p);
-        return;
-      }
-    }
-  }
-  if (valid) {
-    picoseconds ready = core::now() + m_rx_latency;
-    // Bounce buffer: the responder's data goes through host memory too (a GPU-to-host copy the host runs
-    // before the NIC may read it; tx_staged). An approximation: a one-sided READ involves no host, so a real
-    // application would have staged the buffer beforehand.
-    if (m_tx_pcie && m_placement && length > 0 &&
-        m_placement->stage_send(va, length, ready, (uint64_t(qp.qpn - first_qpn) << 1) | 1))
-      ready = never;
-    qp.responses.push_back({p->bth.psn, packets, 0, va, length, ready});
-    if (m_started && ready != never) wake_transmitter(max(ready, m_out->wire_free_at()));
-  } else {
-    ++m_rx_access_errors;  // not answered: the requester's retries run out
-  }
-  m_ctx.pool.release(p);
+picoseconds supernic::response_ready(size_t q, uint64_t va, uint64_t length, picoseconds ready) {
+  // Bounce buffer: the responder's data goes through host memory too (a GPU-to-host copy the host runs
+  // before the NIC may read it; tx_staged). An approximation: a one-sided READ involves no host, so a real
+  // application would have staged the buffer beforehand.
+  if (m_tx_pcie && m_placement && length > 0 && m_placement->stage_send(va, length, ready, (uint64_t(q) << 1) | 1))
+    return never;
+  return ready;
 }
 
-bool supernic::bind_recv(queue_pair& qp, recv_wqe* out) {
-  if (qp.rq.empty()) return false;
-  *out = qp.rq.front();
-  qp.rq.pop_front();
-  ++m_recv_consumed;
-  return true;
-}
-
-void supernic::process_send(queue_pair& qp, packet* p) {
-  const bth_opcode op = p->bth.opcode;
-  const uint32_t psn = p->bth.psn;
-  if (starts_message(op)) {
-    qp.in_send = true;
-    qp.send_first = psn;
-    qp.send_bytes = 0;
-    qp.send_error = false;
-    qp.send_first_arrival = core::now();
-  }
-  if (!qp.in_send) {  // a MIDDLE or LAST with no FIRST before it: an invalid request, counted and dropped
-    ++m_rx_access_errors;
-    m_ctx.pool.release(p);
-    return;
-  }
-  const uint64_t offset = uint64_t((psn - qp.send_first) & core::psn_mask) * qp.mtu;
-  if (offset + p->payload_bytes > qp.send_buf.length) {
-    qp.send_error = true;
-  } else {
-    if (m_params.place_data && p->payload_bytes > 0) write_payload(qp.send_buf.addr + offset, p);
-    qp.send_bytes += p->payload_bytes;
-    qp.placed_bytes += p->payload_bytes;
-    m_placed_bytes += p->payload_bytes;
-  }
-  if (ends_message(op)) {
-    const bool imm = op == bth_opcode::rc_send_last_imm || op == bth_opcode::rc_send_only_imm;
-    m_recv_completions.push_back({qp.send_buf.wr_id, qp.qpn, qp.send_bytes, imm ? rdma_op::send_imm : rdma_op::send,
-                                  imm ? p->immediate : 0, core::now(),
-                                  qp.send_error ? completion_status::length_error : completion_status::success});
-    if (!qp.send_error)
-      record_placed({qp.qpn, qp.send_buf.addr, qp.send_bytes, qp.send_first_arrival, core::now()});
-    qp.msn = (qp.msn + 1) & core::psn_mask;
-    qp.in_send = false;
-  }
-  m_ctx.pool.release(p);
+void supernic::response_queued(picoseconds ready) {
+  if (m_started && ready != never) wake_transmitter(max(ready, m_out->wire_free_at()));
 }
 
 // ---- transmit reads over PCIe (nic.placement pcie) ---------------------------------------------------------
@@ -1472,12 +992,13 @@ void supernic::prefetch() {
 }
 
 bool supernic::fetch_one(queue_pair& qp, size_t index) {
-  if (qp.error || !qp.connected) return false;
+  if (m_requester->failed(index) || !qp.connected) return false;
   const picoseconds t = core::now();
   const uint64_t mtu = qp.mtu;
   // READ responses first, as the transmitter sends them first.
-  while (qp.fetch_job < qp.responses.size()) {
-    const read_job& job = qp.responses[qp.fetch_job];
+  const core::ring<read_job>& responses = m_responder->responses(index);
+  while (qp.fetch_job < responses.size()) {
+    const read_job& job = responses[qp.fetch_job];
     if (job.ready == never || t < job.ready) break;
     const uint64_t offset = uint64_t(qp.fetch_k) * mtu;
     const uint64_t len = std::min(mtu, job.length - std::min(job.length, offset));
@@ -1489,8 +1010,9 @@ bool supernic::fetch_one(queue_pair& qp, size_t index) {
     issue_fetch(qp, index, true, 0, job.va + offset, len);
     return true;
   }
-  while (qp.fetch_wr < qp.wqes.size()) {
-    const work_request& wr = qp.wqes[qp.fetch_wr];
+  const send_queue& sq = m_requester->queue(index);
+  while (qp.fetch_wr < sq.wqes.size()) {
+    const work_request& wr = sq.wqes[qp.fetch_wr];
     if (wr.staged_at == never || t < wr.staged_at + m_wqe_latency) return false;  // not visible to the NIC yet
     const uint32_t k = (qp.fetch_psn - wr.first_psn) & core::psn_mask;
     if (wr.op == rdma_op::read || k >= wr.packets) {  // a READ request carries no payload
@@ -1549,18 +1071,20 @@ void supernic::tx_read_done(uint64_t cookie) {
 void supernic::tx_staged(uint64_t cookie) {
   queue_pair& qp = *m_qps[cookie >> 1];
   if (cookie & 1) {  // a READ response's data is in host memory
-    for (size_t i = 0; i < qp.responses.size(); ++i)
-      if (qp.responses[i].ready == never) {
-        qp.responses[i].ready = core::now();
+    core::ring<read_job>& responses = m_responder->responses(cookie >> 1);
+    for (size_t i = 0; i < responses.size(); ++i)
+      if (responses[i].ready == never) {
+        responses[i].ready = core::now();
         wake_transmitter(core::now());
         return;
       }
     return;
   }
   // Copies finish in the order they were asked for: the oldest work request still waiting is this one.
-  while (qp.stage_index < qp.wqes.size() && qp.wqes[qp.stage_index].staged_at != never) ++qp.stage_index;
-  if (qp.stage_index == qp.wqes.size()) return;  // flushed (the QP failed)
-  qp.wqes[qp.stage_index++].staged_at = core::now();
+  send_queue& sq = m_requester->queue(cookie >> 1);
+  while (qp.stage_index < sq.wqes.size() && sq.wqes[qp.stage_index].staged_at != never) ++qp.stage_index;
+  if (qp.stage_index == sq.wqes.size()) return;  // flushed (the QP failed)
+  sq.wqes[qp.stage_index++].staged_at = core::now();
   wake_transmitter(core::now() + m_wqe_latency);
 }
 
@@ -1571,8 +1095,8 @@ void supernic::drop_fetches(queue_pair& qp) {
     ring->clear();
   }
   qp.fetch_wr = 0;
-  qp.fetch_psn = qp.post_psn;
-  qp.fetch_job = qp.responses.size();
+  qp.fetch_psn = m_requester->queue(qp.qpn - first_qpn).post_psn;
+  qp.fetch_job = m_responder->responses(qp.qpn - first_qpn).size();
   qp.fetch_k = 0;
   qp.stage_index = 0;
 }
@@ -1614,7 +1138,7 @@ uint64_t supernic::rx_buffer_occupancy() const {
 }
 
 // With nic.placement dmi the buffer holds only the packets waiting for the reorder block (placement is
-// immediate); a packet being admitted again when its transaction comes (on_write) always fits.
+// immediate); a packet being admitted again when its transaction comes (on_request) always fits.
 bool supernic::rx_buffer_admits(const core::packet* p) {
   if (p->payload_bytes == 0) return true;
   const uint64_t occupancy = rx_buffer_occupancy() + p->payload_bytes;
@@ -1662,162 +1186,10 @@ packet* supernic::next_pfc() {
   return f;
 }
 
-void supernic::record_placed(const placed_message& done) {
+void supernic::message_placed(const placed_message& done) {
   if (m_placement && m_params.place_data) m_placement->message_issued(done.va, done.bytes);
   m_placed.push_back(done);
   if (m_on_placed) m_on_placed(done);  // `done` is a copy: the callback may post, and m_placed may grow
-}
-
-// The PSNs from `psn` + 1 on that a READ request of `packets` responses stands for, retired through the
-// tracker one transaction each (the head is at `psn` + 1 or, past PSNs a re-issued request marked, beyond).
-// Returns how far the head moved.
-uint32_t supernic::retire_read_psns(queue_pair& qp, uint32_t psn, uint32_t packets) {
-  uint32_t advanced = 0;
-  for (uint32_t k = 1; k < packets; ++k) {
-    const psn_result rk = qp.tracker->arrive(core::psn_add(psn, k));
-    note_held(qp, rk);
-    qp.head = rk.head_psn;
-    advanced += rk.advanced;
-  }
-  return advanced;
-}
-
-// A READ request that arrived ahead of a gap with more responses than the window holds, now at the head: its
-// PSN was marked when it arrived, so the head stands just past it; its responses' PSNs are retired now and it
-// is answered. Returns the new head.
-uint32_t supernic::serve_deferred_read(queue_pair& qp, packet* p) {
-  const uint64_t mtu = qp.mtu;
-  const uint32_t packets = uint32_t(std::max<uint64_t>(1, (p->reth.dma_length + mtu - 1) / mtu));
-  retire_read_psns(qp, p->bth.psn, packets);
-  m_ack->head_moved(qp.qpn - first_qpn, core::now());
-  on_read_request(qp, p, false);
-  return qp.head;
-}
-
-bool supernic::walk_head(queue_pair& qp, uint32_t from, uint32_t to, bool* message_done) {
-  for (uint32_t q = from; q != to; q = core::psn_add(q, 1)) {
-    packet*& slot = qp.stash[q & qp.window_mask];
-    if (slot != nullptr && slot->bth.psn == q && slot->bth.opcode == bth_opcode::rc_rdma_read_request) {
-      packet* p = slot;
-      slot = nullptr;
-      to = serve_deferred_read(qp, p);
-    }
-    // A SEND packet: its receive buffer is bound at its FIRST, in PSN order with the other receivers.
-    if (slot != nullptr && slot->bth.psn == q && is_send(slot->bth.opcode)) {
-      if (starts_message(slot->bth.opcode) && !bind_recv(qp, &qp.send_buf)) {
-        rnr_reset(qp, q);
-        return false;
-      }
-      packet* p = slot;
-      slot = nullptr;
-      *message_done = *message_done || ends_message(p->bth.opcode);
-      process_send(qp, p);
-    }
-    // Messages known from their RETH whose last PSN the head has now passed.
-    while (!qp.messages.empty()) {
-      known_message& m = qp.messages.front();
-      const uint32_t last = core::psn_add(m.first_psn, m.packets - 1);
-      if (core::psn_before(q, last)) break;
-      if (m.imm) {  // a WRITE with immediate consumes a receive at its LAST
-        recv_wqe rwqe{};
-        if (!bind_recv(qp, &rwqe)) {
-          // Its LAST is to come again: take its bytes off and the head back to it.
-          const uint64_t tail = m.length - std::min<uint64_t>(m.length, uint64_t(m.packets - 1) * qp.mtu);
-          m.placed_bytes -= std::min(m.placed_bytes, tail);
-          qp.placed_bytes -= std::min(qp.placed_bytes, tail);
-          m.imm = false;
-          rnr_reset(qp, last);
-          return false;
-        }
-        m_recv_completions.push_back({rwqe.wr_id, qp.qpn, m.length, rdma_op::write_imm, m.imm_value, core::now(),
-                                      completion_status::success});
-      }
-      if (!m.read && m.valid && m.placed_bytes == m.length)
-        record_placed({qp.qpn, m.va, m.length, m.first_arrival, core::now()});
-      qp.msn = (qp.msn + 1) & core::psn_mask;
-      *message_done = true;  // a READ's PSNs too: the requester's send window moves on
-      qp.messages.erase(qp.messages.begin());
-    }
-  }
-  return true;
-}
-
-// Receiver not ready at `psn` (a SEND's FIRST or a WRITE with immediate's LAST found no receive): nothing
-// from `psn` on is accepted. The tracker goes back to `psn` and forgets what it held beyond it, the held
-// packets and the messages from there on are dropped (the requester resends them all, in order), and an RNR
-// NAK naming `psn` goes out.
-void supernic::rnr_reset(queue_pair& qp, uint32_t psn) {
-  qp.tracker->reset(psn);
-  qp.head = psn;
-  qp.held = 0;
-  for (packet*& slot : qp.stash)
-    if (slot) {
-      m_ctx.pool.release(slot);
-      slot = nullptr;
-    }
-  while (!qp.messages.empty() && !core::psn_before(qp.messages.back().first_psn, psn)) qp.messages.pop_back();
-  m_ack->rnr(qp.qpn - first_qpn, psn, core::now());  // nothing owed but the RNR NAK
-}
-
-void supernic::place(queue_pair& qp, known_message& m, const packet* p) {
-  const uint64_t offset = uint64_t((p->bth.psn - m.first_psn) & core::psn_mask) * qp.mtu;
-  if (!m.valid || offset + p->payload_bytes > m.length) {
-    ++m_rx_access_errors;
-    return;
-  }
-  if (m_params.place_data) write_payload(m.va + offset, p);  // direct data placement
-  if (p->bth.opcode == bth_opcode::rc_rdma_write_last_imm || p->bth.opcode == bth_opcode::rc_rdma_write_only_imm) {
-    m.imm = true;  // it consumes a receive when the head passes it
-    m.imm_value = p->immediate;
-  }
-  m.placed_bytes += p->payload_bytes;
-  qp.placed_bytes += p->payload_bytes;
-  m_placed_bytes += p->payload_bytes;
-}
-
-bool supernic::try_place(queue_pair& qp, packet* p) {
-  for (auto it = qp.messages.rbegin(); it != qp.messages.rend(); ++it) {
-    if (((p->bth.psn - it->first_psn) & core::psn_mask) < it->packets) {
-      place(qp, *it, p);
-      m_ctx.pool.release(p);
-      return true;
-    }
-  }
-  return false;
-}
-
-void supernic::learn_message(queue_pair& qp, packet* p) {
-  const uint64_t mtu = qp.mtu;
-  const uint64_t length = p->reth.dma_length;
-  known_message m{};
-  m.first_psn = p->bth.psn;
-  m.packets = uint32_t(std::max<uint64_t>(1, (length + mtu - 1) / mtu));
-  m.va = p->reth.va;
-  m.length = length;
-  m.first_arrival = core::now();
-  const uint32_t key = p->reth.rkey;
-  m.valid = key >= 1 && key <= m_regions.size() && m.va >= m_regions[key - 1].addr &&
-            m.va - m_regions[key - 1].addr <= m_regions[key - 1].length &&
-            length <= m_regions[key - 1].length - (m.va - m_regions[key - 1].addr) && m.va + length <= m_mem_size;
-  // Keep messages in PSN order (FIRSTs may arrive out of order). The key is the distance from half the PSN
-  // space behind the head: every known message lies after that, including one the head is inside of.
-  const uint32_t base = (qp.head - core::psn_modulus / 2) & core::psn_mask;
-  auto pos = std::find_if(qp.messages.begin(), qp.messages.end(), [&](const known_message& k) {
-    return ((k.first_psn - base) & core::psn_mask) > ((m.first_psn - base) & core::psn_mask);
-  });
-  known_message& placed = *qp.messages.insert(pos, m);
-  place(qp, placed, p);
-  m_ctx.pool.release(p);
-  // Packets of this message that overtook its FIRST wait in the stash: place them now.
-  for (uint32_t k = 1; k < placed.packets; ++k) {
-    const uint32_t psn = core::psn_add(placed.first_psn, k);
-    packet*& slot = qp.stash[psn & qp.window_mask];
-    if (slot != nullptr && slot->bth.psn == psn) {
-      place(qp, placed, slot);
-      m_ctx.pool.release(slot);
-      slot = nullptr;
-    }
-  }
 }
 
 }  // namespace fabricsim::nic

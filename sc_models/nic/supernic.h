@@ -37,8 +37,11 @@
 #include "sc_models/nic/hpcc.h"
 #include "sc_models/nic/loss_recovery.h"
 #include "sc_models/nic/mac_transmit.h"
+#include "sc_models/nic/nic_counters.h"
 #include "sc_models/nic/placement_fault.h"
 #include "sc_models/nic/reorder_tracker.h"
+#include "sc_models/nic/requester.h"
+#include "sc_models/nic/responder.h"
 #include "sc_models/nic/work_request.h"
 
 namespace fabricsim::nic {
@@ -147,46 +150,6 @@ struct supernic_params {
   void visit(core::param_visitor& v);
 };
 
-// How a work request ended (ibv_wc_status): success, IBV_WC_RETRY_EXC_ERR for the request whose retries
-// ran out, IBV_WC_WR_FLUSH_ERR for the ones behind it on the failed QP.
-// rnr_retry_exceeded: IBV_WC_RNR_RETRY_EXC_ERR; length_error: a SEND longer than the receive buffer
-// (IBV_WC_LOC_LEN_ERR at the responder).
-enum class completion_status : uint8_t { success, retry_exceeded, flushed, rnr_retry_exceeded, length_error };
-const char* to_string(completion_status s);
-
-// A finished work request, as the completion queue reports it.
-struct completion {
-  uint64_t wr_id;
-  uint32_t qpn;
-  uint64_t bytes;
-  core::picoseconds posted_at;
-  core::picoseconds completed_at;
-  completion_status status = completion_status::success;
-  uint64_t retransmitted_packets = 0;  // packets of this request sent more than once
-  rdma_op op = rdma_op::write;
-};
-
-// A receive work request consumed by a SEND or a WRITE with immediate, as the responder's completion queue
-// reports it (in PSN order).
-struct recv_completion {
-  uint64_t wr_id;  // the receive's
-  uint32_t qpn;
-  uint64_t bytes;  // SEND: bytes placed into the buffer; WRITE with immediate: the WRITE's length
-  rdma_op op;      // send, send_imm or write_imm
-  uint32_t imm;    // the immediate (when op carries one)
-  core::picoseconds completed_at;
-  completion_status status = completion_status::success;
-};
-
-// A message fully placed at the responder (a WRITE at its address, a SEND in its receive buffer).
-struct placed_message {
-  uint32_t qpn;
-  uint64_t va;
-  uint64_t bytes;
-  core::picoseconds first_arrival;
-  core::picoseconds placed_at;  // all bytes in memory and the PSN head past its last packet
-};
-
 // A queue pair as the report sees it at one instant (read-only; testbench sampling and figures).
 struct qp_status {
   bool paced = false;          // a DCQCN reaction point or the HPCC window paces it (nic.cc dcqcn, hpcc)
@@ -250,7 +213,9 @@ class supernic : public sc_core::sc_module,
                  public core::packet_sink,
                  public sw::ib::credit_peer,
                  private recovery_host,
-                 private ack_host {
+                 private ack_host,
+                 private responder_host,
+                 private requester_host {
  public:
   void attach_port_client(port_client* c) { m_client = c; }
   void wake_port_client(core::picoseconds at) {
@@ -323,11 +288,11 @@ class supernic : public sc_core::sc_module,
   // Every payload write, as it lands (after a planted misplacement): a scoreboard checks it there.
   void set_landing_observer(memory::landing_observer* o) { m_landing = o; }
 
-  const std::vector<completion>& completions() const { return m_completions; }
+  const std::vector<completion>& completions() const { return m_requester->completions(); }
   const std::vector<placed_message>& placed() const { return m_placed; }
   // Called at the instant a message is recorded in placed() (a collective engine posts what depended on it).
   void set_placed_callback(std::function<void(const placed_message&)> cb) { m_on_placed = std::move(cb); }
-  const std::vector<recv_completion>& recv_completions() const { return m_recv_completions; }
+  const std::vector<recv_completion>& recv_completions() const { return m_responder->recv_completions(); }
   uint64_t outstanding_work() const;  // posted WRs not yet completed (successfully or in error)
   const supernic_params& params() const { return m_params; }
   const core::link* out_link() const { return m_out; }  // the NIC's transmit link (line rate)
@@ -336,24 +301,6 @@ class supernic : public sc_core::sc_module,
   placement_fault& misplace_fault() { return m_misplace; }
 
  private:
-  // A message the responder knows from its RETH: a WRITE (placed at va) or a READ request (answered).
-  struct known_message {
-    uint32_t first_psn, packets;
-    uint64_t va, length, placed_bytes;
-    core::picoseconds first_arrival;
-    bool valid;  // R_Key and range checked against a registered region
-    bool read = false;
-    bool imm = false;  // its LAST carried an immediate: it consumes a receive when the head passes it
-    uint32_t imm_value = 0;
-  };
-  struct recv_wqe {
-    uint64_t wr_id, addr, length;
-  };
-  struct read_job {  // READ responses owed: packets k .. packets-1 of a response to one request
-    uint32_t first_psn, packets, k;
-    uint64_t va, length;
-    core::picoseconds ready;  // never: a bounce copy of its data is still to be done
-  };
   // nic.placement pcie: one packet's payload read ahead into a transmit buffer.
   struct tx_fetch {
     uint32_t psn;   // the data packet's PSN (READ responses: unused, they go in order)
@@ -367,42 +314,34 @@ class supernic : public sc_core::sc_module,
   void wake_transmitter(core::picoseconds at);
   core::packet* next_ack();
   core::packet* next_data(core::picoseconds* next_ready);
-  // Builds the packet of PSN `psn` of work request `wr` (an index into the QP's work queue) from the work
-  // request alone: the payload is a pointer into source memory at the PSN's offset, nothing is copied.
-  core::packet* build_data_packet(queue_pair& qp, size_t wr, uint32_t psn);
   core::packet* build_read_response(queue_pair& qp, read_job& job);
   uint16_t data_port(queue_pair& qp);  // UDP source port of the next data packet (path entropy)
-  void account_data(queue_pair& qp, core::packet* p);  // pacing and the retransmission timer
-  void advance(queue_pair& qp);                 // una, completions and the timer after any progress
-  void on_rnr(queue_pair& qp, uint32_t psn);
+  void account_data(queue_pair& qp, core::packet* p);  // pacing
+  // The requester (requester.h) asks for packets with their headers, payloads, staging and wake-ups.
+  core::packet* data_packet(size_t q) override;
+  void attach_payload(size_t q, core::packet* p, uint64_t va, uint64_t bytes, bool fresh) override;
+  bool payload_ready(size_t q, uint32_t psn, const work_request& wr) override;
+  core::picoseconds staged_at(size_t q, uint64_t va, uint64_t length, core::picoseconds post_at) override;
+  void place_response(uint64_t va, const core::packet* p) override { write_payload(va, p); }
+  void work_retired(size_t q, const work_request& wr) override;
+  void qp_failed(size_t q) override { drop_fetches(*m_qps[q]); }
+  void requester_wake(core::picoseconds at) override;
   void on_read_response(core::packet* p);
-  // Responder, in PSN order as the head passes [from, to): retires messages, places SENDs, consumes
-  // receives; false when a missing receive forced an RNR NAK (the head is then back at its PSN).
-  bool walk_head(queue_pair& qp, uint32_t from, uint32_t to, bool* message_done);
-  uint32_t retire_read_psns(queue_pair& qp, uint32_t psn, uint32_t packets);
-  void on_duplicate(queue_pair& qp, core::packet* p, uint32_t head_before);
-  uint32_t serve_deferred_read(queue_pair& qp, core::packet* p);
-  void record_placed(const placed_message& done);  // into placed(), then the placed callback
-  void rnr_reset(queue_pair& qp, uint32_t psn);
-  void process_send(queue_pair& qp, core::packet* p);
-  bool bind_recv(queue_pair& qp, recv_wqe* out);  // false: the receive queue is empty
-  void on_read_request(queue_pair& qp, core::packet* p, bool duplicate);
-  void note_held(queue_pair& qp, const psn_result& r);  // reorder-window occupancy
+  // The responder (responder.h) asks for placement, records placed messages and queues READ responses.
+  void place_payload(uint64_t va, const core::packet* p) override { write_payload(va, p); }
+  void message_placed(const placed_message& done) override;  // into placed(), then the placed callback
+  core::picoseconds response_ready(size_t q, uint64_t va, uint64_t length, core::picoseconds ready) override;
+  void response_queued(core::picoseconds ready) override;
   // Loss recovery at the requester: the scheme (nic.retransmission, loss_recovery.h) keeps the timers and
-  // what to resend; the NIC acknowledges, completes and fails work requests.
-  void acknowledge(queue_pair& qp, uint32_t psn);  // cumulative: every PSN up to `psn`
-  void on_nak(queue_pair& qp, uint32_t psn);
-  void fail_qp(queue_pair& qp, completion_status why = completion_status::retry_exceeded);
+  // what to resend; the requester acknowledges, completes and fails work requests.
   send_queue& recovery_sender(size_t q) override;
   void recovery_failed(size_t q) override;
   void recovery_wake(core::picoseconds at) override;
   void recovery_idle() override;
   // Receive paths.
   void on_ack(core::packet* p);
-  void on_write(core::packet* p);
-  void place(queue_pair& qp, known_message& m, const core::packet* p);
-  bool try_place(queue_pair& qp, core::packet* p);  // false: message not known yet (FIRST still to come)
-  void learn_message(queue_pair& qp, core::packet* p);
+  // A request packet (WRITE, SEND, READ request) at its reorder-block transaction: to the responder.
+  void on_request(core::packet* p);
   // The acknowledgements and CNPs owed (ack_engine.h): the engine decides, the NIC builds the packets.
   uint32_t ack_head(size_t q) const override;
   void ack_wake(core::picoseconds ready) override;
@@ -475,7 +414,6 @@ class supernic : public sc_core::sc_module,
   core::link* m_out = nullptr;
   core::picoseconds m_wqe_latency, m_rx_latency;
   std::unique_ptr<path_entropy> m_entropy;  // nic.path_entropy: the UDP source port of data packets
-  core::picoseconds m_rnr_timer;
   // nic.retransmission. Its one pending timer wake-up (the earliest QP deadline) is served by the
   // transmitter's own event: no extra process.
   std::unique_ptr<loss_recovery> m_lr;
@@ -485,31 +423,21 @@ class supernic : public sc_core::sc_module,
   unsigned m_priority;
   void on_pause(const core::packet* p);
   std::vector<std::unique_ptr<queue_pair>> m_qps;
-  struct region {
-    uint64_t addr, length;
-  };
-  std::vector<region> m_regions;  // index = R_Key - 1
+  shared_counters m_shared;                  // rx_access_errors, placed_bytes, sack_overflow
   std::unique_ptr<ack_engine> m_ack;         // ACKs, NAKs, SACKs and CNPs owed
+  std::unique_ptr<responder> m_responder;    // tracker, stash, placement, receive queue, SEND, READ serving
+  std::unique_ptr<requester> m_requester;    // work-request ring, segmentation, PSNs, READ requests
   std::unique_ptr<congestion_control> m_cc;  // nic.cc
-  size_t m_rr = 0;  // round-robin position over QPs
-  std::vector<completion> m_completions;
+  size_t m_rr = 0;                           // round-robin position over QPs
   std::vector<placed_message> m_placed;
   std::function<void(const placed_message&)> m_on_placed;
-  std::vector<recv_completion> m_recv_completions;
 
   // Counters.
-  uint64_t m_tx_packets = 0, m_tx_data_packets = 0, m_tx_payload_bytes = 0;
-  uint64_t m_rx_packets = 0, m_rx_in_order = 0, m_rx_out_of_order = 0, m_rx_duplicate = 0, m_rx_out_of_window = 0;
-  uint64_t m_rx_deferred = 0, m_rx_access_errors = 0, m_rx_unknown_qp = 0, m_rx_acks = 0;
-  uint64_t m_placed_bytes = 0, m_tracker_cycles = 0, m_rx_pause_frames = 0, m_rx_buffer_drops = 0;
+  uint64_t m_tx_packets = 0;
+  uint64_t m_rx_packets = 0, m_rx_unknown_qp = 0, m_rx_acks = 0;
+  uint64_t m_rx_pause_frames = 0, m_rx_buffer_drops = 0;
   uint64_t m_rx_ecn_marked = 0, m_rx_cnps = 0;
-  uint64_t m_tx_retransmitted = 0, m_rx_nak = 0, m_qp_errors = 0;
-  uint64_t m_sack_overflow = 0, m_rx_read_already_queued = 0;
-  uint64_t m_rx_read_deferred = 0;
-  uint64_t m_tx_read_requests = 0, m_tx_read_responses = 0, m_rx_read_responses = 0, m_rx_duplicate_responses = 0;
-  uint64_t m_read_reissues = 0, m_rx_rnr_nak = 0, m_recv_consumed = 0;
-  uint64_t m_reorder_peak = 0;  // most PSNs any QP's tracker held beyond its head at once
-  core::histogram m_ooo_distance;
+  uint64_t m_tx_read_responses = 0, m_rx_read_responses = 0;
 };
 
 }  // namespace fabricsim::nic

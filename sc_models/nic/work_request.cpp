@@ -19,6 +19,22 @@ const char* to_string(rdma_op op) {
   return "invalid";
 }
 
+const char* to_string(completion_status s) {
+  switch (s) {
+    case completion_status::success:
+      return "success";
+    case completion_status::retry_exceeded:
+      return "retry_exceeded";
+    case completion_status::flushed:
+      return "flushed";
+    case completion_status::rnr_retry_exceeded:
+      return "rnr_retry_exceeded";
+    case completion_status::length_error:
+      return "length_error";
+  }
+  return "invalid";
+}
+
 size_t send_queue::find_wr(uint32_t psn) const {
   // The PSNs asked for are near una, i.e. near the front: the scan is short.
   for (size_t i = 0; i < wqes.size(); ++i)

@@ -1,6 +1,7 @@
 // The SuperNIC requester's work requests: one posted RDMA operation, cut into consecutive PSNs at post time,
 // and the send queue of one queue pair (its work requests and the PSNs the segmentation path and the ACKs
-// have reached), which loss recovery (loss_recovery.h) reads and rewinds.
+// have reached), which loss recovery (loss_recovery.h) reads and rewinds; and what the completion queues
+// report at either end (a finished work request, a consumed receive, a placed message).
 #pragma once
 
 #include <cstddef>
@@ -52,6 +53,46 @@ struct send_queue {
     next_psn = psn;
     tx_index = find_wr(psn);
   }
+};
+
+// How a work request ended (ibv_wc_status): success, IBV_WC_RETRY_EXC_ERR for the request whose retries
+// ran out, IBV_WC_WR_FLUSH_ERR for the ones behind it on the failed QP.
+// rnr_retry_exceeded: IBV_WC_RNR_RETRY_EXC_ERR; length_error: a SEND longer than the receive buffer
+// (IBV_WC_LOC_LEN_ERR at the responder).
+enum class completion_status : uint8_t { success, retry_exceeded, flushed, rnr_retry_exceeded, length_error };
+const char* to_string(completion_status s);
+
+// A finished work request, as the completion queue reports it.
+struct completion {
+  uint64_t wr_id;
+  uint32_t qpn;
+  uint64_t bytes;
+  core::picoseconds posted_at;
+  core::picoseconds completed_at;
+  completion_status status = completion_status::success;
+  uint64_t retransmitted_packets = 0;  // packets of this request sent more than once
+  rdma_op op = rdma_op::write;
+};
+
+// A receive work request consumed by a SEND or a WRITE with immediate, as the responder's completion queue
+// reports it (in PSN order).
+struct recv_completion {
+  uint64_t wr_id;  // the receive's
+  uint32_t qpn;
+  uint64_t bytes;  // SEND: bytes placed into the buffer; WRITE with immediate: the WRITE's length
+  rdma_op op;      // send, send_imm or write_imm
+  uint32_t imm;    // the immediate (when op carries one)
+  core::picoseconds completed_at;
+  completion_status status = completion_status::success;
+};
+
+// A message fully placed at the responder (a WRITE at its address, a SEND in its receive buffer).
+struct placed_message {
+  uint32_t qpn;
+  uint64_t va;
+  uint64_t bytes;
+  core::picoseconds first_arrival;
+  core::picoseconds placed_at;  // all bytes in memory and the PSN head past its last packet
 };
 
 }  // namespace fabricsim::nic
