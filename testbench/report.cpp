@@ -171,8 +171,7 @@ std::string format_compare_table(const nlohmann::json& c) {
         lat && !lat->at("p99").is_null() ? fmt::format("{:.0f}", lat->at("p99").get<double>()) : std::string("-");
     out += fmt::format(
         "{:<{}} {:>9} {}{:>9} {:>9} {:>8} {:>10} {:>10} {:>12} {:>10} {:>11} {:>13.3g}\n",
-        run.at("value").get<std::string>(),
-        width, percent_or_dash(fab.at("effective_throughput")),
+        run.at("value").get<std::string>(), width, percent_or_dash(fab.at("effective_throughput")),
         incast ? fmt::format("{:>11} {:>6} ", b ? percent_or_dash(b->at("utilization")) : "-", fairness) : "",
         percent_or_dash(fab.at("mean_flow_throughput")), percent_or_dash(fab.at("min_flow_throughput")),
         fab.at("drops").get<uint64_t>(), fab.at("ecn_marked").get<uint64_t>(),
@@ -180,8 +179,9 @@ std::string format_compare_table(const nlohmann::json& c) {
         fmt::format("{}/{}", r.at("completed").get<uint64_t>(), r.at("operations").get<uint64_t>()),
         r.at("packet_hops_per_s").get<double>());
   }
-  out += "throughputs are fractions of the senders' line rate; p99 lat: one-way latency of data packets "
-         "(docs/report.md, `fabric`)";
+  out +=
+      "throughputs are fractions of the senders' line rate; p99 lat: one-way latency of data packets "
+      "(docs/report.md, `fabric`)";
   out += incast ? "; bottleneck: payload utilization of the link into the incast target; Jain: fairness among "
                   "the senders (1 = equal shares)\n"
                 : "\n";

@@ -12,8 +12,8 @@ namespace fabricsim::core {
 
 class fine_histogram {
  public:
-  static constexpr unsigned sub_bits = 5;                       // 32 sub-buckets per power of two
-  static constexpr unsigned exact = 2u << sub_bits;             // values below 64: a bucket each
+  static constexpr unsigned sub_bits = 5;            // 32 sub-buckets per power of two
+  static constexpr unsigned exact = 2u << sub_bits;  // values below 64: a bucket each
   static constexpr unsigned buckets = exact + (64 - (sub_bits + 1)) * (1u << sub_bits);  // 1,920
 
   static unsigned index(uint64_t v) {

@@ -6,11 +6,10 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <nlohmann/json_fwd.hpp>
 #include <set>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "sc_models/core/fine_histogram.h"
 

@@ -29,8 +29,9 @@ TEST(fine_histogram, buckets_tile_the_range_and_each_value_falls_between_its_edg
     ASSERT_EQ(fine_histogram::index(fine_histogram::lower(i)), i);
     ASSERT_EQ(fine_histogram::index(fine_histogram::upper(i)), i);
     // Width at most 1/32 of the lower edge above the exact range.
-    if (i >= 64) ASSERT_LE(double(fine_histogram::upper(i) - fine_histogram::lower(i) + 1),
-                           double(fine_histogram::lower(i)) / 32.0);
+    if (i >= 64)
+      ASSERT_LE(double(fine_histogram::upper(i) - fine_histogram::lower(i) + 1),
+                double(fine_histogram::lower(i)) / 32.0);
   }
   EXPECT_EQ(fine_histogram::index(UINT64_MAX), fine_histogram::buckets - 1);
   EXPECT_EQ(fine_histogram::index(63), 63u);

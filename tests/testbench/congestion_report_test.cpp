@@ -88,10 +88,10 @@ writes:
   const json& l = r["fabric"]["data_packet_latency_ns"];
   namespace h = core::header_bytes;
   const double frame = h::preamble_sfd + h::ethernet + h::ipv4 + h::udp + h::bth + 4096 + h::icrc + h::fcs +
-                       h::inter_frame_gap;                       // 4,178 bytes
+                       h::inter_frame_gap;                             // 4,178 bytes
   const auto ser_ns = [](double bytes) { return bytes * 8 / 400.0; };  // ns at 400 Gb/s
   const double cable_ns = 2 * 5 + 100, switch_ns = 400;
-  const double first = 2 * ser_ns(frame + h::reth) + 2 * cable_ns + switch_ns;  // 787.76 ns
+  const double first = 2 * ser_ns(frame + h::reth) + 2 * cable_ns + switch_ns;           // 787.76 ns
   const double middle = 2 * ser_ns(frame) + 2 * cable_ns + switch_ns + ser_ns(h::reth);  // 787.44 ns
   EXPECT_EQ(l["count"], 256) << l.dump();
   EXPECT_NEAR(l["max"].get<double>(), first, 1e-3);
