@@ -766,11 +766,7 @@ std::ostream* phase_stream(const run_options& opts) {
 
 nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
   check_scale_out_supported(s, opts);  // under mpirun: what is not cut across processes yet fails here
-  if (s.workload.kind == "collective") {
-    if (!s.faults.empty())
-      throw core::config_error(s.source + ": faults: not supported with workload.kind collective (docs/faults.md)");
-    return run_collective(s, opts);  // its WRITEs are posted as the run goes
-  }
+  if (s.workload.kind == "collective") return run_collective(s, opts);  // its WRITEs are posted as the run goes
   flow_run run(s, opts);
   run.plan();
   // The phases around the loop, on a terminal: a line while each runs, kept when it took seconds (the loop
