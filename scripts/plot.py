@@ -17,6 +17,8 @@ svg or pdf writes the same names with that extension):
   link_utilization.png link utilization heat map, transmitter x receiver (ports[])
   compare.png          effective throughput (an incast: bottleneck utilization) per value of a comparison;
                        a comparison of collectives: busbw against message size, one line per value
+  latency_cdf.png      CDF of data packets' one-way latency, p50/p99 marked; a comparison: one line per value
+                                                                        (stats fabric.data_packet_latency)
   compare_goodput.png  a comparison's time series overlaid: total goodput over time, one line per value
   compare_queue.png    and the deepest switch queue over time, one line per value (with the RED lines)
   sweep.png            a sweep's metric against its first key, one line per value of the other keys
@@ -165,6 +167,50 @@ def plot_pfc_timeline(log, sim_end_ns, title, out_dir, suffix, written):
     ax.set_title("%s:\nPFC pause timeline, XOFF to XON%s" % (title, note), fontsize=10)
     ax.grid(axis="x", alpha=0.3)
     save(fig, out_dir, "pfc_timeline%s.png" % suffix, written)
+
+
+def latency_cdf(rep):
+    """(latency in ns, fraction of packets at or below it): 0 at the smallest value, then one point per non-empty
+    bucket of the run's data packet latency
+    histogram (stats.fabric.data_packet_latency: a bucket's `from` is its lowest value, in ps); x is each
+    bucket's top, the next bucket's `from` (the last bucket's: the largest value), so a point never
+    understates; None when the run counted none."""
+    h = rep.get("stats", {}).get("fabric", {}).get("data_packet_latency")
+    if not h or not h.get("count"):
+        return None
+    buckets = h["buckets"]
+    xs, ys, seen = [int(h["min"]) / 1e3], [0.0], 0  # from 0 at the smallest value, so one bucket shows a rise
+    for i, b in enumerate(buckets):
+        seen += int(b["count"])
+        top = (int(buckets[i + 1]["from"]) - 1) if i + 1 < len(buckets) else int(h["max"])
+        xs.append(min(top, int(h["max"])) / 1e3)
+        ys.append(seen / float(h["count"]))
+    return xs, ys
+
+
+def plot_latency_cdf(runs, title, out_dir, written):
+    """runs: [(label, report)]; one CDF line each, with its p50 and p99 marked."""
+    lines = [(label, latency_cdf(r), r) for label, r in runs]
+    lines = [(label, c, r) for label, c, r in lines if c]
+    if not lines:
+        return
+    fig, ax = plt.subplots(figsize=SIZE)
+    for label, (xs, ys), r in lines:
+        line, = ax.step(xs, ys, where="post", label=label)
+        lat = r.get("fabric", {}).get("data_packet_latency_ns", {})
+        for q, marker in (("p50", "o"), ("p99", "^")):
+            if lat.get(q) is not None:
+                ax.plot([lat[q]], [0.5 if q == "p50" else 0.99], marker, color=line.get_color(),
+                        label="_%s %s" % (label, q))
+    ax.set_xscale("log")
+    ax.set_xlabel("one-way latency of data packets (ns, log scale)")
+    ax.set_ylabel("fraction of packets")
+    ax.set_ylim(0, 1.02)
+    ax.set_title("%s: data packet latency (o p50, ^ p99)" % title)
+    ax.grid(alpha=0.3)
+    if len(lines) > 1:
+        ax.legend()
+    save(fig, out_dir, "latency_cdf.png", written)
 
 
 def plot_report(rep, title, out_dir, suffix, written):
@@ -499,6 +545,12 @@ def main():
             plot_report(r["report"], "%s (%s=%s)" % (base, key, r["value"]), a.out, "." + str(r["value"]), written)
     else:
         plot_report(rep, a.title or rep.get("scenario", "run"), a.out, "", written)
+    if "compare" in rep and "runs" in rep:
+        plot_latency_cdf([("%s=%s" % (rep["compare"], r["value"]), r["report"]) for r in rep["runs"]],
+                         a.title or (rep["runs"][0]["report"].get("scenario", "") if rep["runs"] else ""), a.out,
+                         written)
+    else:
+        plot_latency_cdf([(rep.get("scenario", "run"), rep)], a.title or rep.get("scenario", "run"), a.out, written)
     overlay = []  # a comparison's runs, for the figures that draw them on one axis
     for i, path in enumerate(a.timeseries):
         try:

@@ -12,6 +12,7 @@
 #include "sc_models/topology/fabric.h"
 #include "testbench/collective_engine.h"
 #include "testbench/fabric_setup.h"
+#include "testbench/faults.h"
 #include "testbench/progress.h"
 #include "testbench/scale_out.h"
 #include "testbench/scenario.h"
@@ -278,6 +279,11 @@ nlohmann::json run_collective(const scenario& s, const run_options& opts) {
   r["placed_bytes"] = ctx.stats.counter_total("placed_bytes");
   r["dropped_packets"] = ctx.stats.counter_total("dropped");
   r["fabric"] = std::move(fabric_j);
+  // Faults during a collective (docs/faults.md): what each did; no delivered-goodput samples, so no time to
+  // recover (the per-size times show what the fault cost).
+  fault_set& faults = setup.faults();
+  if (!faults.empty()) faults.merge(so);  // under mpirun: every rank's fault counters (a collective)
+  if (!faults.empty()) r["faults"] = faults.report(sim_end, {}, ctx.stats.counter_total("tx_retransmitted"));
   r["collective"] = std::move(c);
   r["flows"] = nlohmann::json::array();
   r["ports"] = std::move(ports);

@@ -425,4 +425,17 @@ void write_timeseries_csv(const scenario& s, scale_out& so, topology::fabric& fa
   if (!error.empty()) throw core::config_error(error);
 }
 
+nlohmann::json latency_summary_ns(const core::fine_histogram& h) {
+  nlohmann::json j;
+  j["count"] = h.count();
+  const auto ns = [&](uint64_t ps) { return h.count() ? nlohmann::json(double(ps) / 1e3) : nlohmann::json(nullptr); };
+  j["mean"] = h.count() ? nlohmann::json(h.mean() / 1e3) : nlohmann::json(nullptr);
+  j["p50"] = ns(h.quantile(0.5));
+  j["p90"] = ns(h.quantile(0.9));
+  j["p99"] = ns(h.quantile(0.99));
+  j["p999"] = ns(h.quantile(0.999));
+  j["max"] = ns(h.max());
+  return j;
+}
+
 }  // namespace fabricsim::testbench

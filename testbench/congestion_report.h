@@ -56,4 +56,9 @@ void merge_samples(scale_out& so, std::vector<qp_sample>& samples, size_t first)
 void write_timeseries_csv(const scenario& s, scale_out& so, topology::fabric& fab,
                           const std::vector<sender_qp>& senders, const std::vector<qp_sample>& samples);
 
+// A run-wide latency histogram (core::fine_histogram, in ps) as the report's object in ns: count, mean, p50,
+// p90, p99, p999 (each an upper bound within 3.1 % of the true quantile: docs/report.md) and max; null
+// fields when nothing was counted.
+nlohmann::json latency_summary_ns(const core::fine_histogram& h);
+
 }  // namespace fabricsim::testbench

@@ -118,6 +118,10 @@ fabric_setup::fabric_setup(const scenario& s, const run_options& opts)
       // switches and the links with an end among them. One process: all of it.
       so(topology::plan_fabric(s.topology, s.link), s.partition) {
   ctx.seed = s.seed;
+  ctx.stats.fine_hist("fabric", "data_packet_latency", "ps",
+                      "one-way latency of payload-carrying packets received in the measurement window, first bit "
+                      "sent to arrival at the receiving NIC",
+                      &ctx.data_latency);
   configure_user_rtl(s);  // nic.reorder_rtl: the user's tracker in every NIC, or ours
   // RTL transaction recording: the NICs wrap their blocks when the log is there (docs/verification.md).
   ctx.rtl_log = m_rtl_log.get();

@@ -80,6 +80,14 @@ std::string format_table(const nlohmann::json& r, size_t max_rows) {
                      fab.at("incomplete_flows").get<uint64_t>(), fab.at("drops").get<uint64_t>(),
                      fab.at("ecn_marked").get<uint64_t>(), fab.at("pfc_pause_frames").get<uint64_t>(),
                      fab.at("max_queue_bytes").get<uint64_t>());
+  if (fab.contains("data_packet_latency_ns") && fab.at("data_packet_latency_ns").at("count").get<uint64_t>() > 0) {
+    const auto& l = fab.at("data_packet_latency_ns");
+    out.insert(out.size() - 1,  // before the blank line that ends the fabric block
+               fmt::format("        data packet latency p50 {:.0f} ns, p99 {:.0f} ns, p99.9 {:.0f} ns, max {:.0f} ns "
+                           "({} packets)\n",
+                           l.at("p50").get<double>(), l.at("p99").get<double>(), l.at("p999").get<double>(),
+                           l.at("max").get<double>(), l.at("count").get<uint64_t>()));
+  }
   if (const std::string reorder = reorder_line(r); !reorder.empty()) out += "reordering: " + reorder + "\n\n";
   if (fab.contains("bottleneck") && fab.at("bottleneck").is_object() && fab.at("bottleneck").contains("port")) {
     const auto& b = fab.at("bottleneck");
@@ -147,10 +155,10 @@ std::string format_compare_table(const nlohmann::json& c) {
   // bottleneck's utilization and the fairness among senders say how well the one link into the target ran.
   bool incast = false;
   for (const auto& run : runs) incast = incast || bottleneck_of(run.at("report")) != nullptr;
-  out += fmt::format("{:<{}} {:>9} {}{:>9} {:>9} {:>8} {:>10} {:>10} {:>12} {:>11} {:>13}\n",
+  out += fmt::format("{:<{}} {:>9} {}{:>9} {:>9} {:>8} {:>10} {:>10} {:>12} {:>10} {:>11} {:>13}\n",
                      c.at("compare").get<std::string>(), width, "eff.thru",
                      incast ? fmt::format("{:>11} {:>6} ", "bottleneck", "Jain") : "", "mean flow", "min flow", "drops",
-                     "ECN marked", "PFC pauses", "max queue B", "completed", "packet-hops/s");
+                     "ECN marked", "PFC pauses", "max queue B", "p99 lat ns", "completed", "packet-hops/s");
   for (const auto& run : runs) {
     const auto& r = run.at("report");
     const auto& fab = r.at("fabric");
@@ -158,17 +166,22 @@ std::string format_compare_table(const nlohmann::json& c) {
     const std::string fairness = fab.contains("jain_fairness") && !fab.at("jain_fairness").is_null()
                                      ? fmt::format("{:.3f}", fab.at("jain_fairness").get<double>())
                                      : "-";
+    const nlohmann::json* lat = fab.contains("data_packet_latency_ns") ? &fab.at("data_packet_latency_ns") : nullptr;
+    const std::string p99 =
+        lat && !lat->at("p99").is_null() ? fmt::format("{:.0f}", lat->at("p99").get<double>()) : std::string("-");
     out += fmt::format(
-        "{:<{}} {:>9} {}{:>9} {:>9} {:>8} {:>10} {:>10} {:>12} {:>11} {:>13.3g}\n", run.at("value").get<std::string>(),
-        width, percent_or_dash(fab.at("effective_throughput")),
+        "{:<{}} {:>9} {}{:>9} {:>9} {:>8} {:>10} {:>10} {:>12} {:>10} {:>11} {:>13.3g}\n",
+        run.at("value").get<std::string>(), width, percent_or_dash(fab.at("effective_throughput")),
         incast ? fmt::format("{:>11} {:>6} ", b ? percent_or_dash(b->at("utilization")) : "-", fairness) : "",
         percent_or_dash(fab.at("mean_flow_throughput")), percent_or_dash(fab.at("min_flow_throughput")),
         fab.at("drops").get<uint64_t>(), fab.at("ecn_marked").get<uint64_t>(),
-        fab.at("pfc_pause_frames").get<uint64_t>(), fab.at("max_queue_bytes").get<uint64_t>(),
+        fab.at("pfc_pause_frames").get<uint64_t>(), fab.at("max_queue_bytes").get<uint64_t>(), p99,
         fmt::format("{}/{}", r.at("completed").get<uint64_t>(), r.at("operations").get<uint64_t>()),
         r.at("packet_hops_per_s").get<double>());
   }
-  out += "throughputs are fractions of the senders' line rate (docs/report.md, `fabric`)";
+  out +=
+      "throughputs are fractions of the senders' line rate; p99 lat: one-way latency of data packets "
+      "(docs/report.md, `fabric`)";
   out += incast ? "; bottleneck: payload utilization of the link into the incast target; Jain: fairness among "
                   "the senders (1 = equal shares)\n"
                 : "\n";

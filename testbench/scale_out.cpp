@@ -105,7 +105,7 @@ std::vector<nlohmann::json> scale_out::gather(const nlohmann::json& mine) {
 namespace {
 
 // The merge's wire format: one record per entry a rank contributes.
-enum class stat_kind : uint8_t { counter, gauge, hist };
+enum class stat_kind : uint8_t { counter, gauge, hist, fine };
 enum class stat_mode : uint8_t { owned, summed };  // the owner's value; a change summed over the ranks
 
 class record_writer {
@@ -168,7 +168,10 @@ void scale_out::merge_statistics() {
   m_ctx->stats.for_each_entry([&](const core::stats_registry::merge_entry& e) {
     const int owner = m_part.instance_rank(e.instance);
     if (owner >= 0 && owner != rank()) return;
-    const stat_kind k = e.counter ? stat_kind::counter : e.gauge ? stat_kind::gauge : stat_kind::hist;
+    const stat_kind k = e.counter ? stat_kind::counter
+                        : e.gauge ? stat_kind::gauge
+                        : e.fine  ? stat_kind::fine
+                                  : stat_kind::hist;
     const bool summed = owner < 0 && k == stat_kind::counter;
     out.put(k);
     out.put(summed ? stat_mode::summed : stat_mode::owned);
@@ -182,6 +185,8 @@ void scale_out::merge_statistics() {
       out.put(base);
     } else if (k == stat_kind::gauge) {
       out.put((*e.gauge)());
+    } else if (k == stat_kind::fine) {
+      out.put(*e.fine);
     } else {
       out.put(*e.hist);
     }
@@ -194,6 +199,7 @@ void scale_out::merge_statistics() {
     double gauge = 0.0;
     bool have_gauge = false;
     core::histogram hist;
+    core::fine_histogram fine;
   };
   std::map<std::pair<std::string, std::string>, merged> all;
   // Rank order: a gauge not tied to a device is the lowest rank's; a summed counter starts from the lowest
@@ -223,6 +229,8 @@ void scale_out::merge_statistics() {
         const double v = in.get<double>();
         if (!m.have_gauge) m.gauge = v;
         m.have_gauge = true;
+      } else if (k == stat_kind::fine) {
+        m.fine.merge(in.get<core::fine_histogram>());
       } else {
         m.hist.merge(in.get<core::histogram>());
       }
@@ -240,6 +248,8 @@ void scale_out::merge_statistics() {
         m_ctx->stats.adopt_counter(key.first, key.second, m.unit, m.description, m.counter);
       else if (m.kind == stat_kind::gauge)
         m_ctx->stats.adopt_gauge(key.first, key.second, m.unit, m.description, m.gauge);
+      else if (m.kind == stat_kind::fine)
+        m_ctx->stats.adopt_fine_hist(key.first, key.second, m.unit, m.description, m.fine);
       else
         m_ctx->stats.adopt_hist(key.first, key.second, m.unit, m.description, m.hist);
       continue;
@@ -250,6 +260,8 @@ void scale_out::merge_statistics() {
     } else if (e.gauge) {
       const double v = m.gauge;
       *e.gauge = [v] { return v; };
+    } else if (e.fine) {
+      *e.fine = m.fine;
     } else if (e.hist) {
       *e.hist = m.hist;
     }

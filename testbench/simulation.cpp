@@ -90,6 +90,7 @@ nlohmann::json fabric_summary(core::sim_context& ctx, topology::fabric& fab, con
   j["out_of_order_packets"] = ctx.stats.counter_total("rx_out_of_order");
   j["reorder_peak_packets"] = ctx.stats.counter_max("reorder_peak_packets");
   j["max_queue_bytes"] = max_queue;
+  j["data_packet_latency_ns"] = latency_summary_ns(ctx.data_latency);
   j["completed_flows"] = flow_throughputs.size();
   j["incomplete_flows"] = writes.size() - flow_throughputs.size();
   if (flow_throughputs.empty()) {
@@ -367,6 +368,7 @@ void flow_run::find_bottleneck() {
 void flow_run::open_window() {
   core::sim_context& ctx = m_setup->ctx;
   m_placed_at_window_start = ctx.stats.counter_total("placed_bytes");
+  ctx.data_latency = core::fine_histogram{};  // packets received in the window only
   for (sender_qp& q : m_senders)
     q.placed_at_window_start = so().owns_host(q.dst) ? fab().hosts()[q.dst].nic->qp_state(q.rq).placed_bytes : 0;
   if (m_bottleneck) m_queue_byte_ps_at_window_start = (*m_bottleneck)();
@@ -767,11 +769,7 @@ std::ostream* phase_stream(const run_options& opts) {
 nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
   check_scale_out_supported(s, opts);  // under mpirun: what is not cut across processes yet fails here
   if (s.topology.kind == "nvl72") return run_nvlink_collective(s, opts);  // the NVLink domain (docs/systems.md)
-  if (s.workload.kind == "collective") {
-    if (!s.faults.empty())
-      throw core::config_error(s.source + ": faults: not supported with workload.kind collective (docs/faults.md)");
-    return run_collective(s, opts);  // its WRITEs are posted as the run goes
-  }
+  if (s.workload.kind == "collective") return run_collective(s, opts);  // its WRITEs are posted as the run goes
   flow_run run(s, opts);
   run.plan();
   // The phases around the loop, on a terminal: a line while each runs, kept when it took seconds (the loop

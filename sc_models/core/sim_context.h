@@ -7,6 +7,7 @@
 #include <string>
 
 #include "sc_models/core/arrival_calendar.h"
+#include "sc_models/core/fine_histogram.h"
 #include "sc_models/core/packet_pool.h"
 #include "sc_models/core/stats.h"
 
@@ -28,6 +29,11 @@ struct sim_context {
   uint64_t seed = 1;
   uint64_t packet_hops = 0;  // packets delivered across any link: the speed figure's numerator
   uint64_t events = 0;       // timed kernel wake-ups of the models (arrival calendar, NIC transmitters)
+  // One-way latency of every payload-carrying packet a NIC receives, in ps: from the start of its
+  // serialization onto the sender's first link to its arrival at the receiving NIC (queueing, serialization
+  // and propagation of every hop). Run-wide (one histogram, not one per NIC); the run registers it as
+  // `fabric.data_packet_latency` and clears it when the measurement window opens.
+  fine_histogram data_latency;
   arrival_calendar calendar{"arrival_calendar", events};
   // RTL transaction recording (run.record_rtl_dir), owned by the run; null: off, and the blocks are not wrapped.
   transaction_log* rtl_log = nullptr;

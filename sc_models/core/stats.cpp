@@ -27,6 +27,19 @@ void stats_registry::hist(const std::string& instance, const std::string& name, 
   add(instance, name, entry{kind::histogram, unit, description, nullptr, {}, h});
 }
 
+void stats_registry::fine_hist(const std::string& instance, const std::string& name, const char* unit,
+                               const char* description, const fine_histogram* h) {
+  entry e{kind::fine, unit, description, nullptr, {}, nullptr};
+  e.fine = h;
+  add(instance, name, std::move(e));
+}
+
+const fine_histogram& stats_registry::fine_hist_value(const std::string& instance, const std::string& name) const {
+  const entry& e = m_entries.at(instance).at(name);
+  if (e.k != kind::fine) throw std::out_of_range(instance + "." + name + " is not a fine histogram");
+  return *e.fine;
+}
+
 uint64_t stats_registry::counter_value(const std::string& instance, const std::string& name) const {
   const entry& e = m_entries.at(instance).at(name);
   if (e.k != kind::counter) throw std::out_of_range(instance + "." + name + " is not a counter");
@@ -110,6 +123,22 @@ nlohmann::json stats_registry::to_json() const {
           j["buckets"] = buckets;
           break;
         }
+        case kind::fine: {
+          const fine_histogram& h = *e.fine;
+          j["count"] = h.count();
+          j["min"] = h.min();
+          j["max"] = h.max();
+          j["mean"] = h.mean();
+          j["p50"] = h.quantile(0.5);
+          j["p90"] = h.quantile(0.9);
+          j["p99"] = h.quantile(0.99);
+          j["p999"] = h.quantile(0.999);
+          nlohmann::json buckets = nlohmann::json::array();
+          for (unsigned i = 0; i < fine_histogram::buckets; ++i)
+            if (h.bucket(i)) buckets.push_back({{"from", fine_histogram::lower(i)}, {"count", h.bucket(i)}});
+          j["buckets"] = buckets;
+          break;
+        }
       }
       const auto& [unit, description] = by_name.at(name);
       if (std::string_view(unit) != e.unit || std::string_view(description) != e.description) {
@@ -129,7 +158,7 @@ void stats_registry::for_each_entry(const std::function<void(const merge_entry&)
     for (auto& [name, e] : names)
       f({instance, name, e.k == kind::counter ? const_cast<uint64_t*>(e.counter) : nullptr,
          e.k == kind::histogram ? const_cast<histogram*>(e.hist) : nullptr, e.k == kind::gauge ? &e.gauge : nullptr,
-         e.unit, e.description});
+         e.k == kind::fine ? const_cast<fine_histogram*>(e.fine) : nullptr, e.unit, e.description});
 }
 
 const char* stats_registry::keep(const std::string& text) {
@@ -151,6 +180,12 @@ void stats_registry::adopt_hist(const std::string& instance, const std::string& 
                                 const std::string& description, const histogram& value) {
   m_adopted_hists.push_back(value);
   hist(instance, name, keep(unit), keep(description), &m_adopted_hists.back());
+}
+
+void stats_registry::adopt_fine_hist(const std::string& instance, const std::string& name, const std::string& unit,
+                                     const std::string& description, const fine_histogram& value) {
+  m_adopted_fine.push_back(value);
+  fine_hist(instance, name, keep(unit), keep(description), &m_adopted_fine.back());
 }
 
 void stats_registry::probe(const std::string& instance, const std::string& name, const char* unit,

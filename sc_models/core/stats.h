@@ -6,11 +6,12 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <nlohmann/json_fwd.hpp>
 #include <set>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
+#include "sc_models/core/fine_histogram.h"
 
 namespace fabricsim::core {
 
@@ -58,6 +59,9 @@ class stats_registry {
              std::function<double()> read);
   void hist(const std::string& instance, const std::string& name, const char* unit, const char* description,
             const histogram* h);
+  // A run-wide distribution fine enough for percentiles (its JSON adds p50, p90, p99 and p999).
+  void fine_hist(const std::string& instance, const std::string& name, const char* unit, const char* description,
+                 const fine_histogram* h);
 
   // Reads one counter by instance and name; throws std::out_of_range when it is not registered.
   uint64_t counter_value(const std::string& instance, const std::string& name) const;
@@ -69,13 +73,14 @@ class stats_registry {
 
   // Every entry, by instance then name (the same order in every process that built the same blocks), with
   // write access: a scale-out run (docs/scale_out.md) merges the statistics of its processes into each
-  // registry before the report reads it. Exactly one of counter, hist and gauge is set.
+  // registry before the report reads it. Exactly one of counter, hist, fine and gauge is set.
   struct merge_entry {
     const std::string& instance;
     const std::string& name;
     uint64_t* counter;
     histogram* hist;
     std::function<double()>* gauge;
+    fine_histogram* fine;
     const char* unit;
     const char* description;
   };
@@ -88,6 +93,10 @@ class stats_registry {
                    const std::string& description, double value);
   void adopt_hist(const std::string& instance, const std::string& name, const std::string& unit,
                   const std::string& description, const histogram& value);
+  void adopt_fine_hist(const std::string& instance, const std::string& name, const std::string& unit,
+                       const std::string& description, const fine_histogram& value);
+  // The registered fine histogram; throws std::out_of_range when there is none.
+  const fine_histogram& fine_hist_value(const std::string& instance, const std::string& name) const;
 
   // {"instance": {"name": {"value": v}, ...}, ...}: the values, each statistic's unit and description left to
   // descriptions_json(), which says them once per kind of instance rather than once per instance (at 4,096
@@ -118,7 +127,7 @@ class stats_registry {
   nlohmann::json probe_record_value(const std::string& instance, const std::string& name) const;
 
  private:
-  enum class kind { counter, gauge, histogram };
+  enum class kind { counter, gauge, histogram, fine };
   struct entry {
     kind k;
     const char* unit;
@@ -126,6 +135,7 @@ class stats_registry {
     const uint64_t* counter = nullptr;
     std::function<double()> gauge;
     const histogram* hist = nullptr;
+    const fine_histogram* fine = nullptr;
   };
   void add(const std::string& instance, const std::string& name, entry e);
   // The (unit, description) each (pattern, name) is described by: the first instance's, in name order.
@@ -142,6 +152,7 @@ class stats_registry {
   std::map<std::string, std::map<std::string, probe_entry>> m_probes;
   std::deque<uint64_t> m_adopted_counters;  // adopted values (stable addresses)
   std::deque<histogram> m_adopted_hists;
+  std::deque<fine_histogram> m_adopted_fine;
   std::set<std::string> m_adopted_text;     // their units and descriptions, each kept once
 };
 

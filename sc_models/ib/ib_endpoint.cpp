@@ -115,6 +115,7 @@ void ib_endpoint::receive(packet* p, unsigned) {
   const uint32_t blocks = uint32_t(ib::blocks_of(p->wire().value));
   m_rx.received(vl, blocks);
   ++m_rx_packets;
+  if (p->payload_bytes > 0) m_ctx.data_latency.add((t - p->injected_at).value);
   m_rx_payload += p->payload_bytes;
   m_rx_wire += p->wire().value;
   if (m_first_rx.value == UINT64_MAX) m_first_rx = t;

@@ -851,6 +851,7 @@ void supernic::receive(packet* p, unsigned /*port*/) {
     return;
   }
   ++m_rx_packets;
+  if (p->payload_bytes > 0) m_ctx.data_latency.add((core::now() - p->injected_at).value);
   if (p->bth.opcode == bth_opcode::rc_acknowledge)
     on_ack(p);
   else if (p->bth.opcode == bth_opcode::cnp)

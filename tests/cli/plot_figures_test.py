@@ -165,6 +165,29 @@ class Figures(unittest.TestCase):
         self.assertEqual(code, 0, out)  # through the binary: the per-value files found from cmp.csv
         self.assertIn(os.path.join(self.dir, "ovc", "compare_goodput.png"), out)
 
+    def test_the_latency_cdf_counts_every_data_packet_once(self):
+        report = os.path.join(self.dir, "lat.json")
+        code, out = fabricsim("run", self.yaml, "--quiet", "--compare", "nic.cc=none,dcqcn", "--json", report)
+        self.assertEqual(code, 0, out)
+        figs = self.figures([report, "--out", os.path.join(self.dir, "lat")])
+        self.assertIn("latency_cdf", figs)
+        lines = {l.get_label(): l for l in figs["latency_cdf"].axes[0].get_lines()}
+        for r in json.load(open(report))["runs"]:
+            h = r["report"]["stats"]["fabric"]["data_packet_latency"]
+            self.assertGreater(h["count"], 0)
+            self.assertEqual(sum(b["count"] for b in h["buckets"]), h["count"])
+            line = lines["nic.cc=" + r["value"]]
+            ys = list(line.get_ydata())
+            self.assertEqual(ys[0], 0.0)
+            self.assertEqual(len(ys), len(h["buckets"]) + 1)
+            self.assertAlmostEqual(ys[-1], 1.0, places=12)
+            self.assertEqual(ys, sorted(ys))
+            self.assertAlmostEqual(line.get_xdata()[-1], h["max"] / 1e3)
+            self.assertAlmostEqual(line.get_xdata()[0], h["min"] / 1e3)
+            # The p99 marker sits at the report's p99.
+            p99 = lines["_nic.cc=%s p99" % r["value"]]
+            self.assertEqual(list(p99.get_xdata()), [r["report"]["fabric"]["data_packet_latency_ns"]["p99"]])
+
     def test_a_sweep_csv_gives_lines_and_a_heat_map(self):
         sweep = os.path.join(self.dir, "sw")
         code, out = fabricsim("sweep", "default", "--grid", "nic.mtu_bytes=1024,4096", "--grid",

@@ -69,6 +69,40 @@ writes:
 
 // Two equal senders saturating h0's link share it: Jain's index by hand from the two goodputs, and their
 // sum is the bottleneck's delivered payload over the window.
+// fabric.data_packet_latency_ns: one WRITE through an idle output-queued switch (store-and-forward, 400 ns
+// port to port). Every data packet takes: its serialization onto the host link, the host cable (2 m at 5 ns/m
+// plus 100 ns FEC), 400 ns, its serialization again, the second cable. The first packet carries the RETH
+// (16 bytes more), the other 255 do not, so each of those reaches the switch's egress 0.32 ns (16 bytes at
+// 400 Gb/s) before the one ahead of it has left, and waits that long: the first packet's latency is the
+// formula's, every other one's is the formula's plus 0.32 ns. min and max are exact, the percentiles lie
+// between them.
+TEST(congestion_report, data_packet_latency_by_hand) {
+  const json r = run(R"(run: {duration_us: 40}
+topology: {kind: single_switch, hosts: 2, link_gbps: 400}
+switch: {model: oq}
+nic: {mtu_bytes: 4096, place_data: false}
+writes:
+  - {src: h0, dst: h1, bytes: 1048576}
+)");
+  ASSERT_TRUE(r.contains("fabric")) << r.dump();
+  const json& l = r["fabric"]["data_packet_latency_ns"];
+  namespace h = core::header_bytes;
+  const double frame = h::preamble_sfd + h::ethernet + h::ipv4 + h::udp + h::bth + 4096 + h::icrc + h::fcs +
+                       h::inter_frame_gap;                             // 4,178 bytes
+  const auto ser_ns = [](double bytes) { return bytes * 8 / 400.0; };  // ns at 400 Gb/s
+  const double cable_ns = 2 * 5 + 100, switch_ns = 400;
+  const double first = 2 * ser_ns(frame + h::reth) + 2 * cable_ns + switch_ns;           // 787.76 ns
+  const double middle = 2 * ser_ns(frame) + 2 * cable_ns + switch_ns + ser_ns(h::reth);  // 787.44 ns
+  EXPECT_EQ(l["count"], 256) << l.dump();
+  EXPECT_NEAR(l["max"].get<double>(), first, 1e-3);
+  EXPECT_NEAR(r["stats"]["fabric"]["data_packet_latency"]["min"].get<double>() / 1e3, middle, 1e-3);
+  EXPECT_NEAR(l["mean"].get<double>(), (first + 255 * middle) / 256, 1e-3);
+  for (const char* q : {"p50", "p99", "p999"}) {
+    EXPECT_GE(l[q].get<double>(), middle - 1e-3) << q;
+    EXPECT_LE(l[q].get<double>(), first + 1e-3) << q;
+  }
+}
+
 TEST(congestion_report, jain_from_two_goodputs) {
   const json r = run(R"(run: {duration_us: 40, warmup_us: 10}
 topology: {kind: single_switch, hosts: 3, link_gbps: 400}

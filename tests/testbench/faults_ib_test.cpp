@@ -166,5 +166,36 @@ TEST(faults_ib, same_seed_same_run) {
   EXPECT_EQ(a["stats"], b["stats"]);
 }
 
+// A link failing during a collective: an 8-rank alltoall of 8 MiB (1 MiB to each peer) on 2 leaves x 4 HCAs
+// under 4 spines at 400G; the leaf0-spine1 cable fails in the second iteration. Before it, each iteration is
+// the hosts' own 7 MiB at line rate; after the reroute, leaf0's traffic to leaf1's 4 HCAs crosses 3 uplinks
+// and IB forwards by destination, so one uplink carries two destinations' 2 x 4 MiB (pigeonhole): each later
+// iteration takes 8 MiB at line rate. IB wire efficiency 4096/4122 (LRH, BTH, RETH-less data, ICRC, VCRC).
+TEST(faults_ib, a_link_failing_during_an_alltoall_is_rerouted_and_every_byte_checked) {
+  const json r = test::run_scenario_yaml(
+      "seed: 1\n"
+      "topology: {kind: leaf_spine, leaves: 2, hosts_per_leaf: 4, spines: 4, link_gbps: 400}\n"
+      "switch: {model: quantum_x800}\n"
+      "workload: {kind: collective}\n"
+      "collective: {op: alltoall, algo: ring, min_bytes: 8388608, max_bytes: 8388608, iterations: 4,"
+      " warmup_iterations: 0}\n"
+      "faults: [{kind: link_down, link: leaf0_to_spine1, at_us: 200}]\n");
+  ASSERT_TRUE(r.contains("collective")) << r.dump().substr(0, 2000);
+  EXPECT_TRUE(r["verified"].get<bool>());
+  EXPECT_GT(r["checked_bytes"].get<uint64_t>(), 0u);
+  ASSERT_TRUE(r.contains("faults"));
+  EXPECT_GT(r["faults"]["entries"][0]["frames_lost"].get<uint64_t>(), 0u);
+  const json& t = r["collective"]["rows"][0]["iteration_times_us"];
+  ASSERT_EQ(t.size(), 4u);
+  const double wire = 4096.0 / 4122.0, mib_us = 1048576.0 * 8 / (400e9 * wire) * 1e6;
+  EXPECT_GE(t[0].get<double>(), 7 * mib_us);  // before the fault: the hosts' own bytes
+  EXPECT_LE(t[0].get<double>(), 7 * mib_us * 1.03);
+  EXPECT_GT(t[1].get<double>(), t[0].get<double>());  // the one the fault hit
+  for (size_t i = 2; i < 4; ++i) {
+    EXPECT_GE(t[i].get<double>(), 8 * mib_us) << i;  // two destinations on one uplink
+    EXPECT_LE(t[i].get<double>(), 8 * mib_us * 1.03) << i;
+  }
+}
+
 }  // namespace
 }  // namespace fabricsim::testbench
