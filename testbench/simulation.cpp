@@ -22,6 +22,7 @@
 #include "sc_models/switch/switch_device.h"
 #include "sc_models/topology/fabric.h"
 #include "testbench/collective.h"
+#include "testbench/training_run.h"
 #include "testbench/congestion_report.h"
 #include "testbench/fabric_setup.h"
 #include "testbench/faults.h"
@@ -768,6 +769,11 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
     if (!s.faults.empty())
       throw core::config_error(s.source + ": faults: not supported with workload.kind collective (docs/faults.md)");
     return run_collective(s, opts);  // its WRITEs are posted as the run goes
+  }
+  if (s.workload.kind == "training") {
+    if (!s.faults.empty())
+      throw core::config_error(s.source + ": faults: not supported with workload.kind training (docs/faults.md)");
+    return run_training(s, opts);  // one step's task graph, its collectives posted as the run goes
   }
   flow_run run(s, opts);
   run.plan();
