@@ -7,8 +7,8 @@
 #include <map>
 
 #include "testbench/collective.h"
-#include "testbench/training_run.h"
 #include "testbench/fct_report.h"
+#include "testbench/training_run.h"
 #include "testbench/verdict.h"
 
 namespace fabricsim::testbench {

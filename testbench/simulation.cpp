@@ -22,13 +22,13 @@
 #include "sc_models/switch/switch_device.h"
 #include "sc_models/topology/fabric.h"
 #include "testbench/collective.h"
-#include "testbench/training_run.h"
 #include "testbench/congestion_report.h"
 #include "testbench/fabric_setup.h"
 #include "testbench/faults.h"
 #include "testbench/fct_report.h"
 #include "testbench/progress.h"
 #include "testbench/scale_out.h"
+#include "testbench/training_run.h"
 #include "testbench/workload.h"
 
 namespace fabricsim::testbench {

@@ -7,14 +7,13 @@
 // NVLink domain can add a backend for the collectives inside a domain behind the same interface.
 #pragma once
 
-#include <systemc>
-
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
 #include <queue>
 #include <string>
+#include <systemc>
 #include <vector>
 
 #include "sc_models/core/units.h"

@@ -12,10 +12,14 @@ namespace fabricsim::testbench {
 
 const char* group_kind_name(group_kind k) {
   switch (k) {
-    case group_kind::tp: return "tp";
-    case group_kind::pp: return "pp";
-    case group_kind::dp: return "dp";
-    case group_kind::ep: return "ep";
+    case group_kind::tp:
+      return "tp";
+    case group_kind::pp:
+      return "pp";
+    case group_kind::dp:
+      return "dp";
+    case group_kind::ep:
+      return "ep";
   }
   return "?";
 }
@@ -209,8 +213,8 @@ class graph_builder {
           for (uint64_t t = 0; t < m_m.tp; ++t) {
             const uint64_t i = idx(d, t);
             const uint32_t a = gpu_rank(m_m, t, d, s), b = gpu_rank(m_m, t, d, s + 1);
-            const uint32_t fs = add_comm(group_kind::pp, "send", {a, b}, m_m.pp_send_bytes,
-                                         {m_fwd_out.at({s, mb})[i]}, fmt::format("F s{}->s{} mb{}", s, s + 1, mb));
+            const uint32_t fs = add_comm(group_kind::pp, "send", {a, b}, m_m.pp_send_bytes, {m_fwd_out.at({s, mb})[i]},
+                                         fmt::format("F s{}->s{} mb{}", s, s + 1, mb));
             m_g.tasks[m_fwd_in.at({s + 1, mb})[i]].deps.push_back(fs);
             const uint32_t bs = add_comm(group_kind::pp, "send", {b, a}, m_m.pp_send_bytes,
                                          {m_bwd_out.at({s + 1, mb})[i]}, fmt::format("B s{}->s{} mb{}", s + 1, s, mb));
@@ -273,7 +277,7 @@ class graph_builder {
   training_graph m_g;
   std::map<std::pair<int, std::vector<uint32_t>>, uint32_t> m_groups;
   std::map<std::pair<uint64_t, uint64_t>, frontier> m_fwd_in, m_fwd_out, m_bwd_in, m_bwd_out;  // by (stage, mb)
-  std::map<std::pair<uint64_t, uint64_t>, frontier> m_grad_ready;  // by (stage, layer)
+  std::map<std::pair<uint64_t, uint64_t>, frontier> m_grad_ready;                              // by (stage, layer)
   frontier m_head_ready;
 };
 

@@ -27,11 +27,11 @@ struct comm_group {
 
 struct training_task {
   bool compute = true;
-  std::string label;        // e.g. "F s0 mb1 L3 mlp", "tp allreduce ...", for the timeline
-  uint32_t rank = 0;        // compute: the GPU; communication: the group's first GPU
-  double flops = 0.0;       // compute
-  uint32_t group = 0;       // communication: index into training_graph::groups
-  uint64_t bytes = 0;       // communication: nccl-tests size (allreduce: the buffer; alltoall: what each sends)
+  std::string label;           // e.g. "F s0 mb1 L3 mlp", "tp allreduce ...", for the timeline
+  uint32_t rank = 0;           // compute: the GPU; communication: the group's first GPU
+  double flops = 0.0;          // compute
+  uint32_t group = 0;          // communication: index into training_graph::groups
+  uint64_t bytes = 0;          // communication: nccl-tests size (allreduce: the buffer; alltoall: what each sends)
   std::vector<uint32_t> deps;  // tasks that end before this one starts
 };
 

@@ -260,25 +260,25 @@ std::string format_training_table(const nlohmann::json& r) {
       fmt::format("scenario {} (seed {})\n", r.at("scenario").get<std::string>(), r.at("seed").get<uint64_t>());
   if (!r.at("description").get<std::string>().empty())
     out += fmt::format("  {}\n", r.at("description").get<std::string>());
-  out += fmt::format("# training step: {} GPUs, tensor {} x pipeline {} x data {} (expert {}), {} schedule, {} "
-                     "micro-batches, {:.3f} B parameters, {:.2f} GiB per GPU\n",
-                     t.at("gpus").get<uint64_t>(), par.at("tensor").get<uint64_t>(),
-                     par.at("pipeline").get<uint64_t>(), par.at("data").get<uint64_t>(),
-                     par.at("expert").get<uint64_t>(), t.at("schedule").get<std::string>(),
-                     t.at("micro_batches").get<uint64_t>(), t.at("parameters").get<uint64_t>() / 1e9,
-                     double(t.at("memory_per_gpu_bytes").at("total").get<uint64_t>()) / double(1ull << 30));
+  out += fmt::format(
+      "# training step: {} GPUs, tensor {} x pipeline {} x data {} (expert {}), {} schedule, {} "
+      "micro-batches, {:.3f} B parameters, {:.2f} GiB per GPU\n",
+      t.at("gpus").get<uint64_t>(), par.at("tensor").get<uint64_t>(), par.at("pipeline").get<uint64_t>(),
+      par.at("data").get<uint64_t>(), par.at("expert").get<uint64_t>(), t.at("schedule").get<std::string>(),
+      t.at("micro_batches").get<uint64_t>(), t.at("parameters").get<uint64_t>() / 1e9,
+      double(t.at("memory_per_gpu_bytes").at("total").get<uint64_t>()) / double(1ull << 30));
   out += fmt::format("# {:>6} {:>10} {:>14} {:>7} {:>12} {:>12}\n", "group", "op", "bytes", "count", "total (us)",
                      "exposed (us)");
   for (const auto& c : t.at("collectives"))
     out += fmt::format("  {:>6} {:>10} {:>14} {:>7} {:>12.2f} {:>12.2f}\n", c.at("group").get<std::string>(),
                        c.at("op").get<std::string>(), c.at("bytes").get<uint64_t>(), c.at("count").get<uint64_t>(),
                        c.at("total_us").get<double>(), c.at("exposed_us").get<double>());
-  out += fmt::format("step {:.2f} us: compute {:.2f} us (compute-only step, bubbles included; busiest GPU {:.2f} "
-                     "us), exposed communication {:.2f} us, communication share {:.1f} %{}\n",
-                     t.at("step_time_us").get<double>(), t.at("compute_time_us").get<double>(),
-                     t.at("max_gpu_busy_us").get<double>(), t.at("exposed_communication_us").get<double>(),
-                     100.0 * t.at("communication_share").get<double>(),
-                     t.at("completed").get<bool>() ? "" : " (INCOMPLETE: run.limit_us reached)");
+  out += fmt::format(
+      "step {:.2f} us: compute {:.2f} us (compute-only step, bubbles included; busiest GPU {:.2f} "
+      "us), exposed communication {:.2f} us, communication share {:.1f} %{}\n",
+      t.at("step_time_us").get<double>(), t.at("compute_time_us").get<double>(), t.at("max_gpu_busy_us").get<double>(),
+      t.at("exposed_communication_us").get<double>(), 100.0 * t.at("communication_share").get<double>(),
+      t.at("completed").get<bool>() ? "" : " (INCOMPLETE: run.limit_us reached)");
   out += fmt::format("simulated {:.3f} us in {:.3f} s wall: {} packet-hops; {} WRITEs\n",
                      r.at("simulated_time_ns").get<double>() / 1000.0, r.at("wall_time_s").get<double>(),
                      r.at("packet_hops").get<uint64_t>(), r.at("operations").get<uint64_t>());

@@ -4,10 +4,10 @@
 // Plain GoogleTest: no simulation.
 #include "testbench/training_graph.h"
 
+#include <gtest/gtest.h>
+
 #include <map>
 #include <string>
-
-#include <gtest/gtest.h>
 
 namespace fabricsim::testbench {
 namespace {
@@ -32,8 +32,8 @@ training_params small() {
 struct tally {
   uint64_t compute = 0;
   double flops = 0.0;
-  std::map<std::string, uint64_t> count;                   // by "kind op"
-  std::map<std::string, std::vector<uint64_t>> bytes;      // by "kind op", in task order
+  std::map<std::string, uint64_t> count;               // by "kind op"
+  std::map<std::string, std::vector<uint64_t>> bytes;  // by "kind op", in task order
 };
 
 tally count(const training_graph& g) {

@@ -5,10 +5,10 @@
 // bound run one after another (at 80 % of the wire bound) and 20 us each. Each run forks (tests/support).
 #include "testbench/training_run.h"
 
-#include <string>
-
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "testbench/training_graph.h"
 #include "tests/support/scenario_child.h"
