@@ -94,7 +94,7 @@ class graph_builder {
   }
 
   uint32_t add_comm(group_kind kind, const std::string& op, std::vector<uint32_t> ranks, uint64_t bytes,
-                    std::vector<uint32_t> deps, const std::string& label) {
+                    const std::vector<uint32_t>& deps, const std::string& label) {
     training_task t;
     t.compute = false;
     t.rank = ranks.front();
@@ -257,6 +257,7 @@ class graph_builder {
                    const std::vector<uint64_t>& ds, uint64_t cap, const std::string& what) {
     if (ds.size() < 2) return;
     std::vector<uint32_t> ranks;
+    ranks.reserve(ds.size());
     for (uint64_t d : ds) ranks.push_back(gpu_rank(m_m, t, d, s));
     uint64_t bytes = 0, n = 0;
     std::vector<uint32_t> deps;
