@@ -4,6 +4,7 @@ add_library(fabricsim_scenario STATIC
   ${CMAKE_CURRENT_LIST_DIR}/config_yaml.cpp
   ${CMAKE_CURRENT_LIST_DIR}/scenario.cpp
   ${CMAKE_CURRENT_LIST_DIR}/collective_params.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/training_model.cpp
   ${CMAKE_CURRENT_LIST_DIR}/cli_errors.cpp
   ${CMAKE_CURRENT_LIST_DIR}/switch_selection.cpp
   ${CMAKE_CURRENT_LIST_DIR}/failed_cables.cpp

@@ -139,14 +139,19 @@ void fault_entry::visit(core::param_visitor& v) {
 }
 
 void workload_params::visit(core::param_visitor& v) {
-  v.field({"kind", "",
-           "writes: the explicit `writes` list; permutation: every host writes to one other host, each host "
-           "receiving once; all_to_all: every host writes to every other host; incast: incast_senders hosts "
-           "write to incast_target; flows: the CSV flow_file; generated: flow sizes drawn from `distribution`, "
-           "Poisson arrivals per host at `load` (docs/workloads.md); collective: the `collective` section (an "
-           "nccl-tests style sweep, docs/collectives.md)",
-           0.0, 0.0, {"writes", "permutation", "all_to_all", "incast", "flows", "generated", "collective"}},
-          kind);
+  v.field(
+      {"kind",
+       "",
+       "writes: the explicit `writes` list; permutation: every host writes to one other host, each host "
+       "receiving once; all_to_all: every host writes to every other host; incast: incast_senders hosts "
+       "write to incast_target; flows: the CSV flow_file; generated: flow sizes drawn from `distribution`, "
+       "Poisson arrivals per host at `load` (docs/workloads.md); collective: the `collective` section (an "
+       "nccl-tests style sweep, docs/collectives.md); training: one training step of the `training` section's model "
+       "(docs/workloads.md)",
+       0.0,
+       0.0,
+       {"writes", "permutation", "all_to_all", "incast", "flows", "generated", "collective", "training"}},
+      kind);
   v.field({"message_bytes", "bytes", "permutation, all_to_all, incast: size of every message", 0.0,
            k_max_message_bytes},
           message_bytes);
@@ -274,6 +279,10 @@ std::vector<section> plain_sections(scenario& s) {
        "A collective benchmark, run when `workload.kind` is `collective`: nccl-tests sizes, op, algorithm, "
        "ranks and their placement ([collectives.md](collectives.md)).",
        visitor_of(s.collective)},
+      {"training",
+       "A training step, run when `workload.kind` is `training`: the transformer, its parallelism and the GPU "
+       "([workloads.md](workloads.md#training-a-step-as-the-workload)).",
+       visitor_of(s.training)},
       {"fault",
        "What every fault injector shares; the faults themselves are the `faults` list ([faults.md](faults.md)).",
        visitor_of(s.fault)},
@@ -288,8 +297,9 @@ std::vector<section> plain_sections(scenario& s) {
 // Every top-level key that names a section, in the order the documentation lists them.
 const std::vector<std::string>& top_level_sections() {
   static const std::vector<std::string> keys = {
-      "run",           "topology", "link",       "switch", "quantum", "oq",    "sharp",  "nic",       "pcie",
-      "nic_overrides", "workload", "collective", "writes", "compare", "fault", "faults", "partition", "nvlink"};
+      "run",           "topology", "link",       "switch",   "quantum", "oq",      "sharp", "nic",    "pcie",
+      "nic_overrides", "workload", "collective", "training", "writes",  "compare", "fault", "faults", "partition",
+      "nvlink"};
   return keys;
 }
 

@@ -18,6 +18,7 @@
 #include "sc_models/topology/fabric.h"
 #include "testbench/collective_params.h"
 #include "testbench/switch_selection.h"
+#include "testbench/training_model.h"
 
 namespace fabricsim::testbench {
 
@@ -46,7 +47,8 @@ struct write_op {
 
 // What the hosts send: the explicit `writes` list or a generated pattern (testbench/workload.h plans it).
 struct workload_params {
-  std::string kind = "writes";  // "writes", "permutation", "all_to_all", "incast", "flows", "generated" or "collective"
+  std::string kind =
+      "writes";  // "writes", "permutation", "all_to_all", "incast", "flows", "generated", "collective" or "training"
   uint64_t message_bytes = 1048576;  // permutation, all_to_all, incast: size of every message
   std::string pattern = "random";    // permutation: "random" (seeded, off-leaf) or "shift" (i -> i + offset)
   uint64_t offset = 1;               // permutation with pattern shift: destination offset
@@ -121,6 +123,7 @@ struct scenario {
   std::map<std::string, nic::supernic_params> nic_overrides;  // YAML "nic_overrides: {h1: {reorder: ref}}"
   workload_params workload;
   collective_params collective;  // YAML "collective": workload.kind collective (testbench/collective.h)
+  training_params training;      // YAML "training": workload.kind training (testbench/training_run.h)
   std::vector<write_op> writes;  // YAML "writes: [{src: h0, dst: h1, bytes: 4096}]"
   core::fault_params fault;          // YAML "fault": what every fault injector shares
   std::vector<fault_entry> faults;   // YAML "faults: [{kind: link_down, link: leaf0_to_spine1, at_us: 20}]"

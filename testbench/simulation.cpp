@@ -29,6 +29,7 @@
 #include "testbench/nvlink_run.h"
 #include "testbench/progress.h"
 #include "testbench/scale_out.h"
+#include "testbench/training_run.h"
 #include "testbench/workload.h"
 
 namespace fabricsim::testbench {
@@ -770,6 +771,11 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
   check_scale_out_supported(s, opts);  // under mpirun: what is not cut across processes yet fails here
   if (s.topology.kind == "nvl72") return run_nvlink_collective(s, opts);  // the NVLink domain (docs/systems.md)
   if (s.workload.kind == "collective") return run_collective(s, opts);  // its WRITEs are posted as the run goes
+  if (s.workload.kind == "training") {
+    if (!s.faults.empty())
+      throw core::config_error(s.source + ": faults: not supported with workload.kind training (docs/faults.md)");
+    return run_training(s, opts);  // one step's task graph, its collectives posted as the run goes
+  }
   flow_run run(s, opts);
   run.plan();
   // The phases around the loop, on a terminal: a line while each runs, kept when it took seconds (the loop

@@ -126,8 +126,8 @@ workload: {kind: permutation, message_bytes: 4096, offset: 2, messages: 3}
 TEST(scenario, unknown_top_level_key_lists_the_known_ones) {
   EXPECT_EQ(error_of([] { load("name: x\nlinks:\n  fec_latency_ns: 80\n"); }),
             "t.yaml:2: links: unknown key; did you mean link? Known keys of top-level: name, description, seed, "
-            "run, topology, link, switch, quantum, oq, sharp, nic, pcie, nic_overrides, workload, collective, writes, "
-            "compare, fault, faults, partition, nvlink");
+            "run, topology, link, switch, quantum, oq, sharp, nic, pcie, nic_overrides, workload, collective, "
+            "training, writes, compare, fault, faults, partition, nvlink");
 }
 
 // The scale-out partition (docs/scale_out.md): a list per rank of names the topology has, each once.
@@ -214,7 +214,7 @@ TEST(scenario, wrong_type_and_choices) {
             "t.yaml:2: nic.reorder: \"fast\" is not one of: rtl, ref, lockstep");
   EXPECT_EQ(error_of([] { load("workload:\n  kind: permutaton\n"); }),
             "t.yaml:2: workload.kind: \"permutaton\" is not one of: writes, permutation, all_to_all, incast, flows, "
-            "generated, collective (did you mean permutation?)");
+            "generated, collective, training (did you mean permutation?)");
   EXPECT_EQ(error_of([] { load("topology:\n  kind: fat_tree\n"); }),
             "t.yaml:2: topology.kind: \"fat_tree\" is not one of: single_switch, leaf_spine, three_tier, "
             "rail_optimized, dragonfly, graph, nvl72");
@@ -438,7 +438,9 @@ TEST(scenario, markdown_lists_every_section_and_key) {
   EXPECT_TRUE(contains(md, "| `ns_per_metre` | number | ns/m | `5` | [0, 100] |"));
   EXPECT_FALSE(contains(md, "rate_gbps"));
   EXPECT_FALSE(contains(md, "propagation_ns"));
-  EXPECT_TRUE(contains(md, "| `kind` | string |  | `writes` | one of `writes`, `permutation`, `all_to_all`, `incast`, `flows`, `generated`, `collective` |"));
+  EXPECT_TRUE(contains(md,
+                       "| `kind` | string |  | `writes` | one of `writes`, `permutation`, `all_to_all`, `incast`, "
+                       "`flows`, `generated`, `collective`, `training` |"));
   EXPECT_TRUE(contains(md, "| `dst` | string |  | required |"));
 }
 

@@ -1,0 +1,288 @@
+// One training step on the modelled fabric: the executor and the `training` report.
+#include "testbench/training_run.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <systemc>
+#include <tuple>
+
+#include "sc_models/core/sim_context.h"
+#include "sc_models/nic/supernic.h"
+#include "sc_models/topology/fabric.h"
+#include "testbench/fabric_setup.h"
+#include "testbench/scenario.h"
+#include "testbench/simulation.h"
+#include "testbench/training_comm.h"
+#include "testbench/training_graph.h"
+
+namespace fabricsim::testbench {
+
+using core::config_error;
+using core::picoseconds;
+
+namespace {
+
+// Runs the graph: a task starts when its dependencies have ended; a GPU runs its compute tasks one at a time
+// in graph order (one compute stream), a communication task goes to the backend at once (its communicator
+// queues it behind the one it is running).
+class training_executor {
+ public:
+  training_executor(const training_graph& g, double flops_per_s, comm_backend& comm, timer_service& timers)
+      : m_g(g), m_flops_per_s(flops_per_s), m_comm(comm), m_timers(timers) {
+    const size_t n = g.tasks.size();
+    m_deps.resize(n);
+    m_next.resize(n);
+    m_start.assign(n, picoseconds{});
+    m_end.assign(n, picoseconds{});
+    m_ready.assign(n, false);
+    m_stream.resize(g.gpus);
+    for (uint32_t i = 0; i < n; ++i) {
+      m_deps[i] = uint32_t(g.tasks[i].deps.size());
+      for (uint32_t d : g.tasks[i].deps) m_next[d].push_back(i);
+      if (g.tasks[i].compute) m_stream[g.tasks[i].rank].push_back(i);
+    }
+    m_pos.assign(g.gpus, 0);
+    m_busy.assign(g.gpus, false);
+  }
+
+  void start() {
+    for (uint32_t i = 0; i < m_g.tasks.size(); ++i)
+      if (m_deps[i] == 0) ready(i);
+  }
+
+  size_t done() const { return m_done; }
+  const std::vector<picoseconds>& starts() const { return m_start; }
+  const std::vector<picoseconds>& ends() const { return m_end; }
+
+ private:
+  void ready(uint32_t i) {
+    const training_task& t = m_g.tasks[i];
+    m_ready[i] = true;
+    if (t.compute) {
+      try_gpu(t.rank);
+      return;
+    }
+    m_start[i] = core::now();
+    m_comm.run(m_g.groups[t.group].op, t.group, t.bytes, [this, i] { finish(i); });
+  }
+
+  void try_gpu(uint32_t r) {
+    if (m_busy[r] || m_pos[r] >= m_stream[r].size()) return;
+    const uint32_t i = m_stream[r][m_pos[r]];
+    if (!m_ready[i]) return;
+    m_busy[r] = true;
+    m_start[i] = core::now();
+    const picoseconds dur = picoseconds::from_ns(m_g.tasks[i].flops / m_flops_per_s * 1e9);
+    m_timers.at(m_start[i] + dur, [this, i] { finish(i); });
+  }
+
+  void finish(uint32_t i) {
+    const training_task& t = m_g.tasks[i];
+    m_end[i] = core::now();
+    ++m_done;
+    if (t.compute) {
+      m_busy[t.rank] = false;
+      ++m_pos[t.rank];
+    }
+    for (uint32_t nx : m_next[i])
+      if (--m_deps[nx] == 0) ready(nx);
+    if (t.compute) try_gpu(t.rank);
+  }
+
+  const training_graph& m_g;
+  double m_flops_per_s;
+  comm_backend& m_comm;
+  timer_service& m_timers;
+  std::vector<uint32_t> m_deps;
+  std::vector<std::vector<uint32_t>> m_next, m_stream;
+  std::vector<picoseconds> m_start, m_end;
+  std::vector<bool> m_ready, m_busy;
+  std::vector<size_t> m_pos;
+  size_t m_done = 0;
+};
+
+// How long each communication task held up the compute that waited for it: for every compute task that
+// depends on it, its end past the later of its own start and everything else that compute task waited for
+// (its other dependencies, the GPU's previous task); for one nothing waits for (the last gradient buckets),
+// its end past the last compute of its group. The largest such delay counts.
+std::vector<double> exposed_ps(const training_graph& g, const std::vector<picoseconds>& start,
+                               const std::vector<picoseconds>& end) {
+  std::vector<double> out(g.tasks.size(), 0.0);
+  std::vector<bool> waited(g.tasks.size(), false);
+  std::vector<uint64_t> prev_end(g.gpus, 0), last_compute(g.gpus, 0);
+  for (uint32_t i = 0; i < g.tasks.size(); ++i) {
+    const training_task& t = g.tasks[i];
+    if (!t.compute) continue;
+    for (uint32_t k : t.deps) {
+      if (g.tasks[k].compute) continue;
+      waited[k] = true;
+      uint64_t other = prev_end[t.rank];
+      for (uint32_t o : t.deps)
+        if (o != k) other = std::max(other, end[o].value);
+      const uint64_t from = std::max(other, start[k].value);
+      if (end[k].value > from) out[k] = std::max(out[k], double(end[k].value - from));
+    }
+    prev_end[t.rank] = end[i].value;
+    last_compute[t.rank] = std::max(last_compute[t.rank], end[i].value);
+  }
+  for (uint32_t k = 0; k < g.tasks.size(); ++k) {
+    if (g.tasks[k].compute || waited[k]) continue;
+    uint64_t last = 0;
+    for (uint32_t r : g.groups[g.tasks[k].group].ranks) last = std::max(last, last_compute[r]);
+    const uint64_t from = std::max(last, start[k].value);
+    if (end[k].value > from) out[k] = double(end[k].value - from);
+  }
+  return out;
+}
+
+nlohmann::json collective_table(const training_graph& g, const std::vector<picoseconds>& start,
+                                const std::vector<picoseconds>& end) {
+  const std::vector<double> exposed = exposed_ps(g, start, end);
+  struct row {
+    uint64_t count = 0;
+    double total_ps = 0.0, exposed_ps = 0.0;
+  };
+  std::map<std::tuple<std::string, std::string, uint64_t>, row> rows;
+  for (uint32_t i = 0; i < g.tasks.size(); ++i) {
+    const training_task& t = g.tasks[i];
+    if (t.compute) continue;
+    const comm_group& grp = g.groups[t.group];
+    row& r = rows[{group_kind_name(grp.kind), grp.op, t.bytes}];
+    ++r.count;
+    r.total_ps += double((end[i] - start[i]).value);
+    r.exposed_ps += exposed[i];
+  }
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& [k, r] : rows)
+    out.push_back({{"group", std::get<0>(k)},
+                   {"op", std::get<1>(k)},
+                   {"bytes", std::get<2>(k)},
+                   {"count", r.count},
+                   {"total_us", r.total_ps * 1e-6},
+                   {"exposed_us", r.exposed_ps * 1e-6}});
+  return out;
+}
+
+nlohmann::json training_object(const training_model& m, const training_graph& g, const training_executor& ex,
+                               double wall_s) {
+  const compute_only_times bound = compute_only(g, m.flops_per_s);
+  picoseconds step{};
+  for (picoseconds e : ex.ends()) step = core::max(step, e);
+  const double step_us = step.us(), compute_us = bound.step_s * 1e6;
+  const double exposed_us = std::max(0.0, step_us - compute_us);
+  nlohmann::json t;
+  t["completed"] = ex.done() == g.tasks.size();
+  t["gpus"] = m.gpus;
+  t["parallelism"] = {{"tensor", m.tp}, {"pipeline", m.pp}, {"data", m.dp}, {"expert", m.ep}};
+  t["schedule"] = m.p.schedule;
+  t["micro_batches"] = m.micro_batches;
+  t["parameters"] = m.total_params;
+  t["memory_per_gpu_bytes"] = {{"weights", m.memory.weights},
+                               {"gradients", m.memory.gradients},
+                               {"optimizer", m.memory.optimizer},
+                               {"activations", m.memory.activations},
+                               {"total", m.memory.total()}};
+  t["tasks"] = g.tasks.size();
+  t["compute_tasks"] = std::count_if(g.tasks.begin(), g.tasks.end(), [](const training_task& k) { return k.compute; });
+  t["communicators"] = g.groups.size();
+  t["step_time_us"] = step_us;
+  t["compute_time_us"] = compute_us;
+  t["max_gpu_busy_us"] = *std::max_element(bound.busy_s.begin(), bound.busy_s.end()) * 1e6;
+  t["exposed_communication_us"] = exposed_us;
+  t["communication_share"] = step_us > 0 ? exposed_us / step_us : 0.0;
+  t["collectives"] = collective_table(g, ex.starts(), ex.ends());
+  t["wall_time_s"] = wall_s;
+  return t;
+}
+
+}  // namespace
+
+nlohmann::json run_training(const scenario& s, const run_options& opts) {
+  check_run_basics(s);
+  const size_t hosts = s.topology.host_count();
+  const training_model model = make_training_model(s.training, hosts, s.source);
+  const training_graph graph = build_training_graph(model);
+  std::vector<size_t> rank_host(model.gpus);
+  for (size_t r = 0; r < rank_host.size(); ++r) rank_host[r] = r;  // GPU r on host r
+  std::unique_ptr<comm_backend> comm = make_comm_backend(s.training.comm_backend, s);
+  std::vector<uint64_t> mem_bytes(hosts, 4096);
+  comm->plan(graph.groups, rank_host, mem_bytes);
+  const bool placing = any_nic_places_data(s) && !opts.elaborate_only;
+  check_memory_budget(s, mem_bytes, placing, "training: the communicators' buffers", "",
+                      "set nic.place_data: false (the step's timing does not depend on the bytes)");
+  fabric_setup setup(s, opts);
+  if (setup.so.distributed())
+    throw config_error(s.source + ": workload.kind training runs in one process (not under mpirun yet)");
+  setup.build(mem_bytes, {}, placing);
+  timer_service timers("training_timers");
+  comm->elaborate(setup, timers);
+  training_executor ex(graph, model.flops_per_s, *comm, timers);
+  if (opts.elaborate_only) return nlohmann::json::object();
+  timers.at(picoseconds{}, [&ex] { ex.start(); });
+  const auto wall0 = std::chrono::steady_clock::now();
+  const double end_us = s.run.duration_us > 0 ? s.run.duration_us : s.run.limit_us;
+  setup.so.start(picoseconds::from_ns(end_us * 1e3), sc_core::SC_EXIT_ON_STARVATION);
+  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  const picoseconds sim_end = core::now();
+  core::sim_context& ctx = setup.ctx;
+  nlohmann::json r;
+  add_run_header(r, s, opts, ctx, sim_end, wall_s);
+  r["operations"] = comm->writes_posted();
+  uint64_t completed = 0, failed = 0;  // the step's WRITEs, from every NIC's completion queue
+  for (topology::host& h : setup.fab().hosts())
+    for (const nic::completion& c : h.nic->completions()) {
+      completed += c.status == nic::completion_status::success;
+      failed += c.status != nic::completion_status::success;
+    }
+  r["completed"] = completed;
+  r["failed"] = failed;
+  r["time_limited"] = false;
+  r["verified"] = false;  // timing only: the step's WRITEs carry no checked data
+  r["data_checked"] = false;
+  r["placed_bytes"] = ctx.stats.counter_total("placed_bytes");
+  r["dropped_packets"] = ctx.stats.counter_total("dropped");
+  r["training"] = training_object(model, graph, ex, wall_s);
+  r["flows"] = nlohmann::json::array();
+  r["ports"] = link_ports_report(setup.fab(), ctx, sim_end);
+  r["stats"] = ctx.stats.to_json();
+  return r;
+}
+
+std::string format_training_table(const nlohmann::json& r) {
+  const auto& t = r.at("training");
+  const auto& par = t.at("parallelism");
+  std::string out =
+      fmt::format("scenario {} (seed {})\n", r.at("scenario").get<std::string>(), r.at("seed").get<uint64_t>());
+  if (!r.at("description").get<std::string>().empty())
+    out += fmt::format("  {}\n", r.at("description").get<std::string>());
+  out += fmt::format(
+      "# training step: {} GPUs, tensor {} x pipeline {} x data {} (expert {}), {} schedule, {} "
+      "micro-batches, {:.3f} B parameters, {:.2f} GiB per GPU\n",
+      t.at("gpus").get<uint64_t>(), par.at("tensor").get<uint64_t>(), par.at("pipeline").get<uint64_t>(),
+      par.at("data").get<uint64_t>(), par.at("expert").get<uint64_t>(), t.at("schedule").get<std::string>(),
+      t.at("micro_batches").get<uint64_t>(), t.at("parameters").get<uint64_t>() / 1e9,
+      double(t.at("memory_per_gpu_bytes").at("total").get<uint64_t>()) / double(1ull << 30));
+  out += fmt::format("# {:>6} {:>10} {:>14} {:>7} {:>12} {:>12}\n", "group", "op", "bytes", "count", "total (us)",
+                     "exposed (us)");
+  for (const auto& c : t.at("collectives"))
+    out += fmt::format("  {:>6} {:>10} {:>14} {:>7} {:>12.2f} {:>12.2f}\n", c.at("group").get<std::string>(),
+                       c.at("op").get<std::string>(), c.at("bytes").get<uint64_t>(), c.at("count").get<uint64_t>(),
+                       c.at("total_us").get<double>(), c.at("exposed_us").get<double>());
+  out += fmt::format(
+      "step {:.2f} us: compute {:.2f} us (compute-only step, bubbles included; busiest GPU {:.2f} "
+      "us), exposed communication {:.2f} us, communication share {:.1f} %{}\n",
+      t.at("step_time_us").get<double>(), t.at("compute_time_us").get<double>(), t.at("max_gpu_busy_us").get<double>(),
+      t.at("exposed_communication_us").get<double>(), 100.0 * t.at("communication_share").get<double>(),
+      t.at("completed").get<bool>() ? "" : " (INCOMPLETE: run.limit_us reached)");
+  out += fmt::format("simulated {:.3f} us in {:.3f} s wall: {} packet-hops; {} WRITEs\n",
+                     r.at("simulated_time_ns").get<double>() / 1000.0, r.at("wall_time_s").get<double>(),
+                     r.at("packet_hops").get<uint64_t>(), r.at("operations").get<uint64_t>());
+  return out;
+}
+
+}  // namespace fabricsim::testbench
