@@ -189,6 +189,7 @@ nlohmann::json nvlink_report(const scenario& s, const run_options& opts, const c
   r["flows"] = nlohmann::json::array();
   r["ports"] = nlohmann::json::array();
   r["stats"] = ctx.stats.to_json();
+  r["stat_descriptions"] = ctx.stats.descriptions_json();  // each statistic's unit and description, once
   r["packets_in_use_at_end"] = ctx.pool.in_use();
   r["data_checked"] = s.nic.place_data;
   r["placed_bytes"] = landed;

@@ -250,6 +250,7 @@ nlohmann::json run_training(const scenario& s, const run_options& opts) {
   r["flows"] = nlohmann::json::array();
   r["ports"] = link_ports_report(setup.fab(), ctx, sim_end);
   r["stats"] = ctx.stats.to_json();
+  r["stat_descriptions"] = ctx.stats.descriptions_json();  // each statistic's unit and description, once
   return r;
 }
 
