@@ -770,7 +770,7 @@ std::ostream* phase_stream(const run_options& opts) {
 nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
   check_scale_out_supported(s, opts);  // under mpirun: what is not cut across processes yet fails here
   if (s.topology.kind == "nvl72") return run_nvlink_collective(s, opts);  // the NVLink domain (docs/systems.md)
-  if (s.workload.kind == "collective") return run_collective(s, opts);  // its WRITEs are posted as the run goes
+  if (s.workload.kind == "collective") return run_collective(s, opts);    // its WRITEs are posted as the run goes
   if (s.workload.kind == "training") {
     if (!s.faults.empty())
       throw core::config_error(s.source + ": faults: not supported with workload.kind training (docs/faults.md)");
