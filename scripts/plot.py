@@ -169,21 +169,28 @@ def plot_pfc_timeline(log, sim_end_ns, title, out_dir, suffix, written):
     save(fig, out_dir, "pfc_timeline%s.png" % suffix, written)
 
 
+def fine_bucket_top(lo):
+    """The largest value in the core::fine_histogram bucket whose lowest value is `lo`: values below 64 have a
+    bucket each, above that 32 buckets per power of two (sc_models/core/fine_histogram.h)."""
+    if lo < 64:
+        return lo
+    return lo + (1 << (lo.bit_length() - 1 - 5)) - 1
+
+
 def latency_cdf(rep):
     """(latency in ns, fraction of packets at or below it): 0 at the smallest value, then one point per non-empty
     bucket of the run's data packet latency
     histogram (stats.fabric.data_packet_latency: a bucket's `from` is its lowest value, in ps); x is each
-    bucket's top, the next bucket's `from` (the last bucket's: the largest value), so a point never
-    understates; None when the run counted none."""
+    bucket's top (core::fine_histogram's layout, capped at the largest value), so a point never understates;
+    None when the run counted none."""
     h = rep.get("stats", {}).get("fabric", {}).get("data_packet_latency")
     if not h or not h.get("count"):
         return None
     buckets = h["buckets"]
     xs, ys, seen = [int(h["min"]) / 1e3], [0.0], 0  # from 0 at the smallest value, so one bucket shows a rise
-    for i, b in enumerate(buckets):
+    for b in buckets:
         seen += int(b["count"])
-        top = (int(buckets[i + 1]["from"]) - 1) if i + 1 < len(buckets) else int(h["max"])
-        xs.append(min(top, int(h["max"])) / 1e3)
+        xs.append(min(fine_bucket_top(int(b["from"])), int(h["max"])) / 1e3)
         ys.append(seen / float(h["count"]))
     return xs, ys
 

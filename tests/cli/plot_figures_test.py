@@ -184,6 +184,11 @@ class Figures(unittest.TestCase):
             self.assertEqual(ys, sorted(ys))
             self.assertAlmostEqual(line.get_xdata()[-1], h["max"] / 1e3)
             self.assertAlmostEqual(line.get_xdata()[0], h["min"] / 1e3)
+            # Each point sits at its own bucket's top: at or above its lowest value, within the bucket's width
+            # (at most 1/32 of the lowest value above 64 ps), never at the next non-empty bucket's edge.
+            for x, b in zip(line.get_xdata()[1:], h["buckets"]):
+                self.assertGreaterEqual(x * 1e3, b["from"] - 1e-6)
+                self.assertLessEqual(x * 1e3, max(b["from"], b["from"] * (1 + 1 / 32.0)) + 1e-6)
             # The p99 marker sits at the report's p99.
             p99 = lines["_nic.cc=%s p99" % r["value"]]
             self.assertEqual(list(p99.get_xdata()), [r["report"]["fabric"]["data_packet_latency_ns"]["p99"]])
