@@ -19,6 +19,9 @@ svg or pdf writes the same names with that extension):
                        a comparison of collectives: busbw against message size, one line per value
   latency_cdf.png      CDF of data packets' one-way latency, p50/p99 marked; a comparison: one line per value
                                                                         (stats fabric.data_packet_latency)
+  fct_slowdown.png     FCT slowdown p50, p95, p99 per flow-size bucket; a comparison: one line per value (fct)
+  fct_cdf.png          CDF of every completed flow's FCT slowdown; a comparison: one line per value
+                                                                        (flows[].slowdown)
   compare_goodput.png  a comparison's time series overlaid: total goodput over time, one line per value
   compare_queue.png    and the deepest switch queue over time, one line per value (with the RED lines)
   sweep.png            a sweep's metric against its first key, one line per value of the other keys
@@ -218,6 +221,69 @@ def plot_latency_cdf(runs, title, out_dir, written):
     if len(lines) > 1:
         ax.legend()
     save(fig, out_dir, "latency_cdf.png", written)
+
+
+FCT_QUANTILES = (("p50_slowdown", "p50"), ("p95_slowdown", "p95"), ("p99_slowdown", "p99"))
+
+
+def fct_percentiles(rep):
+    """(bucket labels, {"p50": [...], "p95": [...], "p99": [...]}) from a report's `fct` buckets (docs/report.md),
+    None where a bucket completed no flow; None when the report has no `fct` or no bucket completed a flow."""
+    buckets = rep.get("fct", {}).get("buckets", [])
+    if not any(b.get("completed") for b in buckets):
+        return None
+    return [b["bucket"] for b in buckets], {name: [b.get(key) for b in buckets] for key, name in FCT_QUANTILES}
+
+
+def fct_cdf(rep):
+    """(sorted slowdowns, fraction of completed flows at or below each) over the report's completed flows; None
+    when no flow has a slowdown."""
+    xs = sorted(float(f["slowdown"]) for f in rep.get("flows", []) if f.get("completed") and "slowdown" in f)
+    if not xs:
+        return None
+    return xs, [(i + 1) / float(len(xs)) for i in range(len(xs))]
+
+
+def plot_fct(runs, title, out_dir, written):
+    """runs: [(label, report)]: the slowdown percentiles per size bucket (one panel per percentile) and the CDF
+    of the slowdowns, one line per run."""
+    per = [(label, fct_percentiles(r), fct_cdf(r)) for label, r in runs]
+    per = [x for x in per if x[1]]
+    if not per:
+        return
+    fig, axes = plt.subplots(1, 3, figsize=(SIZE[0] * 1.6, SIZE[1]), sharey=True)
+    for ax, (_, q) in zip(axes, FCT_QUANTILES):
+        for label, (names, values), _ in per:
+            pts = [(i, v) for i, v in enumerate(values[q]) if v is not None]
+            ax.plot([i for i, _ in pts], [v for _, v in pts], "o-", label=label)
+        names = per[0][1][0]
+        ax.set_xticks(range(len(names)))
+        ax.set_xticklabels(names, rotation=30, ha="right")
+        ax.set_yscale("log")
+        ax.set_title("%s slowdown" % q)
+        ax.grid(alpha=0.3, which="both")
+    axes[0].set_ylabel("FCT / ideal FCT (log scale)")
+    axes[0].set_xlabel("flow size")
+    if len(per) > 1:
+        axes[-1].legend()
+    fig.suptitle("%s: FCT slowdown per flow size" % title, fontsize=11)
+    fig.tight_layout()
+    save(fig, out_dir, "fct_slowdown.png", written)
+    cdfs = [(label, c) for label, _, c in per if c]
+    if not cdfs:
+        return
+    fig, ax = plt.subplots(figsize=SIZE)
+    for label, (xs, ys) in cdfs:
+        ax.step(xs, ys, where="post", label=label)
+    ax.set_xscale("log")
+    ax.set_xlabel("FCT slowdown (FCT / ideal FCT, log scale)")
+    ax.set_ylabel("fraction of completed flows")
+    ax.set_ylim(0, 1.02)
+    ax.set_title("%s: FCT slowdown of every flow" % title)
+    ax.grid(alpha=0.3, which="both")
+    if len(cdfs) > 1:
+        ax.legend()
+    save(fig, out_dir, "fct_cdf.png", written)
 
 
 def plot_report(rep, title, out_dir, suffix, written):
@@ -553,11 +619,12 @@ def main():
     else:
         plot_report(rep, a.title or rep.get("scenario", "run"), a.out, "", written)
     if "compare" in rep and "runs" in rep:
-        plot_latency_cdf([("%s=%s" % (rep["compare"], r["value"]), r["report"]) for r in rep["runs"]],
-                         a.title or (rep["runs"][0]["report"].get("scenario", "") if rep["runs"] else ""), a.out,
-                         written)
+        runs = [("%s=%s" % (rep["compare"], r["value"]), r["report"]) for r in rep["runs"]]
+        title = a.title or (rep["runs"][0]["report"].get("scenario", "") if rep["runs"] else "")
     else:
-        plot_latency_cdf([(rep.get("scenario", "run"), rep)], a.title or rep.get("scenario", "run"), a.out, written)
+        runs, title = [(rep.get("scenario", "run"), rep)], a.title or rep.get("scenario", "run")
+    plot_latency_cdf(runs, title, a.out, written)
+    plot_fct(runs, title, a.out, written)
     overlay = []  # a comparison's runs, for the figures that draw them on one axis
     for i, path in enumerate(a.timeseries):
         try:

@@ -6,6 +6,7 @@ flow-rate figure draws every flow or says which, and a sweep CSV gives lines and
 Usage: plot_figures_test.py FABRICSIM_BINARY SOURCE_DIR (ctest passes both)."""
 import csv
 import json
+import math
 import os
 import struct
 import subprocess
@@ -192,6 +193,39 @@ class Figures(unittest.TestCase):
             # The p99 marker sits at the report's p99.
             p99 = lines["_nic.cc=%s p99" % r["value"]]
             self.assertEqual(list(p99.get_xdata()), [r["report"]["fabric"]["data_packet_latency_ns"]["p99"]])
+
+    def test_fct_figures_recompute_from_the_flows(self):
+        # Generated Hadoop flows on one switch, without and with DCQCN: the plotted percentiles per size bucket
+        # are recomputed here from flows[] (nearest rank over each bucket's slowdowns, buckets by bytes), and
+        # the CDF holds every completed flow's slowdown once.
+        yaml = os.path.join(self.dir, "fct.yaml")
+        with open(yaml, "w") as f:
+            f.write("name: fct_plot\ntopology: {kind: single_switch, hosts: 4, link_gbps: 100}\n"
+                    "nic: {place_data: false}\nworkload: {kind: generated, distribution: hadoop, load: 0.5, "
+                    "flow_count: 300, queue_pairs: per_flow}\n")
+        report = os.path.join(self.dir, "fct.json")
+        code, out = fabricsim("run", yaml, "--quiet", "--compare", "nic.cc=none,dcqcn", "--json", report)
+        self.assertEqual(code, 0, out)
+        figs = self.figures([report, "--out", os.path.join(self.dir, "fct")])
+        self.assertIn("fct_slowdown", figs)
+        self.assertIn("fct_cdf", figs)
+        bounds = [10000, 100000, 1000000, 10000000, float("inf")]
+        for r in json.load(open(report))["runs"]:
+            flows = [f for f in r["report"]["flows"] if f.get("completed")]
+            self.assertGreater(len(flows), 100)
+            per_bucket = [[] for _ in bounds]
+            for f in flows:
+                per_bucket[next(i for i, b in enumerate(bounds) if f["bytes"] <= b)].append(f["slowdown"])
+            label = "nic.cc=" + r["value"]
+            for ax, q in zip(figs["fct_slowdown"].axes, (0.50, 0.95, 0.99)):
+                line = {l.get_label(): l for l in ax.get_lines()}[label]
+                want = [(i, sorted(v)[max(0, math.ceil(q * len(v)) - 1)]) for i, v in enumerate(per_bucket) if v]
+                self.assertEqual(list(line.get_xdata()), [i for i, _ in want])
+                for got, (_, w) in zip(line.get_ydata(), want):
+                    self.assertAlmostEqual(got, w, places=9)
+            cdf = {l.get_label(): l for l in figs["fct_cdf"].axes[0].get_lines()}[label]
+            self.assertEqual(list(cdf.get_xdata()), sorted(f["slowdown"] for f in flows))
+            self.assertEqual(list(cdf.get_ydata()), [(i + 1) / len(flows) for i in range(len(flows))])
 
     def test_a_sweep_csv_gives_lines_and_a_heat_map(self):
         sweep = os.path.join(self.dir, "sw")
