@@ -109,7 +109,7 @@ def page_text(table, figs, short):
 
 PAGE = """## The HPCC paper's FCT comparison: web search and FB_Hadoop, DCQCN against HPCC
 
-`testbench/scenarios/hpcc_paper_websearch.yaml` (2000 flows) and `hpcc_paper_hadoop.yaml` (5000 flows), each
+`testbench/scenarios/hpcc_paper_websearch.yaml` (300 flows) and `hpcc_paper_hadoop.yaml` (2000 flows), each
 `--set workload.load=0.3` and `0.5`, each comparing `nic.cc` dcqcn and hpcc: flow sizes from the paper's own CDF
 tables (docs/workloads.md), Poisson arrivals per host, destinations uniform over the other hosts, a queue pair
 per flow, timing only.

@@ -248,4 +248,4 @@ class Figures(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(argv=[sys.argv[0]])
+    unittest.main(argv=[sys.argv[0]] + sys.argv[3:])
