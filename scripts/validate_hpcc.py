@@ -56,11 +56,13 @@ def hpcc_paper(v):
     """Li et al., HPCC (SIGCOMM 2019), Fig. 11 and its project page: FCT slowdown per flow size, DCQCN against
     HPCC, web search and FB_Hadoop at 30 % and 50 % load."""
     table, figs, short, fct = [], [], {}, {}
+    hops = 0
     for wl, label, scen in WORKLOADS:
         for load in LOADS:
             name = "hpcc_paper_%s_%d" % (wl, round(100 * load))
             rep, _ = v.run(name, scen, ["--set", "workload.load=%g" % load])
             runs = compare_runs(rep)
+            hops += sum(r.get("packet_hops", 0) for r in runs.values())
             fct[(wl, load)] = {cc: runs.get(cc, {}).get("fct", {}).get("buckets", []) for cc in ("dcqcn", "hpcc")}
             table += bucket_rows(label, load, runs)
             short[(wl, load)] = {cc: short_p95(runs.get(cc)) for cc in ("dcqcn", "hpcc")}
@@ -99,17 +101,17 @@ def hpcc_paper(v):
           reason="our DCQCN's short flows wait about twice as long at the tail as the figure's (the section, \"Where we "
                  "disagree\": the queue DCQCN holds at a congested 100G port; the reader who read 5 measured a little "
                  "above 8 with the paper's own script)")
-    v.text(page_text(table, figs, short))
+    v.text(page_text(table, figs, short, hops))
 
 
-def page_text(table, figs, short):
+def page_text(table, figs, short, hops):
     short_rows = "\n".join("| %s | %d %% | %s (%d) | %s (%d) | %s |" % (
         label, round(100 * load), fmt(short[(wl, load)]["dcqcn"][0]), short[(wl, load)]["dcqcn"][1],
         fmt(short[(wl, load)]["hpcc"][0]), short[(wl, load)]["hpcc"][1],
         fmt(short[(wl, load)]["hpcc"][0] / short[(wl, load)]["dcqcn"][0])
         if short[(wl, load)]["dcqcn"][0] and short[(wl, load)]["hpcc"][0] else "-")
         for wl, label, _ in WORKLOADS for load in LOADS)
-    return PAGE % {"short": short_rows, "table": "\n".join(table), "figs": "\n\n".join(f for f in figs if f)}
+    return PAGE % {"hops": hops / 1e6, "short": short_rows, "table": "\n".join(table), "figs": "\n\n".join(f for f in figs if f)}
 
 
 PAGE = """## The HPCC paper's FCT comparison: web search and FB_Hadoop, DCQCN against HPCC
@@ -117,7 +119,10 @@ PAGE = """## The HPCC paper's FCT comparison: web search and FB_Hadoop, DCQCN ag
 `testbench/scenarios/hpcc_paper_websearch.yaml` (300 flows) and `hpcc_paper_hadoop.yaml` (2000 flows), each
 `--set workload.load=0.3` and `0.5`, each comparing `nic.cc` dcqcn and hpcc: flow sizes from the paper's own CDF
 tables (docs/workloads.md), Poisson arrivals per host, destinations uniform over the other hosts, a queue pair
-per flow, timing only.
+per flow, timing only. The eight simulations move %(hops).1f M packet-hops (1 KB packets); at the speed
+section's rate (about 0.4 M packet-hops per second of one core) that is about a minute of CPU, so the section
+is not part of `--quick` (on this work's machine, 8 jobs sharing 2 cores, the four comparisons took 6-9 minutes
+each, run side by side).
 
 - **The published record**: Li et al., "HPCC: High Precision Congestion Control", SIGCOMM 2019, section 5.3:
   ns-3 on a fat tree of 320 hosts at 100 Gb/s (20 ToRs, 20 aggregation and 16 core switches, 400 Gb/s between
