@@ -442,7 +442,8 @@ def plot_collective_compare(rep, base, out_dir, written):
     save(fig, out_dir, "compare.png", written)
 
 
-FIGURE_LABEL = {"busbw_gbps": "busbw (GB/s)", "mean_fct_us": "mean FCT (us)"}
+FIGURE_LABEL = {"job_time_us": "job time, first post to last completion (us)", "busbw_gbps": "busbw (GB/s)",
+                "mean_fct_us": "mean FCT (us)"}
 
 
 def plot_jobs(runs, title, out_dir, written):

@@ -218,7 +218,7 @@ class Figures(unittest.TestCase):
                                  [r["report"]["jobs"][name][series] for r in runs])
             labels = [t.get_text() for t in ax.texts]
             self.assertEqual(labels, ["x%.2f" % r["report"]["jobs"][name]["slowdown"] for r in runs])
-        self.assertEqual(axes[1].get_ylabel(), "busbw (GB/s)")
+        self.assertEqual(axes[1].get_ylabel(), "job time, first post to last completion (us)")
 
     def test_a_sweep_csv_gives_lines_and_a_heat_map(self):
         sweep = os.path.join(self.dir, "sw")

@@ -8,7 +8,10 @@
 //   both senders alike), so the ring's bus bandwidth falls by at most half: 1 < slowdown <= 2, with 10 %
 //   for the pipeline's fill and the queue the neighbour adds to every step;
 // - the ring alone reaches its bandwidth bound: 400 Gb/s x 4096 / 4178 (a 4096-byte payload's wire bytes,
-//   docs/collectives.md) = 49.02 GB/s, less the fill of its two 512 KiB slices per step (at least 80 %).
+//   docs/collectives.md) = 49.02 GB/s, less a one-way latency per step: each iteration is two dependent
+//   steps of one 512 KiB slice (10.7 us at the bound), each waiting up to 3.5 us of NIC stages, three switch
+//   pipelines and cables before the next can start: at least 10.7 / 14.2 = 75 % of the bound.
+// The headline figure is a job's time from first post to last completion (warm-up iterations included).
 #include "testbench/tenants.h"
 
 #include <gtest/gtest.h>
@@ -45,19 +48,21 @@ TEST(tenants, neighbour_on_other_leaves_costs_nothing) {
   EXPECT_TRUE(r["verified"].get<bool>());
   const json& ring = r["jobs"]["ring"];
   EXPECT_EQ(ring["kind"], "collective");
-  EXPECT_EQ(ring["figure"], "busbw_gbps");
+  EXPECT_EQ(ring["figure"], "job_time_us");
   EXPECT_EQ(ring["hosts"], json({"h0", "h1", "h2", "h3"}));
   EXPECT_GT(ring["alone"].get<double>(), 0.0);
   EXPECT_EQ(ring["alone"].get<double>(), ring["shared"].get<double>());
   EXPECT_EQ(ring["slowdown"].get<double>(), 1.0);
+  EXPECT_EQ(ring["alone_run"]["busbw_gbps"].get<double>(), ring["shared_run"]["busbw_gbps"].get<double>());
   EXPECT_TRUE(ring["shared_run"]["verified"].get<bool>());
   const json& noisy = r["jobs"]["noisy"];
   EXPECT_EQ(noisy["kind"], "incast");
-  EXPECT_EQ(noisy["figure"], "mean_fct_us");
+  EXPECT_EQ(noisy["figure"], "job_time_us");
   EXPECT_EQ(noisy["shared_run"]["operations"], 3);
   EXPECT_EQ(noisy["shared_run"]["checked_bytes"], 3 * 4194304);
   EXPECT_EQ(noisy["alone"].get<double>(), noisy["shared"].get<double>());
   EXPECT_EQ(noisy["slowdown"].get<double>(), 1.0);
+  EXPECT_EQ(noisy["alone_run"]["mean_fct_us"].get<double>(), noisy["shared_run"]["mean_fct_us"].get<double>());
   // Every incast flow goes to the job's first host, h4.
   for (const json& f : r["flows"]) EXPECT_EQ(f["dst"], "h4");
   EXPECT_NE(format_jobs_table(r).find("ring           collective   h0-h3"), std::string::npos) << format_jobs_table(r);
@@ -71,13 +76,13 @@ TEST(tenants, neighbour_sharing_the_uplink_slows_the_ring_within_the_hand_bound)
   ASSERT_TRUE(r.contains("jobs")) << r.dump();
   EXPECT_TRUE(r["verified"].get<bool>());
   const json& ring = r["jobs"]["ring"];
-  EXPECT_GE(ring["alone"].get<double>(), 0.8 * ring_bound_gbps);
-  EXPECT_LE(ring["alone"].get<double>(), ring_bound_gbps);
+  const double alone_busbw = ring["alone_run"]["busbw_gbps"].get<double>();
+  EXPECT_GE(alone_busbw, 0.75 * ring_bound_gbps);
+  EXPECT_LE(alone_busbw, ring_bound_gbps);
   EXPECT_GT(ring["slowdown"].get<double>(), 1.0);
   EXPECT_LE(ring["slowdown"].get<double>(), 2.0 * 1.1);
   // The neighbour outlasted the ring, so the ring's every iteration had it beside.
-  EXPECT_GT(ring["shared_run"].is_object() ? r["jobs"]["noisy"]["shared_run"]["end_us"].get<double>() : 0.0,
-            ring["shared_run"]["end_us"].get<double>());
+  EXPECT_GT(r["jobs"]["noisy"]["shared_run"]["end_us"].get<double>(), ring["shared_run"]["end_us"].get<double>());
 }
 
 TEST(tenants, a_run_is_deterministic) {
