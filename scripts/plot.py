@@ -469,6 +469,7 @@ def plot_jobs(runs, title, out_dir, written):
         ax.set_xticks(range(len(runs)))
         ax.set_xticklabels([label for label, _ in runs], rotation=20 if len(runs) > 2 else 0, ha="right"
                            if len(runs) > 2 else "center")
+        ax.set_ylim(0, ax.get_ylim()[1] * 1.15)  # room for the slowdown labels
         ax.set_ylabel(FIGURE_LABEL.get(figure, figure))
         ax.set_title("%s (%s)" % (name, runs[0][1]["jobs"][name]["kind"]))
         ax.grid(axis="y", alpha=0.3)

@@ -127,7 +127,7 @@ std::string hosts_text(const nlohmann::json& names) {
   if (consecutive) return fmt::format("h{}-h{}", idx.front(), idx.back());
   std::string out;
   for (size_t i = 0; i < idx.size(); ++i) out += (i ? "," : "") + fmt::format("h{}", idx[i]);
-  return out;
+  return out.size() <= 14 ? out : fmt::format("{} hosts", idx.size());  // the list is in the report
 }
 
 // Runs `s` (some of the jobs) in a forked child and returns its report; a child's configuration error is
