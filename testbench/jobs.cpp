@@ -76,13 +76,13 @@ namespace {
 void check_job(const job_params& j, const YAML::Node& entry, const yaml_source& source, const std::string& path) {
   const std::vector<std::string>& kinds = job_workload_kinds();
   if (std::find(kinds.begin(), kinds.end(), j.workload.kind) == kinds.end())
-    throw config_error(source.message(join_key(path, "workload.kind"), entry["workload"].Mark(),
-                                      "a job cannot run workload.kind " + j.workload.kind + " (a job runs one of " +
-                                          join(kinds) + ")"));
+    throw config_error(source.message(
+        join_key(path, "workload.kind"), entry["workload"].Mark(),
+        "a job cannot run workload.kind " + j.workload.kind + " (a job runs one of " + join(kinds) + ")"));
   if (j.workload.kind != "collective" && entry["collective"])
-    throw config_error(source.message(join_key(path, "collective"), entry["collective"].Mark(),
-                                      "applies to workload.kind collective only (this job's kind is " +
-                                          j.workload.kind + ")"));
+    throw config_error(
+        source.message(join_key(path, "collective"), entry["collective"].Mark(),
+                       "applies to workload.kind collective only (this job's kind is " + j.workload.kind + ")"));
   if (j.workload.kind != "collective") return;
   const size_t n = j.hosts.size();
   if (n < 2)
@@ -134,17 +134,18 @@ void load_jobs(const YAML::Node& top, const yaml_source& source, scenario& s) {
     for (const char* key : {"name", "hosts", "workload"})
       if (!entry[key])
         throw config_error(source.message(path, entry.Mark(),
-                                          std::string("missing required key ") + key + " (a job needs name, hosts "
-                                                                                       "and workload)"));
+                                          std::string("missing required key ") + key +
+                                              " (a job needs name, hosts "
+                                              "and workload)"));
     job_params j;
     if (!entry["name"].IsScalar() || entry["name"].Scalar().empty())
       throw config_error(source.message(join_key(path, "name"), entry["name"].Mark(),
                                         "expected a non-empty name, got " + yaml_kind(entry["name"])));
     j.name = entry["name"].Scalar();
     if (by_name.count(j.name))
-      throw config_error(source.message(join_key(path, "name"), entry["name"].Mark(),
-                                        "job name '" + j.name + "' is repeated (jobs." +
-                                            std::to_string(by_name[j.name]) + " has it already)"));
+      throw config_error(source.message(
+          join_key(path, "name"), entry["name"].Mark(),
+          "job name '" + j.name + "' is repeated (jobs." + std::to_string(by_name[j.name]) + " has it already)"));
     by_name[j.name] = i;
     j.hosts = parse_job_hosts(entry["hosts"], host_count,
                               source.where(join_key(path, "hosts"), entry["hosts"].Mark()) + ": " + path + ".hosts");
@@ -158,7 +159,8 @@ void load_jobs(const YAML::Node& top, const yaml_source& source, scenario& s) {
     }
     j.workload.incast_target = "h" + std::to_string(j.hosts.front());  // an incast's default: the job's first host
     apply_yaml(entry["workload"], visitor_of(j.workload), source, join_key(path, "workload"));
-    if (entry["collective"]) apply_yaml(entry["collective"], visitor_of(j.collective), source, join_key(path, "collective"));
+    if (entry["collective"])
+      apply_yaml(entry["collective"], visitor_of(j.collective), source, join_key(path, "collective"));
     check_job(j, entry, source, path);
     s.jobs.push_back(std::move(j));
   }

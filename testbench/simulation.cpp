@@ -188,7 +188,7 @@ class flow_run {
   std::optional<fabric_setup> m_setup;
   bool m_data_checked = false, m_any_placement = false;
   std::vector<bool> m_beside_host;  // hosts of run_options::beside
-  bool m_generated = false;  // workload.memory generated: sources generated, payloads checked and not stored
+  bool m_generated = false;         // workload.memory generated: sources generated, payloads checked and not stored
   std::optional<memory::payload_pattern> m_pattern;
   std::optional<memory::placement_scoreboard> m_scoreboard;  // when bytes are checked
   std::vector<sender_qp> m_senders;

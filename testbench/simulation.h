@@ -28,7 +28,7 @@ class co_workload {
  public:
   virtual ~co_workload() = default;
   virtual const std::vector<size_t>& hosts() const = 0;
-  virtual void add_memory(std::vector<uint64_t>& mem_bytes) = 0;       // before the fabric is built
+  virtual void add_memory(std::vector<uint64_t>& mem_bytes) = 0;        // before the fabric is built
   virtual void elaborate(fabric_setup& setup, bool placing) = 0;        // after it is built
   virtual void finish(fabric_setup& setup, core::picoseconds end) = 0;  // after the run
 };

@@ -175,10 +175,14 @@ nlohmann::json run_jobs_once(const scenario& s, const run_options& opts) {
     nlohmann::json fig;
     if (collectives[i]) {
       const nlohmann::json& c = collectives[i]->report();
-      fig = {{"kind", "collective"},       {"op", c.at("op")},
-             {"busbw_gbps", c.at("avg_busbw_gbps")}, {"rows", c.at("rows")},
-             {"checked_bytes", c.at("checked_bytes")}, {"mismatched_bytes", c.at("mismatched_bytes")},
-             {"verified", c.at("verified")}, {"end_us", c.at("end_us")}};
+      fig = {{"kind", "collective"},
+             {"op", c.at("op")},
+             {"busbw_gbps", c.at("avg_busbw_gbps")},
+             {"rows", c.at("rows")},
+             {"checked_bytes", c.at("checked_bytes")},
+             {"mismatched_bytes", c.at("mismatched_bytes")},
+             {"verified", c.at("verified")},
+             {"end_us", c.at("end_us")}};
       double time_us = 0.0;
       for (const auto& row : c.at("rows"))
         if (row.at("time_us").is_number()) time_us += row.at("time_us").get<double>();
@@ -203,8 +207,9 @@ nlohmann::json run_jobs_once(const scenario& s, const run_options& opts) {
 
 nlohmann::json run_tenants(const scenario& s, const run_options& opts) {
   if (mpi::launched_as_rank())
-    throw config_error(s.source + ": jobs: a tenants run forks one simulation per job and is not cut across MPI "
-                                  "ranks; run it in one process");
+    throw config_error(s.source +
+                       ": jobs: a tenants run forks one simulation per job and is not cut across MPI "
+                       "ranks; run it in one process");
   if (opts.elaborate_only) return run_jobs_once(s, opts);
   nlohmann::json r = run_child(s, opts, "the shared run of every job");
   nlohmann::json jobs = nlohmann::json::object();
@@ -232,7 +237,7 @@ nlohmann::json run_tenants(const scenario& s, const run_options& opts) {
     out["alone"] = alone_fig.at(figure);
     out["shared"] = shared_fig.at(figure);
     out["slowdown"] = both ? nlohmann::json(job_slowdown(figure, alone_fig.at(figure).get<double>(),
-                                                        shared_fig.at(figure).get<double>()))
+                                                         shared_fig.at(figure).get<double>()))
                            : nlohmann::json(nullptr);
     out["alone_run"] = alone_fig;
     out["shared_run"] = shared_fig;

@@ -6,9 +6,8 @@
 // "Tenants"; the `jobs` object of docs/report.md).
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "testbench/scenario.h"
 #include "testbench/simulation.h"
@@ -16,10 +15,10 @@
 namespace fabricsim::testbench {
 
 // The shared run's report (every job's flows, the fabric's counters) with `jobs`: per job its kind, hosts,
-// headline figure (job_time_us: from its first post to its last completion) alone and shared and the slowdown, and its figures from each run. `verified` holds when
-// every job's bytes were checked and right in the shared run. An elaboration check (opts.elaborate_only)
-// builds the shared run in this process and returns an empty object. Throws core::config_error naming the
-// job for a workload that cannot be planned, and for a run under mpirun.
+// headline figure (job_time_us: from its first post to its last completion) alone and shared and the slowdown, and its
+// figures from each run. `verified` holds when every job's bytes were checked and right in the shared run. An
+// elaboration check (opts.elaborate_only) builds the shared run in this process and returns an empty object. Throws
+// core::config_error naming the job for a workload that cannot be planned, and for a run under mpirun.
 nlohmann::json run_tenants(const scenario& s, const run_options& opts);
 
 // One simulation of `s`'s jobs, all at once, in this process: the report of run_flows with `jobs` holding

@@ -287,7 +287,8 @@ std::vector<planned_flow> plan_workload(const scenario& s) {
   std::vector<planned_flow> out;
   std::vector<size_t> all(hosts);
   for (size_t h = 0; h < hosts; ++h) all[h] = h;
-  if (kind == "writes") out = plan_writes(s, hosts);
+  if (kind == "writes")
+    out = plan_writes(s, hosts);
   else if (kind == "flows") out = plan_flow_file(s, hosts);
   else if (kind == "permutation" || kind == "all_to_all" || kind == "incast" || kind == "generated")
     out = plan_pattern(s, s.workload, view_of(s, std::move(all)));

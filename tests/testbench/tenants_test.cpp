@@ -104,8 +104,9 @@ TEST(tenants, a_run_is_deterministic) {
 TEST(tenants, bad_jobs_are_refused_naming_the_key) {
   auto load = [](const std::string& jobs) { load_scenario_text(fabric + "jobs:\n" + jobs, "t.yaml"); };
   EXPECT_EQ(error_of([&] {
-              load("  - {name: a, hosts: h0-h3, workload: {kind: collective}}\n"
-                   "  - {name: b, hosts: [h3, h4], workload: {kind: incast}}\n");
+              load(
+                  "  - {name: a, hosts: h0-h3, workload: {kind: collective}}\n"
+                  "  - {name: b, hosts: [h3, h4], workload: {kind: incast}}\n");
             }),
             "t.yaml:5: jobs.1.hosts: host h3 is claimed by job 'a' (jobs.0) and by job 'b' (jobs.1); a host runs "
             "one job");
@@ -114,8 +115,9 @@ TEST(tenants, bad_jobs_are_refused_naming_the_key) {
   EXPECT_EQ(error_of([&] { load("  - {name: a, hosts: h6-h9, workload: {kind: incast}}\n"); }),
             "t.yaml:4: jobs.0.hosts: no host 'h9' in this fabric (hosts h0 .. h7)");
   EXPECT_EQ(error_of([&] {
-              load("  - {name: a, hosts: h0-h1, workload: {kind: incast}}\n"
-                   "  - {name: a, hosts: h2-h3, workload: {kind: incast}}\n");
+              load(
+                  "  - {name: a, hosts: h0-h1, workload: {kind: incast}}\n"
+                  "  - {name: a, hosts: h2-h3, workload: {kind: incast}}\n");
             }),
             "t.yaml:5: jobs.1.name: job name 'a' is repeated (jobs.0 has it already)");
   EXPECT_EQ(error_of([&] { load("  - {name: a, hosts: h3-h1, workload: {kind: incast}}\n"); }),
@@ -128,8 +130,9 @@ TEST(tenants, bad_jobs_are_refused_naming_the_key) {
   EXPECT_EQ(error_of([&] { load("  - {name: a, hosts: h0-h1}\n"); }),
             "t.yaml:4: jobs.0: missing required key workload (a job needs name, hosts and workload)");
   EXPECT_EQ(error_of([&] {
-              load_scenario_text(fabric + "workload: {kind: incast}\njobs:\n  - {name: a, hosts: h0-h1, workload: "
-                                          "{kind: incast}}\n",
+              load_scenario_text(fabric +
+                                     "workload: {kind: incast}\njobs:\n  - {name: a, hosts: h0-h1, workload: "
+                                     "{kind: incast}}\n",
                                  "t.yaml");
             }),
             "t.yaml:3: workload: not used beside jobs: each job has its own workload (jobs.N.workload, "
