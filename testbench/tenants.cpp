@@ -202,6 +202,13 @@ nlohmann::json run_jobs_once(const scenario& s, const run_options& opts) {
   }
   r["jobs"] = std::move(jobs);
   r["verified"] = verified;
+  // The top-level byte counts cover the collectives' WRITEs too (run_flows counted the flows' only).
+  for (const auto& c : collectives)
+    if (c) {
+      r["checked_bytes"] = r.at("checked_bytes").get<uint64_t>() + c->report().at("checked_bytes").get<uint64_t>();
+      r["mismatched_bytes"] =
+          r.at("mismatched_bytes").get<uint64_t>() + c->report().at("mismatched_bytes").get<uint64_t>();
+    }
   return r;
 }
 
