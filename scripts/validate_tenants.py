@@ -112,8 +112,9 @@ its timed iterations alone may run after the incast has gone).
 |---|---|---|---|---|---|---|
 %s
 
-The incast must outlast the ring in the shared run for the slowdown to cover the ring's whole run: the last
-column shows both jobs' last completions.
+The last column shows both jobs' last completions in the shared run: where the ring ends after the incast,
+the incast was beside it from its start to the incast's end, and the rest of the ring's time is what it
+took to finish the work the incast had held up.
 
 %s
 """ % (RING_BOUND, CC_BOUND, "\n".join(rows), " ".join("![%s](%s)" % (n, p) for n, p in kept.items())))
