@@ -24,6 +24,8 @@ svg or pdf writes the same names with that extension):
                                                                         (flows[].slowdown)
   compare_goodput.png  a comparison's time series overlaid: total goodput over time, one line per value
   compare_queue.png    and the deepest switch queue over time, one line per value (with the RED lines)
+  jobs.png             tenants: each job's headline figure alone and shared, one panel per job, a pair of
+                       bars per compared value (or one pair)                             (jobs)
   sweep.png            a sweep's metric against its first key, one line per value of the other keys
   sweep_heatmap.png    a two-key sweep's metric as a heat map, each cell labelled
 
@@ -506,6 +508,42 @@ def plot_collective_compare(rep, base, out_dir, written):
     save(fig, out_dir, "compare.png", written)
 
 
+FIGURE_LABEL = {"job_time_us": "job time, first post to last completion (us)", "busbw_gbps": "busbw (GB/s)",
+                "mean_fct_us": "mean FCT (us)"}
+
+
+def plot_jobs(runs, title, out_dir, written):
+    """Tenants: `runs` is [(label, report with `jobs`)]. One panel per job, a pair of bars (alone, shared) per
+    run, each labelled with the slowdown."""
+    runs = [(label, r) for label, r in runs if r.get("jobs")]
+    if not runs:
+        return
+    names = list(runs[0][1]["jobs"])
+    fig, axes = plt.subplots(1, len(names), figsize=(max(SIZE[0], 3.6 * len(names)), SIZE[1]), squeeze=False)
+    width = 0.38
+    for ax, name in zip(axes[0], names):
+        figure = runs[0][1]["jobs"][name]["figure"]
+        for k, (series, color) in enumerate((("alone", "tab:gray"), ("shared", "tab:red"))):
+            xs = [i + (k - 0.5) * width for i in range(len(runs))]
+            ys = [float(r["jobs"][name][series] or 0.0) for _, r in runs]
+            ax.bar(xs, ys, width, color=color, label=series, gid="%s:%s" % (name, series))
+        for i, (_, r) in enumerate(runs):
+            j = r["jobs"][name]
+            top = max(float(j["alone"] or 0.0), float(j["shared"] or 0.0))
+            if j["slowdown"] is not None:
+                ax.text(i, top, "x%.2f" % j["slowdown"], ha="center", va="bottom")
+        ax.set_xticks(range(len(runs)))
+        ax.set_xticklabels([label for label, _ in runs], rotation=20 if len(runs) > 2 else 0, ha="right"
+                           if len(runs) > 2 else "center")
+        ax.set_ylim(0, ax.get_ylim()[1] * 1.15)  # room for the slowdown labels
+        ax.set_ylabel(FIGURE_LABEL.get(figure, figure))
+        ax.set_title("%s (%s)" % (name, runs[0][1]["jobs"][name]["kind"]))
+        ax.grid(axis="y", alpha=0.3)
+        ax.legend()
+    fig.suptitle("%s: each job alone and shared (label: slowdown)" % title)
+    save(fig, out_dir, "jobs.png", written)
+
+
 def run_label(rep, stem):
     """The comparison run a FILE.<value>.csv holds, as KEY=VALUE; the file's stem when none matches."""
     for r in rep.get("runs", []):
@@ -623,6 +661,7 @@ def main():
         title = a.title or (rep["runs"][0]["report"].get("scenario", "") if rep["runs"] else "")
     else:
         runs, title = [(rep.get("scenario", "run"), rep)], a.title or rep.get("scenario", "run")
+    plot_jobs(runs, title, a.out, written)
     plot_latency_cdf(runs, title, a.out, written)
     plot_fct(runs, title, a.out, written)
     overlay = []  # a comparison's runs, for the figures that draw them on one axis

@@ -8,6 +8,7 @@ add_library(fabricsim_scenario STATIC
   ${CMAKE_CURRENT_LIST_DIR}/cli_errors.cpp
   ${CMAKE_CURRENT_LIST_DIR}/switch_selection.cpp
   ${CMAKE_CURRENT_LIST_DIR}/failed_cables.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/jobs.cpp
 )
 target_include_directories(fabricsim_scenario PUBLIC ${PROJECT_SOURCE_DIR})
 # Public: config_yaml.h exposes YAML::Node, scenario.h the models' params structs (their visit() lives there).

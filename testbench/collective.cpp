@@ -198,6 +198,26 @@ std::pair<uint64_t, uint64_t> write_completions(topology::fabric& fab, scale_out
 
 }  // namespace
 
+nlohmann::json collective_job_report(const scenario& s, collective_engine& eng, topology::fabric& fab,
+                                     const std::vector<size_t>& rank_host, bool checked) {
+  std::vector<double> rank_rate;
+  uint64_t failed = 0;
+  for (size_t h : rank_host) {
+    rank_rate.push_back(double(fab.hosts()[h].nic->out_link()->rate().value));
+    for (const nic::completion& c : fab.hosts()[h].nic->completions())
+      failed += c.status != nic::completion_status::success;
+  }
+  size_rows rows = collective_rows(s.collective, eng, checked);
+  const uint64_t wrong_total = rows.wrong_total;
+  nlohmann::json c = collective_object(s, eng, fab, rank_host, rank_rate, std::move(rows));
+  c["checked_bytes"] = eng.placement_checked_bytes() + eng.result_checked_bytes();
+  c["mismatched_bytes"] = eng.mismatched_bytes();
+  c["failed"] = failed;
+  c["verified"] = checked && c["checked_bytes"].get<uint64_t>() > 0 && eng.finished() && failed == 0 &&
+                  eng.mismatched_bytes() == 0 && wrong_total == 0 && eng.unexpected() == 0;
+  return c;
+}
+
 nlohmann::json run_collective(const scenario& s, const run_options& opts) {
   check_run_basics(s);
   const size_t hosts = s.topology.host_count();

@@ -18,14 +18,24 @@
 #include "testbench/collective_placement.h"
 #include "testbench/collective_report.h"
 
+namespace fabricsim::topology {
+class fabric;
+}
+
 namespace fabricsim::testbench {
 
 struct scenario;
 struct run_options;
+class collective_engine;
 
 // One run of a `workload.kind: collective` scenario: builds the fabric, runs the sweep, verifies every
 // WRITE at placement and every result against a reference computed here, and returns the JSON report
 // (docs/report.md, with its `collective` object).
 nlohmann::json run_collective(const scenario& s, const run_options& opts);
+
+// The `collective` object of an engine that ran on `fab` in this process beside other work (a job of
+// testbench/tenants.h), with its checked and mismatched bytes, failed WRITEs and `verified`.
+nlohmann::json collective_job_report(const scenario& s, collective_engine& eng, topology::fabric& fab,
+                                     const std::vector<size_t>& rank_host, bool checked);
 
 }  // namespace fabricsim::testbench

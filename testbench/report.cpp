@@ -8,6 +8,7 @@
 
 #include "testbench/collective.h"
 #include "testbench/fct_report.h"
+#include "testbench/tenants.h"
 #include "testbench/training_run.h"
 #include "testbench/verdict.h"
 
@@ -49,6 +50,7 @@ std::string reorder_line(const nlohmann::json& r) {
 std::string format_table(const nlohmann::json& r, size_t max_rows) {
   if (r.contains("collective")) return format_collective_table(r);  // the nccl-tests layout
   if (r.contains("training")) return format_training_table(r);      // the step and its collectives
+  if (r.contains("jobs")) return format_jobs_table(r);              // tenants: each job alone and shared
   std::string out;
   out += fmt::format("scenario {} (seed {})\n", r.at("scenario").get<std::string>(), r.at("seed").get<uint64_t>());
   if (!r.at("description").get<std::string>().empty())

@@ -19,6 +19,7 @@
 #include "testbench/config_yaml.h"
 #include "testbench/explain.h"
 #include "testbench/failed_cables.h"
+#include "testbench/jobs.h"
 
 namespace fabricsim::testbench {
 
@@ -299,7 +300,7 @@ const std::vector<std::string>& top_level_sections() {
   static const std::vector<std::string> keys = {"run",      "topology",   "link",      "switch", "quantum",
                                                 "oq",       "sharp",      "nic",       "pcie",   "nic_overrides",
                                                 "workload", "collective", "training",  "writes", "compare",
-                                                "fault",    "faults",     "partition", "nvlink"};
+                                                "fault",    "faults",     "partition", "nvlink", "jobs"};
   return keys;
 }
 
@@ -613,6 +614,7 @@ scenario load_scenario_text(const std::string& text, const std::string& source,
   load_compare(top["compare"], origin, s);
   load_faults(top["faults"], origin, s);
   load_partition(top["partition"], origin, s);  // after topology and link: names are checked against them
+  load_jobs(top, origin, s);                    // after topology: hosts are checked against it (tenants.h)
   check_link_layer(s);
   return s;
 }
@@ -730,6 +732,7 @@ std::string scenario_keys_markdown() {
       "| key | type | description |\n|---|---|---|\n"
       "| `key` | string | the scenario key to vary (required) |\n"
       "| `values` | sequence | the values to run, in order (required, at least one) |\n";
+  out += jobs_keys_markdown();
   return out;
 }
 

@@ -71,6 +71,15 @@ struct workload_params {
   void visit(core::param_visitor& v);
 };
 
+// One entry of the `jobs` list (docs/workloads.md, "Tenants"): a named job, the hosts it owns and its own
+// workload, run at once with the other jobs on one fabric (testbench/tenants.h).
+struct job_params {
+  std::string name;
+  std::vector<size_t> hosts;     // host indices, in the order listed (a collective's rank i is hosts[i])
+  workload_params workload;      // jobs.N.workload: starts from the defaults, not from the top-level section
+  collective_params collective;  // jobs.N.collective: for workload.kind collective
+};
+
 // One entry of the `faults` list (docs/faults.md): which fault, where, when. Which keys a kind takes is
 // checked at load; link names are checked against the fabric when it is built (testbench/faults.h).
 struct fault_entry {
@@ -127,6 +136,7 @@ struct scenario {
   std::vector<write_op> writes;  // YAML "writes: [{src: h0, dst: h1, bytes: 4096}]"
   core::fault_params fault;          // YAML "fault": what every fault injector shares
   std::vector<fault_entry> faults;   // YAML "faults: [{kind: link_down, link: leaf0_to_spine1, at_us: 20}]"
+  std::vector<job_params> jobs;      // YAML "jobs: [{name: a, hosts: h0-h7, workload: {kind: collective}}]"
   compare_params compare;        // YAML "compare: {key: nic.path_entropy, values: [fixed, per_packet]}"
   // YAML "partition: [[leaf0, leaf1, spine0], [leaf2, leaf3, spine1]]": under N MPI ranks, entry r names
   // devices rank r simulates (docs/scale_out.md); names are checked against the topology at load.

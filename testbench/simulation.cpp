@@ -29,6 +29,7 @@
 #include "testbench/nvlink_run.h"
 #include "testbench/progress.h"
 #include "testbench/scale_out.h"
+#include "testbench/tenants.h"
 #include "testbench/training_run.h"
 #include "testbench/workload.h"
 
@@ -186,7 +187,8 @@ class flow_run {
   std::vector<uint64_t> m_mem_bytes;
   std::optional<fabric_setup> m_setup;
   bool m_data_checked = false, m_any_placement = false;
-  bool m_generated = false;  // workload.memory generated: sources generated, payloads checked and not stored
+  std::vector<bool> m_beside_host;  // hosts of run_options::beside
+  bool m_generated = false;         // workload.memory generated: sources generated, payloads checked and not stored
   std::optional<memory::payload_pattern> m_pattern;
   std::optional<memory::placement_scoreboard> m_scoreboard;  // when bytes are checked
   std::vector<sender_qp> m_senders;
@@ -248,6 +250,11 @@ void flow_run::plan() {
     m_mem_bytes[w.src] += round_up(w.bytes);
     m_mem_bytes[w.dst] += round_up(w.bytes);
   }
+  m_beside_host.assign(m_hosts, false);
+  for (co_workload* c : m_opts.beside) {
+    c->add_memory(m_mem_bytes);
+    for (size_t h : c->hosts()) m_beside_host[h] = true;
+  }
   m_generated = resolve_memory_mode(s);
   check_memory_budget(s, m_mem_bytes, any_nic_places_data(s) && !m_generated, "workload: the hosts' buffers",
                       " (source and destination of every WRITE)",
@@ -267,9 +274,10 @@ void flow_run::wire() {
   m_setup->build(m_mem_bytes, m_s.pcie, m_any_placement && !m_generated);
   m_pattern.emplace(core::stream_seed(m_s.seed, "workload", "payload"));
   if (m_data_checked && !m_opts.elaborate_only) m_scoreboard.emplace(*m_pattern, m_hosts);
+  for (co_workload* c : m_opts.beside) c->elaborate(*m_setup, m_any_placement);
   for (size_t h = 0; h < m_hosts; ++h) {
     topology::host& host = fab().hosts()[h];
-    if (!host.built()) continue;
+    if (!host.built() || m_beside_host[h]) continue;  // the hosts of a workload beside the flows: its own
     if (m_generated) host.nic->set_generated_payloads(*m_pattern, uint32_t(h));
     if (m_scoreboard) host.nic->set_landing_observer(&m_scoreboard->observer(uint32_t(h)));
   }
@@ -523,8 +531,9 @@ void flow_run::verify() {
 
 void flow_run::collect_outcomes() {
   m_results.assign(m_writes.size(), {});
-  for (topology::host& h : fab().hosts()) {
-    if (!h.built()) continue;  // simulated by another rank: merged below
+  for (size_t k = 0; k < fab().hosts().size(); ++k) {
+    topology::host& h = fab().hosts()[k];
+    if (!h.built() || m_beside_host[k]) continue;  // another rank's (merged below), or not a flow's
     for (const nic::completion& c : h.nic->completions()) m_results.at(c.wr_id).requester = &c;
   }
   std::map<std::pair<size_t, uint64_t>, const nic::placed_message*> placed;  // (host, address) -> message
@@ -758,6 +767,7 @@ nlohmann::json flow_run::report() {
   if (so().distributed()) r["scale_out"] = so().report();
   m_setup->taps().close();
   r["taps"] = m_setup->taps().to_json();
+  for (co_workload* c : m_opts.beside) c->finish(*m_setup, m_sim_end);
   return r;
 }
 
@@ -776,6 +786,11 @@ nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
       throw core::config_error(s.source + ": faults: not supported with workload.kind training (docs/faults.md)");
     return run_training(s, opts);  // one step's task graph, its collectives posted as the run goes
   }
+  if (!s.jobs.empty() && opts.beside.empty() && !opts.workload) return run_tenants(s, opts);  // tenants.h
+  return run_flows(s, opts);
+}
+
+nlohmann::json run_flows(const scenario& s, const run_options& opts) {
   flow_run run(s, opts);
   run.plan();
   // The phases around the loop, on a terminal: a line while each runs, kept when it took seconds (the loop

@@ -19,6 +19,20 @@ class fabric;
 
 namespace fabricsim::testbench {
 
+class fabric_setup;
+
+// A workload run beside the flows on hosts of its own (a job of testbench/tenants.h): the flow run sizes
+// its memory, lets it wire itself once the fabric exists, leaves its hosts' completions and landings alone,
+// and lets it read its results before the fabric goes.
+class co_workload {
+ public:
+  virtual ~co_workload() = default;
+  virtual const std::vector<size_t>& hosts() const = 0;
+  virtual void add_memory(std::vector<uint64_t>& mem_bytes) = 0;        // before the fabric is built
+  virtual void elaborate(fabric_setup& setup, bool placing) = 0;        // after it is built
+  virtual void finish(fabric_setup& setup, core::picoseconds end) = 0;  // after the run
+};
+
 struct run_options {
   std::string scenario_file;  // for the report
   // Build the fabric and post the workload, then return an empty object without simulating: every block's
@@ -29,6 +43,8 @@ struct run_options {
   tap_log tap_frames;
   // When set, these WRITEs replace the scenario's workload (a replayed capture, testbench/replay.h).
   const std::vector<planned_flow>* workload = nullptr;
+  // Workloads run beside those WRITEs, each on hosts none of them uses (testbench/tenants.h).
+  std::vector<co_workload*> beside;
   // Progress on a terminal (testbench/progress.h): when set, the run is cut into slices of about
   // `progress_interval_s` of wall time, and a line is drawn here once the run has taken `progress_delay_s`.
   // Slicing adds no kernel event: the report is the same with and without it.
@@ -51,5 +67,7 @@ nlohmann::json link_ports_report(const topology::fabric& fab, const core::sim_co
 // Returns the JSON report (fields documented in docs/report.md). Throws core::config_error for a scenario
 // that cannot be built.
 nlohmann::json run_scenario(const scenario& s, const run_options& opts = {});
+// The same for a workload of WRITEs (every kind but collective and training, and the jobs of tenants.h).
+nlohmann::json run_flows(const scenario& s, const run_options& opts);
 
 }  // namespace fabricsim::testbench

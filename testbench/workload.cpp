@@ -24,21 +24,26 @@ std::string resolve_scenario_path(const std::string& source, const std::string& 
 
 std::vector<size_t> random_permutation(const topology::topology_params& topo, uint64_t seed,
                                        const std::string& where) {
-  const size_t n = topo.host_count();
+  std::vector<size_t> leaf(topo.host_count());
+  for (size_t i = 0; i < leaf.size(); ++i) leaf[i] = topology::leaf_of(topo, i);
+  return random_permutation_of(leaf, seed, where);
+}
+
+std::vector<size_t> random_permutation_of(const std::vector<size_t>& leaf, uint64_t seed, const std::string& where) {
+  const size_t n = leaf.size();
   if (n < 2)
     throw config_error(where + ": a permutation needs at least 2 hosts, the topology has " + std::to_string(n));
   // Hosts in one group may not send to each other: the hosts of a leaf when there are several leaves,
   // otherwise each host alone (a plain derangement).
   std::vector<size_t> group(n);
-  size_t groups = 0;
-  for (size_t i = 0; i < n; ++i) {
-    group[i] = topology::leaf_of(topo, i);
-    groups = std::max(groups, group[i] + 1);
-  }
+  std::vector<size_t> distinct = leaf;
+  std::sort(distinct.begin(), distinct.end());
+  const size_t groups = size_t(std::unique(distinct.begin(), distinct.end()) - distinct.begin());
+  for (size_t i = 0; i < n; ++i) group[i] = leaf[i];
   if (groups < 2)
     for (size_t i = 0; i < n; ++i) group[i] = i;
   // Hall's condition: the hosts of a group need as many destinations outside it.
-  std::vector<size_t> size(n, 0);
+  std::vector<size_t> size(*std::max_element(group.begin(), group.end()) + 1, 0);
   for (size_t i = 0; i < n; ++i) ++size[group[i]];
   const size_t largest = size_t(std::max_element(size.begin(), size.end()) - size.begin());
   if (2 * size[largest] > n)
@@ -100,12 +105,12 @@ std::vector<planned_flow> plan_writes(const scenario& s, size_t hosts) {
 // pair of leaves a seeded matching of their hosts. All the flows that meet on a spine's downlink then come
 // from one leaf's uplinks, so collisions happen at one stage only: the case the ECMP load-balancing formula
 // (1 - (1 - 1/n)^n of n uplinks carried) describes.
-std::vector<size_t> leaf_pair_permutation(const topology::topology_params& topo, uint64_t seed,
+std::vector<size_t> leaf_pair_permutation(const std::vector<size_t>& leaf_of_host, uint64_t seed,
                                           const std::string& source) {
-  const size_t hosts = topo.host_count();
+  const size_t hosts = leaf_of_host.size();
   std::vector<std::vector<size_t>> by_leaf;
   for (size_t i = 0; i < hosts; ++i) {
-    const size_t leaf = topology::leaf_of(topo, i);
+    const size_t leaf = leaf_of_host[i];
     if (leaf >= by_leaf.size()) by_leaf.resize(leaf + 1);
     by_leaf[leaf].push_back(i);
   }
@@ -133,8 +138,22 @@ std::vector<size_t> leaf_pair_permutation(const topology::topology_params& topo,
   return dst;
 }
 
-std::vector<planned_flow> plan_permutation(const scenario& s, size_t hosts) {
-  const workload_params& w = s.workload;
+// The hosts a pattern runs on: the whole fabric, or a job's hosts (testbench/jobs.h). A pattern plans on
+// local indices 0 .. n-1; host i of the view is fabric host global[i], behind leaf leaf[i].
+struct host_view {
+  std::vector<size_t> global, leaf;
+  size_t size() const { return global.size(); }
+};
+
+host_view view_of(const scenario& s, std::vector<size_t> hosts) {
+  host_view v;
+  v.global = std::move(hosts);
+  for (size_t h : v.global) v.leaf.push_back(topology::leaf_of(s.topology, h));
+  return v;
+}
+
+std::vector<planned_flow> plan_permutation(const scenario& s, const workload_params& w, const host_view& view) {
+  const size_t hosts = view.size();
   std::vector<size_t> dst(hosts);
   if (w.pattern == "shift") {
     if (w.offset % hosts == 0)
@@ -142,9 +161,9 @@ std::vector<planned_flow> plan_permutation(const scenario& s, size_t hosts) {
                          " sends every host to itself with " + std::to_string(hosts) + " hosts");
     for (size_t i = 0; i < hosts; ++i) dst[i] = size_t((i + w.offset) % hosts);
   } else if (w.pattern == "leaf_pairs") {
-    dst = leaf_pair_permutation(s.topology, s.seed, s.source);
+    dst = leaf_pair_permutation(view.leaf, s.seed, s.source);
   } else {
-    dst = random_permutation(s.topology, s.seed, s.source + ": workload.kind permutation");
+    dst = random_permutation_of(view.leaf, s.seed, s.source + ": workload.kind permutation");
   }
   std::vector<planned_flow> out;
   for (uint64_t m = 0; m < w.messages; ++m)
@@ -152,21 +171,24 @@ std::vector<planned_flow> plan_permutation(const scenario& s, size_t hosts) {
   return out;
 }
 
-std::vector<planned_flow> plan_all_to_all(const scenario& s, size_t hosts) {
+std::vector<planned_flow> plan_all_to_all(const workload_params& w, size_t hosts) {
   std::vector<planned_flow> out;
   // Host i starts with i+1 and wraps, so that no host is everyone's first destination.
-  for (uint64_t m = 0; m < s.workload.messages; ++m)
+  for (uint64_t m = 0; m < w.messages; ++m)
     for (size_t i = 0; i < hosts; ++i)
-      for (size_t k = 1; k < hosts; ++k) out.push_back({i, (i + k) % hosts, s.workload.message_bytes, picoseconds{}});
+      for (size_t k = 1; k < hosts; ++k) out.push_back({i, (i + k) % hosts, w.message_bytes, picoseconds{}});
   return out;
 }
 
-std::vector<planned_flow> plan_incast(const scenario& s, size_t hosts) {
-  const workload_params& w = s.workload;
-  const std::optional<size_t> target = topology::host_index(w.incast_target, hosts);
+std::vector<planned_flow> plan_incast(const scenario& s, const workload_params& w, const host_view& view) {
+  const size_t hosts = view.size();
+  std::optional<size_t> target;  // its place in the view
+  const std::optional<size_t> global = topology::host_index(w.incast_target, s.topology.host_count());
+  for (size_t i = 0; global && i < hosts && !target; ++i)
+    if (view.global[i] == *global) target = i;
   if (!target)
     throw config_error(s.source + ": workload.incast_target: no host '" + w.incast_target + "' (hosts are " +
-                       topology::host_names(hosts) + ")");
+                       (hosts == s.topology.host_count() ? topology::host_names(hosts) : "the job's") + ")");
   if (w.incast_senders > hosts - 1)
     throw config_error(s.source + ": workload.incast_senders: " + std::to_string(w.incast_senders) +
                        " senders need as many hosts besides the target; the topology has " + std::to_string(hosts) +
@@ -191,8 +213,8 @@ std::vector<planned_flow> plan_flow_file(const scenario& s, size_t hosts) {
 
 // workload.kind generated: sizes from the distribution, Poisson arrivals per host at workload.load of the
 // host's link rate (traces/flow_generator.h).
-std::vector<planned_flow> plan_generated(const scenario& s, size_t hosts) {
-  const workload_params& w = s.workload;
+std::vector<planned_flow> plan_generated(const scenario& s, const workload_params& w, const host_view& view) {
+  const size_t hosts = view.size();
   const std::string where = s.source + ": workload";
   std::optional<traces::flow_size_cdf> cdf;
   if (w.distribution == "websearch") cdf = traces::websearch_cdf();
@@ -214,10 +236,8 @@ std::vector<planned_flow> plan_generated(const scenario& s, size_t hosts) {
   g.destinations = w.destinations;
   // Every host's link runs at topology.link_gbps (the host tier).
   const std::vector<double> rate(hosts, s.topology.link_gbps * 1e9);
-  std::vector<size_t> leaf(hosts);
-  for (size_t h = 0; h < hosts; ++h) leaf[h] = topology::leaf_of(s.topology, h);
   std::vector<planned_flow> out;
-  for (const traces::flow_entry& f : traces::generate_flows(*cdf, g, rate, leaf, s.seed, where))
+  for (const traces::flow_entry& f : traces::generate_flows(*cdf, g, rate, view.leaf, s.seed, where))
     out.push_back({f.src, f.dst, f.bytes, picoseconds::from_ns(f.start_ns)});
   return out;
 }
@@ -231,16 +251,47 @@ std::optional<nic::rdma_op> parse_rdma_op(const std::string& name) {
   return std::nullopt;
 }
 
+namespace {
+
+// A generated pattern on the hosts of `view`, in its local indices.
+std::vector<planned_flow> plan_pattern(const scenario& s, const workload_params& w, const host_view& view) {
+  const std::string& kind = w.kind;
+  if (kind == "permutation") return plan_permutation(s, w, view);
+  if (kind == "all_to_all") return plan_all_to_all(w, view.size());
+  if (kind == "incast") return plan_incast(s, w, view);
+  if (kind == "generated") return plan_generated(s, w, view);
+  throw std::logic_error("plan_pattern: workload.kind " + kind + " is not a pattern");
+}
+
+}  // namespace
+
+std::vector<planned_flow> plan_job_workload(const scenario& s, const job_params& job) {
+  scenario js = s;  // messages name the job: "FILE: jobs.N: workload.KEY: ..."
+  size_t index = 0;
+  while (index < s.jobs.size() && s.jobs[index].name != job.name) ++index;
+  js.source = s.source + ": jobs." + std::to_string(index);
+  const host_view view = view_of(s, job.hosts);
+  std::vector<planned_flow> out = plan_pattern(js, job.workload, view);
+  if (out.empty()) throw config_error(js.source + ": the job's workload posts no RDMA operation");
+  for (size_t i = 0; i < out.size(); ++i) {
+    out[i].src = view.global[out[i].src];
+    out[i].dst = view.global[out[i].dst];
+    if (job.workload.queue_pairs == "per_flow") out[i].qp_group = i;
+  }
+  return out;
+}
+
 std::vector<planned_flow> plan_workload(const scenario& s) {
   const size_t hosts = s.topology.host_count();
   const std::string& kind = s.workload.kind;
   std::vector<planned_flow> out;
-  if (kind == "writes") out = plan_writes(s, hosts);
-  else if (kind == "permutation") out = plan_permutation(s, hosts);
-  else if (kind == "all_to_all") out = plan_all_to_all(s, hosts);
-  else if (kind == "incast") out = plan_incast(s, hosts);
+  std::vector<size_t> all(hosts);
+  for (size_t h = 0; h < hosts; ++h) all[h] = h;
+  if (kind == "writes")
+    out = plan_writes(s, hosts);
   else if (kind == "flows") out = plan_flow_file(s, hosts);
-  else if (kind == "generated") out = plan_generated(s, hosts);
+  else if (kind == "permutation" || kind == "all_to_all" || kind == "incast" || kind == "generated")
+    out = plan_pattern(s, s.workload, view_of(s, std::move(all)));
   else if (kind == "collective")
     throw config_error(s.source + ": workload.kind collective posts its WRITEs as the run goes (testbench/collective.h), "
                        "it has no static plan");

@@ -35,6 +35,11 @@ std::optional<nic::rdma_op> parse_rdma_op(const std::string& name);
 // permutation, too many incast senders, a bad flow file, or no operation at all.
 std::vector<planned_flow> plan_workload(const scenario& s);
 
+// The WRITEs of one job of `s.jobs` (testbench/jobs.h), its pattern planned on its own hosts (a permutation
+// among them, an incast onto one of them, generated flows between them), in fabric host indices. Messages
+// name the job as "FILE: jobs.N: workload.KEY".
+std::vector<planned_flow> plan_job_workload(const scenario& s, const job_params& job);
+
 // workload.kind permutation, pattern random: dst[i] is host i's destination. Every host sends to one
 // other host and receives from one; when the fabric has more than one leaf, every destination is behind
 // another leaf. Deterministic for a seed (stream "workload"/"permutation"). Throws core::config_error
@@ -42,6 +47,8 @@ std::vector<planned_flow> plan_workload(const scenario& s);
 // half of them.
 std::vector<size_t> random_permutation(const topology::topology_params& topo, uint64_t seed,
                                        const std::string& where);
+// The same over hosts behind leaves `leaf` (host i behind leaf[i]): a job's hosts, say.
+std::vector<size_t> random_permutation_of(const std::vector<size_t>& leaf, uint64_t seed, const std::string& where);
 
 // `path` as given in the scenario `source`: absolute paths stay, relative ones resolve against the
 // directory of the scenario file (the working directory for a scenario without a file).

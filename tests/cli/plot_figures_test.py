@@ -227,6 +227,33 @@ class Figures(unittest.TestCase):
             self.assertEqual(list(cdf.get_xdata()), sorted(f["slowdown"] for f in flows))
             self.assertEqual(list(cdf.get_ydata()), [(i + 1) / len(flows) for i in range(len(flows))])
 
+    def test_tenants_get_alone_and_shared_bars_per_job_and_value(self):
+        # Two jobs sharing a leaf-spine's one uplink, run with two routing choices; jobs.png has a panel per
+        # job and, per value, a bar alone and a bar shared whose heights are the report's figures.
+        yaml = os.path.join(self.dir, "tenants.yaml")
+        with open(yaml, "w") as f:
+            f.write("name: tenants_plot\ntopology: {kind: leaf_spine, leaves: 2, hosts_per_leaf: 2, spines: 1}\n"
+                    "jobs:\n  - {name: ring, hosts: [h0, h2], workload: {kind: collective}, collective: "
+                    "{min_bytes: 262144, max_bytes: 262144, iterations: 1}}\n"
+                    "  - {name: noisy, hosts: [h1, h3], workload: {kind: all_to_all, message_bytes: 1048576}}\n")
+        report = os.path.join(self.dir, "tenants.json")
+        code, out = fabricsim("run", yaml, "--quiet", "--compare", "switch.routing=ecmp,adaptive", "--json", report)
+        self.assertEqual(code, 0, out)
+        figs = self.figures([report, "--out", os.path.join(self.dir, "jobs")])
+        self.assertIn("jobs", figs)
+        runs = json.load(open(report))["runs"]
+        axes = figs["jobs"].axes
+        self.assertEqual([ax.get_title() for ax in axes], ["noisy (all_to_all)", "ring (collective)"])
+        for ax in axes:
+            name = ax.get_title().split(" ")[0]
+            for series in ("alone", "shared"):
+                bars = [p for p in ax.patches if p.get_gid() == "%s:%s" % (name, series)]
+                self.assertEqual([b.get_height() for b in bars],
+                                 [r["report"]["jobs"][name][series] for r in runs])
+            labels = [t.get_text() for t in ax.texts]
+            self.assertEqual(labels, ["x%.2f" % r["report"]["jobs"][name]["slowdown"] for r in runs])
+        self.assertEqual(axes[1].get_ylabel(), "job time, first post to last completion (us)")
+
     def test_a_sweep_csv_gives_lines_and_a_heat_map(self):
         sweep = os.path.join(self.dir, "sw")
         code, out = fabricsim("sweep", "default", "--grid", "nic.mtu_bytes=1024,4096", "--grid",

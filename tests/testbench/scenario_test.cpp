@@ -127,7 +127,7 @@ TEST(scenario, unknown_top_level_key_lists_the_known_ones) {
   EXPECT_EQ(error_of([] { load("name: x\nlinks:\n  fec_latency_ns: 80\n"); }),
             "t.yaml:2: links: unknown key; did you mean link? Known keys of top-level: name, description, seed, "
             "run, topology, link, switch, quantum, oq, sharp, nic, pcie, nic_overrides, workload, collective, "
-            "training, writes, compare, fault, faults, partition, nvlink");
+            "training, writes, compare, fault, faults, partition, nvlink, jobs");
 }
 
 // The scale-out partition (docs/scale_out.md): a list per rank of names the topology has, each once.
