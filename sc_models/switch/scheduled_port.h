@@ -39,8 +39,7 @@ class port_owner {
   // `p` (a data frame of class `tc`) is committed to the wire of port `port`, first bit at `start`. The
   // owner releases its buffer accounting and may stamp the packet (telemetry) before it is transmitted.
   // `t` is now (the hot path passes it rather than ask the kernel again).
-  virtual void departing(core::packet* p, unsigned port, unsigned tc, core::picoseconds start,
-                         core::picoseconds t) = 0;
+  virtual void departing(core::packet* p, unsigned port, unsigned tc, core::picoseconds start, core::picoseconds t) = 0;
 };
 
 class alignas(64) scheduled_port : public core::calendar_client {  // its hot fields start a cache line

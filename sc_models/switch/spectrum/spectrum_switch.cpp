@@ -427,8 +427,8 @@ void spectrum_switch::departing(packet* p, unsigned port, unsigned tc, picosecon
   if (m_params.telemetry && p->int_requested && p->int_hops < core::max_int_hops) {
     scheduled_port& sp = *m_ports[port];
     m_ctx.pool.telemetry(p)[p->int_hops] = {start, sp.tx_bytes(),
-                                 uint32_t(std::min<uint64_t>(sp.depth(tc, t), UINT32_MAX)),
-                                 uint32_t(sp.out().rate().value / 1'000'000)};
+                                            uint32_t(std::min<uint64_t>(sp.depth(tc, t), UINT32_MAX)),
+                                            uint32_t(sp.out().rate().value / 1'000'000)};
     ++p->int_hops;
     p->seal();
   }

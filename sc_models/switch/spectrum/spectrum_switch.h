@@ -82,8 +82,7 @@ class spectrum_switch : public sc_core::sc_module, public switch_device, public 
   unsigned ports() const override { return unsigned(m_ports.size()); }
   const char* device_name() const override { return name(); }
   void receive(core::packet* p, unsigned in_port) override;
-  void departing(core::packet* p, unsigned port, unsigned tc, core::picoseconds start,
-                 core::picoseconds t) override;
+  void departing(core::packet* p, unsigned port, unsigned tc, core::picoseconds start, core::picoseconds t) override;
 
   scheduled_port& port(unsigned i) { return *m_ports.at(i); }
   core::picoseconds latency() const { return m_latency; }
