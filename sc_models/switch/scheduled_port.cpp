@@ -113,8 +113,8 @@ void scheduled_port::wake_at(picoseconds t) {
   m_ctx.calendar.schedule(this, t);
 }
 
-void scheduled_port::commit(packet* p, unsigned tc, picoseconds start) {
-  m_owner.departing(p, m_index, tc, start);  // may append telemetry: read the size afterwards
+void scheduled_port::commit(packet* p, unsigned tc, picoseconds start, picoseconds t) {
+  m_owner.departing(p, m_index, tc, start, t);  // may append telemetry: read the size afterwards
   const uint32_t size = uint32_t(p->wire().value);
   fifo_push(m_out.transmit(p, start), size);
   ++m_tx_packets;
@@ -123,8 +123,7 @@ void scheduled_port::commit(packet* p, unsigned tc, picoseconds start) {
   m_tc[tc].tx_bytes += size;
 }
 
-void scheduled_port::enqueue(packet* p, unsigned tc, picoseconds ready) {
-  const picoseconds now = core::now();
+void scheduled_port::enqueue(packet* p, unsigned tc, picoseconds ready, picoseconds now) {
   retire(now);
   const uint64_t size = p->wire().value;
   const uint64_t before = m_queued_total + m_fifo_bytes;
@@ -135,7 +134,7 @@ void scheduled_port::enqueue(packet* p, unsigned tc, picoseconds ready) {
   // (the order is the arrival order either way) and no wake-up is needed.
   if (m_queued_total == 0 && m_fifo_size < m_fifo_frames && !paused(tc, now) && !m_in_refill &&
       m_control.empty()) {
-    commit(p, tc, max(ready, m_busy_until));
+    commit(p, tc, max(ready, m_busy_until), now);
     return;
   }
   m_queue[tc].push_back({p, ready, size});
@@ -261,12 +260,14 @@ void scheduled_port::refill(picoseconds t) {
       m_deficit[unsigned(tc)] = 0;
       m_nonempty &= ~(1u << unsigned(tc));
     }
-    commit(q.p, unsigned(tc), max(q.ready, horizon));
+    commit(q.p, unsigned(tc), max(q.ready, horizon), t);
   }
   bool more = !m_control.empty();
   picoseconds resume = never;
-  for (unsigned tc = 0; tc < traffic_classes; ++tc) {
-    if (m_queue[tc].empty()) continue;
+  // The classes still holding frames (m_nonempty: bit tc set while m_queue[tc] is not empty), without
+  // reading the eight queues' rings, which span four cache lines.
+  for (uint32_t mask = m_nonempty; mask != 0; mask &= mask - 1) {
+    const unsigned tc = unsigned(__builtin_ctz(mask));
     if (paused(tc, t))
       resume = std::min(resume, m_class[tc].pause_until);
     else

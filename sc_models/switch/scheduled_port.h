@@ -38,7 +38,8 @@ class port_owner {
   virtual ~port_owner() = default;
   // `p` (a data frame of class `tc`) is committed to the wire of port `port`, first bit at `start`. The
   // owner releases its buffer accounting and may stamp the packet (telemetry) before it is transmitted.
-  virtual void departing(core::packet* p, unsigned port, unsigned tc, core::picoseconds start) = 0;
+  // `t` is now (the hot path passes it rather than ask the kernel again).
+  virtual void departing(core::packet* p, unsigned port, unsigned tc, core::picoseconds start, core::picoseconds t) = 0;
 };
 
 class alignas(64) scheduled_port : public core::calendar_client {  // its hot fields start a cache line
@@ -50,7 +51,8 @@ class alignas(64) scheduled_port : public core::calendar_client {  // its hot fi
 
   // Queues an admitted data frame in class `tc`; it may leave no earlier than `ready` (which may lie
   // before now for a cut-through frame on an idle port: its first bit left while its tail was arriving).
-  void enqueue(core::packet* p, unsigned tc, core::picoseconds ready);
+  // `t` is now.
+  void enqueue(core::packet* p, unsigned tc, core::picoseconds ready, core::picoseconds t);
   // A MAC control frame (PFC): ahead of every queue, at the next slot of the MAC FIFO, never paused.
   void send_control(core::packet* p);
   // Applies a received pause for priority `prio` until `until` (at or before now: resume).
@@ -107,7 +109,7 @@ class alignas(64) scheduled_port : public core::calendar_client {  // its hot fi
   core::picoseconds refill_time() {  // when one committed frame is left (at once for a FIFO of one)
     return fifo_at(m_fifo_size >= 2 ? m_fifo_size - 2u : m_fifo_size - 1u).leaves;
   }
-  void commit(core::packet* p, unsigned tc, core::picoseconds start);
+  void commit(core::packet* p, unsigned tc, core::picoseconds start, core::picoseconds t);
   void refill(core::picoseconds t);
   int pick(core::picoseconds horizon, core::picoseconds t);  // next class to serve, or -1
   bool eligible(unsigned tc, core::picoseconds t) const { return (m_nonempty >> tc & 1) && !paused(tc, t); }

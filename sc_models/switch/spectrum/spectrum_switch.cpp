@@ -377,10 +377,10 @@ unsigned spectrum_switch::select_egress(const route& r, const packet* p, unsigne
   return best.port;
 }
 
-bool spectrum_switch::admit(packet* p, unsigned in_port, unsigned egress, unsigned tc) {
+bool spectrum_switch::admit(packet* p, unsigned in_port, unsigned egress, unsigned tc, picoseconds t) {
   const uint64_t size = p->wire().value;
   if (m_lossless[tc]) {
-    const pfc_unit::admission a = m_pfc.admit(in_port, tc, size, m_shared_used + size <= m_shared_size, core::now());
+    const pfc_unit::admission a = m_pfc.admit(in_port, tc, size, m_shared_used + size <= m_shared_size, t);
     if (a.where == pfc_unit::held::overflow) {
       ++m_headroom_overflow;
       m_ports[egress]->count_drop(tc);
@@ -411,10 +411,10 @@ bool spectrum_switch::admit(packet* p, unsigned in_port, unsigned egress, unsign
   return true;
 }
 
-void spectrum_switch::departing(packet* p, unsigned port, unsigned tc, picoseconds start) {
+void spectrum_switch::departing(packet* p, unsigned port, unsigned tc, picoseconds start, picoseconds t) {
   const uint64_t size = p->wire().value;
   if (m_lossless[tc]) {
-    const pfc_unit::release r = m_pfc.depart(p->hop_in_port, tc, size, core::now());
+    const pfc_unit::release r = m_pfc.depart(p->hop_in_port, tc, size, t);
     m_shared_used -= r.from_shared;
     if (r.xon) send_pfc(p->hop_in_port, tc, 0);
   } else {
@@ -423,12 +423,12 @@ void spectrum_switch::departing(packet* p, unsigned port, unsigned tc, picosecon
   m_released_bytes += size;
   // Marking at dequeue: the frame sees the queue it leaves behind, and carries the news without first
   // waiting through that queue.
-  if (m_ecn_at_dequeue) mark_ecn(p, port, tc, core::now());
+  if (m_ecn_at_dequeue) mark_ecn(p, port, tc, t);
   if (m_params.telemetry && p->int_requested && p->int_hops < core::max_int_hops) {
     scheduled_port& sp = *m_ports[port];
     m_ctx.pool.telemetry(p)[p->int_hops] = {start, sp.tx_bytes(),
-                                 uint32_t(std::min<uint64_t>(sp.depth(tc, core::now()), UINT32_MAX)),
-                                 uint32_t(sp.out().rate().value / 1'000'000)};
+                                            uint32_t(std::min<uint64_t>(sp.depth(tc, t), UINT32_MAX)),
+                                            uint32_t(sp.out().rate().value / 1'000'000)};
     ++p->int_hops;
     p->seal();
   }
@@ -486,7 +486,7 @@ void spectrum_switch::receive(packet* p, unsigned in_port) {
     return;
   }
   scheduled_port& out = *m_ports[egress];
-  if (!admit(p, in_port, egress, tc)) {
+  if (!admit(p, in_port, egress, tc, t)) {
     m_ctx.pool.release(p);
     return;
   }
@@ -497,7 +497,7 @@ void spectrum_switch::receive(packet* p, unsigned in_port) {
   if (m_cut_through && out.idle(t))
     ready = ready - cut_through_advance(p->wire(), core::bytes(m_params.cut_through_bytes),
                                         m_ports[in_port]->out().rate(), out.out().rate());  // cables are symmetric
-  out.enqueue(p, tc, ready);
+  out.enqueue(p, tc, ready, t);
 }
 
 }  // namespace fabricsim::sw

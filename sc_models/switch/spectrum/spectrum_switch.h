@@ -82,7 +82,7 @@ class spectrum_switch : public sc_core::sc_module, public switch_device, public 
   unsigned ports() const override { return unsigned(m_ports.size()); }
   const char* device_name() const override { return name(); }
   void receive(core::packet* p, unsigned in_port) override;
-  void departing(core::packet* p, unsigned port, unsigned tc, core::picoseconds start) override;
+  void departing(core::packet* p, unsigned port, unsigned tc, core::picoseconds start, core::picoseconds t) override;
 
   scheduled_port& port(unsigned i) { return *m_ports.at(i); }
   core::picoseconds latency() const { return m_latency; }
@@ -132,7 +132,7 @@ class spectrum_switch : public sc_core::sc_module, public switch_device, public 
   // The egress port, or no_port when every equal-cost port's link is known down (the frame is dropped).
   unsigned select_egress(const route& r, const core::packet* p, unsigned tc, core::picoseconds t);
   static constexpr unsigned no_port = equal_cost_group::none;
-  bool admit(core::packet* p, unsigned in_port, unsigned egress, unsigned tc);
+  bool admit(core::packet* p, unsigned in_port, unsigned egress, unsigned tc, core::picoseconds t);
   void mark_ecn(core::packet* p, unsigned egress, unsigned tc, core::picoseconds t);
   // PFC.
   void send_pfc(unsigned port, unsigned prio, uint16_t quanta);
