@@ -159,6 +159,12 @@ void load_jobs(const YAML::Node& top, const yaml_source& source, scenario& s) {
     }
     j.workload.incast_target = "h" + std::to_string(j.hosts.front());  // an incast's default: the job's first host
     apply_yaml(entry["workload"], visitor_of(j.workload), source, join_key(path, "workload"));
+    // The payloads' memory is one choice for the whole run (the top-level workload.memory), not per job.
+    if (entry["workload"]["memory"])
+      throw config_error(source.message(join_key(path, "workload.memory"), entry["workload"]["memory"].Mark(),
+                                        "not per job: the payloads' memory is one choice for the whole run "
+                                        "(--set workload.memory=dense changes it for every job); remove it "
+                                        "from the job"));
     if (entry["collective"])
       apply_yaml(entry["collective"], visitor_of(j.collective), source, join_key(path, "collective"));
     check_job(j, entry, source, path);

@@ -127,6 +127,9 @@ TEST(tenants, bad_jobs_are_refused_naming_the_key) {
             "permutation, all_to_all, incast, generated)");
   EXPECT_EQ(error_of([&] { load("  - {name: a, hosts: h0, workload: {kind: collective}}\n"); }),
             "t.yaml:4: jobs.0.hosts: a collective job needs at least 2 hosts (its ranks), got 1");
+  EXPECT_EQ(error_of([&] { load("  - {name: a, hosts: h0-h1, workload: {kind: incast, memory: dense}}\n"); }),
+            "t.yaml:4: jobs.0.workload.memory: not per job: the payloads' memory is one choice for the whole run "
+            "(--set workload.memory=dense changes it for every job); remove it from the job");
   EXPECT_EQ(error_of([&] { load("  - {name: a, hosts: h0-h1}\n"); }),
             "t.yaml:4: jobs.0: missing required key workload (a job needs name, hosts and workload)");
   EXPECT_EQ(error_of([&] {
