@@ -217,7 +217,7 @@ TEST(scenario, wrong_type_and_choices) {
             "generated, collective, training (did you mean permutation?)");
   EXPECT_EQ(error_of([] { load("topology:\n  kind: fat_tree\n"); }),
             "t.yaml:2: topology.kind: \"fat_tree\" is not one of: single_switch, leaf_spine, three_tier, "
-            "rail_optimized, dragonfly, graph, nvl72");
+            "rail_optimized, dragonfly, multi_site, graph, nvl72");
 }
 
 TEST(scenario, keys_that_moved_to_topology_say_where) {
