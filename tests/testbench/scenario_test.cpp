@@ -280,7 +280,8 @@ TEST(scenario, nic_overrides_errors) {
       "dcqcn_rpg_threshold, dcqcn_rpg_ai_rate_mbps, dcqcn_rpg_hai_rate_mbps, dcqcn_rpg_min_rate_mbps, "
       "dcqcn_rpg_gd, dcqcn_rpg_min_dec_fac, dcqcn_dce_tcp_g, dcqcn_dce_tcp_rtt_us, dcqcn_initial_alpha, "
       "dcqcn_rate_reduce_monitor_period_us, hpcc_eta, hpcc_max_stage, hpcc_w_ai_bytes, hpcc_base_rtt_us, "
-      "ecn_only_cut_factor, ecn_only_ai_mbps, "
+      "ecn_only_cut_factor, ecn_only_ai_mbps, dcqcn_distance_ref_rtt_us, dcqcn_distance_max_scale, "
+      "dcqcn_distance_window_bdp, "
       "retransmission, sack_reorder_packets, rto_us, retry_count, nak_threshold_packets, sq_depth, max_rd_atomic, "
       "send_window_packets, "
       "rnr_timer_us, rnr_retry_count");
