@@ -68,10 +68,10 @@ std::string fabric_line(const topology::topology_params& t) {
     shape = fmt::format("{} groups of {} routers x {} hosts, {} global cables per router", topology::dragonfly_of(t).g,
                         t.routers_per_group, t.hosts_per_router, t.global_links_per_router);
   else if (t.kind == "multi_site")
-    shape = fmt::format("{} sites of {} leaves x {} hosts and {} spines, {} edges each, {} x {:g} km cables per "
-                        "pair of edges",
-                        t.sites, t.leaves, t.hosts_per_leaf, t.spines, t.site_edges, t.inter_site_links,
-                        t.inter_site_km);
+    shape = fmt::format(
+        "{} sites of {} leaves x {} hosts and {} spines, {} edges each, {} x {:g} km cables per "
+        "pair of edges",
+        t.sites, t.leaves, t.hosts_per_leaf, t.spines, t.site_edges, t.inter_site_links, t.inter_site_km);
   else if (t.kind == "three_tier")
     shape = fmt::format("{} pods of {} leaves x {} hosts and {} spines, {} cores", t.pods, t.leaves, t.hosts_per_leaf,
                         t.spines, t.cores);

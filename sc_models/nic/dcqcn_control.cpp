@@ -43,8 +43,7 @@ dcqcn_control::dcqcn_control(const supernic_params& params, const cc_context& ct
     m_params = reaction_point_params(params);
     m_np = std::make_unique<notification_point>(params, ctx);
     m_mutant = parse_rtl_mutant(params.rtl_mutant, "nic.rtl_mutant").of("dcqcn_rp");
-    make_nic_dcqcn_rate_engine(m_model, m_params, m_mutant,
-                               {ctx.instance, "", nullptr});  // fail here, naming this NIC
+    make_nic_dcqcn_rate_engine(m_model, m_params, m_mutant, {ctx.instance, "", nullptr});  // fail here, naming this NIC
   } catch (const core::config_error& e) {
     throw core::config_error(ctx.instance + ": nic.cc " + label + ": " + e.what());
   }
@@ -85,7 +84,8 @@ void dcqcn_control::status(size_t q, qp_status& st) const {
 }
 
 void dcqcn_control::on_add_qp(const std::string& qp_name, uint64_t line_rate_bps, core::picoseconds t) {
-  core::require(line_rate_bps > 0, m_ctx.instance, "create_qp: connect the NIC's link first (DCQCN needs its line rate)");
+  core::require(line_rate_bps > 0, m_ctx.instance,
+                "create_qp: connect the NIC's link first (DCQCN needs its line rate)");
   dcqcn_params rp = m_params;
   rp.line_rate_mbps = line_rate_bps / 1'000'000;  // the port's rate, whatever the preset's testbed
   // The QP's number: this is the qps()-th create_qp() of the NIC (add_qp counts it after this call).

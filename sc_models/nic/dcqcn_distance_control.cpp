@@ -18,7 +18,9 @@ dcqcn_params distance_scaled(const dcqcn_params& base, double scale) {
   dcqcn_params p = base;
   // Timer periods are 32-bit counts of clock_mhz cycles, the byte counter a 32-bit accumulator.
   const double max_us = double(UINT32_MAX) / double(std::max<uint64_t>(p.clock_mhz, 1));
-  const auto times = [&](uint64_t& v, double limit) { v = uint64_t(std::min(std::llround(double(v) * scale), llround(std::floor(limit)))); };
+  const auto times = [&](uint64_t& v, double limit) {
+    v = uint64_t(std::min(std::llround(double(v) * scale), llround(std::floor(limit))));
+  };
   times(p.rpg_time_reset_us, max_us);
   times(p.dce_tcp_rtt_us, max_us);
   times(p.rate_reduce_monitor_period_us, max_us);
@@ -90,7 +92,7 @@ class dcqcn_distance_control final : public dcqcn_control {
     uint64_t base_rtt_ps = 0;   // smallest sample; 0: none yet
     uint64_t window_bytes = 0;  // 0: no window (none yet, or nic.dcqcn_distance_window_bdp 0)
     uint64_t line_bps = 0;
-    bool tuned = false;         // the reaction point runs with the scaled knobs
+    bool tuned = false;  // the reaction point runs with the scaled knobs
   };
 
   // Once the base RTT is known, and when the rate is at its line rate (not in the middle of a recovery that a
@@ -109,8 +111,7 @@ class dcqcn_distance_control final : public dcqcn_control {
 
 }  // namespace
 
-std::unique_ptr<congestion_control> make_dcqcn_distance_control(const supernic_params& params,
-                                                                const cc_context& ctx) {
+std::unique_ptr<congestion_control> make_dcqcn_distance_control(const supernic_params& params, const cc_context& ctx) {
   return std::make_unique<dcqcn_distance_control>(params, ctx);
 }
 

@@ -21,8 +21,7 @@
 
 namespace fabricsim::nic {
 
-std::unique_ptr<congestion_control> make_dcqcn_distance_control(const supernic_params& params,
-                                                                const cc_context& ctx);
+std::unique_ptr<congestion_control> make_dcqcn_distance_control(const supernic_params& params, const cc_context& ctx);
 
 // The reaction-point knobs of `base` scaled for a path of `base_rtt_ps` (the rule above), for tests and the
 // policy alike.

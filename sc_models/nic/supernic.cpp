@@ -212,8 +212,8 @@ void supernic_params::visit(core::param_visitor& v) {
   v.field({"dcqcn_distance_max_scale", "", "cc dcqcn_distance: largest scale s of the DCQCN knobs", 1.0, 1e4},
           dcqcn_distance_max_scale);
   v.field({"dcqcn_distance_window_bdp", "BDP",
-           "cc dcqcn_distance: bytes in flight per QP at most this x line rate x measured base RTT; 0: no window",
-           0.0, 100.0},
+           "cc dcqcn_distance: bytes in flight per QP at most this x line rate x measured base RTT; 0: no window", 0.0,
+           100.0},
           dcqcn_distance_window_bdp);
   v.field({"retransmission", "",
            "requester loss recovery: go_back_n resends everything from the lost PSN; selective resends only the "

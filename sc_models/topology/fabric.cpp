@@ -13,13 +13,14 @@
 namespace fabricsim::topology {
 
 void topology_params::visit(core::param_visitor& v) {
-  v.field({"kind",
-           "",
-           "fabric shape (docs/topology.md)",
-           0,
-           0,
-           {"single_switch", "leaf_spine", "three_tier", "rail_optimized", "dragonfly", "multi_site", "graph", "nvl72"}},
-          kind);
+  v.field(
+      {"kind",
+       "",
+       "fabric shape (docs/topology.md)",
+       0,
+       0,
+       {"single_switch", "leaf_spine", "three_tier", "rail_optimized", "dragonfly", "multi_site", "graph", "nvl72"}},
+      kind);
   v.field({"file", "",
            "graph: the GraphML (.graphml) or Graphviz (.dot, .gv) file of the wiring, relative to the "
            "scenario file (docs/topology.md)"},
@@ -57,21 +58,21 @@ void topology_params::visit(core::param_visitor& v) {
            "every pair of groups; fewer: g - 1 must divide a x h (parallel global cables)",
            0, 4096},
           dragonfly_groups);
-  v.field({"sites", "sites", "multi_site: sites, each a leaf-spine of `leaves` x `spines` with site_edges edges", 1,
-           64},
-          sites);
+  v.field(
+      {"sites", "sites", "multi_site: sites, each a leaf-spine of `leaves` x `spines` with site_edges edges", 1, 64},
+      sites);
   v.field({"site_edges", "switches", "multi_site: site-edge switches per site, each cabled to every spine of its site",
            1, 64},
           site_edges);
   v.field({"inter_site_links", "links",
            "multi_site: parallel long cables from edge e of a site to edge e of every other site", 1, 64},
           inter_site_links);
-  v.field({"inter_site_km", "km", "multi_site: length of every cable between sites (metro to regional DCI)", 10.0,
-           100.0},
-          inter_site_km);
-  v.field({"inter_site_gbps", "Gb/s", "multi_site: line rate of every cable between sites; 0: uplink_gbps", 0.0,
-           3200.0},
-          inter_site_gbps);
+  v.field(
+      {"inter_site_km", "km", "multi_site: length of every cable between sites (metro to regional DCI)", 10.0, 100.0},
+      inter_site_km);
+  v.field(
+      {"inter_site_gbps", "Gb/s", "multi_site: line rate of every cable between sites; 0: uplink_gbps", 0.0, 3200.0},
+      inter_site_gbps);
   v.field({"edge_buffer_bytes", "bytes",
            "multi_site: shared packet buffer of each site-edge switch (switch.model spectrum4; deep-buffer DCI class, "
            "estimate)",

@@ -56,8 +56,8 @@ struct topology_params {
   uint64_t sites = 2;
   uint64_t site_edges = 1;
   uint64_t inter_site_links = 1;
-  double inter_site_km = 10.0;          // 10 .. 100 km (metro to regional data-centre interconnect)
-  double inter_site_gbps = 0.0;         // 0: uplink_gbps
+  double inter_site_km = 10.0;              // 10 .. 100 km (metro to regional data-centre interconnect)
+  double inter_site_gbps = 0.0;             // 0: uplink_gbps
   uint64_t edge_buffer_bytes = 8589934592;  // a site edge's shared buffer (deep-buffer DCI class; estimate)
   double link_gbps = 400.0;       // every host link, and every switch-to-switch link unless uplink_gbps is set
   double uplink_gbps = 0.0;       // switch-to-switch links; 0: link_gbps

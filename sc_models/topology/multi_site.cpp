@@ -19,12 +19,14 @@ void validate_multi_site(const topology_params& topo) {
   if (leaf_ports > k_max_switch_ports || spine_ports > k_max_switch_ports || edge_ports > k_max_switch_ports)
     throw core::config_error("topology: a multi_site switch would have more than " + num(k_max_switch_ports) +
                              " ports (leaf " + num(leaf_ports) + ", spine " + num(spine_ports) + ", edge " +
-                             num(edge_ports) + "); lower topology.hosts_per_leaf, topology.spines, topology.leaves, "
+                             num(edge_ports) +
+                             "); lower topology.hosts_per_leaf, topology.spines, topology.leaves, "
                              "topology.site_edges or topology.inter_site_links");
   if (topo.host_count() > k_max_hosts || topo.switch_count() > k_max_switches)
     throw core::config_error("topology: multi_site has " + num(topo.host_count()) + " hosts and " +
                              num(topo.switch_count()) + " switches, above the limits of " + num(k_max_hosts) + " and " +
-                             num(k_max_switches) + "; lower topology.sites, topology.leaves or topology.hosts_per_leaf");
+                             num(k_max_switches) +
+                             "; lower topology.sites, topology.leaves or topology.hosts_per_leaf");
 }
 
 bool is_site_edge(const std::string& name) {
@@ -46,7 +48,8 @@ fabric_layout plan_multi_site(const topology_params& topo, const cable_params& c
   for (uint64_t s = 0; s < sites; ++s)
     for (uint64_t j = 0; j < leaves; ++j) l.switches.push_back({"s" + num(s) + "_leaf" + num(j), hpl + spines * lps});
   for (uint64_t s = 0; s < sites; ++s)
-    for (uint64_t k = 0; k < spines; ++k) l.switches.push_back({"s" + num(s) + "_spine" + num(k), leaves * lps + edges});
+    for (uint64_t k = 0; k < spines; ++k)
+      l.switches.push_back({"s" + num(s) + "_spine" + num(k), leaves * lps + edges});
   for (uint64_t s = 0; s < sites; ++s)
     for (uint64_t e = 0; e < edges; ++e)
       l.switches.push_back({"s" + num(s) + "_edge" + num(e), spines + (sites - 1) * isl});

@@ -2,11 +2,10 @@
 // reaction point's knobs are NVIDIA's defaults (dcqcn_rp.h): rpg_time_reset 300 us, rpg_byte_reset 32767 B,
 // dce_tcp_rtt 1 us, rate_reduce_monitor_period 4 us, initial alpha 1023/1024, rpg_gd 11. Port: 400 Gb/s.
 // Reference RTT 10 us (the default): a QP measuring 1 ms runs with every time constant x 100.
-#include "sc_models/nic/dcqcn_distance_control.h"
-
 #include <gtest/gtest.h>
 
 #include "sc_models/nic/congestion_control.h"
+#include "sc_models/nic/dcqcn_distance_control.h"
 
 namespace fabricsim::nic {
 namespace {

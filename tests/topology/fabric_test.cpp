@@ -400,7 +400,7 @@ TEST(fabric, multi_site_routes_cross_sites_through_the_edges) {
   for (size_t a = 0; a < 8; ++a)
     for (size_t b = 0; b < 8; ++b) {
       if (a == b) continue;
-      const json expect = a / 2 == b / 2 ? json::array({1, 1, 1})
+      const json expect = a / 2 == b / 2   ? json::array({1, 1, 1})
                           : a / 4 == b / 4 ? json::array({3, 3, 2})
                                            : json::array({6, 6, 8});
       EXPECT_EQ(r["hops"][a][b], expect) << "h" << a << " -> h" << b;

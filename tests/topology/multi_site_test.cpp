@@ -38,7 +38,7 @@ TEST(multi_site, two_sites_counts_ports_and_names_by_hand) {
   EXPECT_EQ(t.switch_count(), 10u);
   EXPECT_EQ(l.hosts, 8u);
   const std::vector<std::pair<std::string, uint64_t>> expect = {
-      {"s0_leaf0", 4},  {"s0_leaf1", 4},  {"s1_leaf0", 4},  {"s1_leaf1", 4},  // 2 hosts + 2 spines
+      {"s0_leaf0", 4},  {"s0_leaf1", 4},  {"s1_leaf0", 4},  {"s1_leaf1", 4},   // 2 hosts + 2 spines
       {"s0_spine0", 3}, {"s0_spine1", 3}, {"s1_spine0", 3}, {"s1_spine1", 3},  // 2 leaves + 1 edge
       {"s0_edge0", 4},  {"s1_edge0", 4}};                                      // 2 spines + 1 site x 2 cables
   for (size_t i = 0; i < expect.size(); ++i) {
