@@ -77,9 +77,11 @@ def scale_across(v):
 
 
 REASONS = {
-    "alltoall": ("our model, not NVIDIA's: the deep-buffered edge and PFC keep the one inter-site cable busy under "
-                 "both controls, so what the distance-aware variant can win is only what DCQCN's late, repeated cuts "
-                 "leave idle; NVIDIA's 1.9x compares against a baseline (and an algorithm) that is not published"),
+    "alltoall": ("PFC, not the congestion control, holds the senders: the edge pauses its spines at the switch's "
+                 "per-ingress XOFF (256 KiB), so its egress queue onto the long cable stays near 0.6 MB (the 8 GiB "
+                 "buffer is never used) and the cable stays busy under both controls; the distance-aware variant can "
+                 "only win what DCQCN's late cuts leave idle, and here that is nothing. NVIDIA's 1.9x compares "
+                 "against a baseline (and an algorithm) that is not published"),
     "allreduce": ("the ring sends one flow each way across the sites: the inter-site cable is not congested and "
                   "the two controls behave alike; what falls with distance is the ring's per-step latency (each "
                   "of its 2(n-1) steps waits for slices that cross the long cable), which no congestion control "
@@ -105,4 +107,11 @@ published claim.
 | op | km | bound | dcqcn | dcqcn_distance | ratio |
 |---|---|---|---|---|---|
 %s
+
+Why the ratio is near 1 and not NVIDIA's 1.9x (checked on the 2026-12-06 runs: CNP, PFC and queue counters of
+each report): in the alltoall the edge's PFC (per-ingress XOFF 256 KiB) holds the senders and its queue onto
+the long cable stays near 0.6 MB, the deep buffer unused, under both controls; the ring allreduce sends one
+flow each way across and marks nothing. What would let a distance-aware control matter, not modelled: edge
+PFC thresholds sized to the deep buffer (or a lossy DCI hop with deep VOQs, as Jericho-class switches run),
+and NCCL's several channels.
 """
