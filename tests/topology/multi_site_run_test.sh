@@ -23,6 +23,17 @@ writes: [{src: h0, dst: h4, bytes: 1024}]
 YAML
   "$bin" run "$tmp/far_$km.yaml" --quiet --json "$tmp/far_$km.json"
 done
+# The edges, and only they, get topology.edge_buffer_bytes: 1 MB cannot hold the PFC headroom of a 10 km
+# cable (a 400G round trip of 100 us is 5 MB), and the refusal names the edge; the other switches keep
+# switch.buffer_bytes, so a 1 MB switch.buffer_bytes refuses a leaf instead.
+if "$bin" run "$tmp/far_10.yaml" --quiet --set topology.edge_buffer_bytes=1000000 > "$tmp/edge.txt" 2>&1; then
+  echo "a 1 MB edge buffer was accepted"; exit 1
+fi
+grep -q "s0_edge0: PFC headroom" "$tmp/edge.txt" || { cat "$tmp/edge.txt"; exit 1; }
+if "$bin" run "$tmp/far_10.yaml" --quiet --set switch.buffer_bytes=100000 > "$tmp/leaf.txt" 2>&1; then
+  echo "a 100 KB switch buffer was accepted"; exit 1
+fi
+grep -q "s0_leaf0: PFC headroom" "$tmp/leaf.txt" || { cat "$tmp/leaf.txt"; exit 1; }
 /usr/bin/python3 - "$tmp" <<'PY'
 import json, sys
 def hand(km):
