@@ -164,6 +164,9 @@ std::vector<topology::tier> path_tiers(const topology::topology_params& topo, si
   if (a == b) return {tier::host, tier::host};
   if (topo.kind == "three_tier" && a / topo.leaves != b / topo.leaves)  // leaves are numbered pod by pod
     return {tier::host, tier::leaf_spine, tier::spine_core, tier::spine_core, tier::leaf_spine, tier::host};
+  if (topo.kind == "multi_site" && a / topo.leaves != b / topo.leaves)  // leaves are numbered site by site
+    return {tier::host,       tier::leaf_spine, tier::spine_core, tier::inter_site,
+            tier::spine_core, tier::leaf_spine, tier::host};
   return {tier::host, tier::leaf_spine, tier::leaf_spine, tier::host};
 }
 
@@ -211,7 +214,8 @@ std::vector<core::link_params> path_links(const scenario& s, size_t src, size_t 
   if (s.topology.kind == "graph" && s.topology.graph) return graph_path_links(*s.topology.graph, src, dst);
   // A dragonfly's shortest paths cross one to four routers (local, global, local; or two global cables
   // through a third group when that is fewer hops) and differ in length: taken from its wiring, as a graph's.
-  if (s.topology.kind == "dragonfly") return graph_path_links(topology::plan_fabric(s.topology, s.link), src, dst);
+  if (s.topology.kind == "dragonfly" || s.topology.kind == "multi_site")
+    return graph_path_links(topology::plan_fabric(s.topology, s.link), src, dst);
   std::vector<core::link_params> links;
   for (topology::tier t : path_tiers(s.topology, src, dst)) links.push_back(topology::tier_link(s.topology, s.link, t));
   return links;

@@ -30,6 +30,11 @@ fabric_capacity capacity_of(const topology::topology_params& t) {
     c.leaf_uplink_gbps = double(d.routers() * (d.a - 1 + d.h)) * up;
     c.core_tier_gbps = double(d.global_cables()) * up;
     narrowest = std::min({narrowest, c.leaf_uplink_gbps, c.core_tier_gbps});
+  } else if (t.kind == "multi_site") {  // the long links between sites are the narrowest tier in practice
+    c.leaf_uplink_gbps = double(t.leaf_count() * t.spines * t.links_per_spine) * up;
+    const double far = t.inter_site_gbps > 0.0 ? t.inter_site_gbps : up;
+    c.core_tier_gbps = double(t.sites * (t.sites - 1) / 2 * t.site_edges * t.inter_site_links) * far;
+    narrowest = std::min({narrowest, c.leaf_uplink_gbps, 2.0 * c.core_tier_gbps});
   } else if (t.kind != "single_switch") {
     c.leaf_uplink_gbps = double(t.leaf_count() * t.spines * t.links_per_spine) * up;
     narrowest = std::min(narrowest, c.leaf_uplink_gbps);
@@ -62,6 +67,11 @@ std::string fabric_line(const topology::topology_params& t) {
   else if (t.kind == "dragonfly")
     shape = fmt::format("{} groups of {} routers x {} hosts, {} global cables per router", topology::dragonfly_of(t).g,
                         t.routers_per_group, t.hosts_per_router, t.global_links_per_router);
+  else if (t.kind == "multi_site")
+    shape = fmt::format(
+        "{} sites of {} leaves x {} hosts and {} spines, {} edges each, {} x {:g} km cables per "
+        "pair of edges",
+        t.sites, t.leaves, t.hosts_per_leaf, t.spines, t.site_edges, t.inter_site_links, t.inter_site_km);
   else if (t.kind == "three_tier")
     shape = fmt::format("{} pods of {} leaves x {} hosts and {} spines, {} cores", t.pods, t.leaves, t.hosts_per_leaf,
                         t.spines, t.cores);

@@ -17,7 +17,7 @@ struct fabric_capacity {
   double leaf_uplink_gbps = 0.0;        // every leaf-to-spine cable (0 for single_switch; dragonfly: every
                                         // router's local and global cables)
   double core_tier_gbps = 0.0;          // three_tier: every spine-to-core cable; dragonfly: every global
-                                        // cable (0 otherwise)
+                                        // cable; multi_site: every inter-site cable (0 otherwise)
   double leaf_oversubscription = 1.0;   // hosts' bandwidth under a leaf over its uplinks
   double spine_oversubscription = 1.0;  // three_tier: a spine's down over up bandwidth
   // Half the narrowest tier: what crosses a cut into two equal halves of leaves (pods for three_tier) when

@@ -6,6 +6,7 @@
 #include "sc_models/nic/block_lockstep.h"
 #include "sc_models/nic/block_recording.h"
 #include "sc_models/nic/dcqcn_control.h"
+#include "sc_models/nic/dcqcn_distance_control.h"
 #include "sc_models/nic/ecn_only_control.h"
 #include "sc_models/nic/hpcc_control.h"
 #include "sc_models/nic/policy_table.h"
@@ -79,6 +80,7 @@ constexpr policy policies[] = {
     {"dcqcn", make_dcqcn_control},
     {"hpcc", make_hpcc_control},
     {"ecn_only", make_ecn_only_control},
+    {"dcqcn_distance", make_dcqcn_distance_control},
 };
 
 }  // namespace

@@ -59,9 +59,9 @@ class congestion_control {
   // Reaction point: a CNP for q arrived at `t`.
   virtual void on_cnp(size_t /*q*/, core::picoseconds /*t*/) {}
   // An ACK for q with `hops` telemetry records (null when none) acknowledging up to `ack_psn`, `snd_max` one
-  // past the highest PSN sent. True: the transmitter must look again (the window may have room).
+  // past the highest PSN sent, arriving at `t`. True: the transmitter must look again (the window may have room).
   virtual bool on_ack(size_t /*q*/, const core::int_record* /*records*/, unsigned /*hops*/, uint32_t /*ack_psn*/,
-                      uint32_t /*snd_max*/) {
+                      uint32_t /*snd_max*/, core::picoseconds /*t*/) {
     return false;
   }
   // Notification point (receiver): a CE-marked data packet for local QP `qpn` arrived at `t`. Returns when the

@@ -24,7 +24,8 @@ class hpcc_control final : public congestion_control {
     // a stricter rule would round every window down by up to one packet.
     return double(inflight_bytes) >= m_w[q].window_bytes();
   }
-  bool on_ack(size_t q, const core::int_record* records, unsigned hops, uint32_t ack_psn, uint32_t snd_max) override {
+  bool on_ack(size_t q, const core::int_record* records, unsigned hops, uint32_t ack_psn, uint32_t snd_max,
+              core::picoseconds /*t*/) override {
     // Telemetry echoed from the data packet: a new window and pace; the window may have room again.
     if (hops > 0) {
       m_w[q].on_ack(records, hops, ack_psn, snd_max);

@@ -241,7 +241,7 @@ void requester::on_ack(size_t q, packet* p, picoseconds t) {
   }
   // Telemetry echoed from the data packet (HPCC): a new window and pace, and room in the window again.
   const core::int_record* records = p->int_hops > 0 ? m_pool.telemetry(p).data() : nullptr;
-  if (m_cc.on_ack(q, records, p->int_hops, p->bth.psn, qp.snd_max)) m_host.requester_wake(t);
+  if (m_cc.on_ack(q, records, p->int_hops, p->bth.psn, qp.snd_max, t)) m_host.requester_wake(t);
 }
 
 void requester::acknowledge(size_t q, uint32_t psn, picoseconds t) {

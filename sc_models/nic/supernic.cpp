@@ -118,8 +118,9 @@ void supernic_params::visit(core::param_visitor& v) {
            1, 64},
           tx_fifo_frames);
   v.field({"cc", "",
-           "congestion control: none (line rate, PFC only), dcqcn, hpcc (telemetry-driven window) or ecn_only (a toy: "
-           "a fixed cut per CNP, additive recovery)",
+           "congestion control: none (line rate, PFC only), dcqcn, hpcc (telemetry-driven window), ecn_only (a toy: "
+           "a fixed cut per CNP, additive recovery) or dcqcn_distance (our distance-aware DCQCN: knobs and window "
+           "scaled by each QP's measured base RTT)",
            0, 0, congestion_control_names()},
           cc);
   v.field({"dcqcn_preset", "",
@@ -203,6 +204,17 @@ void supernic_params::visit(core::param_visitor& v) {
   v.field({"ecn_only_ai_mbps", "Mb/s",
            "cc ecn_only (toy): rate added back every cnp_interval_ns after the last cut, up to the line rate", 1, 4e6},
           ecn_only_ai_mbps);
+  v.field({"dcqcn_distance_ref_rtt_us", "us",
+           "cc dcqcn_distance: reference base RTT; a QP measuring s times this scales its DCQCN timers, byte "
+           "counter and monitor period by s",
+           0.1, 1e5},
+          dcqcn_distance_ref_rtt_us);
+  v.field({"dcqcn_distance_max_scale", "", "cc dcqcn_distance: largest scale s of the DCQCN knobs", 1.0, 1e4},
+          dcqcn_distance_max_scale);
+  v.field({"dcqcn_distance_window_bdp", "BDP",
+           "cc dcqcn_distance: bytes in flight per QP at most this x line rate x measured base RTT; 0: no window", 0.0,
+           100.0},
+          dcqcn_distance_window_bdp);
   v.field({"retransmission", "",
            "requester loss recovery: go_back_n resends everything from the lost PSN; selective resends only the "
            "PSN a NAK names (or, on a timeout, the oldest unacknowledged one); sack (not IBTA, after IRN): the "

@@ -93,6 +93,7 @@ struct supernic_params {
   // "hpcc": data packets ask for in-band telemetry, the responder echoes the records in its ACK and the
   // requester's HPCC-style window (sc_models/nic/hpcc.h) limits inflight bytes and paces each QP at W / T.
   // "ecn_only": a toy (docs/extending_cc.md): CNPs as with dcqcn, each cuts the QP's rate by a fixed factor.
+  // "dcqcn_distance": our distance-aware DCQCN (dcqcn_distance_control.h): knobs and window by measured RTT.
   // The policies: sc_models/nic/congestion_control.h.
   std::string cc = "none";
   std::string dcqcn_preset = "nvidia";  // reaction-point knobs: "nvidia" firmware defaults or the "paper"'s
@@ -132,6 +133,12 @@ struct supernic_params {
   // nic.cnp_interval_ns after the last cut adds the step back, up to the line rate.
   double ecn_only_cut_factor = 0.5;
   double ecn_only_ai_mbps = 5000.0;
+  // nic.cc dcqcn_distance (our model; dcqcn_distance_control.h): a QP whose measured base RTT is s times the
+  // reference runs its reaction point's timers and byte counter s times longer (s at most max_scale), and
+  // keeps at most window_bdp x its path's bandwidth-delay product in flight (0: no window).
+  double dcqcn_distance_ref_rtt_us = 10.0;
+  double dcqcn_distance_max_scale = 1000.0;
+  double dcqcn_distance_window_bdp = 1.0;
   // Loss recovery.
   std::string retransmission = "selective";  // requester: "go_back_n", "selective" (resend only what a NAK
                                              // names) or "sack" (resend what SACKs show missing)

@@ -8,17 +8,19 @@
 #include <stdexcept>
 
 #include "sc_models/topology/dragonfly.h"
+#include "sc_models/topology/multi_site.h"
 
 namespace fabricsim::topology {
 
 void topology_params::visit(core::param_visitor& v) {
-  v.field({"kind",
-           "",
-           "fabric shape (docs/topology.md)",
-           0,
-           0,
-           {"single_switch", "leaf_spine", "three_tier", "rail_optimized", "dragonfly", "graph", "nvl72"}},
-          kind);
+  v.field(
+      {"kind",
+       "",
+       "fabric shape (docs/topology.md)",
+       0,
+       0,
+       {"single_switch", "leaf_spine", "three_tier", "rail_optimized", "dragonfly", "multi_site", "graph", "nvl72"}},
+      kind);
   v.field({"file", "",
            "graph: the GraphML (.graphml) or Graphviz (.dot, .gv) file of the wiring, relative to the "
            "scenario file (docs/topology.md)"},
@@ -56,6 +58,26 @@ void topology_params::visit(core::param_visitor& v) {
            "every pair of groups; fewer: g - 1 must divide a x h (parallel global cables)",
            0, 4096},
           dragonfly_groups);
+  v.field(
+      {"sites", "sites", "multi_site: sites, each a leaf-spine of `leaves` x `spines` with site_edges edges", 1, 64},
+      sites);
+  v.field({"site_edges", "switches", "multi_site: site-edge switches per site, each cabled to every spine of its site",
+           1, 64},
+          site_edges);
+  v.field({"inter_site_links", "links",
+           "multi_site: parallel long cables from edge e of a site to edge e of every other site", 1, 64},
+          inter_site_links);
+  v.field(
+      {"inter_site_km", "km", "multi_site: length of every cable between sites (metro to regional DCI)", 10.0, 100.0},
+      inter_site_km);
+  v.field(
+      {"inter_site_gbps", "Gb/s", "multi_site: line rate of every cable between sites; 0: uplink_gbps", 0.0, 3200.0},
+      inter_site_gbps);
+  v.field({"edge_buffer_bytes", "bytes",
+           "multi_site: shared packet buffer of each site-edge switch (switch.model spectrum4; deep-buffer DCI class, "
+           "estimate)",
+           65536, 1e10},
+          edge_buffer_bytes);
   v.field({"link_gbps", "Gb/s", "line rate of every host link, and of switch-to-switch links unless uplink_gbps is set",
            1.0, 3200.0},
           link_gbps);
@@ -110,6 +132,10 @@ void topology_params::validate() const {
     throw core::config_error("topology.uplink_gbps: " + std::to_string(uplink_gbps) +
                              " must be 0 (same as link_gbps) or in [1, 3200] Gb/s");
   if (kind == "dragonfly") return validate_dragonfly(*this);
+  if (inter_site_gbps > 0.0 && inter_site_gbps < 1.0)
+    throw core::config_error("topology.inter_site_gbps: " + std::to_string(inter_site_gbps) +
+                             " must be 0 (same as uplink_gbps) or in [1, 3200] Gb/s");
+  if (kind == "multi_site") return validate_multi_site(*this);
   if (kind == "nvl72") return;  // the NVLink domain: the `nvlink` section's keys (nvlink_params::validate)
   const uint64_t uplinks = spines * links_per_spine;
   const std::string leaf_keys = "topology.hosts_per_leaf, topology.spines or topology.links_per_spine";
@@ -152,6 +178,7 @@ uint64_t topology_params::host_count() const {
   if (kind == "three_tier") return pods * leaves * hosts_per_leaf;
   if (kind == "rail_optimized") return groups * hosts_per_leaf * rails;
   if (kind == "dragonfly") return dragonfly_of(*this).hosts();
+  if (kind == "multi_site") return sites * leaves * hosts_per_leaf;
   return hosts;
 }
 
@@ -161,6 +188,7 @@ uint64_t topology_params::leaf_count() const {
   if (kind == "three_tier") return pods * leaves;
   if (kind == "rail_optimized") return groups * rails;
   if (kind == "dragonfly") return dragonfly_of(*this).routers();
+  if (kind == "multi_site") return sites * leaves;
   return 1;
 }
 
@@ -169,6 +197,7 @@ uint64_t topology_params::switch_count() const {
   if (kind == "leaf_spine" || kind == "rail_optimized") return leaf_count() + spines;
   if (kind == "three_tier") return pods * (leaves + spines) + cores;
   if (kind == "dragonfly") return dragonfly_of(*this).routers();
+  if (kind == "multi_site") return sites * (leaves + spines + site_edges);
   return 1;
 }
 
@@ -222,6 +251,10 @@ core::link_params tier_link(const topology_params& topo, const cable_params& cab
       lp.rate_gbps = topo.uplink_rate_gbps();
       lp.propagation_ns = topo.global_cable_m * cable.ns_per_metre;
       break;
+    case tier::inter_site:
+      lp.rate_gbps = topo.inter_site_gbps > 0.0 ? topo.inter_site_gbps : topo.uplink_rate_gbps();
+      lp.propagation_ns = topo.inter_site_km * 1000.0 * cable.ns_per_metre;
+      break;
   }
   return lp;
 }
@@ -242,7 +275,8 @@ std::optional<size_t> host_index(const std::string& name, size_t hosts) {
 
 size_t leaf_of(const topology_params& topo, size_t index) {
   if (topo.kind == "graph") return topo.graph->host_leaf.at(index);
-  if (topo.kind == "leaf_spine" || topo.kind == "three_tier") return index / topo.hosts_per_leaf;  // pod-major
+  if (topo.kind == "leaf_spine" || topo.kind == "three_tier" || topo.kind == "multi_site")
+    return index / topo.hosts_per_leaf;  // pod-major, site-major
   if (topo.kind == "rail_optimized") {
     const size_t group = index / topo.rails / topo.hosts_per_leaf;
     return group * topo.rails + index % topo.rails;
@@ -356,9 +390,10 @@ fabric_layout plan_builtin(const topology_params& topo, const cable_params& cabl
 fabric_layout plan_fabric(const topology_params& topo, const cable_params& cable) {
   topo.validate();
   core::check_ranges(cable, "link");
-  fabric_layout l = topo.kind == "graph"       ? *topo.graph
-                    : topo.kind == "dragonfly" ? plan_dragonfly(topo, cable)
-                                               : plan_builtin(topo, cable);
+  fabric_layout l = topo.kind == "graph"        ? *topo.graph
+                    : topo.kind == "dragonfly"  ? plan_dragonfly(topo, cable)
+                    : topo.kind == "multi_site" ? plan_multi_site(topo, cable)
+                                                : plan_builtin(topo, cable);
   if (!topo.absent_cables.empty()) {  // failed before the run: not in the fabric at all
     std::vector<fabric_layout::cable_entry> kept;
     for (size_t c = 0; c < l.cables.size(); ++c)

@@ -25,7 +25,7 @@ struct fabric_layout;
 // The fabric's shape, the line rates of its tiers and the cable lengths. Which keys a kind reads:
 // docs/topology.md.
 struct topology_params {
-  // single_switch, leaf_spine, three_tier, rail_optimized, dragonfly, graph; nvl72: the NVLink domain
+  // single_switch, leaf_spine, three_tier, rail_optimized, dragonfly, multi_site, graph; nvl72: the NVLink domain
   // (topology/nvlink_domain.h), built from the `nvlink` section, for workload.kind collective only
   std::string kind = "single_switch";
   std::string file;  // graph: the GraphML / DOT file (relative to the scenario file)
@@ -50,6 +50,15 @@ struct topology_params {
   uint64_t hosts_per_router = 2;         // p
   uint64_t global_links_per_router = 2;  // h: cables from a router to routers of other groups
   uint64_t dragonfly_groups = 0;         // g; 0: a x h + 1, one global cable between every pair of groups
+  // multi_site (sc_models/topology/multi_site.h): `sites` leaf-spines of leaves x hosts_per_leaf and spines,
+  // each with site_edges edge switches (every spine to every edge), edge e of each site joined to edge e of
+  // every other site by inter_site_links cables of inter_site_km.
+  uint64_t sites = 2;
+  uint64_t site_edges = 1;
+  uint64_t inter_site_links = 1;
+  double inter_site_km = 10.0;              // 10 .. 100 km (metro to regional data-centre interconnect)
+  double inter_site_gbps = 0.0;             // 0: uplink_gbps
+  uint64_t edge_buffer_bytes = 8589934592;  // a site edge's shared buffer (deep-buffer DCI class; estimate)
   double link_gbps = 400.0;       // every host link, and every switch-to-switch link unless uplink_gbps is set
   double uplink_gbps = 0.0;       // switch-to-switch links; 0: link_gbps
   double host_cable_m = 2.0;      // NIC to leaf
@@ -85,8 +94,8 @@ struct cable_params {
 };
 
 // The tiers of cables; each has its own rate and length. local, global: a dragonfly's cables inside a
-// group and between groups.
-enum class tier { host, leaf_spine, spine_core, local, global };
+// group and between groups; inter_site: multi_site's long links between site edges.
+enum class tier { host, leaf_spine, spine_core, local, global, inter_site };
 // The parameters of every link of `t`.
 core::link_params tier_link(const topology_params& topo, const cable_params& cable, tier t);
 

@@ -39,7 +39,7 @@ double rate_mbps(const congestion_control& cc) {
 }
 
 TEST(congestion_control, factory_knows_each_name_nic_cc_lists) {
-  const std::vector<std::string> expected = {"none", "dcqcn", "hpcc", "ecn_only"};
+  const std::vector<std::string> expected = {"none", "dcqcn", "hpcc", "ecn_only", "dcqcn_distance"};
   EXPECT_EQ(congestion_control_names(), expected);
   for (const std::string& n : expected) EXPECT_STREQ(make(n)->name(), n.c_str());
   // nic.cc validates against the same list.
@@ -58,12 +58,12 @@ TEST(congestion_control, unknown_name_names_the_key_and_the_choices) {
     const std::string what = e.what();
     EXPECT_NE(what.find("host3.nic"), std::string::npos) << what;
     EXPECT_NE(what.find("nic.cc \"reno\""), std::string::npos) << what;
-    EXPECT_NE(what.find("none, dcqcn, hpcc, ecn_only"), std::string::npos) << what;
+    EXPECT_NE(what.find("none, dcqcn, hpcc, ecn_only, dcqcn_distance"), std::string::npos) << what;
   }
 }
 
 TEST(congestion_control, paced_policies_need_the_line_rate) {
-  for (const char* n : {"dcqcn", "hpcc", "ecn_only"}) {
+  for (const char* n : {"dcqcn", "hpcc", "ecn_only", "dcqcn_distance"}) {
     auto cc = make_congestion_control(n, params(), {"nic0", nullptr});
     EXPECT_THROW(cc->add_qp("", 0, picoseconds{}), core::config_error) << n;
   }

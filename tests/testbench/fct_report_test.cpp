@@ -109,6 +109,11 @@ TEST(ideal_fct, path_tiers_follow_the_topology) {
   EXPECT_EQ(path_tiers(t, 0, 2).size(), 4u);  // same pod
   EXPECT_EQ(path_tiers(t, 0, 4), (std::vector<tier>{tier::host, tier::leaf_spine, tier::spine_core, tier::spine_core,
                                                     tier::leaf_spine, tier::host}));
+  // multi_site, 2 leaves x 2 hosts per site: h4 is in site 1, so leaf, spine, edge, long cable, edge, spine, leaf.
+  t.kind = "multi_site";
+  EXPECT_EQ(path_tiers(t, 0, 2).size(), 4u);  // same site
+  EXPECT_EQ(path_tiers(t, 0, 4), (std::vector<tier>{tier::host, tier::leaf_spine, tier::spine_core, tier::inter_site,
+                                                    tier::spine_core, tier::leaf_spine, tier::host}));
 }
 
 // Single WRITEs far apart in time (each alone on the idle fabric): the model's FCT against the ideal.

@@ -217,7 +217,7 @@ TEST(scenario, wrong_type_and_choices) {
             "generated, collective, training (did you mean permutation?)");
   EXPECT_EQ(error_of([] { load("topology:\n  kind: fat_tree\n"); }),
             "t.yaml:2: topology.kind: \"fat_tree\" is not one of: single_switch, leaf_spine, three_tier, "
-            "rail_optimized, dragonfly, graph, nvl72");
+            "rail_optimized, dragonfly, multi_site, graph, nvl72");
 }
 
 TEST(scenario, keys_that_moved_to_topology_say_where) {
@@ -280,7 +280,8 @@ TEST(scenario, nic_overrides_errors) {
       "dcqcn_rpg_threshold, dcqcn_rpg_ai_rate_mbps, dcqcn_rpg_hai_rate_mbps, dcqcn_rpg_min_rate_mbps, "
       "dcqcn_rpg_gd, dcqcn_rpg_min_dec_fac, dcqcn_dce_tcp_g, dcqcn_dce_tcp_rtt_us, dcqcn_initial_alpha, "
       "dcqcn_rate_reduce_monitor_period_us, hpcc_eta, hpcc_max_stage, hpcc_w_ai_bytes, hpcc_base_rtt_us, "
-      "ecn_only_cut_factor, ecn_only_ai_mbps, "
+      "ecn_only_cut_factor, ecn_only_ai_mbps, dcqcn_distance_ref_rtt_us, dcqcn_distance_max_scale, "
+      "dcqcn_distance_window_bdp, "
       "retransmission, sack_reorder_packets, rto_us, retry_count, nak_threshold_packets, sq_depth, max_rd_atomic, "
       "send_window_packets, "
       "rnr_timer_us, rnr_retry_count");

@@ -381,6 +381,32 @@ TEST(fabric, dragonfly_routes_cross_at_most_three_switch_to_switch_hops) {
   EXPECT_GT(by_hops[4], 0u);  // some pairs need the full local, global, local
 }
 
+// Two sites (multi_site: 2 leaves x 2 hosts, 2 spines, 1 edge each; the edges joined by 2 cables): by hand,
+// a pair under one leaf crosses 1 switch on 1 path; a pair in one site 3 switches on 2 paths (a spine each);
+// a pair in different sites 6 switches (leaf, spine, edge, edge, spine, leaf) on 2 x 2 x 2 = 8 paths (up
+// spine, inter-site cable, down spine).
+TEST(fabric, multi_site_routes_cross_sites_through_the_edges) {
+  topology_params t;
+  t.kind = "multi_site";
+  t.leaves = 2;
+  t.hosts_per_leaf = 2;
+  t.spines = 2;
+  t.inter_site_links = 2;
+  const json r = describe(t);
+  ASSERT_TRUE(r.contains("hops"));
+  EXPECT_TRUE(r["errors"].empty()) << r["errors"].dump(1);
+  ASSERT_EQ(r["switches"].size(), 10u);
+  EXPECT_EQ(r["links"].size(), 2u * 22);
+  for (size_t a = 0; a < 8; ++a)
+    for (size_t b = 0; b < 8; ++b) {
+      if (a == b) continue;
+      const json expect = a / 2 == b / 2   ? json::array({1, 1, 1})
+                          : a / 4 == b / 4 ? json::array({3, 3, 2})
+                                           : json::array({6, 6, 8});
+      EXPECT_EQ(r["hops"][a][b], expect) << "h" << a << " -> h" << b;
+    }
+}
+
 TEST(fabric, link_rates_and_latencies_per_tier) {
   topology_params t;
   t.kind = "three_tier";
@@ -459,7 +485,7 @@ TEST(fabric, absurd_sizes_are_refused_naming_the_key) {
   t.kind = "fat_tree";
   EXPECT_EQ(validation_error(t),
             "topology.kind: \"fat_tree\" is not one of: single_switch, leaf_spine, three_tier, rail_optimized, "
-            "dragonfly, graph, nvl72");
+            "dragonfly, multi_site, graph, nvl72");
   t = {};
   t.kind = "three_tier";
   t.spines = 4;

@@ -264,8 +264,10 @@ void spectrum_switch::connect_port(unsigned port, core::link& out) {
     for (unsigned prio = 0; prio < traffic_classes; ++prio)
       if (m_ports[p] && m_lossless[prio]) reserved += m_pfc.headroom_size(p);
   core::require(reserved < m_params.buffer_bytes, name(),
-                "PFC headroom (" + std::to_string(reserved) + " bytes over the connected ports) leaves nothing of "
-                "switch.buffer_bytes " + std::to_string(m_params.buffer_bytes) + " for the shared pool");
+                "PFC headroom (" + std::to_string(reserved) +
+                    " bytes over the connected ports) leaves nothing of "
+                    "switch.buffer_bytes (a multi_site edge: topology.edge_buffer_bytes) " +
+                    std::to_string(m_params.buffer_bytes) + " for the shared pool");
   m_shared_size = m_params.buffer_bytes - reserved;
 }
 
