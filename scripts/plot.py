@@ -242,7 +242,7 @@ def plot_training_timeline(rep, title, out_dir, suffix, written):
         bars = [(r, s, e) for r, kk, s, e in rows if kk == k]
         if bars:
             ax.barh([r for r, _, _ in bars], [e - s for _, s, e in bars], left=[s for _, s, _ in bars], height=0.8,
-                    color=colors(k % 10), edgecolor="none", label=kind, alpha=1.0 if k == 0 else 0.75)
+                    color=colors(k % 10), edgecolor="white", linewidth=0.4, label=kind, alpha=1.0 if k == 0 else 0.75)
     ax.set_yticks(range(2 * gpus))
     ax.set_yticklabels(["GPU %d %s" % (r // 2, "comm" if r % 2 else "compute") for r in range(2 * gpus)])
     ax.invert_yaxis()

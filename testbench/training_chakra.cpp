@@ -84,17 +84,21 @@ class chakra_mapper {
       case chakra_node_type::comp:
       case chakra_node_type::mem_load:
       case chakra_node_type::mem_store:
-      case chakra_node_type::metadata:
-        new_unit({{n}});
+      case chakra_node_type::metadata: {
+        unit u;
+        u.nodes = {n};
+        new_unit(std::move(u));
         return;
+      }
       case chakra_node_type::comm_coll: {
         required(n, c.comm_size, "comm_size", 0, int64_t(1) << 40);
         const int64_t type = required(n, c.comm_type, "comm_type", INT64_MIN, INT64_MAX);
         const std::string op = op_name(type);
         if (op.empty())
-          throw config_error(fmt::format("{}: attribute comm_type: {} is not modelled (fabricsim runs ALL_REDUCE, "
-                                         "ALL_GATHER, REDUCE_SCATTER, ALL_TO_ALL and BROADCAST)",
-                                         where(n), traces::chakra_coll_name(type)));
+          throw config_error(
+              fmt::format("{}: attribute comm_type: {} is not modelled (fabricsim runs ALL_REDUCE, "
+                          "ALL_GATHER, REDUCE_SCATTER, ALL_TO_ALL and BROADCAST)",
+                          where(n), traces::chakra_coll_name(type)));
         if (op == "broadcast") required(n, c.comm_src, "comm_src", 0, last_rank);
         m_colls[{c.pg_name.value_or(""), n.rank}].push_back(n);
         return;
@@ -113,10 +117,11 @@ class chakra_mapper {
         return;
       }
       default:
-        throw config_error(fmt::format("{}: type: {} is not modelled (fabricsim reads COMP_NODE, MEM_LOAD_NODE, "
-                                       "MEM_STORE_NODE, METADATA_NODE, COMM_COLL_NODE, COMM_SEND_NODE and "
-                                       "COMM_RECV_NODE)",
-                                       where(n), traces::chakra_type_name(c.type)));
+        throw config_error(
+            fmt::format("{}: type: {} is not modelled (fabricsim reads COMP_NODE, MEM_LOAD_NODE, "
+                        "MEM_STORE_NODE, METADATA_NODE, COMM_COLL_NODE, COMM_SEND_NODE and "
+                        "COMM_RECV_NODE)",
+                        where(n), traces::chakra_type_name(c.type)));
     }
   }
 
@@ -169,9 +174,10 @@ class chakra_mapper {
                            "\" has collectives in this rank's trace only (a collective needs two ranks or more)");
       for (uint32_t r : ranks)
         if (count_of(r) != first.size())
-          throw config_error(fmt::format("{}: {} collectives on process group \"{}\", but {} has {} (every member "
-                                         "must issue the group's collectives, in the same order)",
-                                         m_files[ranks.front()], first.size(), name, m_files[r], count_of(r)));
+          throw config_error(
+              fmt::format("{}: {} collectives on process group \"{}\", but {} has {} (every member "
+                          "must issue the group's collectives, in the same order)",
+                          m_files[ranks.front()], first.size(), name, m_files[r], count_of(r)));
       for (size_t k = 0; k < first.size(); ++k) add_collective(pg, name, ranks, k);
     }
   }
@@ -185,10 +191,11 @@ class chakra_mapper {
       const node_ref n = m_colls.at({pg, r})[k];
       const chakra_node& b = node(n);
       if (b.comm_type != a.comm_type || b.comm_size != a.comm_size || b.comm_src != a.comm_src)
-        throw config_error(fmt::format("{}: collective {} of process group \"{}\": comm_type {} comm_size {}, but {} "
-                                       "has comm_type {} comm_size {} (the k-th collectives of a group must agree)",
-                                       where(n), k, name, traces::chakra_coll_name(*b.comm_type), *b.comm_size,
-                                       where(lead), traces::chakra_coll_name(*a.comm_type), *a.comm_size));
+        throw config_error(
+            fmt::format("{}: collective {} of process group \"{}\": comm_type {} comm_size {}, but {} "
+                        "has comm_type {} comm_size {} (the k-th collectives of a group must agree)",
+                        where(n), k, name, traces::chakra_coll_name(*b.comm_type), *b.comm_size, where(lead),
+                        traces::chakra_coll_name(*a.comm_type), *a.comm_size));
       u.nodes.push_back(n);
     }
     const std::string op = op_name(*a.comm_type);
@@ -210,9 +217,10 @@ class chakra_mapper {
       const size_t recvs = it == m_recvs.end() ? 0 : it->second.size();
       const auto& [src, dst, tag] = key;
       if (recvs < sends.size())
-        throw config_error(fmt::format("{}: no COMM_RECV_NODE in {} with comm_src {} and comm_tag {} matches it (send "
-                                       "{} of {} to rank {})",
-                                       where(sends[recvs]), m_files[dst], src, tag, recvs, sends.size(), dst));
+        throw config_error(
+            fmt::format("{}: no COMM_RECV_NODE in {} with comm_src {} and comm_tag {} matches it (send "
+                        "{} of {} to rank {})",
+                        where(sends[recvs]), m_files[dst], src, tag, recvs, sends.size(), dst));
       for (size_t k = 0; k < sends.size(); ++k) {
         unit u;
         u.compute = false;
@@ -282,8 +290,8 @@ class chakra_mapper {
 
   // Walks back along unfinished dependencies from an unfinished unit until one repeats: that is a cycle.
   [[noreturn]] void throw_cycle(const std::vector<uint32_t>& missing) const {
-    uint32_t u = uint32_t(std::find_if(missing.begin(), missing.end(), [](uint32_t m) { return m > 0; }) -
-                          missing.begin());
+    uint32_t u =
+        uint32_t(std::find_if(missing.begin(), missing.end(), [](uint32_t m) { return m > 0; }) - missing.begin());
     std::vector<uint32_t> path;
     std::vector<size_t> seen_at(m_units.size(), SIZE_MAX);
     while (seen_at[u] == SIZE_MAX) {
@@ -297,7 +305,8 @@ class chakra_mapper {
     }
     const std::string first = where(m_units[u].nodes.front());
     std::string cycle;
-    for (size_t k = seen_at[u] + 1; k < path.size(); ++k) cycle += where(m_units[path[k]].nodes.front()) + ", which waits for ";
+    for (size_t k = seen_at[u] + 1; k < path.size(); ++k)
+      cycle += where(m_units[path[k]].nodes.front()) + ", which waits for ";
     throw config_error(first + ": data_deps/ctrl_deps: a dependency cycle: it waits for " + cycle + "it");
   }
 
@@ -313,7 +322,7 @@ class chakra_mapper {
       t.rank = x.compute ? x.nodes.front().rank : m_g.groups[x.group].ranks.front();
       if (x.compute)
         t.seconds = c.duration_micros > 0 || !c.num_ops ? double(c.duration_micros) * 1e-6
-                                                         : double(std::max<int64_t>(*c.num_ops, 0)) / m_flops_per_s;
+                                                        : double(std::max<int64_t>(*c.num_ops, 0)) / m_flops_per_s;
       t.group = x.group;
       t.bytes = x.bytes;
       for (uint32_t d : x.deps) t.deps.push_back(task_of[d]);
@@ -349,11 +358,11 @@ std::vector<std::string> chakra_files(const std::string& spec, const std::string
         prefixes.insert((e.path().parent_path() / f.substr(0, dot)).string());
     }
     if (prefixes.size() != 1)
-      throw config_error(fmt::format("{}: training.chakra: the directory {} holds {} (expected the files "
-                                     "<prefix>.<rank>.et of one trace)",
-                                     source, prefix,
-                                     prefixes.empty() ? std::string("no *.<rank>.et files")
-                                                      : fmt::format("{} prefixes", prefixes.size())));
+      throw config_error(fmt::format(
+          "{}: training.chakra: the directory {} holds {} (expected the files "
+          "<prefix>.<rank>.et of one trace)",
+          source, prefix,
+          prefixes.empty() ? std::string("no *.<rank>.et files") : fmt::format("{} prefixes", prefixes.size())));
     prefix = *prefixes.begin();
   }
   std::vector<std::string> files;
@@ -363,9 +372,10 @@ std::vector<std::string> chakra_files(const std::string& spec, const std::string
     files.push_back(f);
   }
   if (files.empty())
-    throw config_error(fmt::format("{}: training.chakra: no {}.0.et (expected one Chakra trace per rank, "
-                                   "<prefix>.0.et, <prefix>.1.et, ...)",
-                                   source, prefix));
+    throw config_error(
+        fmt::format("{}: training.chakra: no {}.0.et (expected one Chakra trace per rank, "
+                    "<prefix>.0.et, <prefix>.1.et, ...)",
+                    source, prefix));
   return files;
 }
 

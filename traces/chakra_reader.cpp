@@ -16,12 +16,12 @@ using core::config_error;
 
 namespace {
 
-constexpr const char* k_type_names[] = {"INVALID_NODE",   "METADATA_NODE",  "MEM_LOAD_NODE",  "MEM_STORE_NODE",
-                                        "COMP_NODE",      "COMM_SEND_NODE", "COMM_RECV_NODE", "COMM_COLL_NODE",
-                                        "STORAGE_NODE",   "BATCH_NODE",     "CHECKPOINT_NODE"};
-constexpr const char* k_coll_names[] = {"ALL_REDUCE", "REDUCE",         "ALL_GATHER",           "GATHER",
-                                        "SCATTER",    "BROADCAST",      "ALL_TO_ALL",           "REDUCE_SCATTER",
-                                        "REDUCE_SCATTER_BLOCK", "BARRIER"};
+constexpr const char* k_type_names[] = {"INVALID_NODE", "METADATA_NODE",  "MEM_LOAD_NODE",  "MEM_STORE_NODE",
+                                        "COMP_NODE",    "COMM_SEND_NODE", "COMM_RECV_NODE", "COMM_COLL_NODE",
+                                        "STORAGE_NODE", "BATCH_NODE",     "CHECKPOINT_NODE"};
+constexpr const char* k_coll_names[] = {
+    "ALL_REDUCE", "REDUCE",         "ALL_GATHER",           "GATHER", "SCATTER", "BROADCAST",
+    "ALL_TO_ALL", "REDUCE_SCATTER", "REDUCE_SCATTER_BLOCK", "BARRIER"};
 
 // The varint at `pos`; false when the bytes end inside it or it runs past ten bytes.
 bool read_varint(const std::string& b, size_t& pos, uint64_t& out) {
@@ -39,15 +39,16 @@ std::string next_message(const std::string& b, size_t& pos, const std::string& s
   const size_t at = pos;
   uint64_t len = 0;
   if (!read_varint(b, pos, len))
-    throw config_error(fmt::format("{}: byte {}: {}: the length prefix is cut off (a truncated file?)", source, at,
-                                   what));
+    throw config_error(
+        fmt::format("{}: byte {}: {}: the length prefix is cut off (a truncated file?)", source, at, what));
   if (len > k_max_chakra_message)
-    throw config_error(fmt::format("{}: byte {}: {}: a length of {} bytes, over the {} MiB a message may have "
-                                   "(a corrupt length prefix?)",
-                                   source, at, what, len, k_max_chakra_message >> 20));
+    throw config_error(
+        fmt::format("{}: byte {}: {}: a length of {} bytes, over the {} MiB a message may have "
+                    "(a corrupt length prefix?)",
+                    source, at, what, len, k_max_chakra_message >> 20));
   if (len > b.size() - pos)
-    throw config_error(fmt::format("{}: byte {}: {}: the prefix says {} bytes but {} remain (a truncated file)",
-                                   source, at, what, len, b.size() - pos));
+    throw config_error(fmt::format("{}: byte {}: {}: the prefix says {} bytes but {} remain (a truncated file)", source,
+                                   at, what, len, b.size() - pos));
   std::string body = b.substr(pos, size_t(len));
   pos += size_t(len);
   return body;
@@ -78,9 +79,10 @@ int64_t integer_attr(const chakra::AttributeProto& a, const std::string& where) 
         throw config_error(fmt::format("{}: attribute {}: {} is out of range", where, a.name(), a.uint64_val()));
       return int64_t(a.uint64_val());
     default:
-      throw config_error(fmt::format("{}: attribute {}: expected an integer value (int32_val, int64_val, "
-                                     "uint32_val, uint64_val, sint32_val, sint64_val), not {}",
-                                     where, a.name(), a.value_case() == A::VALUE_NOT_SET ? "no value" : "another kind"));
+      throw config_error(
+          fmt::format("{}: attribute {}: expected an integer value (int32_val, int64_val, "
+                      "uint32_val, uint64_val, sint32_val, sint64_val), not {}",
+                      where, a.name(), a.value_case() == A::VALUE_NOT_SET ? "no value" : "another kind"));
   }
 }
 
@@ -96,12 +98,18 @@ chakra_node to_node(const chakra::Node& m, size_t index, const std::string& sour
   const std::string where = node_ref(source, n);
   for (const chakra::AttributeProto& a : m.attr()) {
     const std::string& k = a.name();
-    if (k == "comm_type") n.comm_type = integer_attr(a, where);
-    else if (k == "comm_size") n.comm_size = integer_attr(a, where);
-    else if (k == "comm_src") n.comm_src = integer_attr(a, where);
-    else if (k == "comm_dst") n.comm_dst = integer_attr(a, where);
-    else if (k == "comm_tag") n.comm_tag = integer_attr(a, where);
-    else if (k == "num_ops") n.num_ops = integer_attr(a, where);
+    if (k == "comm_type")
+      n.comm_type = integer_attr(a, where);
+    else if (k == "comm_size")
+      n.comm_size = integer_attr(a, where);
+    else if (k == "comm_src")
+      n.comm_src = integer_attr(a, where);
+    else if (k == "comm_dst")
+      n.comm_dst = integer_attr(a, where);
+    else if (k == "comm_tag")
+      n.comm_tag = integer_attr(a, where);
+    else if (k == "num_ops")
+      n.num_ops = integer_attr(a, where);
     else if (k == "pg_name") {
       if (a.value_case() != chakra::AttributeProto::kStringVal)
         throw config_error(where + ": attribute pg_name: expected a string_val");
@@ -144,8 +152,7 @@ chakra_trace parse_chakra_trace(const std::string& bytes, const std::string& sou
     if (!m.ParseFromString(body))
       throw config_error(fmt::format("{}: byte {}: {} does not parse as a Chakra Node", source, at, what));
     chakra_node n = to_node(m, t.nodes.size(), source);
-    if (!ids.insert(n.id).second)
-      throw config_error(node_ref(source, n) + ": id: a second node with this id");
+    if (!ids.insert(n.id).second) throw config_error(node_ref(source, n) + ": id: a second node with this id");
     t.nodes.push_back(std::move(n));
   }
   return t;

@@ -52,7 +52,7 @@ std::string chakra_coll_name(int64_t type);
 struct chakra_node {
   uint64_t id = 0;
   std::string name;
-  int type = 0;                // chakra_node_type, as written (an unknown value is kept for the error)
+  int type = 0;                                // chakra_node_type, as written (an unknown value is kept for the error)
   std::vector<uint64_t> data_deps, ctrl_deps;  // ids of nodes of the same file this one waits for
   uint64_t duration_micros = 0;
   std::optional<int64_t> comm_type, comm_size, comm_src, comm_dst, comm_tag, num_ops;

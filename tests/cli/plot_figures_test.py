@@ -200,11 +200,13 @@ class Figures(unittest.TestCase):
         self.assertEqual(code, 0, out)
         figs = self.figures([report, "--out", os.path.join(self.dir, "tl")])
         self.assertIn("training_timeline", figs)
-        tl = json.load(open(report))["training"]["timeline"]
+        with open(report) as f:
+            tl = json.load(f)["training"]["timeline"]
         ax = figs["training_timeline"].axes[0]
         # Every bar of the report, recomputed here: GPU g's compute on row 2g, its communication on row 2g + 1,
         # from start to end, coloured by its kind (one legend entry per kind).
-        want = sorted((round(2 * g + (1 if k else 0) - 0.4, 6), round(s, 6), round(e - s, 6)) for g, k, s, e in tl["bars"])
+        want = sorted((round(2 * g + (1 if k else 0) - 0.4, 6), round(s, 6), round(e - s, 6))
+                      for g, k, s, e in tl["bars"])
         got = sorted((round(p.get_y(), 6), round(p.get_x(), 6), round(p.get_width(), 6)) for p in ax.patches)
         self.assertEqual(got, want)
         self.assertEqual([t.get_text() for t in ax.get_legend().get_texts()], tl["kinds"])
