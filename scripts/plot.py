@@ -26,6 +26,9 @@ svg or pdf writes the same names with that extension):
   compare_queue.png    and the deepest switch queue over time, one line per value (with the RED lines)
   jobs.png             tenants: each job's headline figure alone and shared, one panel per job, a pair of
                        bars per compared value (or one pair)                             (jobs)
+  training_timeline.png  a training step's tasks over time: per GPU a compute row and a communication row,
+                       bars coloured by kind (compute, "tp allreduce", a trace's "world allreduce", ...)
+                                                                        (training.timeline)
   sweep.png            a sweep's metric against its first key, one line per value of the other keys
   sweep_heatmap.png    a two-key sweep's metric as a heat map, each cell labelled
 
@@ -288,7 +291,40 @@ def plot_fct(runs, title, out_dir, written):
     save(fig, out_dir, "fct_cdf.png", written)
 
 
+def timeline_rows(timeline):
+    """The bars of a training report's timeline as (row, kind, start_us, end_us): GPU g's compute stream on row
+    2g, its communication on row 2g + 1."""
+    return [(2 * int(g) + (1 if int(k) else 0), int(k), float(s), float(e)) for g, k, s, e in timeline["bars"]]
+
+
+def plot_training_timeline(rep, title, out_dir, suffix, written):
+    """training_timeline.png: one horizontal bar per task, rows per GPU stream, one colour per kind."""
+    tl = rep.get("training", {}).get("timeline")
+    if not tl or not tl.get("bars"):
+        return
+    rows = timeline_rows(tl)
+    gpus = int(tl["gpus"])
+    fig, ax = plt.subplots(figsize=(SIZE[0] + 1.5, max(SIZE[1], 0.5 * 2 * gpus + 1.5)))
+    colors = plt.get_cmap("tab10")
+    for k, kind in enumerate(tl["kinds"]):
+        bars = [(r, s, e) for r, kk, s, e in rows if kk == k]
+        if bars:
+            ax.barh([r for r, _, _ in bars], [e - s for _, s, e in bars], left=[s for _, s, _ in bars], height=0.8,
+                    color=colors(k % 10), edgecolor="white", linewidth=0.4, label=kind, alpha=1.0 if k == 0 else 0.75)
+    ax.set_yticks(range(2 * gpus))
+    ax.set_yticklabels(["GPU %d %s" % (r // 2, "comm" if r % 2 else "compute") for r in range(2 * gpus)])
+    ax.invert_yaxis()
+    ax.set_xlabel("simulated time (us)")
+    t = rep["training"]
+    ax.set_title("%s: training step timeline (step %.1f us%s)" % (
+        title, t.get("step_time_us", 0.0), ", first %d GPUs" % gpus if gpus < int(t.get("gpus", gpus)) else ""))
+    ax.grid(axis="x", alpha=0.3)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=min(4, len(tl["kinds"])))
+    save(fig, out_dir, "training_timeline%s.png" % suffix, written)
+
+
 def plot_report(rep, title, out_dir, suffix, written):
+    plot_training_timeline(rep, title, out_dir, suffix, written)
     flows = [f for f in rep.get("flows", []) if f.get("completed") and "goodput_gbps" in f]
     if flows:
         fig, ax = plt.subplots(figsize=SIZE)

@@ -20,6 +20,8 @@ const char* group_kind_name(group_kind k) {
       return "dp";
     case group_kind::ep:
       return "ep";
+    case group_kind::trace:
+      return "trace";
   }
   return "?";
 }
@@ -319,7 +321,7 @@ compute_only_times compute_only(const training_graph& g, double flops_per_s) {
         const uint32_t i = stream[r][next[r]];
         double at = 0.0;
         if (!deps_end(i, at)) break;
-        const double dur = g.tasks[i].flops / flops_per_s;
+        const double dur = task_seconds(g.tasks[i], flops_per_s);
         end[i] = std::max(at, free_at[r]) + dur;
         free_at[r] = end[i];
         out.busy_s[r] += dur;

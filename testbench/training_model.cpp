@@ -76,6 +76,16 @@ void training_params::visit(core::param_visitor& v) {
            0.0,
            {"fabric"}},
           comm_backend);
+  v.field({"chakra", "",
+           "MLCommons Chakra execution traces to run instead of the model: a path prefix (files "
+           "<prefix>.<rank>.et, one per GPU) or a directory holding one such set, relative to the scenario; the "
+           "model's keys are then unused, gpu_tflops x compute_efficiency times nodes that give num_ops only"},
+          chakra);
+  v.field({"timeline_gpus", "GPUs",
+           "the report's timeline records the start and end of every task of the first N GPUs (0: none); "
+           "fabricsim plot draws training_timeline.png from it",
+           0.0, 1024.0},
+          timeline_gpus);
 }
 
 namespace {

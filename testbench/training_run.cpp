@@ -17,6 +17,7 @@
 #include "testbench/fabric_setup.h"
 #include "testbench/scenario.h"
 #include "testbench/simulation.h"
+#include "testbench/training_chakra.h"
 #include "testbench/training_comm.h"
 #include "testbench/training_graph.h"
 
@@ -77,7 +78,7 @@ class training_executor {
     if (!m_ready[i]) return;
     m_busy[r] = true;
     m_start[i] = core::now();
-    const picoseconds dur = picoseconds::from_ns(m_g.tasks[i].flops / m_flops_per_s * 1e9);
+    const picoseconds dur = picoseconds::from_ns(task_seconds(m_g.tasks[i], m_flops_per_s) * 1e9);
     m_timers.at(m_start[i] + dur, [this, i] { finish(i); });
   }
 
@@ -152,7 +153,7 @@ nlohmann::json collective_table(const training_graph& g, const std::vector<picos
     const training_task& t = g.tasks[i];
     if (t.compute) continue;
     const comm_group& grp = g.groups[t.group];
-    row& r = rows[{group_kind_name(grp.kind), grp.op, t.bytes}];
+    row& r = rows[{grp.name.empty() ? group_kind_name(grp.kind) : grp.name, grp.op, t.bytes}];
     ++r.count;
     r.total_ps += double((end[i] - start[i]).value);
     r.exposed_ps += exposed[i];
@@ -168,25 +169,69 @@ nlohmann::json collective_table(const training_graph& g, const std::vector<picos
   return out;
 }
 
-nlohmann::json training_object(const training_model& m, const training_graph& g, const training_executor& ex,
+// Every task of the first `gpus` GPUs as a bar: [gpu, kind, start_us, end_us], kind 0 compute (the GPU's
+// compute stream), the others a communication kind ("tp allreduce", a trace's "world allreduce") drawn on
+// the GPU's communication row, once for each of the first GPUs in its group. At most k_max_bars bars.
+nlohmann::json timeline(const training_graph& g, const training_executor& ex, uint64_t gpus) {
+  constexpr size_t k_max_bars = 200000;
+  nlohmann::json kinds = nlohmann::json::array({"compute"}), bars = nlohmann::json::array();
+  std::map<std::string, size_t> kind_of;
+  bool truncated = false;
+  const auto bar = [&](uint32_t gpu, size_t kind, uint32_t i) {
+    if (bars.size() >= k_max_bars) {
+      truncated = true;
+      return;
+    }
+    bars.push_back({gpu, kind, ex.starts()[i].us(), ex.ends()[i].us()});
+  };
+  for (uint32_t i = 0; i < g.tasks.size(); ++i) {
+    const training_task& t = g.tasks[i];
+    if (t.compute) {
+      if (t.rank < gpus) bar(t.rank, 0, i);
+      continue;
+    }
+    const comm_group& grp = g.groups[t.group];
+    const std::string name = (grp.name.empty() ? group_kind_name(grp.kind) : grp.name) + (" " + grp.op);
+    auto it = kind_of.find(name);
+    if (it == kind_of.end()) {
+      it = kind_of.emplace(name, kinds.size()).first;
+      kinds.push_back(name);
+    }
+    for (uint32_t r : grp.ranks)
+      if (r < gpus) bar(r, it->second, i);
+  }
+  return {{"gpus", std::min<uint64_t>(gpus, g.gpus)}, {"kinds", kinds}, {"bars", bars}, {"truncated", truncated}};
+}
+
+// What the step came from: the model (parallelism, parameters, memory) or the Chakra traces.
+void describe_source(nlohmann::json& t, const training_model* m, const std::vector<std::string>& files) {
+  if (!m) {
+    t["chakra"] = files;
+    return;
+  }
+  t["parallelism"] = {{"tensor", m->tp}, {"pipeline", m->pp}, {"data", m->dp}, {"expert", m->ep}};
+  t["schedule"] = m->p.schedule;
+  t["micro_batches"] = m->micro_batches;
+  t["parameters"] = m->total_params;
+  t["memory_per_gpu_bytes"] = {{"weights", m->memory.weights},
+                               {"gradients", m->memory.gradients},
+                               {"optimizer", m->memory.optimizer},
+                               {"activations", m->memory.activations},
+                               {"total", m->memory.total()}};
+}
+
+nlohmann::json training_object(const training_params& p, const training_model* m, const std::vector<std::string>& files,
+                               const training_graph& g, const training_executor& ex, double flops_per_s,
                                double wall_s) {
-  const compute_only_times bound = compute_only(g, m.flops_per_s);
+  const compute_only_times bound = compute_only(g, flops_per_s);
   picoseconds step{};
   for (picoseconds e : ex.ends()) step = core::max(step, e);
   const double step_us = step.us(), compute_us = bound.step_s * 1e6;
   const double exposed_us = std::max(0.0, step_us - compute_us);
   nlohmann::json t;
   t["completed"] = ex.done() == g.tasks.size();
-  t["gpus"] = m.gpus;
-  t["parallelism"] = {{"tensor", m.tp}, {"pipeline", m.pp}, {"data", m.dp}, {"expert", m.ep}};
-  t["schedule"] = m.p.schedule;
-  t["micro_batches"] = m.micro_batches;
-  t["parameters"] = m.total_params;
-  t["memory_per_gpu_bytes"] = {{"weights", m.memory.weights},
-                               {"gradients", m.memory.gradients},
-                               {"optimizer", m.memory.optimizer},
-                               {"activations", m.memory.activations},
-                               {"total", m.memory.total()}};
+  t["gpus"] = g.gpus;
+  describe_source(t, m, files);
   t["tasks"] = g.tasks.size();
   t["compute_tasks"] = std::count_if(g.tasks.begin(), g.tasks.end(), [](const training_task& k) { return k.compute; });
   t["communicators"] = g.groups.size();
@@ -196,8 +241,40 @@ nlohmann::json training_object(const training_model& m, const training_graph& g,
   t["exposed_communication_us"] = exposed_us;
   t["communication_share"] = step_us > 0 ? exposed_us / step_us : 0.0;
   t["collectives"] = collective_table(g, ex.starts(), ex.ends());
+  if (p.timeline_gpus > 0) t["timeline"] = timeline(g, ex, p.timeline_gpus);
   t["wall_time_s"] = wall_s;
   return t;
+}
+
+// The step's graph: from the Chakra traces when training.chakra names them, else from the model.
+struct step_source {
+  std::optional<training_model> model;
+  std::vector<std::string> files;
+  training_graph graph;
+  double flops_per_s = 0.0;
+};
+
+step_source step_graph(const scenario& s, size_t hosts) {
+  step_source out;
+  if (s.training.chakra.empty()) {
+    out.model = make_training_model(s.training, hosts, s.source);
+    out.graph = build_training_graph(*out.model);
+    out.flops_per_s = out.model->flops_per_s;
+    return out;
+  }
+  out.files = chakra_files(s.training.chakra, s.source);
+  const uint64_t gpus = s.training.gpus ? s.training.gpus : hosts;
+  if (gpus > hosts)
+    throw config_error(fmt::format("{}: training.gpus: {} GPUs but the fabric has {} hosts (one GPU per host)",
+                                   s.source, gpus, hosts));
+  if (out.files.size() != gpus)
+    throw config_error(
+        fmt::format("{}: training.chakra: {} trace files ({} .. {}) but the run has {} GPUs "
+                    "(training.gpus {}; 0: every host, {} here): one trace per GPU",
+                    s.source, out.files.size(), out.files.front(), out.files.back(), gpus, s.training.gpus, hosts));
+  out.flops_per_s = s.training.gpu_tflops * 1e12 * s.training.compute_efficiency;
+  out.graph = load_chakra_graph(out.files, out.flops_per_s);
+  return out;
 }
 
 }  // namespace
@@ -205,9 +282,9 @@ nlohmann::json training_object(const training_model& m, const training_graph& g,
 nlohmann::json run_training(const scenario& s, const run_options& opts) {
   check_run_basics(s);
   const size_t hosts = s.topology.host_count();
-  const training_model model = make_training_model(s.training, hosts, s.source);
-  const training_graph graph = build_training_graph(model);
-  std::vector<size_t> rank_host(model.gpus);
+  const step_source src = step_graph(s, hosts);
+  const training_graph& graph = src.graph;
+  std::vector<size_t> rank_host(graph.gpus);
   for (size_t r = 0; r < rank_host.size(); ++r) rank_host[r] = r;  // GPU r on host r
   std::unique_ptr<comm_backend> comm = make_comm_backend(s.training.comm_backend, s);
   std::vector<uint64_t> mem_bytes(hosts, 4096);
@@ -221,7 +298,7 @@ nlohmann::json run_training(const scenario& s, const run_options& opts) {
   setup.build(mem_bytes, {}, placing);
   timer_service timers("training_timers");
   comm->elaborate(setup, timers);
-  training_executor ex(graph, model.flops_per_s, *comm, timers);
+  training_executor ex(graph, src.flops_per_s, *comm, timers);
   if (opts.elaborate_only) return nlohmann::json::object();
   timers.at(picoseconds{}, [&ex] { ex.start(); });
   const auto wall0 = std::chrono::steady_clock::now();
@@ -246,7 +323,8 @@ nlohmann::json run_training(const scenario& s, const run_options& opts) {
   r["data_checked"] = false;
   r["placed_bytes"] = ctx.stats.counter_total("placed_bytes");
   r["dropped_packets"] = ctx.stats.counter_total("dropped");
-  r["training"] = training_object(model, graph, ex, wall_s);
+  r["training"] =
+      training_object(s.training, src.model ? &*src.model : nullptr, src.files, graph, ex, src.flops_per_s, wall_s);
   r["flows"] = nlohmann::json::array();
   r["ports"] = link_ports_report(setup.fab(), ctx, sim_end);
   r["stats"] = ctx.stats.to_json();
@@ -256,18 +334,25 @@ nlohmann::json run_training(const scenario& s, const run_options& opts) {
 
 std::string format_training_table(const nlohmann::json& r) {
   const auto& t = r.at("training");
-  const auto& par = t.at("parallelism");
   std::string out =
       fmt::format("scenario {} (seed {})\n", r.at("scenario").get<std::string>(), r.at("seed").get<uint64_t>());
   if (!r.at("description").get<std::string>().empty())
     out += fmt::format("  {}\n", r.at("description").get<std::string>());
-  out += fmt::format(
-      "# training step: {} GPUs, tensor {} x pipeline {} x data {} (expert {}), {} schedule, {} "
-      "micro-batches, {:.3f} B parameters, {:.2f} GiB per GPU\n",
-      t.at("gpus").get<uint64_t>(), par.at("tensor").get<uint64_t>(), par.at("pipeline").get<uint64_t>(),
-      par.at("data").get<uint64_t>(), par.at("expert").get<uint64_t>(), t.at("schedule").get<std::string>(),
-      t.at("micro_batches").get<uint64_t>(), t.at("parameters").get<uint64_t>() / 1e9,
-      double(t.at("memory_per_gpu_bytes").at("total").get<uint64_t>()) / double(1ull << 30));
+  if (t.contains("chakra")) {
+    const auto& files = t.at("chakra");
+    out += fmt::format("# training step from Chakra traces: {} GPUs, {} .. {}, {} tasks ({} compute)\n",
+                       t.at("gpus").get<uint64_t>(), files.front().get<std::string>(), files.back().get<std::string>(),
+                       t.at("tasks").get<uint64_t>(), t.at("compute_tasks").get<uint64_t>());
+  } else {
+    const auto& par = t.at("parallelism");
+    out += fmt::format(
+        "# training step: {} GPUs, tensor {} x pipeline {} x data {} (expert {}), {} schedule, {} "
+        "micro-batches, {:.3f} B parameters, {:.2f} GiB per GPU\n",
+        t.at("gpus").get<uint64_t>(), par.at("tensor").get<uint64_t>(), par.at("pipeline").get<uint64_t>(),
+        par.at("data").get<uint64_t>(), par.at("expert").get<uint64_t>(), t.at("schedule").get<std::string>(),
+        t.at("micro_batches").get<uint64_t>(), t.at("parameters").get<uint64_t>() / 1e9,
+        double(t.at("memory_per_gpu_bytes").at("total").get<uint64_t>()) / double(1ull << 30));
+  }
   out += fmt::format("# {:>6} {:>10} {:>14} {:>7} {:>12} {:>12}\n", "group", "op", "bytes", "count", "total (us)",
                      "exposed (us)");
   for (const auto& c : t.at("collectives"))

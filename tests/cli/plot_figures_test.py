@@ -254,6 +254,31 @@ class Figures(unittest.TestCase):
             self.assertEqual(labels, ["x%.2f" % r["report"]["jobs"][name]["slowdown"] for r in runs])
         self.assertEqual(axes[1].get_ylabel(), "job time, first post to last completion (us)")
 
+    def test_the_training_timeline_draws_every_task_of_the_report_where_it_ran(self):
+        report = os.path.join(self.dir, "chakra.json")
+        code, out = fabricsim("run", os.path.join(SOURCE, "testbench/scenarios/chakra_dp_step.yaml"), "--quiet",
+                              "--json", report)
+        self.assertEqual(code, 0, out)
+        figs = self.figures([report, "--out", os.path.join(self.dir, "tl")])
+        self.assertIn("training_timeline", figs)
+        with open(report) as f:
+            tl = json.load(f)["training"]["timeline"]
+        ax = figs["training_timeline"].axes[0]
+        # Every bar of the report, recomputed here: GPU g's compute on row 2g, its communication on row 2g + 1,
+        # from start to end, coloured by its kind (one legend entry per kind).
+        want = sorted((round(2 * g + (1 if k else 0) - 0.4, 6), round(s, 6), round(e - s, 6))
+                      for g, k, s, e in tl["bars"])
+        got = sorted((round(p.get_y(), 6), round(p.get_x(), 6), round(p.get_width(), 6)) for p in ax.patches)
+        self.assertEqual(got, want)
+        self.assertEqual([t.get_text() for t in ax.get_legend().get_texts()], tl["kinds"])
+        colour = {}
+        for c in ax.containers:  # one bar container per kind: a single colour each, different between kinds
+            faces = {tuple(p.get_facecolor()) for p in c.patches}
+            self.assertEqual(len(faces), 1)
+            colour[c.get_label()] = faces.pop()
+        self.assertEqual(len(set(colour.values())), len(tl["kinds"]))
+        self.assertEqual([t.get_text() for t in ax.get_yticklabels()][:2], ["GPU 0 compute", "GPU 0 comm"])
+
     def test_a_sweep_csv_gives_lines_and_a_heat_map(self):
         sweep = os.path.join(self.dir, "sw")
         code, out = fabricsim("sweep", "default", "--grid", "nic.mtu_bytes=1024,4096", "--grid",
