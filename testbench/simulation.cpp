@@ -599,11 +599,20 @@ void flow_run::collect_byte_checks() {
 // design: those are neither compared nor held against the verdict, which then covers the operations that
 // completed; a run that compared no byte at all is not verified (docs/report.md, "How `verified` is decided").
 void flow_run::verify_flows() {
-  // nic.placement pcie: messages in GPU memory, by (host, address).
-  std::map<std::pair<size_t, uint64_t>, const pcie::landed_message*> gpu_landed;
-  for (size_t h = 0; h < fab().hosts().size(); ++h)
-    if (fab().hosts()[h].tray)
-      for (const pcie::landed_message& m : fab().hosts()[h].tray->landed()) gpu_landed[{h, m.va}] = &m;
+  // nic.placement pcie: when each operation's message reached GPU memory (ps + 1; 0: not there), from the
+  // destination's tray on the rank that simulates it.
+  std::vector<uint64_t> gpu_landed(m_writes.size(), 0);
+  {
+    std::map<std::pair<size_t, uint64_t>, const pcie::landed_message*> by_address;
+    for (size_t h = 0; h < fab().hosts().size(); ++h)
+      if (fab().hosts()[h].tray)
+        for (const pcie::landed_message& m : fab().hosts()[h].tray->landed()) by_address[{h, m.va}] = &m;
+    for (size_t i = 0; i < m_writes.size(); ++i) {
+      auto it = by_address.find({m_writes[i].to(), m_writes[i].to_addr()});
+      if (it != by_address.end()) gpu_landed[i] = it->second->landed_at.value + 1;
+    }
+    so().sum(gpu_landed);  // under mpirun: each destination's rank fills its own
+  }
   m_verified = m_data_checked;
   const bool time_limited = m_s.run.duration_us > 0;
   for (size_t i = 0; i < m_writes.size(); ++i) {
@@ -651,8 +660,7 @@ void flow_run::verify_flows() {
     }
     if (m_results[i].responder) f["placed_ns"] = m_results[i].responder->placed_at.ns();
     // nic.placement pcie: when the last byte reached GPU memory (bounce: when its copy finished).
-    auto it = gpu_landed.find({w.to(), w.to_addr()});
-    if (it != gpu_landed.end()) f["gpu_landed_ns"] = it->second->landed_at.ns();
+    if (gpu_landed[i] != 0) f["gpu_landed_ns"] = core::picoseconds(gpu_landed[i] - 1).ns();
     f["checked_bytes"] = m_checked[i];
     f["mismatched_bytes"] = mismatched;
     f["duplicate_bytes"] = m_duplicates[i];
@@ -665,9 +673,10 @@ void flow_run::verify_flows() {
 }
 
 // nic.placement pcie: per host with a tray, what reached GPU memory and how fast (docs/report.md, `pcie`).
+// Under mpirun each rank reports the trays it simulates, and the entries are put back in host order.
 nlohmann::json flow_run::pcie_report() {
-  nlohmann::json out;
   topology::fabric& fabric = fab();
+  nlohmann::json mine = nlohmann::json::array();  // [host index, entry] of this rank's trays
   for (size_t h = 0; h < fabric.hosts().size(); ++h) {
     const topology::host& host = fabric.hosts()[h];
     if (!host.tray) continue;
@@ -705,8 +714,13 @@ nlohmann::json flow_run::pcie_report() {
     t["send_copy_bytes"] = host.tray->send_copy_bytes();
     t["cpu_link_down_tlps"] = host.tray->pcie().port("cpu").down.tlps();
     t["cpu_link_up_tlps"] = host.tray->pcie().port("cpu").up.tlps();
-    out.push_back(std::move(t));
+    mine.push_back({h, std::move(t)});
   }
+  std::map<size_t, nlohmann::json> by_host;
+  for (nlohmann::json& rank : so().gather(mine))
+    for (nlohmann::json& e : rank) by_host[e[0].get<size_t>()] = std::move(e[1]);
+  nlohmann::json out;
+  for (auto& [h, t] : by_host) out.push_back(std::move(t));
   return out;
 }
 

@@ -34,7 +34,7 @@ struct frame_header {
   uint8_t has_payload;  // payload bytes follow the records
   uint8_t kind = frame_record;
   int32_t payload_host;  // -1: no payload reference
-  uint32_t vl = 0;       // credit_record: the virtual lane
+  uint32_t vl = 0;       // credit_record: the virtual lane; frame_record: the payload's payload_place
   uint64_t payload_offset;  // credit_record: the FCCL, in 64-byte blocks
   uint64_t arrival_ps;
 };
@@ -67,9 +67,19 @@ link_exchange::link_exchange(world& w, const partition& part, topology::fabric& 
     if (m_active && part.crosses(i) && part.tx_rank(i) == w.rank()) l.set_proxy(this);
   }
   clear_out();
-  // Every host's memory map: its memory when it is simulated here, else its mirror.
-  for (size_t h = 0; h < fab.hosts().size(); ++h)
-    m_regions.push_back({fab.hosts()[h].buffer().data(), fab.hosts()[h].buffer().size(), uint32_t(h)});
+}
+
+void link_exchange::map_regions() {
+  // Every host's memory map: its memory when it is simulated here, else its mirror. A NIC with nic.placement
+  // pcie sends from its transmit buffer, which mirrors its memory's addresses; the NIC makes that buffer at
+  // the end of elaboration, so the map is made at the first frame.
+  for (size_t h = 0; h < m_fab.hosts().size(); ++h) {
+    topology::host& host = m_fab.hosts()[h];
+    m_regions.push_back({host.buffer().data(), host.buffer().size(), uint32_t(h), payload_place::memory});
+    if (host.built() && host.nic->transmit_buffer() != nullptr)
+      m_regions.push_back({host.nic->transmit_buffer(), host.nic->memory_size(), uint32_t(h),
+                           payload_place::transmit_buffer});
+  }
   std::sort(m_regions.begin(), m_regions.end(), [](const region& a, const region& b) { return a.base < b.base; });
 }
 
@@ -89,8 +99,10 @@ void link_exchange::forward(core::link& l, core::packet* p, core::picoseconds ar
   h.payload_host = -1;
   h.arrival_ps = arrival.value;
   if (p->payload != nullptr) {
-    // The payload is a reference into a host's memory (or a mirror of it): name it by host and offset (the far
-    // rank has the same hosts' memory maps, at other addresses).
+    if (m_regions.empty()) map_regions();
+    // The payload is a reference into a host's memory (or a mirror of it), or into its NIC's transmit buffer
+    // (nic.placement pcie): name it by host, place and offset (the far rank has the same hosts' memory maps,
+    // at other addresses).
     auto it = std::upper_bound(m_regions.begin(), m_regions.end(), p->payload,
                                [](const uint8_t* a, const region& r) { return a < r.base; });
     if (it == m_regions.begin() || p->payload >= (it - 1)->base + (it - 1)->size)
@@ -98,6 +110,7 @@ void link_exchange::forward(core::link& l, core::packet* p, core::picoseconds ar
     --it;
     h.payload_host = int32_t(it->host);
     h.payload_offset = uint64_t(p->payload - it->base);
+    h.vl = uint32_t(it->place);
     h.has_payload = m_ship_payload && p->payload_bytes > 0;
   }
   put(b, h);
@@ -186,12 +199,15 @@ void link_exchange::inject(const std::vector<uint8_t>& in) {
     p->payload = nullptr;
     if (h.payload_host >= 0) {
       topology::host& src = m_fab.hosts()[size_t(h.payload_host)];
-      uint8_t* where = src.buffer().data() + h.payload_offset;
+      const bool here = m_part.host_rank(size_t(h.payload_host)) == m_world.rank();
+      // A payload from a NIC's transmit buffer refers to it again where that NIC is simulated; elsewhere it
+      // lands in the mirror of the host's memory at the same address (the buffer mirrors those addresses).
+      const bool in_tx = here && payload_place(h.vl) == payload_place::transmit_buffer;
+      const uint8_t* where = (in_tx ? src.nic->transmit_buffer() : src.buffer().data()) + h.payload_offset;
       if (h.has_payload) {
         // The bytes land in this rank's mirror of the sending host's memory, at the same place: the descriptor
         // then refers to them as it did on the sending rank. A host this rank simulates already holds them.
-        if (m_part.host_rank(size_t(h.payload_host)) != m_world.rank())
-          std::memcpy(where, in.data() + at, p->payload_bytes);
+        if (!here) std::memcpy(src.buffer().data() + h.payload_offset, in.data() + at, p->payload_bytes);
         at += p->payload_bytes;
       }
       p->payload = where;

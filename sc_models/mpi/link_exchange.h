@@ -116,12 +116,17 @@ class link_exchange : public core::link_proxy {
   std::vector<std::vector<uint8_t>> m_out;  // [rank]: frames for it, this window, after an 8-byte header
   std::vector<std::vector<uint8_t>> m_in;   // [rank]: what it sent, last window
   uint64_t m_sent_first = UINT64_MAX;       // the earliest arrival of anything sent this window
+  // Where a frame's payload refers to: a host's memory (or this rank's mirror of it), or the transmit buffer
+  // of a NIC with nic.placement pcie, which keeps each payload at its memory address.
+  enum class payload_place : uint8_t { memory = 0, transmit_buffer = 1 };
   struct region {
     const uint8_t* base;
     uint64_t size;
     uint32_t host;
+    payload_place place;
   };
-  std::vector<region> m_regions;  // host memories by address, to name a payload by (host, offset)
+  void map_regions();
+  std::vector<region> m_regions;  // by address, to name a payload by (host, place, offset)
   std::vector<std::unique_ptr<credit_inbox>> m_inbox;  // [link index], made at the first update on the link
   std::function<void()> m_window_end;
   rank_profile m_prof;

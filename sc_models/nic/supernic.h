@@ -303,6 +303,10 @@ class supernic : public sc_core::sc_module,
   uint64_t outstanding_work() const;  // posted WRs not yet completed (successfully or in error)
   const supernic_params& params() const { return m_params; }
   const core::link* out_link() const { return m_out; }  // the NIC's transmit link (line rate)
+  // nic.placement pcie: the transmit buffer, where the NIC's PCIe reads put each payload at its own address
+  // (a packet's payload refers into it); nullptr otherwise. Its size is the memory's (memory_size()).
+  const uint8_t* transmit_buffer() const { return m_tx_buf.get(); }
+  uint64_t memory_size() const { return m_mem_size; }
   qp_status qp_state(uint32_t qpn) const;  // `qpn` as create_qp() returned it
   // A planted placement fault (faults kind misplace): armed before the run, read by the report after it.
   placement_fault& misplace_fault() { return m_misplace; }

@@ -69,13 +69,13 @@ def check_profile(tag, n, rep):
           "per window")
 
 
-def same_as_one_process(tag, scenario, ranks_list, expected_partition, each=None):
-    ref, _ = run(scenario, 1, tag)
+def same_as_one_process(tag, scenario, ranks_list, expected_partition, each=None, extra=()):
+    ref, _ = run(scenario, 1, tag, extra=extra)
     if ref is None:
         return ref
     check("scale_out" not in ref, f"{tag}: a one-process report has no scale_out object")
     for n in ranks_list:
-        rep, _ = run(scenario, n, tag)
+        rep, _ = run(scenario, n, tag, extra=extra)
         if rep is None:
             continue
         diffs = []
@@ -329,6 +329,50 @@ _, p = run(os.path.join(HERE, "collective_ring.yaml"), 2, "ring_short_credit", e
 check("collective.credit_ns 0 ns is below the 150 ns lookahead" in p.stderr,
       f"a credit faster than the lookahead is refused: {p.stderr[-500:]}")
 
+# The same ring on Quantum-X800 switches and InfiniBand HCAs: credit-based links, whose credit updates cross
+# ranks on the switch-to-switch cables (the same partition as on Spectrum). The WRITE counts are the hand
+# figures above: the ring's schedule does not depend on the link layer.
+ib_ring = same_as_one_process("ib_ring", os.path.join(HERE, "collective_ring.yaml"), [2, 4],
+                              {2: ([4, 4], [4, 4], 16), 4: ([2, 2, 2, 2], [2, 2, 2, 2], 24)},
+                              extra=["--set", "switch.model=quantum_x800"])
+if ib_ring is not None:
+    c = ib_ring["collective"]
+    check(ib_ring["verified"] and c["completed"] and ib_ring["operations"] == ib_ring["completed"] == 2016,
+          f"ib_ring: every WRITE completes and is verified ({ib_ring['operations']} WRITEs, expected 2016)")
+    check([r["writes_per_iteration"] for r in c["rows"]] == [224, 448], "ib_ring: WRITEs per iteration")
+    for n in (2, 4):
+        rep = json.load(open(os.path.join(WORK, f"ib_ring.{n}.json")))
+        check(rep["scale_out"]["credits_exchanged"] > 0, f"ib_ring: {n} ranks: no credit update crossed")
+
+# PCIe trays (nic.placement pcie) on every host of the `flows` fabric: each NIC reads what it sends from GPU
+# memory through its tray and writes what it receives into it; a payload crossing ranks is named by its NIC's
+# transmit buffer. Per host, the bytes landed in GPU memory are the bytes of the operations towards it
+# (counted from the report's flows, independently of the trays' own counters). The bounce buffer is refused.
+for path in ("gpudirect",):
+    trays = same_as_one_process(
+        f"trays_{path}", os.path.join(HERE, "leaf_spine_flows.yaml"), [2, 4],
+        {2: ([8, 8], [4, 4], 16), 4: ([4, 4, 4, 4], [2, 2, 2, 2], 24)},
+        extra=["--set", "nic.placement=pcie", "--set", f"pcie.data_path={path}"])
+    if trays is None:
+        continue
+    towards = {}
+    for f in trays["flows"]:
+        if f["op"] != "read":
+            towards[f["dst"]] = towards.get(f["dst"], 0) + f["bytes"]
+        else:
+            towards[f["src"]] = towards.get(f["src"], 0) + f["bytes"]
+    landed = {t["host"]: t["bytes_landed"] for t in trays["pcie"]}
+    check(trays["verified"] and trays["completed"] == trays["operations"] == 120,
+          f"trays_{path}: every operation completes and is verified")
+    check(len(trays["pcie"]) == 16 and landed == towards,
+          f"trays_{path}: GPU memory got {landed}, the operations towards each host {towards}")
+    check(all(t["data_path"] == path for t in trays["pcie"]), f"trays_{path}: data path")
+
+_, p = run(os.path.join(HERE, "leaf_spine_flows.yaml"), 2, "trays_bounce", expect_status=2,
+           extra=["--set", "nic.placement=pcie", "--set", "pcie.data_path=bounce"])
+check("nic.placement pcie with pcie.data_path bounce is not cut across processes yet" in p.stderr,
+      f"a bounce buffer under 2 ranks is refused: {p.stderr[-500:]}")
+
 # Not cut yet: a clear error, exit status 2, no report.
 _, p = run(os.path.join(SOURCE, "testbench", "scenarios", "allreduce_sharp_64.yaml"), 2, "sharp", expect_status=2)
 check("is not cut across processes yet" in p.stderr and "sharp" in p.stderr,
@@ -457,6 +501,6 @@ if failures:
     print("FAILED:\n" + "\n".join(failures))
     sys.exit(1)
 print("scale-out: reports identical on 1, 2, 4 and 8 ranks (Ethernet and InfiniBand); samples, CSV and pcap "
-      "files identical on 1, 2 and 4; ring allreduce, alltoall and faults identical on 1, 2 and 4; partitions as "
+      "files identical on 1, 2 and 4; ring allreduce (Spectrum and Quantum-X800), alltoall, faults and PCIe trays identical on 1, 2 and 4; partitions as "
       "derived; credits cross; verdicts (a misplaced payload, nothing checked) as in one process; a capture "
       "replayed on 2 and 4 ranks as in one process; unsupported runs refused")
