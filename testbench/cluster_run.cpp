@@ -204,14 +204,9 @@ nlohmann::json run_hierarchical_allreduce(const scenario& s, const run_options& 
   for (uint64_t bytes : sizes) {
     sweep_row row;
     row.bytes = bytes;
-    domain_allreduce_config c = domain_allreduce_layout(bytes);
-    c.slice_bytes = p.chunk_bytes;
-    c.dtype = dtype;
-    c.data = data;
+    const domain_allreduce_config c = sweep_config(s, bytes);
     for (uint64_t it = 0; it < p.warmup_iterations + p.iterations && row.done; ++it) {
-      if (data)
-        for (const auto& g : dom.gpus())
-          fill_allreduce_source(g->hbm.data() + c.buffer_addr, bytes, dtype, s.seed, g->host());
+      fill_sources(s, dom, c);
       std::array<picoseconds, 4> at{};
       if (!run.iterate(c, limit, at)) {
         row.done = all_done = false;

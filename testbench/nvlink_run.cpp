@@ -49,6 +49,20 @@ sw::sharp_dtype nvlink_dtype(const scenario& s) {
   throw config_error(s.source + ": collective.dtype " + d + ": the NVLink allreduce runs float, int32 or bfloat16");
 }
 
+domain_allreduce_config sweep_config(const scenario& s, uint64_t bytes) {
+  domain_allreduce_config c = domain_allreduce_layout(bytes);
+  c.slice_bytes = s.collective.chunk_bytes;
+  c.dtype = nvlink_dtype(s);
+  c.data = s.nic.place_data;
+  return c;
+}
+
+void fill_sources(const scenario& s, topology::nvlink_domains& dom, const domain_allreduce_config& c) {
+  if (!c.data) return;
+  for (const auto& g : dom.gpus())
+    fill_allreduce_source(g->hbm.data() + c.buffer_addr, c.bytes, c.dtype, s.seed, g->host());
+}
+
 namespace {
 
 void check_nvlink_scenario(const scenario& s) {
@@ -239,14 +253,9 @@ nlohmann::json run_nvlink_collective(const scenario& s, const run_options& opts)
   for (uint64_t bytes : sizes) {
     sweep_row row;
     row.bytes = bytes;
-    domain_allreduce_config c = domain_allreduce_layout(bytes);
-    c.slice_bytes = p.chunk_bytes;
-    c.dtype = dtype;
-    c.data = data;
+    const domain_allreduce_config c = sweep_config(s, bytes);
     for (uint64_t it = 0; it < p.warmup_iterations + p.iterations && row.done; ++it) {
-      if (data)
-        for (const auto& g : dom.gpus())
-          fill_allreduce_source(g->hbm.data() + c.buffer_addr, bytes, dtype, s.seed, g->host());
+      fill_sources(s, dom, c);
       const picoseconds t0 = core::now();
       unsigned finished = 0;
       picoseconds last = t0;

@@ -13,6 +13,7 @@
 #include "sc_models/nvlink/nvlink_params.h"
 #include "sc_models/switch/quantum/sharp_aggregator.h"
 #include "sc_models/topology/nvlink_domain.h"
+#include "testbench/nvlink_collective.h"
 
 namespace fabricsim::testbench {
 
@@ -50,6 +51,11 @@ nlohmann::json nvlink_report(const scenario& s, const run_options& opts, const c
 
 // collective.dtype as the NVLink reductions take it (float, int32, bfloat16); config_error for another.
 sw::sharp_dtype nvlink_dtype(const scenario& s);
+
+// One size's allreduce on the domains: the layout of domain_allreduce_layout, collective.chunk_bytes slices,
+// the dtype, and whether real bytes move (nic.place_data); and every GPU's source buffer filled for it.
+domain_allreduce_config sweep_config(const scenario& s, uint64_t bytes);
+void fill_sources(const scenario& s, topology::nvlink_domains& dom, const domain_allreduce_config& c);
 
 // One line on the NVLink domain, for the header of a collective run.
 std::string nvlink_fabric_line(const nvlink::nvlink_params& p);
