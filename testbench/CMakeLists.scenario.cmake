@@ -7,6 +7,7 @@ add_library(fabricsim_scenario STATIC
   ${CMAKE_CURRENT_LIST_DIR}/training_model.cpp
   ${CMAKE_CURRENT_LIST_DIR}/cli_errors.cpp
   ${CMAKE_CURRENT_LIST_DIR}/switch_selection.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/system_preset.cpp
   ${CMAKE_CURRENT_LIST_DIR}/failed_cables.cpp
   ${CMAKE_CURRENT_LIST_DIR}/jobs.cpp
 )

@@ -15,10 +15,11 @@ void collective_params::visit(core::param_visitor& v) {
            "then broadcast, pipelined), broadcast on a binary tree from root; binary_tree: one plain binary "
            "tree (allreduce, broadcast); sharp: in-network reduction, refused until a SHARP-capable switch "
            "model exists; nvlink_ring, nvls: allreduce inside an NVLink domain (topology.kind nvl72: ring over "
-           "NVLink, NVLink SHARP)",
+           "NVLink, NVLink SHARP); hierarchical: allreduce on a system preset as NCCL runs it across NVLink "
+           "domains (reduce-scatter over NVLink, ring across domains on each rail, allgather over NVLink)",
            0.0,
            0.0,
-           {"ring", "tree", "binary_tree", "sharp", "nvlink_ring", "nvls"}},
+           {"ring", "tree", "binary_tree", "sharp", "nvlink_ring", "nvls", "hierarchical"}},
           algo);
   v.field({"min_bytes", "bytes", "first message size, as nccl-tests -b (allgather, reducescatter: the total "
            "over all ranks; alltoall: what each rank sends in all)", 1.0, 1099511627776.0},

@@ -38,6 +38,22 @@ std::string collective_data_verdict(const nlohmann::json& r) {
       r.at("failed").get<uint64_t>(), c.at("unexpected_placements").get<uint64_t>());
 }
 
+// The hierarchical allreduce's phases, per size (rows with phases_us only).
+std::string phase_table(const nlohmann::json& rows) {
+  std::string out;
+  for (const auto& row : rows) {
+    if (!row.contains("phases_us")) continue;
+    if (out.empty())
+      out = fmt::format("# phases (us): {:>10} {:>14} {:>12} {:>10}\n", "size (B)", "reduce_scatter", "inter_domain",
+                        "allgather");
+    const auto& ph = row.at("phases_us");
+    out += fmt::format("#               {:>10} {:>14.2f} {:>12.2f} {:>10.2f}\n", row.at("size").get<uint64_t>(),
+                       ph.at("reduce_scatter").get<double>(), ph.at("inter_domain").get<double>(),
+                       ph.at("allgather").get<double>());
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string format_collective_table(const nlohmann::json& r) {
@@ -83,6 +99,7 @@ std::string format_collective_table(const nlohmann::json& r) {
         timed ? fmt::format("{:.2f}", row.at("busbw_gbps").get<double>()) : "-",
         row.at("wrong").is_null() ? std::string("N/A") : std::to_string(row.at("wrong").get<uint64_t>()));
   }
+  out += phase_table(c.at("rows"));
   out += fmt::format("# Avg bus bandwidth    : {}\n",
                      c.at("avg_busbw_gbps").is_null() ? std::string("-")
                                                       : fmt::format("{:.3f}", c.at("avg_busbw_gbps").get<double>()));

@@ -39,12 +39,24 @@ class ring_allreduce : public domain_allreduce, public core::calendar_client {
     m_slice = c.slice_bytes / e * e;
     core::require((chunk_len(0) + m_slice - 1) / m_slice < 65536, "collective",
                   "nvlink_ring: more than 65535 slices per chunk; raise collective.chunk_bytes");
-    m_left.assign(m_n, c.bytes);
     m_reduce_free.assign(m_n, picoseconds{});
     m_finished = 0;
     m_last = picoseconds{};
-    for (uint32_t r = 0; r < m_n; ++r)
-      for (uint32_t j = 0; j < slices(r); ++j) send(r, 0, j);
+    // What each GPU must receive (and reduce) before it is done: its own chunk after the reduce-scatter,
+    // the others' after the allgather.
+    m_left.assign(m_n, 0);
+    for (uint32_t r = 0; r < m_n; ++r) {
+      const uint64_t own = chunk_len((r + 1) % m_n);
+      m_left[r] = c.phase == domain_phase::allreduce        ? c.bytes
+                  : c.phase == domain_phase::reduce_scatter ? own
+                                                            : c.bytes - own;
+    }
+    const uint32_t first = c.phase == domain_phase::allgather ? m_n - 1 : 0;
+    for (uint32_t r = 0; r < m_n; ++r) {
+      const uint32_t c0 = chunk_sent(r, first);
+      for (uint32_t j = 0; j < slices(c0); ++j) send(r, first, j);
+    }
+    if (m_n == 1 && m_done) m_done(core::now());
   }
 
   uint64_t bytes_sent_per_gpu(uint64_t bytes) const override { return 2 * (m_n - 1) * bytes / m_n; }
@@ -68,11 +80,8 @@ class ring_allreduce : public domain_allreduce, public core::calendar_client {
   nvlink::gpu_endpoint& gpu(uint32_t r) { return m_dom.gpu(m_domain, r); }
   uint64_t elt() const { return element_bytes(m_c.dtype); }
   // Chunk c: elements [c N / n, ...): the first N mod n chunks have one more.
-  uint64_t chunk_elements(uint32_t c) const { return m_elements / m_n + (c < m_elements % m_n ? 1 : 0); }
-  uint64_t chunk_off(uint32_t c) const {
-    return (c * (m_elements / m_n) + std::min<uint64_t>(c, m_elements % m_n)) * elt();
-  }
-  uint64_t chunk_len(uint32_t c) const { return chunk_elements(c) * elt(); }
+  uint64_t chunk_off(uint32_t c) const { return ring_chunk_off(m_elements, m_n, c, elt()); }
+  uint64_t chunk_len(uint32_t c) const { return ring_chunk_len(m_elements, m_n, c, elt()); }
   uint32_t slices(uint32_t c) const { return uint32_t((chunk_len(c) + m_slice - 1) / m_slice); }
   uint64_t slice_len(uint32_t c, uint32_t j) const { return std::min(m_slice, chunk_len(c) - j * m_slice); }
   // The chunk GPU r sends at step g: reduce-scatter r - g, allgather r + 1 - (g - (n - 1)).
@@ -121,7 +130,7 @@ class ring_allreduce : public domain_allreduce, public core::calendar_client {
 
   // GPU q has reduced slice j of step g: forward it; the last reduce-scatter step completes q's own chunk.
   void reduced(uint32_t q, uint32_t g, uint32_t j, picoseconds t) {
-    send(q, g + 1, j);
+    if (m_c.phase != domain_phase::reduce_scatter || g + 1 < m_n - 1) send(q, g + 1, j);
     if (g == m_n - 2) account(q, slice_len(chunk_sent(q, g + 1), j), t);
   }
 
@@ -163,6 +172,8 @@ class nvls_allreduce : public domain_allreduce {
   void start(const domain_allreduce_config& c, std::function<void(picoseconds)> done) override {
     core::require(c.bytes % element_bytes(c.dtype) == 0, "collective",
                   "nvls: " + std::to_string(c.bytes) + " bytes is not a whole number of elements");
+    core::require(c.phase == domain_phase::allreduce, "collective",
+                  "nvls runs the whole allreduce (no reduce-scatter or allgather alone)");
     m_done = std::move(done);
     m_finished = 0;
     m_last = picoseconds{};
@@ -221,6 +232,14 @@ domain_allreduce_config domain_allreduce_layout(uint64_t bytes) {
   c.buffer_addr = 0;
   c.staging_addr = (bytes + 4095) / 4096 * 4096;
   return c;
+}
+
+uint64_t ring_chunk_off(uint64_t elements, uint32_t n, uint32_t c, uint64_t elt) {
+  return (c * (elements / n) + std::min<uint64_t>(c, elements % n)) * elt;
+}
+
+uint64_t ring_chunk_len(uint64_t elements, uint32_t n, uint32_t c, uint64_t elt) {
+  return (elements / n + (c < elements % n ? 1 : 0)) * elt;
 }
 
 uint64_t domain_allreduce_hbm_bytes(uint64_t bytes) { return 2 * ((bytes + 4095) / 4096 * 4096) + 4096; }

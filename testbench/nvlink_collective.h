@@ -26,8 +26,14 @@
 
 namespace fabricsim::testbench {
 
+// What one start() runs: the whole allreduce, or one half of the ring (nvlink_ring only): reduce-scatter
+// leaves GPU r with chunk (r + 1) mod n of the domain's sum; allgather starts from there (the hierarchical
+// allreduce's first and last phases, testbench/cluster_run.h).
+enum class domain_phase { allreduce, reduce_scatter, allgather };
+
 // One allreduce's shape on a domain.
 struct domain_allreduce_config {
+  domain_phase phase = domain_phase::allreduce;
   uint64_t bytes = 0;        // each GPU's buffer (whole elements)
   uint64_t slice_bytes = 0;  // ring: pipelining slice
   sw::sharp_dtype dtype = sw::sharp_dtype::fp32;
@@ -53,6 +59,10 @@ std::unique_ptr<domain_allreduce> make_domain_allreduce(const std::string& algo,
 // The HBM an allreduce of `bytes` needs per GPU (buffer and staging), and where they are.
 uint64_t domain_allreduce_hbm_bytes(uint64_t bytes);
 domain_allreduce_config domain_allreduce_layout(uint64_t bytes);
+// Chunk c of n of a buffer of `elements` elements of `elt` bytes (the ring's split: the first elements mod n
+// chunks have one more): its offset and length in bytes.
+uint64_t ring_chunk_off(uint64_t elements, uint32_t n, uint32_t c, uint64_t elt);
+uint64_t ring_chunk_len(uint64_t elements, uint32_t n, uint32_t c, uint64_t elt);
 
 // Source values: element i of GPU g is a small integer (-127 .. 127) drawn from memory::payload_pattern, so
 // that a sum over up to 576 GPUs is exact in fp32 and int32 whatever the order of additions (bf16: while the

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <chrono>
 
 #include "sc_models/core/sim_context.h"
@@ -26,6 +27,12 @@ double nvls_busbw_bound(const nvlink::nvlink_params& p) {
   return 2.0 * (n - 1.0) / n * nvlink_ring_busbw_bound(p);
 }
 
+bool runs_in_nvlink_domains(const scenario& s) {
+  if (s.topology.kind == "nvl72") return true;
+  const std::string& a = s.collective.algo;
+  return s.system.preset != "none" && s.workload.kind == "collective" && (a == "nvlink_ring" || a == "nvls");
+}
+
 std::string nvlink_fabric_line(const nvlink::nvlink_params& p) {
   return fmt::format(
       "fabric: nvl72, {} NVLink domain{} of {} GPUs and {} switch chips; {} links per GPU at {} GB/s per "
@@ -34,8 +41,6 @@ std::string nvlink_fabric_line(const nvlink::nvlink_params& p) {
       double(p.links_per_gpu) * p.link_gbytes_per_s);
 }
 
-namespace {
-
 sw::sharp_dtype nvlink_dtype(const scenario& s) {
   const std::string& d = s.collective.dtype;
   if (d == "float") return sw::sharp_dtype::fp32;
@@ -43,6 +48,22 @@ sw::sharp_dtype nvlink_dtype(const scenario& s) {
   if (d == "bfloat16") return sw::sharp_dtype::bf16;
   throw config_error(s.source + ": collective.dtype " + d + ": the NVLink allreduce runs float, int32 or bfloat16");
 }
+
+domain_allreduce_config sweep_config(const scenario& s, uint64_t bytes) {
+  domain_allreduce_config c = domain_allreduce_layout(bytes);
+  c.slice_bytes = s.collective.chunk_bytes;
+  c.dtype = nvlink_dtype(s);
+  c.data = s.nic.place_data;
+  return c;
+}
+
+void fill_sources(const scenario& s, topology::nvlink_domains& dom, const domain_allreduce_config& c) {
+  if (!c.data) return;
+  for (const auto& g : dom.gpus())
+    fill_allreduce_source(g->hbm.data() + c.buffer_addr, c.bytes, c.dtype, s.seed, g->host());
+}
+
+namespace {
 
 void check_nvlink_scenario(const scenario& s) {
   const collective_params& p = s.collective;
@@ -67,13 +88,6 @@ void check_nvlink_scenario(const scenario& s) {
   }
 }
 
-struct sweep_row {
-  uint64_t bytes = 0;
-  std::vector<picoseconds> times;
-  uint64_t wrong = 0;
-  bool done = true;
-};
-
 // The rows of the nccl-tests table, one per size.
 struct nvlink_rows {
   nlohmann::json rows = nlohmann::json::array();
@@ -81,9 +95,8 @@ struct nvlink_rows {
   uint64_t busbw_rows = 0, wrong_total = 0;
 };
 
-nvlink_rows rows_of(const scenario& s, const std::vector<sweep_row>& rows) {
+nvlink_rows rows_of(const scenario& s, const std::vector<sweep_row>& rows, uint64_t n) {
   const collective_params& p = s.collective;
-  const uint64_t n = s.nvlink.gpus_per_domain;
   nvlink_rows out;
   for (const sweep_row& row : rows) {
     nlohmann::json j;
@@ -109,6 +122,12 @@ nvlink_rows rows_of(const scenario& s, const std::vector<sweep_row>& rows) {
       j["busbw_gbps"] = algbw * bus_factor(p.op, n);
       out.busbw_sum += algbw * bus_factor(p.op, n);
       ++out.busbw_rows;
+      if (!row.phases.empty()) {  // the hierarchical allreduce: each phase's mean time
+        std::array<double, 3> ph{};
+        for (const auto& it : row.phases)
+          for (size_t k = 0; k < 3; ++k) ph[k] += it[k].us() / double(row.phases.size());
+        j["phases_us"] = {{"reduce_scatter", ph[0]}, {"inter_domain", ph[1]}, {"allgather", ph[2]}};
+      }
     } else {
       j["time_us"] = nullptr;
       j["iteration_times_us"] = nlohmann::json::array();
@@ -122,13 +141,12 @@ nvlink_rows rows_of(const scenario& s, const std::vector<sweep_row>& rows) {
   return out;
 }
 
-// The report: the fields every collective report has (docs/report.md; the nccl-tests table reads them) and
-// the `nvlink` object.
+}  // namespace
+
 nlohmann::json nvlink_report(const scenario& s, const run_options& opts, const core::sim_context& ctx,
                              topology::nvlink_domains& dom, const std::vector<sweep_row>& rows, uint64_t result_checked,
-                             bool all_done, double wall_s) {
+                             bool all_done, double wall_s, uint64_t n) {
   const collective_params& p = s.collective;
-  const uint64_t n = s.nvlink.gpus_per_domain;
   nlohmann::json r;
   add_run_header(r, s, opts, ctx, core::now(), wall_s);
   nlohmann::json c;
@@ -138,14 +156,14 @@ nlohmann::json nvlink_report(const scenario& s, const run_options& opts, const c
   c["ranks"] = n;
   c["placement"] = "nvl72";
   nlohmann::json hosts = nlohmann::json::array();
-  for (unsigned i = 0; i < n; ++i) hosts.push_back(dom.gpu(0, i).name());
+  for (unsigned i = 0; i < n; ++i) hosts.push_back(dom.gpus()[i]->name());
   c["rank_hosts"] = std::move(hosts);
   c["iterations"] = p.iterations;
   c["warmup_iterations"] = p.warmup_iterations;
   c["chunk_bytes"] = p.algo == "nvls" ? s.nvlink.max_payload_bytes : p.chunk_bytes;
   c["bus_factor"] = bus_factor(p.op, n);
   c["link_gbps"] = double(s.nvlink.links_per_gpu) * s.nvlink.link_gbytes_per_s * 8.0;  // per GPU, one direction
-  const nvlink_rows out = rows_of(s, rows);
+  const nvlink_rows out = rows_of(s, rows, n);
   const uint64_t wrong_total = out.wrong_total;
   c["completed"] = all_done;
   c["unexpected_placements"] = 0;
@@ -206,8 +224,6 @@ nlohmann::json nvlink_report(const scenario& s, const run_options& opts, const c
   return r;
 }
 
-}  // namespace
-
 nlohmann::json run_nvlink_collective(const scenario& s, const run_options& opts) {
   check_nvlink_scenario(s);
   const collective_params& p = s.collective;
@@ -237,14 +253,9 @@ nlohmann::json run_nvlink_collective(const scenario& s, const run_options& opts)
   for (uint64_t bytes : sizes) {
     sweep_row row;
     row.bytes = bytes;
-    domain_allreduce_config c = domain_allreduce_layout(bytes);
-    c.slice_bytes = p.chunk_bytes;
-    c.dtype = dtype;
-    c.data = data;
+    const domain_allreduce_config c = sweep_config(s, bytes);
     for (uint64_t it = 0; it < p.warmup_iterations + p.iterations && row.done; ++it) {
-      if (data)
-        for (const auto& g : dom.gpus())
-          fill_allreduce_source(g->hbm.data() + c.buffer_addr, bytes, dtype, s.seed, g->host());
+      fill_sources(s, dom, c);
       const picoseconds t0 = core::now();
       unsigned finished = 0;
       picoseconds last = t0;
@@ -274,7 +285,7 @@ nlohmann::json run_nvlink_collective(const scenario& s, const run_options& opts)
     if (!all_done) break;
   }
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-  return nvlink_report(s, opts, ctx, dom, rows, result_checked, all_done, wall_s);
+  return nvlink_report(s, opts, ctx, dom, rows, result_checked, all_done, wall_s, n);
 }
 
 }  // namespace fabricsim::testbench

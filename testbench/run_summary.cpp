@@ -90,7 +90,7 @@ std::string fabric_line(const topology::topology_params& t) {
 
 std::string collective_fabric_header(const std::vector<scenario>& runs, const compare_params& compare) {
   if (runs.empty() || runs[0].workload.kind != "collective") return "";
-  if (runs[0].topology.kind == "nvl72") return nvlink_fabric_line(runs[0].nvlink);
+  if (runs_in_nvlink_domains(runs[0])) return nvlink_fabric_line(runs[0].nvlink);
   const bool varies = !compare.empty() && compare.key.rfind("topology.", 0) == 0;
   if (!varies) return fabric_line(runs[0].topology);
   std::string out;

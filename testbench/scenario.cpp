@@ -292,6 +292,11 @@ std::vector<section> plain_sections(scenario& s) {
        "The NVLink scale-up domain built by `topology.kind: nvl72`: GPUs, NVLink switch chips, link rate, flits, "
        "credits, NVLS ([systems.md](systems.md)).",
        visitor_of(s.nvlink)},
+      {"system",
+       "A whole cluster in one key: GB200 / GB300 NVL72 racks or HGX B200 / B300 nodes with their scale-out "
+       "NICs and rail-optimized fabric; it sets keys of the sections above, which the file overrides "
+       "([systems.md](systems.md#system-presets)).",
+       visitor_of(s.system)},
   };
 }
 
@@ -300,7 +305,7 @@ const std::vector<std::string>& top_level_sections() {
   static const std::vector<std::string> keys = {"run",      "topology",   "link",      "switch", "quantum",
                                                 "oq",       "sharp",      "nic",       "pcie",   "nic_overrides",
                                                 "workload", "collective", "training",  "writes", "compare",
-                                                "fault",    "faults",     "partition", "nvlink", "jobs"};
+                                                "fault",    "faults",     "partition", "nvlink", "jobs", "system"};
   return keys;
 }
 
@@ -584,6 +589,18 @@ void load_topology_file(scenario& s) {
       topology::read_graph_layout(path, s.topology, s.link, port_limit_of(s)));
 }
 
+// system.preset: its keys applied before the file's sections, each recorded as set by the preset.
+void apply_system_preset(const YAML::Node& top, const yaml_source& origin, scenario& s) {
+  apply_yaml(top["system"], visitor_of(s.system), origin, "system");
+  if (s.system.preset == "none") return;
+  const YAML::Node preset = YAML::Load(system_preset_yaml(s.system, s.source));
+  std::map<std::string, std::string> set_by_preset;
+  yaml_source from_preset{"system.preset " + s.system.preset, {}};
+  from_preset.provenance = &set_by_preset;
+  for (section& sec : plain_sections(s)) apply_yaml(preset[sec.key], sec.visit, from_preset, sec.key);
+  for (const auto& entry : set_by_preset) s.key_sources[entry.first] = "system.preset " + s.system.preset;
+}
+
 }  // namespace
 
 scenario load_scenario_text(const std::string& text, const std::string& source,
@@ -606,6 +623,7 @@ scenario load_scenario_text(const std::string& text, const std::string& source,
   apply_yaml(top, header_visitor(s), origin, "", top_level_sections());
   if (!top.IsMap()) return s;  // an empty file: every default
   reject_moved_keys(top, origin);
+  apply_system_preset(top, origin, s);  // first: the file's own keys override the preset's
   for (section& sec : plain_sections(s)) apply_yaml(top[sec.key], sec.visit, origin, sec.key);
   // After `nic`, which every override starts from.
   load_topology_file(s);
@@ -616,6 +634,7 @@ scenario load_scenario_text(const std::string& text, const std::string& source,
   load_partition(top["partition"], origin, s);  // after topology and link: names are checked against them
   load_jobs(top, origin, s);                    // after topology: hosts are checked against it (tenants.h)
   check_link_layer(s);
+  check_system(s);
   return s;
 }
 

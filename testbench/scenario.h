@@ -18,6 +18,7 @@
 #include "sc_models/topology/fabric.h"
 #include "testbench/collective_params.h"
 #include "testbench/switch_selection.h"
+#include "testbench/system_preset.h"
 #include "testbench/training_model.h"
 
 namespace fabricsim::testbench {
@@ -142,6 +143,7 @@ struct scenario {
   // devices rank r simulates (docs/scale_out.md); names are checked against the topology at load.
   std::vector<std::vector<std::string>> partition;
   nvlink::nvlink_params nvlink;  // YAML section "nvlink": the NVLink domain of topology.kind nvl72 (docs/systems.md)
+  system_params system;          // YAML section "system": a cluster preset (testbench/system_preset.h)
   // Where each key set by the file or a `--set` came from: key path ("run.duration_us") -> "file:12" or
   // "--set run.duration_us=5"; keys left at their default are absent (`fabricsim explain`).
   std::map<std::string, std::string> key_sources;

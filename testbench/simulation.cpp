@@ -21,6 +21,7 @@
 #include "sc_models/nic/block_lockstep.h"
 #include "sc_models/switch/switch_device.h"
 #include "sc_models/topology/fabric.h"
+#include "testbench/cluster_run.h"
 #include "testbench/collective.h"
 #include "testbench/congestion_report.h"
 #include "testbench/fabric_setup.h"
@@ -793,8 +794,10 @@ std::ostream* phase_stream(const run_options& opts) {
 
 nlohmann::json run_scenario(const scenario& s, const run_options& opts) {
   check_scale_out_supported(s, opts);  // under mpirun: what is not cut across processes yet fails here
-  if (s.topology.kind == "nvl72") return run_nvlink_collective(s, opts);  // the NVLink domain (docs/systems.md)
-  if (s.workload.kind == "collective") return run_collective(s, opts);    // its WRITEs are posted as the run goes
+  if (runs_in_nvlink_domains(s)) return run_nvlink_collective(s, opts);  // the NVLink domains (docs/systems.md)
+  if (s.workload.kind == "collective" && s.collective.algo == "hierarchical")
+    return run_hierarchical_allreduce(s, opts);  // NVLink domains and their rails (docs/systems.md)
+  if (s.workload.kind == "collective") return run_collective(s, opts);  // its WRITEs are posted as the run goes
   if (s.workload.kind == "training") {
     if (!s.faults.empty())
       throw core::config_error(s.source + ": faults: not supported with workload.kind training (docs/faults.md)");

@@ -235,6 +235,7 @@ void host_tray::check_messages() {
     const landed_message m{i.va, i.bytes, i.at, core::now()};
     if (!m_bounce) {
       m_landed.push_back(m);
+      if (m_on_message) m_on_message(m);
       continue;
     }
     m_copies.push_back({core::now() + core::picoseconds::from_ns(m_params.copy_launch_ns), m});
@@ -282,6 +283,7 @@ void host_tray::copy_done(uint64_t length) {
   m_landed.push_back(m_copy_msg);
   m_copying = false;
   m_copy_event.notify(sc_core::SC_ZERO_TIME);
+  if (m_on_message) m_on_message(m_landed.back());
 }
 
 void host_tray::register_stats(core::stats_registry& stats) const {

@@ -15,10 +15,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
-#include <vector>
-
 #include <systemc>
+#include <vector>
 
 #include "sc_models/core/params.h"
 #include "sc_models/core/ring.h"
@@ -79,6 +79,8 @@ class host_tray : public sc_core::sc_module, public nic::placement_target, publi
   bool stage_send(uint64_t va, uint64_t bytes, core::picoseconds at, uint64_t cookie) override;
 
   const std::vector<landed_message>& landed() const { return m_landed; }
+  // Called as each message lands in GPU memory (bounce: when its copy is done), after landed() has it.
+  void set_on_message_landed(std::function<void(const landed_message&)> f) { m_on_message = std::move(f); }
   void register_stats(core::stats_registry& stats) const;
   pcie_switch& pcie() { return m_switch; }
   root_complex& root() { return m_rc; }
@@ -149,6 +151,7 @@ class host_tray : public sc_core::sc_module, public nic::placement_target, publi
   uint64_t m_in_flight = 0, m_peak_in_flight = 0;
   uint64_t m_writes_issued = 0, m_writes_landed = 0, m_bytes_written = 0, m_bytes_copied = 0;
   std::vector<landed_message> m_landed;
+  std::function<void(const landed_message&)> m_on_message;
   // Transmit.
   sc_core::sc_event m_send_copy_event, m_staged_event;
   core::ring<send_copy> m_send_copies{64};

@@ -40,8 +40,10 @@ void topology_params::visit(core::param_visitor& v) {
   v.field({"cores", "switches",
            "three_tier: core (super-spine) switches; a multiple of spines, cores / spines per plane", 1, 4096},
           cores);
-  v.field({"rails", "NICs", "rail_optimized: NICs per server; NIC r of a server hangs off the group's rail-r leaf", 1,
-           64},
+  v.field({"rails", "NICs",
+           "rail_optimized: NICs per server (a system preset: GPUs per NVLink domain, 72 for NVL72); NIC r of a "
+           "server hangs off the group's rail-r leaf",
+           1, 576},
           rails);
   v.field({"groups", "groups", "rail_optimized: groups of hosts_per_leaf servers, each group with one leaf per rail",
            1, 1024},
@@ -431,14 +433,17 @@ fabric_layout plan_fabric(const topology_params& topo, const cable_params& cable
 
 fabric::fabric(const topology_params& topo, const cable_params& cable, const sw::switch_factory& make_switch,
                const nic::supernic_params& nicp, const std::map<std::string, nic::supernic_params>& nic_overrides,
-               const std::vector<uint64_t>& memory_bytes, core::sim_context& ctx,
-               const pcie::host_tray_params& tray, const std::vector<bool>& built)
+               const std::vector<uint64_t>& memory_bytes, core::sim_context& ctx, const pcie::host_tray_params& tray,
+               const std::vector<bool>& built, const std::vector<uint8_t*>& tray_memory)
     : m_ctx(ctx), m_layout(plan_fabric(topo, cable)) {
   const fabric_layout& lay = m_layout;
   const size_t n = lay.hosts, nsw = lay.switches.size();
   core::require(memory_bytes.size() == n, "fabric", "memory sizes given for " + std::to_string(memory_bytes.size()) +
                                                         " hosts, the topology has " + std::to_string(n));
   core::require(built.empty() || built.size() == n + nsw, "fabric", "the built-device mask has the wrong size");
+  core::require(tray_memory.empty() || tray_memory.size() == n, "fabric",
+                "tray memories given for " + std::to_string(tray_memory.size()) + " hosts, the topology has " +
+                    std::to_string(n));
   for (const auto& override_entry : nic_overrides)
     core::require(host_index(override_entry.first, n).has_value(), "nic_overrides",
                   "no host named '" + override_entry.first + "' (hosts are " + host_names(n) + ")");
@@ -467,7 +472,8 @@ fabric::fabric(const topology_params& topo, const cable_params& cable, const sw:
                                             h.ip, host_mac(i), ctx);
     h.nic->dma.bind(h.mem->socket);
     if (h.nic->params().placement == "pcie") {
-      h.tray = std::make_unique<pcie::host_tray>((h.name + "_pcie").c_str(), tray, h.mem->data(), h.mem->size());
+      uint8_t* gpu = tray_memory.empty() || tray_memory[i] == nullptr ? h.mem->data() : tray_memory[i];
+      h.tray = std::make_unique<pcie::host_tray>((h.name + "_pcie").c_str(), tray, gpu, h.mem->size());
       h.nic->set_placement(*h.tray);
       h.tray->register_stats(ctx.stats);
     }

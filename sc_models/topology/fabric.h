@@ -178,11 +178,13 @@ class fabric {
   // nic.placement pcie gets a PCIe tray built from `tray` (its memory becomes the tray's GPU memory).
   // `built[d]` (device numbering of fabric_layout; empty: all) says which devices this process builds (a
   // scale-out rank): the others are nullptr in hosts() (nic, mem) and switches(), and only links with a built
-  // end exist (nullptr in links() otherwise).
+  // end exist (nullptr in links() otherwise). `tray_memory[i]` (empty: none), when not null, is the GPU
+  // memory (memory_bytes[i] long) behind host i's tray in place of the host's own memory: a GPU's HBM that
+  // its NVLink copy engine uses too (topology/gpu_cluster.h); the NIC then reaches it only through the tray.
   fabric(const topology_params& topo, const cable_params& cable, const sw::switch_factory& make_switch,
          const nic::supernic_params& nic, const std::map<std::string, nic::supernic_params>& nic_overrides,
-         const std::vector<uint64_t>& memory_bytes, core::sim_context& ctx,
-         const pcie::host_tray_params& tray = {}, const std::vector<bool>& built = {});
+         const std::vector<uint64_t>& memory_bytes, core::sim_context& ctx, const pcie::host_tray_params& tray = {},
+         const std::vector<bool>& built = {}, const std::vector<uint8_t*>& tray_memory = {});
   fabric(const fabric&) = delete;
   fabric& operator=(const fabric&) = delete;
   ~fabric();

@@ -127,7 +127,7 @@ TEST(scenario, unknown_top_level_key_lists_the_known_ones) {
   EXPECT_EQ(error_of([] { load("name: x\nlinks:\n  fec_latency_ns: 80\n"); }),
             "t.yaml:2: links: unknown key; did you mean link? Known keys of top-level: name, description, seed, "
             "run, topology, link, switch, quantum, oq, sharp, nic, pcie, nic_overrides, workload, collective, "
-            "training, writes, compare, fault, faults, partition, nvlink, jobs");
+            "training, writes, compare, fault, faults, partition, nvlink, jobs, system");
 }
 
 // The scale-out partition (docs/scale_out.md): a list per rank of names the topology has, each once.
@@ -183,7 +183,7 @@ TEST(scenario, out_of_range_in_each_section) {
   EXPECT_EQ(error_of([] { load("name: x\n\ntopology:\n  link_gbps: 5000\n"); }),
             "t.yaml:4: topology.link_gbps: 5000 is out of range [1, 3200] Gb/s");
   EXPECT_EQ(error_of([] { load("topology:\n  kind: rail_optimized\n  rails: 0\n"); }),
-            "t.yaml:3: topology.rails: 0 is out of range [1, 64] NICs");
+            "t.yaml:3: topology.rails: 0 is out of range [1, 576] NICs");
   EXPECT_EQ(error_of([] { load("run:\n  duration_us: -1\n"); }),
             "t.yaml:2: run.duration_us: -1 is out of range [0, 1e9] us");
   EXPECT_EQ(error_of([] { load("workload:\n  kind: permutation\n  messages: 0\n"); }),

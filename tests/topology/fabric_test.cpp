@@ -480,7 +480,7 @@ TEST(fabric, absurd_sizes_are_refused_naming_the_key) {
   topology_params t;
   t.kind = "rail_optimized";
   t.rails = 0;
-  EXPECT_EQ(validation_error(t), "topology.rails: 0 is out of range [1, 64] NICs");
+  EXPECT_EQ(validation_error(t), "topology.rails: 0 is out of range [1, 576] NICs");
   t = {};
   t.kind = "fat_tree";
   EXPECT_EQ(validation_error(t),
@@ -540,7 +540,7 @@ TEST(fabric, constructor_refuses_bad_topology_and_cable_keys) {
   });
   ASSERT_TRUE(c.ok) << c.output;
   EXPECT_EQ(c.output,
-            "topology.rails: 0 is out of range [1, 64] NICs\nlink.ns_per_metre: -1 is out of range [0, 100] ns/m");
+            "topology.rails: 0 is out of range [1, 576] NICs\nlink.ns_per_metre: -1 is out of range [0, 100] ns/m");
 }
 
 // One WRITE of a single packet through the output-queued switch: completion time and packet hops against

@@ -1,0 +1,242 @@
+// The hierarchical allreduce on a cluster of NVLink domains with their scale-out NICs.
+#include "testbench/cluster_run.h"
+
+#include <array>
+#include <chrono>
+#include <limits>
+#include <memory>
+#include <vector>
+
+#include "sc_models/topology/gpu_cluster.h"
+#include "testbench/collective_ops.h"
+#include "testbench/nvlink_collective.h"
+#include "testbench/nvlink_run.h"
+#include "testbench/rail_ring.h"
+#include "testbench/scenario.h"
+#include "testbench/simulation.h"
+#include "testbench/switch_factory.h"
+
+namespace fabricsim::testbench {
+
+using core::config_error;
+using core::picoseconds;
+
+namespace {
+
+void check_hierarchical(const scenario& s) {
+  const std::string& src = s.source;
+  if (s.system.preset == "none")
+    throw config_error(src +
+                       ": collective.algo hierarchical runs on a cluster of NVLink domains: set "
+                       "system.preset (gb200_nvl72, gb300_nvl72, hgx_b200 or hgx_b300)");
+  if (s.collective.op != "allreduce")
+    throw config_error(src + ": collective.op " + s.collective.op + ": collective.algo hierarchical runs allreduce");
+  if (s.collective.ranks != 0)
+    throw config_error(src + ": collective.ranks " + std::to_string(s.collective.ranks) +
+                       ": the hierarchical allreduce runs on every GPU (leave it 0)");
+  if (!s.faults.empty()) throw config_error(src + ": faults: not supported with collective.algo hierarchical");
+}
+
+// Ethernet RoCEv2 per packet: Ethernet 14, IPv4 20, UDP 8, BTH 12, ICRC 4, FCS 4, preamble 8, gap 12;
+// InfiniBand: LRH 8, BTH 12, ICRC 4, VCRC 2 (sc_models/core/packet.cpp).
+double rail_payload_gbytes(const scenario& s) {
+  const double mtu = double(s.nic.path_mtu_bytes ? s.nic.path_mtu_bytes : s.nic.mtu_bytes);
+  const double overhead = s.switch_model.infiniband() ? 26.0 : 82.0;
+  return s.topology.link_gbps / 8.0 * mtu / (mtu + overhead);
+}
+
+}  // namespace
+
+hierarchical_bounds hierarchical_allreduce_bounds(const scenario& s) {
+  const double g = double(s.nvlink.gpus_per_domain), d = double(s.nvlink.domains), n = g * d;
+  const double bf = 2.0 * (n - 1.0) / n;
+  hierarchical_bounds b;
+  b.rail_gbytes_per_s = rail_payload_gbytes(s);
+  const double nv_s_per_byte = 2.0 * (g - 1.0) / g / nvlink_ring_busbw_bound(s.nvlink);
+  const double rail_s_per_byte = d > 1 ? 2.0 * (d - 1.0) / (d * g) / b.rail_gbytes_per_s : 0.0;
+  b.nvlink_busbw = bf / nv_s_per_byte;
+  b.rail_busbw = rail_s_per_byte > 0 ? bf / rail_s_per_byte : std::numeric_limits<double>::infinity();
+  b.serial_busbw = bf / (nv_s_per_byte + rail_s_per_byte);
+  return b;
+}
+
+namespace {
+
+// The cluster, its per-domain rings and per-rail rings, and one iteration's three phases.
+class hierarchical_run {
+ public:
+  hierarchical_run(const scenario& s, uint64_t max_bytes)
+      : m_G(s.nvlink.gpus_per_domain),
+        m_D(s.nvlink.domains),
+        m_hbm(domain_allreduce_hbm_bytes(max_bytes)),
+        m_cl(s.nvlink, s.topology, s.link, make_switch_factory(s, ctx_init(s)), nic_of(s), s.pcie, m_hbm, m_ctx) {
+    for (const auto& g : m_cl.domains().gpus()) g->set_data(s.nic.place_data);
+    for (unsigned d = 0; d < m_D; ++d)
+      m_intra.push_back(make_domain_allreduce("nvlink_ring", m_cl.domains(), d, m_ctx.calendar));
+    for (unsigned r = 0; r < m_G; ++r) {
+      m_rails.push_back(std::make_unique<rail_ring>(m_cl, r, m_ctx.calendar, s.nvlink.reduce_gbytes_per_s));
+      m_rails.back()->connect(m_hbm);
+    }
+  }
+
+  topology::gpu_cluster& cluster() { return m_cl; }
+  const core::sim_context& ctx() const { return m_ctx; }
+
+  // One iteration of `c` (all phases, one after another); false when it did not end before `limit`.
+  bool iterate(const domain_allreduce_config& c, picoseconds limit, std::array<picoseconds, 4>& at) {
+    m_c = c;
+    m_at = &at;
+    at[0] = core::now();
+    start_phase(1);
+    if (core::now() < limit) sc_core::sc_start(core::to_sc_time(limit - core::now()), sc_core::SC_EXIT_ON_STARVATION);
+    return m_phase == 3 && m_done == m_D;
+  }
+
+  // Rail WRITEs completed, and those that failed.
+  std::pair<uint64_t, uint64_t> writes() {
+    uint64_t n = 0, failed = 0;
+    for (const topology::host& h : m_cl.scale_out().hosts())
+      for (const auto& comp : h.nic->completions()) {
+        ++n;
+        failed += comp.status != nic::completion_status::success;
+      }
+    return {n, failed};
+  }
+
+ private:
+  core::sim_context& ctx_init(const scenario& s) {
+    m_ctx.seed = s.seed;
+    return m_ctx;
+  }
+  static nic::supernic_params nic_of(const scenario& s) {
+    nic::supernic_params n = s.nic;
+    if (s.switch_model.infiniband()) n.link_layer = "infiniband";  // as fabric_setup does
+    return n;
+  }
+
+  void start_phase(unsigned ph) {
+    m_phase = ph;
+    m_done = 0;
+    auto done = [this](picoseconds) { unit_done(); };
+    if (ph != 2) {
+      domain_allreduce_config pc = m_c;
+      pc.phase = ph == 1 ? domain_phase::reduce_scatter : domain_phase::allgather;
+      for (auto& a : m_intra) a->start(pc, done);
+      return;
+    }
+    const uint64_t elt = sw::sharp_dtype_bytes(m_c.dtype), elements = m_c.bytes / elt;
+    for (unsigned r = 0; r < m_G; ++r) {
+      const uint32_t chunk = (r + 1) % m_G;  // what GPU r holds after the reduce-scatter
+      const uint64_t off = ring_chunk_off(elements, uint32_t(m_G), chunk, elt);
+      rail_shard sh;
+      sh.addr = m_c.buffer_addr + off;
+      sh.bytes = ring_chunk_len(elements, uint32_t(m_G), chunk, elt);
+      sh.staging_addr = m_c.staging_addr + off;
+      sh.slice_bytes = m_c.slice_bytes;
+      sh.dtype = m_c.dtype;
+      sh.data = m_c.data;
+      m_rails[r]->start(sh, done);
+    }
+  }
+
+  // A domain (phases 1, 3) or a rail (phase 2) has finished: the phase ends with the last of them.
+  void unit_done() {
+    if (++m_done < (m_phase == 2 ? m_G : m_D)) return;
+    (*m_at)[m_phase] = core::now();
+    if (m_phase < 3) start_phase(m_phase + 1);
+  }
+
+  core::sim_context m_ctx;
+  uint64_t m_G, m_D, m_hbm;
+  topology::gpu_cluster m_cl;
+  std::vector<std::unique_ptr<domain_allreduce>> m_intra;
+  std::vector<std::unique_ptr<rail_ring>> m_rails;
+  domain_allreduce_config m_c;
+  std::array<picoseconds, 4>* m_at = nullptr;
+  unsigned m_phase = 0;
+  uint64_t m_done = 0;
+};
+
+std::vector<uint64_t> checked_sizes(const scenario& s, sw::sharp_dtype dtype, uint64_t n) {
+  const collective_params& p = s.collective;
+  const uint64_t elt = sw::sharp_dtype_bytes(dtype);
+  std::vector<uint64_t> sizes;
+  for (uint64_t b : collective_sizes(p)) sizes.push_back(effective_bytes(p, b, n));
+  for (uint64_t b : sizes)
+    if (b / elt < n)
+      throw config_error(s.source + ": collective.min_bytes: " + std::to_string(b) + " bytes is fewer than one " +
+                         p.dtype + " element per GPU (" + std::to_string(n) + " GPUs)");
+  return sizes;
+}
+
+nlohmann::json hierarchical_object(const scenario& s, std::pair<uint64_t, uint64_t> writes) {
+  const hierarchical_bounds b = hierarchical_allreduce_bounds(s);
+  return {{"domains", s.nvlink.domains},
+          {"gpus_per_domain", s.nvlink.gpus_per_domain},
+          {"intra", "nvlink_ring"},
+          {"inter", "ring"},
+          {"nvlink_busbw_bound_gbps", b.nvlink_busbw},
+          {"rail_busbw_bound_gbps", b.rail_busbw},
+          {"serial_busbw_bound_gbps", b.serial_busbw},
+          {"rail_payload_gbytes_per_s", b.rail_gbytes_per_s},
+          {"rail_writes", writes.first},
+          {"rail_writes_failed", writes.second}};
+}
+
+}  // namespace
+
+nlohmann::json run_hierarchical_allreduce(const scenario& s, const run_options& opts) {
+  check_hierarchical(s);
+  const collective_params& p = s.collective;
+  const sw::sharp_dtype dtype = nvlink_dtype(s);
+  const uint64_t N = s.nvlink.gpus_per_domain * s.nvlink.domains;
+  const std::vector<uint64_t> sizes = checked_sizes(s, dtype, N);
+  const bool data = s.nic.place_data;
+  const auto wall0 = std::chrono::steady_clock::now();
+  hierarchical_run run(s, sizes.back());
+  topology::nvlink_domains& dom = run.cluster().domains();
+  if (opts.elaborate_only) return nlohmann::json::object();
+  sc_core::sc_start(sc_core::SC_ZERO_TIME);
+  const picoseconds limit = picoseconds::from_ns(s.run.limit_us * 1000.0);
+  std::vector<sweep_row> rows;
+  uint64_t result_checked = 0;
+  bool all_done = true;
+  for (uint64_t bytes : sizes) {
+    sweep_row row;
+    row.bytes = bytes;
+    const domain_allreduce_config c = sweep_config(s, bytes);
+    for (uint64_t it = 0; it < p.warmup_iterations + p.iterations && row.done; ++it) {
+      fill_sources(s, dom, c);
+      std::array<picoseconds, 4> at{};
+      if (!run.iterate(c, limit, at)) {
+        row.done = all_done = false;
+        break;
+      }
+      if (it < p.warmup_iterations) continue;
+      row.times.push_back(at[3] - at[0]);
+      row.phases.push_back({at[1] - at[0], at[2] - at[1], at[3] - at[2]});
+    }
+    if (row.done && data) {
+      std::vector<uint32_t> members;
+      for (const auto& g : dom.gpus()) members.push_back(g->host());
+      const std::vector<uint8_t> ref = allreduce_reference(bytes, dtype, s.seed, members);
+      for (const auto& g : dom.gpus()) {
+        row.wrong += count_wrong_elements(g->hbm.data() + c.buffer_addr, ref.data(), bytes, dtype);
+        result_checked += bytes;
+      }
+    }
+    rows.push_back(std::move(row));
+    if (!all_done) break;
+  }
+  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  nlohmann::json r = nvlink_report(s, opts, run.ctx(), dom, rows, result_checked, all_done, wall_s, N);
+  const auto writes = run.writes();
+  r["collective"]["placement"] = "hierarchical";
+  r["collective"]["link_gbps"] = s.topology.link_gbps;
+  r["hierarchical"] = hierarchical_object(s, writes);
+  r["failed"] = writes.second;
+  r["verified"] = r["verified"].get<bool>() && writes.second == 0;
+  return r;
+}
+
+}  // namespace fabricsim::testbench

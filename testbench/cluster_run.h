@@ -1,0 +1,33 @@
+// The hierarchical allreduce as NCCL runs it on a cluster of NVLink domains (docs/systems.md):
+// `collective.algo: hierarchical` on a system preset (testbench/system_preset.h). Built on
+// topology::gpu_cluster: every GPU's HBM is reached by its NVLink copy engine and, through its tray, by its
+// SuperNIC. Per iteration, three phases, each starting when the previous one has ended on every GPU:
+//   1. reduce-scatter inside every domain, NCCL's ring over NVLink (testbench/nvlink_collective.h): GPU q
+//      holds chunk (q + 1) mod G of its domain's sum;
+//   2. allreduce of that chunk across the domains on rail q (testbench/rail_ring.h): ring of RDMA WRITEs,
+//      GPUDirect through the trays;
+//   3. allgather inside every domain, the second half of the NVLink ring.
+// Every byte moves as packets; the result of every GPU is compared with a reference summed over all GPUs.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+namespace fabricsim::testbench {
+
+struct scenario;
+struct run_options;
+
+nlohmann::json run_hierarchical_allreduce(const scenario& s, const run_options& opts);
+
+// The hand bounds (GB/s of busbw, N = G x D GPUs, bus factor 2(N-1)/N), from link rates and wire formats:
+// NVLink: phases 1 and 3 send 2(G-1)/G of the buffer per GPU at B_nv (nvlink_ring_busbw_bound), so
+// busbw <= 2(N-1)/N / (2(G-1)/G / B_nv). Rail: phase 2 sends 2(D-1)/D of a 1/G shard per NIC at B_rail (the
+// NIC's line rate x payload / wire bytes of a full-MTU WRITE packet), so busbw <= 2(N-1)/N / (2(D-1)/(D G) /
+// B_rail). The phases follow each other, so the times add: busbw <= serial = 1 / (1/nvlink + 1/rail).
+struct hierarchical_bounds {
+  double nvlink_busbw = 0.0, rail_busbw = 0.0, serial_busbw = 0.0;
+  double rail_gbytes_per_s = 0.0;  // B_rail, payload per NIC per direction
+};
+hierarchical_bounds hierarchical_allreduce_bounds(const scenario& s);
+
+}  // namespace fabricsim::testbench

@@ -1,0 +1,96 @@
+// The hierarchical allreduce (testbench/cluster_run.h) on HGX B200 nodes with Spectrum-X rails: every GPU's
+// result equals the reference summed over all GPUs, and the busbw stays under the hand bounds computed here
+// from the link rates and wire formats (not read from the report), within a stated fraction of the bound of
+// its phase-after-phase schedule. Runs of a few seconds, each forked.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/support/scenario_child.h"
+
+namespace fabricsim::testbench {
+namespace {
+
+using nlohmann::json;
+
+std::string cluster(uint64_t nodes, uint64_t bytes, const std::string& extra = "") {
+  return "system: {preset: hgx_b200, nodes: " + std::to_string(nodes) +
+         ", scale_out: spectrum_x}\n"
+         "workload: {kind: collective}\n"
+         "collective: {op: allreduce, algo: hierarchical, dtype: float, iterations: 1, warmup_iterations: 0, "
+         "chunk_bytes: 65536, min_bytes: " +
+         std::to_string(bytes) + ", max_bytes: " + std::to_string(bytes) + "}\n" + extra;
+}
+
+// By hand, from the published figures the preset sets (docs/calibration.md): 8 GPUs per node, 18 NVLink 5
+// links of 50 GB/s per direction, 256-byte payloads in 272 wire bytes; one 400 Gb/s Ethernet NIC per GPU,
+// 4096-byte payloads in 4096 + 82 wire bytes (Ethernet 14, IPv4 20, UDP 8, BTH 12, ICRC 4, FCS 4, preamble
+// 8, gap 12).
+struct bounds {
+  double nvlink, rail, serial;
+  double rs_us, inter_us;  // the least time of the reduce-scatter (and of the allgather) and of the rail phase
+};
+
+bounds by_hand(double d, double bytes) {
+  const double g = 8, n = g * d, bf = 2 * (n - 1) / n;
+  const double b_nv = 18 * 50.0 * 256 / 272;                                        // GB/s per GPU: 847.06
+  const double b_rail = 400 / 8.0 * 4096 / 4178;                                    // GB/s per NIC: 49.02
+  const double nv = 2 * (g - 1) / g / b_nv, rail = 2 * (d - 1) / (d * g) / b_rail;  // s per byte of buffer
+  return {bf / nv, bf / rail, bf / (nv + rail), (g - 1) / g * bytes / b_nv / 1e3, rail * bytes / 1e3};
+}
+
+void check_run(uint64_t nodes, uint64_t bytes, double fraction) {
+  const json r = test::run_scenario_yaml(cluster(nodes, bytes));
+  ASSERT_TRUE(r.contains("collective")) << r.dump().substr(0, 2000);
+  const json& row = r["collective"]["rows"][0];
+  EXPECT_TRUE(r["verified"].get<bool>());
+  EXPECT_EQ(row["wrong"], 0u);
+  EXPECT_EQ(r["collective"]["result_checked_bytes"], 8 * nodes * bytes);  // every GPU's whole result
+  EXPECT_EQ(r["hierarchical"]["rail_writes_failed"], 0u);
+  const bounds b = by_hand(double(nodes), double(bytes));
+  const double busbw = row["busbw_gbps"].get<double>();
+  EXPECT_LE(busbw, std::min(b.nvlink, b.rail)) << "the smaller of the NVLink and rail bounds";
+  EXPECT_LE(busbw, b.serial);
+  EXPECT_GE(busbw, fraction * b.serial) << "bound " << b.serial;
+  const json& ph = row["phases_us"];
+  EXPECT_GE(ph["reduce_scatter"].get<double>(), b.rs_us);
+  EXPECT_GE(ph["allgather"].get<double>(), b.rs_us);
+  EXPECT_GE(ph["inter_domain"].get<double>(), b.inter_us);
+  EXPECT_NEAR(ph["reduce_scatter"].get<double>() + ph["inter_domain"].get<double>() + ph["allgather"].get<double>(),
+              row["time_us"].get<double>(), 1e-3);
+  // The report's bounds are the same formulas.
+  EXPECT_NEAR(r["hierarchical"]["serial_busbw_bound_gbps"].get<double>(), b.serial, 1e-6 * b.serial);
+  std::cout << nodes << " nodes, " << bytes << " B: busbw " << busbw << " GB/s, bounds nvlink " << b.nvlink << " rail "
+            << b.rail << " serial " << b.serial << "; phases " << ph.dump() << "\n";
+}
+
+TEST(hierarchical_allreduce, two_nodes_reach_the_serial_bound_and_stay_under_both) { check_run(2, 16u << 20, 0.9); }
+
+TEST(hierarchical_allreduce, four_nodes_reach_the_serial_bound_and_stay_under_both) { check_run(4, 8u << 20, 0.9); }
+
+TEST(hierarchical_allreduce, needs_a_system_preset_and_an_allreduce) {
+  auto run = [](const std::string& yaml) {
+    return test::run_in_child(
+        [&] { return testbench::run_scenario(testbench::load_scenario_text(yaml, "t.yaml")).dump(); });
+  };
+  const test::child_result flat =
+      run("topology: {kind: rail_optimized}\nworkload: {kind: collective}\ncollective: {algo: hierarchical}\n");
+  EXPECT_FALSE(flat.ok);
+  EXPECT_NE(flat.output.find("t.yaml: collective.algo hierarchical runs on a cluster of NVLink domains: set "
+                             "system.preset"),
+            std::string::npos)
+      << flat.output;
+  std::string yaml = cluster(2, 1u << 20);
+  yaml.replace(yaml.find("op: allreduce"), 13, "op: allgather");
+  const test::child_result gather = run(yaml);
+  EXPECT_FALSE(gather.ok);
+  EXPECT_NE(gather.output.find("collective.op allgather: collective.algo hierarchical runs allreduce"),
+            std::string::npos)
+      << gather.output;
+}
+
+}  // namespace
+}  // namespace fabricsim::testbench
