@@ -71,7 +71,7 @@ const std::vector<std::string> bin_names{
     "reset_mid_run",
 };
 
-enum class op { reset, cnp, sent, advance };
+enum class op { reset, cnp, sent, advance, idle };  // idle: one clock with no request (RTL only)
 
 struct transaction {
   op kind = op::advance;
@@ -86,6 +86,8 @@ std::string describe(const transaction& t) {
     case op::cnp: return "cnp at cycle " + std::to_string(t.now);
     case op::sent: return "sent " + std::to_string(t.bytes) + " bytes at cycle " + std::to_string(t.now);
     case op::advance: return "advance to cycle " + std::to_string(t.now);
+    case op::idle:
+      return "a clock with no request after cycle " + std::to_string(t.now);
   }
   return "?";
 }
@@ -255,8 +257,9 @@ class dcqcn_stimulus {
 
 // After the random run, corners it draws too rarely, each an exact coincidence (docs/verification.md lists
 // the mutants they kill): a cut landing exactly on the rpg_min_dec_fac floor and on rpg_min_rate, a sent()
-// reaching the byte threshold exactly and one of more than twice it, an init with initial alpha 0, and a
-// CNP one monitor period and one cycle after an init or one cycle after a cut and an init.
+// reaching the byte threshold exactly and one of more than twice it, an init with initial alpha 0, a CNP one
+// monitor period and one cycle after an init, one cycle after a cut and an init, and 2^32 - 1 cycles after an
+// init; and clocks with no request, where the handshake rules must hold.
 std::vector<transaction> directed_transactions(uint64_t now) {
   std::vector<transaction> out;
   auto add = [&](op kind, uint64_t dt, uint32_t bytes = 0, const dcqcn_params& params = {}) {
@@ -299,6 +302,18 @@ std::vector<transaction> directed_transactions(uint64_t now) {
   add(op::cnp, 1);
   add(op::reset, 1, 0, floor);
   add(op::cnp, 101);
+  // A CNP 2^32 - 1 cycles after an init (initial alpha 0: no timer is armed, so nothing fires between): the
+  // last cut the init set, a monitor period back, is 2^32 - 1 + 100 cycles old, so it cuts; a last cut set with
+  // the period's upper TimeW - PeriodW bits wrong would be 99 cycles old.
+  add(op::reset, 1, 0, no_alpha);
+  add(op::cnp, (uint64_t{1} << 32) - 1);
+  // Clocks with no request, after each kind of request (the contract: nothing is taken, no response follows).
+  add(op::reset, 1, 0, floor);
+  add(op::idle, 0);
+  for (op kind : {op::cnp, op::sent, op::advance}) {
+    add(kind, 1, 1);
+    add(op::idle, 0);
+  }
   return out;
 }
 
@@ -308,6 +323,8 @@ void apply(dcqcn_rate_engine& engine, const transaction& t) {
     case op::cnp: engine.cnp(t.now); break;
     case op::sent: engine.sent(t.bytes, t.now); break;
     case op::advance: engine.advance(t.now); break;
+    case op::idle:
+      break;  // the reference has no clock
   }
 }
 
@@ -385,6 +402,7 @@ dcqcn_rp_differential_result run_dcqcn_rp_differential(const dcqcn_rp_differenti
     }
     apply(ref, t);
     apply(rtl, t);
+    if (t.kind == op::idle) rtl.idle_cycle();
     ++r.transactions;
     now = t.now;
     const dcqcn_outputs& out = ref.outputs();
@@ -394,13 +412,20 @@ dcqcn_rp_differential_result run_dcqcn_rp_differential(const dcqcn_rp_differenti
       r.expected = std::to_string(ref.last_cycles());
       r.got = std::to_string(rtl.last_cycles());
     }
-    if (cycles_differ || first_difference(out, rtl.outputs(), r)) {
+    const dcqcn_rp_rtl::handshake_violation& broken = rtl.violation();
+    if (!cycles_differ && !broken.signal.empty()) {
+      r.mismatch_signal = broken.signal;
+      r.expected = broken.expected;
+      r.got = broken.got;
+    }
+    if (cycles_differ || !broken.signal.empty() || first_difference(out, rtl.outputs(), r)) {
       r.matched = false;
       r.mismatch_cycle = t.now;
       r.mismatch = describe_mismatch(t, options.seed, r.transactions, params, before, ref, rtl);
       break;
     }
 
+    if (t.kind == op::idle) continue;  // nothing new to cover
     // Coverage, from the agreed outputs and the state before the transaction.
     const uint32_t ev = out.events;
     auto hit = [&](bin b, bool cond) { hits[b] += cond ? 1 : 0; };
