@@ -71,7 +71,8 @@ const std::vector<std::string> bin_names{
     "reset_mid_run",
 };
 
-enum class op { reset, cnp, sent, advance, idle };  // idle: one clock with no request (RTL only)
+// idle: one clock with no request; rst_pulse: rst_ni low for a clock, then an idle clock (both RTL only).
+enum class op { reset, cnp, sent, advance, idle, rst_pulse };
 
 struct transaction {
   op kind = op::advance;
@@ -88,6 +89,8 @@ std::string describe(const transaction& t) {
     case op::advance: return "advance to cycle " + std::to_string(t.now);
     case op::idle:
       return "a clock with no request after cycle " + std::to_string(t.now);
+    case op::rst_pulse:
+      return "rst_ni pulsed after cycle " + std::to_string(t.now);
   }
   return "?";
 }
@@ -283,12 +286,16 @@ std::vector<transaction> directed_transactions(uint64_t now) {
   floor.rate_reduce_monitor_period_us = 10;  // 100 cycles
   add(op::reset, 1, 0, floor);
   add(op::cnp, 0);
+  // A rate timer event (rpg_time_reset 300 us: 3000 cycles) and then rst_ni: every output must go to 0.
+  add(op::advance, 3000);
+  add(op::rst_pulse, 0);
   // The byte threshold (1000 bytes) reached exactly, then crossed twice over in one sent() (the remainder is
   // clamped to 999), then the bytes that tell a remainder of 999 from 1000 or 1001.
   dcqcn_params bytes = floor;
   bytes.rpg_byte_reset = 1000;
   add(op::reset, 1, 0, bytes);
   for (uint32_t n : {1000u, 2000u, 1u, 999u, 2500u, 1u, 998u, 1u, 999u}) add(op::sent, 1, n);
+  add(op::rst_pulse, 0);  // with byte events counted
   // An init with initial alpha 0: the alpha timer stays disarmed.
   dcqcn_params no_alpha = floor;
   no_alpha.initial_alpha = 0;
@@ -324,7 +331,8 @@ void apply(dcqcn_rate_engine& engine, const transaction& t) {
     case op::sent: engine.sent(t.bytes, t.now); break;
     case op::advance: engine.advance(t.now); break;
     case op::idle:
-      break;  // the reference has no clock
+    case op::rst_pulse:
+      break;  // the reference has no clock and no reset pin
   }
 }
 
@@ -403,6 +411,7 @@ dcqcn_rp_differential_result run_dcqcn_rp_differential(const dcqcn_rp_differenti
     apply(ref, t);
     apply(rtl, t);
     if (t.kind == op::idle) rtl.idle_cycle();
+    if (t.kind == op::rst_pulse) rtl.reset_pulse();
     ++r.transactions;
     now = t.now;
     const dcqcn_outputs& out = ref.outputs();
@@ -425,7 +434,7 @@ dcqcn_rp_differential_result run_dcqcn_rp_differential(const dcqcn_rp_differenti
       break;
     }
 
-    if (t.kind == op::idle) continue;  // nothing new to cover
+    if (t.kind == op::idle || t.kind == op::rst_pulse) continue;  // nothing new to cover
     // Coverage, from the agreed outputs and the state before the transaction.
     const uint32_t ev = out.events;
     auto hit = [&](bin b, bool cond) { hits[b] += cond ? 1 : 0; };

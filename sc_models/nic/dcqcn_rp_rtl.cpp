@@ -104,6 +104,34 @@ void dcqcn_rp_rtl::idle_cycle() {
   check_handshake(ports, false);
 }
 
+void dcqcn_rp_rtl::reset_pulse() {
+  m_in.rst_n = false;
+  m_block->step(m_in);
+  m_in.rst_n = true;
+  check_reset_state(m_block->peek(), " with rst_ni low");
+  m_block->step(m_in);
+  m_total_cycles += 2;
+  const dcqcn_rp_ports ports = m_block->peek();
+  check_reset_state(ports, " a clock after a reset");
+  check_handshake(ports, false);
+}
+
+void dcqcn_rp_rtl::check_reset_state(const dcqcn_rp_ports& ports, const char* when) {
+  const dcqcn_outputs& o = ports.out;
+  const std::pair<const char*, uint64_t> zero[] = {{"rate_o", o.rate_kbps},
+                                                   {"target_o", o.target_kbps},
+                                                   {"alpha_o", o.alpha_q16},
+                                                   {"timer_count_o", o.timer_count},
+                                                   {"byte_count_o", o.byte_count},
+                                                   {"events_o", o.events},
+                                                   {"deadline_valid_o", o.next_deadline == dcqcn_never ? 0u : 1u},
+                                                   {"rsp_valid_o", ports.rsp_valid ? 1u : 0u},
+                                                   {"busy_o", ports.busy ? 1u : 0u}};
+  for (const auto& [name, value] : zero)
+    if (value != 0 && m_violation.signal.empty())
+      m_violation = {std::string(name) + when, "0", std::to_string(value), m_now};
+}
+
 // While a request is in flight busy_o is high and req_ready_o low; once it is done (and after an idle clock)
 // busy_o is low and req_ready_o high.
 void dcqcn_rp_rtl::check_handshake(const dcqcn_rp_ports& ports, bool working) {
