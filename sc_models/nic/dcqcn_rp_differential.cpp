@@ -336,6 +336,22 @@ void apply(dcqcn_rate_engine& engine, const transaction& t) {
   }
 }
 
+// The RTL-only transactions: a clock with no request, a reset pulse.
+void apply_pins(dcqcn_rp_rtl& rtl, const transaction& t) {
+  if (t.kind == op::idle) rtl.idle_cycle();
+  if (t.kind == op::rst_pulse) rtl.reset_pulse();
+}
+
+// A port rule of the contract the RTL broke (handshake, reset state), as the mismatch.
+bool port_rule_broken(const dcqcn_rp_rtl& rtl, dcqcn_rp_differential_result& r) {
+  const dcqcn_rp_rtl::handshake_violation& broken = rtl.violation();
+  if (broken.signal.empty()) return false;
+  r.mismatch_signal = broken.signal;
+  r.expected = broken.expected;
+  r.got = broken.got;
+  return true;
+}
+
 // The first output that differs: its name, expected (reference) and got (RTL).
 bool first_difference(const dcqcn_outputs& ref, const dcqcn_outputs& rtl, dcqcn_rp_differential_result& r) {
   auto check = [&](const char* name, uint64_t expected, uint64_t got) {
@@ -410,8 +426,7 @@ dcqcn_rp_differential_result run_dcqcn_rp_differential(const dcqcn_rp_differenti
     }
     apply(ref, t);
     apply(rtl, t);
-    if (t.kind == op::idle) rtl.idle_cycle();
-    if (t.kind == op::rst_pulse) rtl.reset_pulse();
+    apply_pins(rtl, t);
     ++r.transactions;
     now = t.now;
     const dcqcn_outputs& out = ref.outputs();
@@ -421,13 +436,7 @@ dcqcn_rp_differential_result run_dcqcn_rp_differential(const dcqcn_rp_differenti
       r.expected = std::to_string(ref.last_cycles());
       r.got = std::to_string(rtl.last_cycles());
     }
-    const dcqcn_rp_rtl::handshake_violation& broken = rtl.violation();
-    if (!cycles_differ && !broken.signal.empty()) {
-      r.mismatch_signal = broken.signal;
-      r.expected = broken.expected;
-      r.got = broken.got;
-    }
-    if (cycles_differ || !broken.signal.empty() || first_difference(out, rtl.outputs(), r)) {
+    if (cycles_differ || port_rule_broken(rtl, r) || first_difference(out, rtl.outputs(), r)) {
       r.matched = false;
       r.mismatch_cycle = t.now;
       r.mismatch = describe_mismatch(t, options.seed, r.transactions, params, before, ref, rtl);
