@@ -443,6 +443,11 @@ CLI::App* add_verify_command(CLI::App& app, verify_cli& c) {
                          "as a patch file, as rtl/mutants/<block>/<ID>.patch holds it for --mutant and --rtl-mutant");
   c.mutate_only.push_back(verify_cmd->add_option(
       "--mutate-sample", c.mutate_opts.sample, "--mutate: run a sample of N mutants drawn with --seed (default: all)"));
+  c.mutate_only.push_back(verify_cmd
+                              ->add_option("--mutate-ids", c.mutate_opts.ids,
+                                           "--mutate: run only these mutants, comma-separated ids (e.g. an earlier "
+                                           "run's survivors)")
+                              ->delimiter(','));
   c.mutate_only.push_back(verify_cmd->add_option(
       "--mutate-timeout", c.mutate_opts.timeout_seconds,
       "--mutate: seconds per mutant before it counts as killed by the timeout (default: 10 + 20 x the unmutated "
@@ -598,7 +603,7 @@ int run_verify_command(verify_cli& verify_c) {
   if (verify_c.mutate || mutate_only > 0) {
     if (!verify_c.mutate)
       throw core::config_error(
-          "verify-rtl --mutate-sample, --mutate-timeout, --mutate-json and --no-equiv go "
+          "verify-rtl --mutate-sample, --mutate-ids, --mutate-timeout, --mutate-json and --no-equiv go "
           "with --mutate");
     if (!replay.empty() || !coverage_json.empty() || !coverage_html.empty())
       throw core::config_error(

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -45,6 +46,21 @@ namespace {
 
 namespace fs = std::filesystem;
 using clock_type = std::chrono::steady_clock;
+
+// The mutants to run: --mutate-ids (ascending, each once), else --mutate-sample's seeded sample, else all.
+std::vector<uint32_t> chosen_mutants(size_t generated, const rtl_mutate_options& mutate, uint64_t seed) {
+  if (mutate.ids.empty()) return sample_rtl_mutants(generated, mutate.sample, seed);
+  if (mutate.sample != 0)
+    throw core::config_error("verify-rtl --mutate-ids and --mutate-sample both pick the mutants: give one");
+  std::vector<uint32_t> ids = mutate.ids;
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  for (uint32_t id : ids)
+    if (id == 0 || id > generated)
+      throw core::config_error("verify-rtl --mutate-ids: mutant " + std::to_string(id) +
+                               " does not exist; this block has mutants 1.." + std::to_string(generated));
+  return ids;
+}
 
 double seconds_since(clock_type::time_point start) {
   return std::chrono::duration<double>(clock_type::now() - start).count();
@@ -331,7 +347,8 @@ rtl_mutate_result run_rtl_mutation(const verify_rtl_options& options, const rtl_
   const rtl_mutation_source source(text, result.file, top);
   result.module = source.module();
   result.generated = source.mutants().size();
-  const std::vector<uint32_t> ids = sample_rtl_mutants(result.generated, mutate.sample, options.seed);
+  const std::vector<uint32_t> ids = chosen_mutants(result.generated, mutate, options.seed);
+  result.chosen = !mutate.ids.empty();
 
   // The schema, compiled through the user-RTL path (its cache keys on the text, so a second run reuses it).
   const std::string schema = source.schema(ids);
@@ -447,8 +464,10 @@ std::string format_rtl_mutation(const verify_rtl_options& options, const rtl_mut
   if (*size != '\0') s << size << r.size << ", ";
   s << options.cycles << " cycles, seed " << options.seed << '\n';
   s << "  " << r.generated << " mutants generated, " << r.outcomes.size() << " run"
-    << (r.outcomes.size() < r.generated ? " (a seeded sample)" : "") << "; schema "
-    << (r.build.reused ? "reused from the cache" : "compiled") << ": " << r.build.entry_dir << '\n';
+    << (r.chosen                          ? " (those of --mutate-ids)"
+        : r.outcomes.size() < r.generated ? " (a seeded sample)"
+                                          : "")
+    << "; schema " << (r.build.reused ? "reused from the cache" : "compiled") << ": " << r.build.entry_dir << '\n';
   s << std::fixed << std::setprecision(1) << "  wall time " << r.wall_seconds << " s (compile "
     << r.build.verilate_seconds + r.build.compile_seconds << " s, benches " << r.bench_seconds << " s, unmutated bench "
     << std::setprecision(2) << r.original_seconds << " s, equivalence checks " << std::setprecision(1)

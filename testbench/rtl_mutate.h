@@ -18,6 +18,7 @@ namespace fabricsim::testbench {
 
 struct rtl_mutate_options {
   uint64_t sample = 0;         // --mutate-sample N: a seeded sample of N mutants (--seed); 0: every mutant
+  std::vector<uint32_t> ids;   // --mutate-ids: run only these mutants (e.g. the survivors of an earlier run)
   double timeout_seconds = 0;  // --mutate-timeout: per mutant; 0: 10 s + 20 x the unmutated bench's time
   bool equivalence = true;     // false (--no-equiv): survivors are not checked with yosys
   std::string json;            // --mutate-json FILE: the result as JSON
@@ -36,6 +37,7 @@ struct rtl_mutate_result {
   std::string file;                          // the mutated source (as given, or rtl/<block>.sv for the shipped block)
   std::string module;                        // its top module
   size_t generated = 0;                      // mutants generated, before sampling
+  bool chosen = false;                       // the mutants run are those of --mutate-ids
   std::vector<rtl_mutant_outcome> outcomes;  // the mutants run, in id order
   user_rtl_build build;                      // the schema's compile (or cache hit)
   uint32_t size = 0;                         // the Window or Flows the schema was elaborated with

@@ -71,7 +71,8 @@ const std::vector<std::string> bin_names{
     "reset_mid_run",
 };
 
-enum class op { reset, cnp, sent, advance };
+// idle: one clock with no request; rst_pulse: rst_ni low for a clock, then an idle clock (both RTL only).
+enum class op { reset, cnp, sent, advance, idle, rst_pulse };
 
 struct transaction {
   op kind = op::advance;
@@ -86,6 +87,10 @@ std::string describe(const transaction& t) {
     case op::cnp: return "cnp at cycle " + std::to_string(t.now);
     case op::sent: return "sent " + std::to_string(t.bytes) + " bytes at cycle " + std::to_string(t.now);
     case op::advance: return "advance to cycle " + std::to_string(t.now);
+    case op::idle:
+      return "a clock with no request after cycle " + std::to_string(t.now);
+    case op::rst_pulse:
+      return "rst_ni pulsed after cycle " + std::to_string(t.now);
   }
   return "?";
 }
@@ -255,8 +260,9 @@ class dcqcn_stimulus {
 
 // After the random run, corners it draws too rarely, each an exact coincidence (docs/verification.md lists
 // the mutants they kill): a cut landing exactly on the rpg_min_dec_fac floor and on rpg_min_rate, a sent()
-// reaching the byte threshold exactly and one of more than twice it, an init with initial alpha 0, and a
-// CNP one monitor period and one cycle after an init or one cycle after a cut and an init.
+// reaching the byte threshold exactly and one of more than twice it, an init with initial alpha 0, a CNP one
+// monitor period and one cycle after an init, one cycle after a cut and an init, and 2^32 - 1 cycles after an
+// init; and clocks with no request, where the handshake rules must hold.
 std::vector<transaction> directed_transactions(uint64_t now) {
   std::vector<transaction> out;
   auto add = [&](op kind, uint64_t dt, uint32_t bytes = 0, const dcqcn_params& params = {}) {
@@ -280,12 +286,16 @@ std::vector<transaction> directed_transactions(uint64_t now) {
   floor.rate_reduce_monitor_period_us = 10;  // 100 cycles
   add(op::reset, 1, 0, floor);
   add(op::cnp, 0);
+  // A rate timer event (rpg_time_reset 300 us: 3000 cycles) and then rst_ni: every output must go to 0.
+  add(op::advance, 3000);
+  add(op::rst_pulse, 0);
   // The byte threshold (1000 bytes) reached exactly, then crossed twice over in one sent() (the remainder is
   // clamped to 999), then the bytes that tell a remainder of 999 from 1000 or 1001.
   dcqcn_params bytes = floor;
   bytes.rpg_byte_reset = 1000;
   add(op::reset, 1, 0, bytes);
   for (uint32_t n : {1000u, 2000u, 1u, 999u, 2500u, 1u, 998u, 1u, 999u}) add(op::sent, 1, n);
+  add(op::rst_pulse, 0);  // with byte events counted
   // An init with initial alpha 0: the alpha timer stays disarmed.
   dcqcn_params no_alpha = floor;
   no_alpha.initial_alpha = 0;
@@ -299,6 +309,18 @@ std::vector<transaction> directed_transactions(uint64_t now) {
   add(op::cnp, 1);
   add(op::reset, 1, 0, floor);
   add(op::cnp, 101);
+  // A CNP 2^32 - 1 cycles after an init (initial alpha 0: no timer is armed, so nothing fires between): the
+  // last cut the init set, a monitor period back, is 2^32 - 1 + 100 cycles old, so it cuts; a last cut set with
+  // the period's upper TimeW - PeriodW bits wrong would be 99 cycles old.
+  add(op::reset, 1, 0, no_alpha);
+  add(op::cnp, (uint64_t{1} << 32) - 1);
+  // Clocks with no request, after each kind of request (the contract: nothing is taken, no response follows).
+  add(op::reset, 1, 0, floor);
+  add(op::idle, 0);
+  for (op kind : {op::cnp, op::sent, op::advance}) {
+    add(kind, 1, 1);
+    add(op::idle, 0);
+  }
   return out;
 }
 
@@ -308,7 +330,26 @@ void apply(dcqcn_rate_engine& engine, const transaction& t) {
     case op::cnp: engine.cnp(t.now); break;
     case op::sent: engine.sent(t.bytes, t.now); break;
     case op::advance: engine.advance(t.now); break;
+    case op::idle:
+    case op::rst_pulse:
+      break;  // the reference has no clock and no reset pin
   }
+}
+
+// The RTL-only transactions: a clock with no request, a reset pulse.
+void apply_pins(dcqcn_rp_rtl& rtl, const transaction& t) {
+  if (t.kind == op::idle) rtl.idle_cycle();
+  if (t.kind == op::rst_pulse) rtl.reset_pulse();
+}
+
+// A port rule of the contract the RTL broke (handshake, reset state), as the mismatch.
+bool port_rule_broken(const dcqcn_rp_rtl& rtl, dcqcn_rp_differential_result& r) {
+  const dcqcn_rp_rtl::handshake_violation& broken = rtl.violation();
+  if (broken.signal.empty()) return false;
+  r.mismatch_signal = broken.signal;
+  r.expected = broken.expected;
+  r.got = broken.got;
+  return true;
 }
 
 // The first output that differs: its name, expected (reference) and got (RTL).
@@ -385,6 +426,7 @@ dcqcn_rp_differential_result run_dcqcn_rp_differential(const dcqcn_rp_differenti
     }
     apply(ref, t);
     apply(rtl, t);
+    apply_pins(rtl, t);
     ++r.transactions;
     now = t.now;
     const dcqcn_outputs& out = ref.outputs();
@@ -394,13 +436,14 @@ dcqcn_rp_differential_result run_dcqcn_rp_differential(const dcqcn_rp_differenti
       r.expected = std::to_string(ref.last_cycles());
       r.got = std::to_string(rtl.last_cycles());
     }
-    if (cycles_differ || first_difference(out, rtl.outputs(), r)) {
+    if (cycles_differ || port_rule_broken(rtl, r) || first_difference(out, rtl.outputs(), r)) {
       r.matched = false;
       r.mismatch_cycle = t.now;
       r.mismatch = describe_mismatch(t, options.seed, r.transactions, params, before, ref, rtl);
       break;
     }
 
+    if (t.kind == op::idle || t.kind == op::rst_pulse) continue;  // nothing new to cover
     // Coverage, from the agreed outputs and the state before the transaction.
     const uint32_t ev = out.events;
     auto hit = [&](bin b, bool cond) { hits[b] += cond ? 1 : 0; };

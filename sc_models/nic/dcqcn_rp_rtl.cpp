@@ -83,14 +83,64 @@ void dcqcn_rp_rtl::request(uint32_t kind, uint64_t now, uint32_t bytes) {
   uint64_t cycles = 1;
   dcqcn_rp_ports ports = m_block->peek();
   while (!ports.rsp_valid) {
+    check_handshake(ports, true);
     if (cycles > max_request_cycles) throw std::logic_error("dcqcn_rp rtl: request never finished");
     m_block->step(m_in);
     ++cycles;
     ports = m_block->peek();
   }
+  check_handshake(ports, false);
   m_last_cycles = cycles;
   m_total_cycles += cycles;
   m_out = ports.out;
+}
+
+void dcqcn_rp_rtl::idle_cycle() {
+  m_block->step(m_in);  // req_valid_i rests low between requests
+  ++m_total_cycles;
+  const dcqcn_rp_ports ports = m_block->peek();
+  if (ports.rsp_valid && m_violation.signal.empty())
+    m_violation = {"rsp_valid_o after a clock with no request", "0", "1", m_now};
+  check_handshake(ports, false);
+}
+
+void dcqcn_rp_rtl::reset_pulse() {
+  m_in.rst_n = false;
+  m_block->step(m_in);
+  m_in.rst_n = true;
+  check_reset_state(m_block->peek(), " with rst_ni low");
+  m_block->step(m_in);
+  m_total_cycles += 2;
+  const dcqcn_rp_ports ports = m_block->peek();
+  check_reset_state(ports, " a clock after a reset");
+  check_handshake(ports, false);
+}
+
+void dcqcn_rp_rtl::check_reset_state(const dcqcn_rp_ports& ports, const char* when) {
+  const dcqcn_outputs& o = ports.out;
+  const std::pair<const char*, uint64_t> zero[] = {{"rate_o", o.rate_kbps},
+                                                   {"target_o", o.target_kbps},
+                                                   {"alpha_o", o.alpha_q16},
+                                                   {"timer_count_o", o.timer_count},
+                                                   {"byte_count_o", o.byte_count},
+                                                   {"events_o", o.events},
+                                                   {"deadline_valid_o", o.next_deadline == dcqcn_never ? 0u : 1u},
+                                                   {"rsp_valid_o", ports.rsp_valid ? 1u : 0u},
+                                                   {"busy_o", ports.busy ? 1u : 0u}};
+  for (const auto& [name, value] : zero)
+    if (value != 0 && m_violation.signal.empty())
+      m_violation = {std::string(name) + when, "0", std::to_string(value), m_now};
+}
+
+// While a request is in flight busy_o is high and req_ready_o low; once it is done (and after an idle clock)
+// busy_o is low and req_ready_o high.
+void dcqcn_rp_rtl::check_handshake(const dcqcn_rp_ports& ports, bool working) {
+  if (!m_violation.signal.empty()) return;
+  const char* when = working ? " while a request is in flight" : " with no request in flight";
+  if (ports.busy != working)
+    m_violation = {std::string("busy_o") + when, working ? "1" : "0", ports.busy ? "1" : "0", m_now};
+  else if (ports.req_ready != !ports.busy)
+    m_violation = {"req_ready_o (rst_ni && !busy_o)", ports.busy ? "0" : "1", ports.req_ready ? "1" : "0", m_now};
 }
 
 void dcqcn_rp_rtl::cnp(uint64_t now_cycles) { request(req_cnp, now_cycles, 0); }

@@ -61,9 +61,27 @@ class dcqcn_rp_rtl final : public dcqcn_rate_engine {
   static const std::vector<uint32_t>& compiled_mutants();
   uint64_t last_cycles() const override { return m_last_cycles; }
   uint64_t total_cycles() const { return m_total_cycles; }  // clock edges since construction
+  // One clock with no request (the contract: nothing is taken, so no response and no busy cycle follows).
+  // The bench's directed phase uses it; a NIC never clocks an idle block.
+  void idle_cycle();
+  // rst_ni pulsed low for one clock, then one clock with no request: after each, the contract's reset state
+  // (all state 0, no timer armed, no response, not busy). The bench then inits the block again.
+  void reset_pulse();
+  // The first handshake rule of docs/rtl_contract.md the block broke (req_ready_o = rst_ni && !busy_o, busy_o
+  // high until the response, rsp_valid_o only after a request): the signal, what the rule wants and what the
+  // block gave, in the cycle named. Empty signal while every cycle kept the rules.
+  struct handshake_violation {
+    std::string signal, expected, got;
+    uint64_t request_cycle = 0;  // req_now of the request in flight (or the last one, for an idle clock)
+  };
+  const handshake_violation& violation() const { return m_violation; }
 
  private:
   void request(uint32_t kind, uint64_t now, uint32_t bytes);
+  // Records the first broken handshake rule of a sampled cycle (`working`: a request is in flight).
+  void check_handshake(const dcqcn_rp_ports& ports, bool working);
+  // Records the first output that is not its reset value (`when`: which sampled cycle).
+  void check_reset_state(const dcqcn_rp_ports& ports, const char* when);
 
   std::unique_ptr<port> m_block;
   dcqcn_rp_inputs m_in;  // the pins as last driven (configuration included)
@@ -72,6 +90,7 @@ class dcqcn_rp_rtl final : public dcqcn_rate_engine {
   dcqcn_outputs m_out;
   uint64_t m_last_cycles = 0;
   uint64_t m_total_cycles = 0;
+  handshake_violation m_violation;
 };
 
 }  // namespace fabricsim::nic

@@ -2,7 +2,8 @@
 // cycles leaves survivors that the default bench kills; the default bench's survivors on the shipped blocks
 // are exactly the mutants shown equivalent by hand in docs/verification.md; yosys proves a redundant
 // comparison's mutants equivalent (and the shipped block's three); a sample and the per-mutant timeout; bad
-// flag combinations refused; the reaction point's seeded sample against its documented survivors. The compile
+// flag combinations refused; the reaction point's seeded sample against its documented survivors, and its
+// coincidence mutants (--mutate-ids) killed by the directed phase and the handshake checks. The compile
 // cache is the build tree's (as user_rtl_test), so the Verilator runtime and each schema are compiled once.
 #include <gtest/gtest.h>
 
@@ -98,15 +99,44 @@ TEST(rtl_mutate, cnp_gen_survivors_are_the_ones_docs_show_unobservable) {
 }
 
 // The reaction point's survivors of the default bench (seed 1, every one of its 461 mutants, --no-equiv), in the
-// groups docs/verification.md argues them in: the handshake the adapter never exercises (1, 4, 241), the
-// always_comb defaults (176-191), the reset values (405-442, an init follows every reset), the lint sink
-// (368-380), the event bits ORed where they cannot overlap, and the rest listed one by one there.
-const std::set<int> dcqcn_rp_survivors{
-    1,   4,   8,   14,  20,  26,  27,  28,  29,  31,  35,  47,  55,  76,  87,  106, 114, 141, 170, 176, 177, 178, 179,
-    180, 181, 182, 183, 184, 185, 186, 187, 188, 189, 190, 191, 203, 214, 215, 217, 223, 224, 231, 232, 233, 241, 250,
-    270, 282, 302, 319, 321, 323, 324, 331, 342, 353, 357, 358, 361, 363, 368, 369, 370, 371, 372, 373, 374, 375, 376,
-    377, 378, 379, 380, 394, 397, 400, 401, 405, 406, 408, 409, 410, 411, 412, 413, 414, 415, 416, 417, 418, 419, 420,
-    421, 422, 423, 424, 425, 426, 427, 428, 429, 430, 431, 432, 433, 434, 435, 436, 437, 438, 439, 440, 441, 442};
+// groups docs/verification.md argues them in: the always_comb defaults and reset values of registers no output
+// shows before the init that follows a reset (176-190, 406-440), the lint sink (368-380), the event bits ORed
+// where they cannot overlap, and the rest listed one by one there.
+const std::set<int> dcqcn_rp_survivors{8,   14,  20,  26,  27,  28,  29,  31,  35,  76,  87,  106, 114, 141, 176,
+                                       177, 178, 179, 184, 186, 189, 190, 203, 214, 223, 224, 250, 270, 282, 302,
+                                       319, 321, 323, 324, 331, 342, 361, 363, 368, 369, 370, 371, 372, 373, 374,
+                                       375, 376, 377, 378, 379, 380, 394, 397, 400, 401, 406, 408, 409, 410, 411,
+                                       412, 421, 422, 425, 426, 431, 432, 433, 434, 439, 440};
+
+// The reaction point's mutants that only an exact coincidence or a port-level rule shows (docs/verification.md):
+// the bench's directed phase and its handshake checks kill each, at the kind of check the docs name; two
+// equivalent ones run beside them survive (31: a bit above those alpha_up takes; 324: 1 >> 0 is 1 << 0).
+TEST(rtl_mutate, dcqcn_rp_directed_phase_and_handshake_kill_the_coincidences) {
+  const std::string json = testing::TempDir() + "mutate_dcqcn_ids.json";
+  const run_result r = fabricsim(
+      "verify-rtl --block dcqcn_rp --mutate --no-equiv --mutate-ids 1,4,31,47,55,170,215,217,231,232,233,241,324,353,"
+      "357,358" +
+      cache + " --mutate-json " + json);
+  ASSERT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("461 mutants generated, 16 run (those of --mutate-ids)"), std::string::npos) << r.output;
+  const nlohmann::json j = read_json(json);
+  EXPECT_EQ(ids_with_status(j, "survived"), (std::set<int>{31, 324})) << r.output;
+  EXPECT_EQ(ids_with_status(j, "killed").size(), 14u) << r.output;
+  const std::pair<int, std::string> how[] = {
+      {1, "req_ready_o (rst_ni && !busy_o) expected 0 got 1"},      // ready while busy
+      {4, "busy_o a clock after a reset expected 0 got 1"},         // an idle clock taken as a request
+      {241, "rsp_valid_o a clock after a reset expected 0 got 1"},  // the busy branch run when idle
+      {47, "events_o"},                                             // a clamp event on an exact tie
+      {55, "events_o"},                                             //
+      {233, "events_o expected 1 got 2"},                           // suppressed (2) instead of a cut (1)
+      {170, "byte_count_o"},                                        // the threshold met exactly
+      {215, "deadline_o"},                                          // alpha timer armed with initial alpha 0
+      {231, "rate_o"},                                              // no cut after an init
+  };
+  for (const auto& [id, detail] : how)
+    for (const auto& m : j["mutants"])
+      if (m["id"] == id) EXPECT_NE(m["detail"].get<std::string>().find(detail), std::string::npos) << m.dump();
+}
 
 TEST(rtl_mutate, dcqcn_rp_sample_score_and_survivors_are_the_documented_ones) {
   const std::string json = testing::TempDir() + "mutate_dcqcn.json";
@@ -193,6 +223,9 @@ TEST(rtl_mutate, bad_flag_combinations_are_refused) {
       {"--block reorder_tracker --mutate --wave w.fst", "drop --wave"},
       {"--block cnp_gen --mutate --preset nvidia", "--preset nvidia: only for --block dcqcn_rp"},
       {"--block dcqcn_rp --mutate --preset dctcp", "one of: paper, nvidia, fabric_400g"},
+      {"--block reorder_tracker --mutate-ids 3", "go with --mutate"},
+      {"--block reorder_tracker --mutate --mutate-ids 3,0", "mutant 0 does not exist; this block has mutants 1..109"},
+      {"--block reorder_tracker --mutate --mutate-ids 3 --mutate-sample 2", "both pick the mutants: give one"},
   };
   for (const auto& [args, message] : cases) {
     const run_result r = fabricsim("verify-rtl " + args + cache);
