@@ -42,7 +42,7 @@ void collective_sharp::elaborate(topology::fabric& fab, const std::vector<rank_m
   m_n = uint32_t(ranks.size());
   std::vector<sw::quantum_switch*> switches;
   for (auto& d : fab.switches()) {
-    auto* q = dynamic_cast<sw::quantum_switch*>(d.get());
+    sw::quantum_switch* q = d ? d->sharp_switch() : nullptr;
     if (q == nullptr) throw std::logic_error("collective.algo sharp on a fabric that is not all quantum_x800");
     switches.push_back(q);
   }

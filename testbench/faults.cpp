@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <optional>
 
+#include "sc_models/ib/credit_link.h"
 #include "sc_models/nic/supernic.h"
-#include "sc_models/switch/quantum/quantum_switch.h"
+#include "sc_models/switch/quantum/reachability.h"
+#include "sc_models/switch/switch_device.h"
 
 namespace fabricsim::testbench {
 
@@ -45,7 +47,7 @@ bool is_carrier(const std::string& kind) { return kind == "link_down" || kind ==
 // switches, so every switch must be built here (Quantum fabrics with faults run in one process).
 class fault_set::ib_reachability : public core::calendar_client {
  public:
-  ib_reachability(topology::fabric& fab, std::vector<sw::quantum_switch*> switches,
+  ib_reachability(topology::fabric& fab, std::vector<sw::reachability_user*> switches,
                   const std::map<size_t, std::unique_ptr<core::fault_injector>>& injectors, core::sim_context& ctx)
       : m_switches(std::move(switches)), m_injectors(injectors), m_ctx(ctx) {
     const topology::fabric_layout& lay = fab.layout();
@@ -59,7 +61,7 @@ class fault_set::ib_reachability : public core::calendar_client {
       wire(lay, cab.b, cab.b_port, cab.a, 2 * c + 1);
     }
     for (const topology::host& h : fab.hosts())
-      m_in.lids = std::max<uint16_t>(m_in.lids, uint16_t(sw::quantum_switch::lid_of(h.ip) + 1));
+      m_in.lids = std::max<uint16_t>(m_in.lids, uint16_t(sw::ib::host_lid(h.ip) + 1));
     m_in.group = [this](size_t s, uint16_t dlid) {
       return m_switches[s]->lft(dlid) < 0 ? sw::equal_cost_group{} : m_switches[s]->ar_group(dlid);
     };
@@ -105,7 +107,7 @@ class fault_set::ib_reachability : public core::calendar_client {
     for (size_t s = 0; s < m_switches.size(); ++s) m_switches[s]->set_reachability(t, std::move(rows[s]));
   }
 
-  std::vector<sw::quantum_switch*> m_switches;
+  std::vector<sw::reachability_user*> m_switches;
   const std::map<size_t, std::unique_ptr<core::fault_injector>>& m_injectors;
   core::sim_context& m_ctx;
   sw::reach_inputs m_in;
@@ -198,8 +200,8 @@ void fault_set::install_reachability(topology::fabric& fab) {
   bool carrier = false;
   for (const fault_entry& f : m_scenario.faults)
     carrier = carrier || f.kind == "link_down" || f.kind == "flap" || f.kind == "port_down";
-  std::vector<sw::quantum_switch*> switches;
-  for (auto& d : fab.switches()) switches.push_back(dynamic_cast<sw::quantum_switch*>(d.get()));
+  std::vector<sw::reachability_user*> switches;
+  for (auto& d : fab.switches()) switches.push_back(d ? d->reachability() : nullptr);
   const bool all_quantum = !switches.empty() && std::find(switches.begin(), switches.end(), nullptr) == switches.end();
   if (carrier && all_quantum) m_reach = std::make_unique<ib_reachability>(fab, std::move(switches), m_injectors, m_ctx);
 }

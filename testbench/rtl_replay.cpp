@@ -135,6 +135,172 @@ std::string rtl_kind(uint32_t mutant) { return mutant == 0 ? "rtl" : "rtl_mutant
 
 }  // namespace
 
+namespace {
+
+// The replay's state: the instances each 'new' line declared, as pairs of implementations, and the checker.
+class replayer {
+ public:
+  replayer(const std::string& block, uint32_t mutant, const user_rtl_provider& user, rtl_replay_result& r)
+      : m_block(block), m_mutant(mutant), m_user(user), m_rtl(rtl_kind(mutant)), m_r(r), m_check{r} {}
+
+  // One transaction line, split into tokens; errors are line_error (or a model's own exceptions).
+  void line(const std::vector<std::string>& tok, const std::string& text, uint64_t line_no) {
+    if (tok.size() < 2) throw line_error{"expected '<transaction> <instance id> ...'"};
+    const std::string& op = tok[0];
+    const uint64_t id = number(tok, 1, "instance id", UINT64_MAX);
+    if (op == "new") {
+      declare(tok, id);
+      return;
+    }
+    auto known = m_names.find(id);
+    if (known == m_names.end())
+      throw line_error{"instance " + std::to_string(id) + " was not declared by a 'new' line"};
+    instance_info& inst = known->second;
+    if (m_block == "reorder_tracker")
+      step(m_trackers[id], op, tok);
+    else if (m_block == "dcqcn_rp")
+      step(m_engines[id], op, tok);
+    else
+      step(m_generators[id], op, tok);
+    ++m_r.transactions;
+    ++m_r.by_kind[op];
+    if (!m_r.matched) {
+      m_r.mismatch_line = line_no;
+      m_r.mismatch_instance = inst.name;
+      m_r.mismatch_index = inst.transactions;
+      m_r.mismatch_transaction = text;
+    }
+    ++inst.transactions;
+  }
+
+ private:
+  void declare(const std::vector<std::string>& tok, uint64_t id) {
+    if (tok.size() < 3) throw line_error{"'new' needs an instance id and a name"};
+    if (m_names.count(id)) throw line_error{"instance " + std::to_string(id) + " declared twice"};
+    try {
+      if (m_block == "reorder_tracker") {
+        const auto p = params_of<reorder_tracker_params>(tok, 3);
+        m_trackers[id] = make_reorder_pair(uint32_t(p.window), m_mutant, m_user);
+      } else if (m_block == "dcqcn_rp") {
+        const auto p = params_of<dcqcn_params>(tok, 3);
+        auto ref = make_dcqcn_rate_engine("ref", p);  // the parameters' checks, before anything is compiled
+        m_engines[id] = {std::move(ref), m_user ? std::unique_ptr<dcqcn_rate_engine>(make_dcqcn_rp_user(m_user(0), p))
+                                                : make_dcqcn_rate_engine(m_rtl, p)};
+      } else {
+        const auto p = params_of<cnp_gen_params>(tok, 3);
+        m_generators[id] = make_cnp_pair(p, m_mutant, m_user);
+      }
+    } catch (const core::config_error& e) {
+      throw line_error{std::string("cannot build instance ") + tok[2] + ": " + e.what()};
+    }
+    m_names[id] = {tok[2], 0};
+    ++m_r.instances;
+  }
+
+  void step(reorder_pair& m, const std::string& op, const std::vector<std::string>& tok) {
+    if (op == "reset") {
+      expect_tokens(tok, 3);
+      const auto psn = uint32_t(number(tok, 2, "expected PSN", UINT32_MAX));
+      m.ref->reset(psn);
+      m.rtl->reset(psn);
+    } else if (op == "arrive") {
+      expect_tokens(tok, 3);
+      const auto psn = uint32_t(number(tok, 2, "PSN", UINT32_MAX));
+      const psn_result e = m.ref->arrive(psn), g = m.rtl->arrive(psn);
+      m_check("verdict", std::string(to_string(e.verdict)), std::string(to_string(g.verdict)));
+      m_check("head_psn", e.head_psn, g.head_psn);
+      m_check("advanced", e.advanced, g.advanced);
+      m_check("cycles", e.cycles, g.cycles);
+    } else {
+      throw line_error{"unknown transaction '" + op + "' (reorder_tracker: new, reset, arrive)"};
+    }
+    // Beyond the transaction's result: every output port as the block sits idle after it. After an init
+    // too: the RTL adapter used to leave init_valid_i on the pins, and its peek() then showed in_ready low
+    // where the reference showed it high (found by this replay).
+    m_check("ports", to_string(m.ref->model().peek()), to_string(m.rtl->model().peek()));
+  }
+
+  void step(dcqcn_pair& m, const std::string& op, const std::vector<std::string>& tok) {
+    if (op == "reset") {
+      if (tok.size() < 3) throw line_error{"'reset' needs a time and the parameters"};
+      const uint64_t now = number(tok, 2, "time", UINT64_MAX);
+      const auto p = params_of<dcqcn_params>(tok, 3);
+      m.ref->reset(p, now);
+      m.rtl->reset(p, now);
+    } else if (op == "cnp" || op == "advance") {
+      expect_tokens(tok, 3);
+      const uint64_t now = number(tok, 2, "time", UINT64_MAX);
+      if (op == "cnp") {
+        m.ref->cnp(now);
+        m.rtl->cnp(now);
+      } else {
+        m.ref->advance(now);
+        m.rtl->advance(now);
+      }
+    } else if (op == "sent") {
+      expect_tokens(tok, 4);
+      const auto bytes = uint32_t(number(tok, 2, "bytes", dcqcn_max_sent_bytes));
+      const uint64_t now = number(tok, 3, "time", UINT64_MAX);
+      m.ref->sent(bytes, now);
+      m.rtl->sent(bytes, now);
+    } else {
+      throw line_error{"unknown transaction '" + op + "' (dcqcn_rp: new, reset, cnp, sent, advance)"};
+    }
+    const dcqcn_outputs& e = m.ref->outputs();
+    const dcqcn_outputs& g = m.rtl->outputs();
+    m_check("rate_kbps", e.rate_kbps, g.rate_kbps);
+    m_check("target_kbps", e.target_kbps, g.target_kbps);
+    m_check("alpha_q16", e.alpha_q16, g.alpha_q16);
+    m_check("next_deadline", e.next_deadline, g.next_deadline);
+    m_check("timer_count", e.timer_count, g.timer_count);
+    m_check("byte_count", e.byte_count, g.byte_count);
+    m_check("events", e.events, g.events);
+  }
+
+  void step(cnp_pair& m, const std::string& op, const std::vector<std::string>& tok) {
+    if (op == "reset") {
+      const auto p = params_of<cnp_gen_params>(tok, 2);
+      m.ref->reset(p);
+      m.rtl->reset(p);
+    } else if (op == "mark") {
+      expect_tokens(tok, 4);
+      const auto flow = uint32_t(number(tok, 2, "flow", UINT32_MAX));
+      const uint64_t now = number(tok, 3, "time", UINT64_MAX);
+      const bool e = m.ref->marked_arrival(flow, now), g = m.rtl->marked_arrival(flow, now);
+      m_check("emit", e, g);
+    } else {
+      throw line_error{"unknown transaction '" + op + "' (cnp_gen: new, reset, mark)"};
+    }
+    m_check("emitted", m.ref->counters().emitted, m.rtl->counters().emitted);
+    m_check("suppressed", m.ref->counters().suppressed, m.rtl->counters().suppressed);
+    m_check("cycles", m.ref->cycles(), m.rtl->cycles());
+    m_check("ports", to_string(m.ref->model().peek()), to_string(m.rtl->model().peek()));
+  }
+
+  const std::string& m_block;
+  const uint32_t m_mutant;
+  const user_rtl_provider& m_user;
+  const std::string m_rtl;
+  rtl_replay_result& m_r;
+  checker m_check;
+  std::map<uint64_t, instance_info> m_names;
+  std::map<uint64_t, reorder_pair> m_trackers;
+  std::map<uint64_t, dcqcn_pair> m_engines;
+  std::map<uint64_t, cnp_pair> m_generators;
+};
+
+// The header names the block the file recorded: replaying it as another block is an error.
+void check_header(const std::string& line, const std::string& block, const std::string& where) {
+  const std::string tag = ", block ";
+  const size_t at = line.find(tag);
+  const std::string recorded =
+      at == std::string::npos ? "" : line.substr(at + tag.size(), line.find(' ', at + tag.size()) - at - tag.size());
+  if (recorded != block)
+    throw core::config_error(where + ": this is a recording of block '" + recorded + "', not " + block);
+}
+
+}  // namespace
+
 rtl_replay_result replay_rtl_recording(const std::string& block, const std::string& path, uint32_t mutant,
                                        const user_rtl_provider& user) {
   if (block != "reorder_tracker" && block != "dcqcn_rp" && block != "cnp_gen")
@@ -146,14 +312,8 @@ rtl_replay_result replay_rtl_recording(const std::string& block, const std::stri
 
   rtl_replay_result r;
   r.rtl = user ? "user RTL" : mutant == 0 ? "RTL" : "RTL mutant " + std::to_string(mutant);
-  checker check{r};
-  const std::string rtl = rtl_kind(mutant);
-  std::map<uint64_t, instance_info> names;
-  std::map<uint64_t, reorder_pair> trackers;
-  std::map<uint64_t, dcqcn_pair> engines;
-  std::map<uint64_t, cnp_pair> generators;
+  replayer replay(block, mutant, user, r);
   const auto start = std::chrono::steady_clock::now();
-
   std::string line;
   uint64_t line_no = 0;
   bool header_seen = false;
@@ -162,15 +322,9 @@ rtl_replay_result replay_rtl_recording(const std::string& block, const std::stri
     const std::string where = path + ":" + std::to_string(line_no);
     if (line.empty()) continue;
     if (line[0] == '#') {
-      // The header names the block the file recorded: replaying it as another block is an error.
       if (line_no == 1) {
         header_seen = true;
-        const std::string tag = ", block ";
-        const size_t at = line.find(tag);
-        const std::string recorded =
-            at == std::string::npos ? "" : line.substr(at + tag.size(), line.find(' ', at + tag.size()) - at - tag.size());
-        if (recorded != block)
-          throw core::config_error(where + ": this is a recording of block '" + recorded + "', not " + block);
+        check_header(line, block, where);
       }
       continue;
     }
@@ -182,124 +336,7 @@ rtl_replay_result replay_rtl_recording(const std::string& block, const std::stri
       for (std::string t; s >> t;) tok.push_back(t);
     }
     try {
-      if (tok.size() < 2) throw line_error{"expected '<transaction> <instance id> ...'"};
-      const std::string& op = tok[0];
-      const uint64_t id = number(tok, 1, "instance id", UINT64_MAX);
-      if (op == "new") {
-        if (tok.size() < 3) throw line_error{"'new' needs an instance id and a name"};
-        if (names.count(id)) throw line_error{"instance " + std::to_string(id) + " declared twice"};
-        try {
-          if (block == "reorder_tracker") {
-            const auto p = params_of<reorder_tracker_params>(tok, 3);
-            trackers[id] = make_reorder_pair(uint32_t(p.window), mutant, user);
-          } else if (block == "dcqcn_rp") {
-            const auto p = params_of<dcqcn_params>(tok, 3);
-            auto ref = make_dcqcn_rate_engine("ref", p);  // the parameters' checks, before anything is compiled
-            engines[id] = {std::move(ref), user ? std::unique_ptr<dcqcn_rate_engine>(make_dcqcn_rp_user(user(0), p))
-                                                : make_dcqcn_rate_engine(rtl, p)};
-          } else {
-            const auto p = params_of<cnp_gen_params>(tok, 3);
-            generators[id] = make_cnp_pair(p, mutant, user);
-          }
-        } catch (const core::config_error& e) {
-          throw line_error{std::string("cannot build instance ") + tok[2] + ": " + e.what()};
-        }
-        names[id] = {tok[2], 0};
-        ++r.instances;
-        continue;
-      }
-      auto known = names.find(id);
-      if (known == names.end()) throw line_error{"instance " + std::to_string(id) + " was not declared by a 'new' line"};
-      instance_info& inst = known->second;
-
-      if (block == "reorder_tracker") {
-        reorder_pair& m = trackers[id];
-        if (op == "reset") {
-          expect_tokens(tok, 3);
-          const auto psn = uint32_t(number(tok, 2, "expected PSN", UINT32_MAX));
-          m.ref->reset(psn);
-          m.rtl->reset(psn);
-        } else if (op == "arrive") {
-          expect_tokens(tok, 3);
-          const auto psn = uint32_t(number(tok, 2, "PSN", UINT32_MAX));
-          const psn_result e = m.ref->arrive(psn), g = m.rtl->arrive(psn);
-          check("verdict", std::string(to_string(e.verdict)), std::string(to_string(g.verdict)));
-          check("head_psn", e.head_psn, g.head_psn);
-          check("advanced", e.advanced, g.advanced);
-          check("cycles", e.cycles, g.cycles);
-        } else {
-          throw line_error{"unknown transaction '" + op + "' (reorder_tracker: new, reset, arrive)"};
-        }
-        // Beyond the transaction's result: every output port as the block sits idle after it. After an init
-        // too: the RTL adapter used to leave init_valid_i on the pins, and its peek() then showed in_ready low
-        // where the reference showed it high (found by this replay).
-        if (op == "arrive" || op == "reset")
-          check("ports", to_string(m.ref->model().peek()), to_string(m.rtl->model().peek()));
-      } else if (block == "dcqcn_rp") {
-        dcqcn_pair& m = engines[id];
-        if (op == "reset") {
-          if (tok.size() < 3) throw line_error{"'reset' needs a time and the parameters"};
-          const uint64_t now = number(tok, 2, "time", UINT64_MAX);
-          const auto p = params_of<dcqcn_params>(tok, 3);
-          m.ref->reset(p, now);
-          m.rtl->reset(p, now);
-        } else if (op == "cnp" || op == "advance") {
-          expect_tokens(tok, 3);
-          const uint64_t now = number(tok, 2, "time", UINT64_MAX);
-          if (op == "cnp") {
-            m.ref->cnp(now);
-            m.rtl->cnp(now);
-          } else {
-            m.ref->advance(now);
-            m.rtl->advance(now);
-          }
-        } else if (op == "sent") {
-          expect_tokens(tok, 4);
-          const auto bytes = uint32_t(number(tok, 2, "bytes", dcqcn_max_sent_bytes));
-          const uint64_t now = number(tok, 3, "time", UINT64_MAX);
-          m.ref->sent(bytes, now);
-          m.rtl->sent(bytes, now);
-        } else {
-          throw line_error{"unknown transaction '" + op + "' (dcqcn_rp: new, reset, cnp, sent, advance)"};
-        }
-        const dcqcn_outputs& e = m.ref->outputs();
-        const dcqcn_outputs& g = m.rtl->outputs();
-        check("rate_kbps", e.rate_kbps, g.rate_kbps);
-        check("target_kbps", e.target_kbps, g.target_kbps);
-        check("alpha_q16", e.alpha_q16, g.alpha_q16);
-        check("next_deadline", e.next_deadline, g.next_deadline);
-        check("timer_count", e.timer_count, g.timer_count);
-        check("byte_count", e.byte_count, g.byte_count);
-        check("events", e.events, g.events);
-      } else {
-        cnp_pair& m = generators[id];
-        if (op == "reset") {
-          const auto p = params_of<cnp_gen_params>(tok, 2);
-          m.ref->reset(p);
-          m.rtl->reset(p);
-        } else if (op == "mark") {
-          expect_tokens(tok, 4);
-          const auto flow = uint32_t(number(tok, 2, "flow", UINT32_MAX));
-          const uint64_t now = number(tok, 3, "time", UINT64_MAX);
-          const bool e = m.ref->marked_arrival(flow, now), g = m.rtl->marked_arrival(flow, now);
-          check("emit", e, g);
-        } else {
-          throw line_error{"unknown transaction '" + op + "' (cnp_gen: new, reset, mark)"};
-        }
-        check("emitted", m.ref->counters().emitted, m.rtl->counters().emitted);
-        check("suppressed", m.ref->counters().suppressed, m.rtl->counters().suppressed);
-        check("cycles", m.ref->cycles(), m.rtl->cycles());
-        check("ports", to_string(m.ref->model().peek()), to_string(m.rtl->model().peek()));
-      }
-      ++r.transactions;
-      ++r.by_kind[op];
-      if (!r.matched) {
-        r.mismatch_line = line_no;
-        r.mismatch_instance = inst.name;
-        r.mismatch_index = inst.transactions;
-        r.mismatch_transaction = line;
-      }
-      ++inst.transactions;
+      replay.line(tok, line, line_no);
     } catch (const line_error& e) {
       throw core::config_error(where + ": " + e.what + " (line: \"" + line + "\")");
     } catch (const core::config_error& e) {

@@ -157,57 +157,29 @@ double scale_out::peak_rss_mib() {
   return 0.0;
 }
 
-void scale_out::merge_statistics() {
-  m_peak_rss_mib = peak_rss_mib();
-  m_local_hops = m_ctx->packet_hops;
-  m_local_events = m_ctx->events;
-  if (!distributed()) return;
-  // Each rank sends the entries it has a say in: every block of a device it simulates (the owner's value),
-  // and every entry not tied to one device -- a link's (its transmitter counts on one rank, its receiver's
-  // drops on the other) or a run-wide one -- as its change since the run started, with the value before.
-  record_writer out;
-  m_ctx->stats.for_each_entry([&](const core::stats_registry::merge_entry& e) {
-    const int owner = m_part.instance_rank(e.instance);
-    if (owner >= 0 && owner != rank()) return;
-    const stat_kind k = e.counter ? stat_kind::counter
-                        : e.gauge ? stat_kind::gauge
-                        : e.fine  ? stat_kind::fine
-                                  : stat_kind::hist;
-    const bool summed = owner < 0 && k == stat_kind::counter;
-    out.put(k);
-    out.put(summed ? stat_mode::summed : stat_mode::owned);
-    out.put_text(e.instance.c_str());
-    out.put_text(e.name.c_str());
-    out.put_text(e.unit);
-    out.put_text(e.description);
-    if (k == stat_kind::counter) {
-      const uint64_t base = summed ? m_counter_base.at({e.instance, e.name}) : 0;
-      out.put(*e.counter - base);
-      out.put(base);
-    } else if (k == stat_kind::gauge) {
-      out.put((*e.gauge)());
-    } else if (k == stat_kind::fine) {
-      out.put(*e.fine);
-    } else {
-      out.put(*e.hist);
-    }
-  });
-  struct merged {
-    stat_kind kind;
-    std::string unit, description;
-    uint64_t counter = 0;
-    bool have_base = false;
-    double gauge = 0.0;
-    bool have_gauge = false;
-    core::histogram hist;
-    core::fine_histogram fine;
-  };
-  std::map<std::pair<std::string, std::string>, merged> all;
+namespace {
+
+// One statistics entry as gathered from every rank.
+struct merged {
+  stat_kind kind;
+  std::string unit, description;
+  uint64_t counter = 0;
+  bool have_base = false;
+  double gauge = 0.0;
+  bool have_gauge = false;
+  core::histogram hist;
+  core::fine_histogram fine;
+};
+using merged_stats = std::map<std::pair<std::string, std::string>, merged>;
+
+// The ranks' records (merge_statistics), merged in rank order.
+merged_stats merge_records(const std::vector<std::vector<uint8_t>>& records) {
+  merged_stats all;
   // Rank order: a gauge not tied to a device is the lowest rank's; a summed counter starts from the lowest
   // rank's value before the run (every rank that has it built it alike).
   // Only rank 0 writes the report: the whole fabric's statistics are gathered there alone, so that the
   // other ranks' memory stays their share of the fabric (their own entries keep their own values).
-  for (const std::vector<uint8_t>& bytes : m_world.gather_v(out.bytes)) {
+  for (const std::vector<uint8_t>& bytes : records) {
     record_reader in(bytes);
     while (!in.done()) {
       const auto k = in.get<stat_kind>();
@@ -237,22 +209,26 @@ void scale_out::merge_statistics() {
       }
     }
   }
-  // Written back (rank 0): into the entries this rank has, and added for the blocks it did not build.
+  return all;
+}
+
+// Written back (rank 0): into the entries this rank has, and added for the blocks it did not build.
+void write_back(core::stats_registry& stats, const merged_stats& all) {
   std::map<std::pair<std::string, std::string>, core::stats_registry::merge_entry> here;
   if (!all.empty())
-    m_ctx->stats.for_each_entry(
-      [&](const core::stats_registry::merge_entry& e) { here.emplace(std::make_pair(e.instance, e.name), e); });
+    stats.for_each_entry(
+        [&](const core::stats_registry::merge_entry& e) { here.emplace(std::make_pair(e.instance, e.name), e); });
   for (const auto& [key, m] : all) {
     const auto it = here.find(key);
     if (it == here.end()) {
       if (m.kind == stat_kind::counter)
-        m_ctx->stats.adopt_counter(key.first, key.second, m.unit, m.description, m.counter);
+        stats.adopt_counter(key.first, key.second, m.unit, m.description, m.counter);
       else if (m.kind == stat_kind::gauge)
-        m_ctx->stats.adopt_gauge(key.first, key.second, m.unit, m.description, m.gauge);
+        stats.adopt_gauge(key.first, key.second, m.unit, m.description, m.gauge);
       else if (m.kind == stat_kind::fine)
-        m_ctx->stats.adopt_fine_hist(key.first, key.second, m.unit, m.description, m.fine);
+        stats.adopt_fine_hist(key.first, key.second, m.unit, m.description, m.fine);
       else
-        m_ctx->stats.adopt_hist(key.first, key.second, m.unit, m.description, m.hist);
+        stats.adopt_hist(key.first, key.second, m.unit, m.description, m.hist);
       continue;
     }
     const core::stats_registry::merge_entry& e = it->second;
@@ -267,6 +243,55 @@ void scale_out::merge_statistics() {
       *e.hist = m.hist;
     }
   }
+}
+
+// Each rank sends the entries it has a say in: every block of a device it simulates (the owner's value),
+// and every entry not tied to one device -- a link's (its transmitter counts on one rank, its receiver's
+// drops on the other) or a run-wide one -- as its change since the run started, with the value before.
+void write_own_statistics(record_writer& out, core::stats_registry& stats, const mpi::partition& part, int rank,
+                          const std::map<std::pair<std::string, std::string>, uint64_t>& counter_base) {
+  stats.for_each_entry([&](const core::stats_registry::merge_entry& e) {
+    const int owner = part.instance_rank(e.instance);
+    if (owner >= 0 && owner != rank) return;
+    const stat_kind k = e.counter ? stat_kind::counter
+                        : e.gauge ? stat_kind::gauge
+                        : e.fine  ? stat_kind::fine
+                                  : stat_kind::hist;
+    const bool summed = owner < 0 && k == stat_kind::counter;
+    out.put(k);
+    out.put(summed ? stat_mode::summed : stat_mode::owned);
+    out.put_text(e.instance.c_str());
+    out.put_text(e.name.c_str());
+    out.put_text(e.unit);
+    out.put_text(e.description);
+    if (k == stat_kind::counter) {
+      const uint64_t base = summed ? counter_base.at({e.instance, e.name}) : 0;
+      out.put(*e.counter - base);
+      out.put(base);
+    } else if (k == stat_kind::gauge) {
+      out.put((*e.gauge)());
+    } else if (k == stat_kind::fine) {
+      out.put(*e.fine);
+    } else {
+      out.put(*e.hist);
+    }
+  });
+}
+
+}  // namespace
+
+void scale_out::merge_statistics() {
+  m_peak_rss_mib = peak_rss_mib();
+  m_local_hops = m_ctx->packet_hops;
+  m_local_events = m_ctx->events;
+  if (!distributed()) return;
+  record_writer out;
+  write_own_statistics(out, m_ctx->stats, m_part, rank(), m_counter_base);
+  // Rank order: a gauge not tied to a device is the lowest rank's; a summed counter starts from the lowest
+  // rank's value before the run (every rank that has it built it alike).
+  // Only rank 0 writes the report: the whole fabric's statistics are gathered there alone, so that the
+  // other ranks' memory stays their share of the fabric (their own entries keep their own values).
+  write_back(m_ctx->stats, merge_records(m_world.gather_v(out.bytes)));
   // Hops and kernel wake-ups: every rank counts its own (a time at which several ranks have arrivals wakes
   // each of them, so `events` is the sum of the ranks' wake-ups).
   m_ctx->packet_hops = sum(m_ctx->packet_hops);

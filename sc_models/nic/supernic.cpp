@@ -29,237 +29,6 @@ bool is_read_response(bth_opcode op) {
 constexpr uint8_t ecn_ect0 = 2;
 }  // namespace
 
-void supernic_params::visit(core::param_visitor& v) {
-  v.field({"mtu_bytes", "bytes",
-           "the NIC's largest MTU (IBTA: 256, 512, 1024, 2048, 4096); a queue pair's path MTU is the smaller of "
-           "its two ends' unless nic.path_mtu_bytes sets it",
-           256, 4096},
-          mtu_bytes);
-  v.field({"path_mtu_bytes", "bytes",
-           "path MTU of this NIC's queue pairs (IBTA: 256 .. 4096, at most both ends' nic.mtu_bytes); 0: the "
-           "smaller of the two ends' nic.mtu_bytes",
-           0, 4096},
-          path_mtu_bytes);
-  v.field({"reorder",
-           "",
-           "receiver PSN tracker implementation: Verilated RTL, its C++ reference model, or lockstep (both on every "
-           "PSN, the run stopped at the first difference; docs/verification.md)",
-           0,
-           0,
-           {"rtl", "ref", "lockstep"}},
-          reorder);
-  v.field({"reorder_window", "PSNs", "PSNs tracked beyond the in-order head (power of two)", 16, 4096}, reorder_window);
-  v.field({"reorder_rtl", "",
-           "a user's reorder tracker (.sv, relative to the scenario file; docs/rtl_contract.md), Verilated at run "
-           "time and cached, in place of ours in every NIC with nic.reorder rtl or lockstep (lockstep: against the "
-           "reference model); empty: ours. Same as run --user-rtl reorder_tracker=FILE"},
-          reorder_rtl);
-  v.field({"reorder_rtl_top", "", "nic.reorder_rtl: its top module (empty: reorder_tracker)"}, reorder_rtl_top);
-  v.field({"clock_mhz", "MHz",
-           "clock of the NIC's RTL blocks: the reorder tracker takes one transaction per data packet at its edges "
-           "and stays busy for the cycles the RTL reports, packets waiting in order; the CNP generator takes one "
-           "CE-marked arrival per cycle and its CNP leaves a cycle later; the DCQCN reaction point holds the "
-           "NIC's paced packets while busy (2 cycles per packet sent, 1 more per timer) (estimate: "
-           "docs/calibration.md)",
-           0.001, 1e5},
-          clock_mhz);
-  v.field({"wqe_latency_ns", "ns", "work request posted to first packet ready", 0, 1e6}, wqe_latency_ns);
-  v.field({"rx_latency_ns", "ns", "last bit received to placed and ACK ready", 0, 1e6}, rx_latency_ns);
-  v.field({"link_layer", "", "ethernet: RoCEv2 frames; infiniband: LRH/BTH packets and credit-based flow control "
-                             "with the switch port (docs/quantum_x800.md); set by switch.model quantum_x800",
-           0, 0, {"ethernet", "infiniband"}},
-          link_layer);
-  v.field({"ack_every_packets", "packets", "ACK coalescing: in-order packets per ACK (also on message end)", 1, 65536},
-          ack_every_packets);
-  v.field({"path_entropy", "",
-           "UDP source port: fixed per QP, a new one per packet (spraying), or a new one per flowlet (after the QP "
-           "was idle for flowlet_gap_ns)",
-           0, 0, path_entropy_names()},
-          path_entropy);
-  v.field({"flowlet_gap_ns", "ns", "per_flowlet: idle gap since the QP's last packet that starts a new flowlet", 0,
-           1e9},
-          flowlet_gap_ns);
-  v.field({"random_initial_psn", "", "draw each QP's first PSN from the NIC's seeded stream"}, random_initial_psn);
-  v.field({"initial_psn", "", "first PSN of every QP when random_initial_psn is false", 0, double(core::psn_mask)},
-          initial_psn);
-  v.field({"dscp", "", "DSCP of RoCE data and ACK packets", 0, 63}, dscp);
-  v.field({"place_data", "", "copy payload bytes into host memory; false models timing only (no byte check)"},
-          place_data);
-  v.field({"placement", "",
-           "received payloads: dmi copies them into host memory at once; pcie posts writes through the host's PCIe "
-           "tray (pcie section; docs/pcie.md)",
-           0, 0, {"dmi", "pcie"}},
-          placement);
-  v.field({"rx_buffer_bytes", "bytes",
-           "placement pcie: receive buffer for payload whose writes have not landed; a packet that would overflow "
-           "it is dropped and counted (rx_buffer_drops)",
-           4096, 1ull << 32},
-          rx_buffer_bytes);
-  v.field({"tx_read_ahead_packets", "packets",
-           "placement pcie: packet payloads the NIC reads from memory ahead of the wire (non-posted reads in "
-           "flight plus data waiting for its packet to leave); each holds an MTU-sized transmit buffer (estimate)",
-           1, 65536},
-          tx_read_ahead_packets);
-  v.field({"rx_overflow", "",
-           "placement pcie, receive buffer filling: pfc pauses the switch port (XOFF/XON at the thresholds below), "
-           "drop drops what does not fit",
-           0, 0, {"pfc", "drop"}},
-          rx_overflow);
-  v.field({"rx_pfc_xoff_bytes", "bytes", "rx_overflow pfc: unlanded payload that sends XOFF (the rest is headroom)",
-           0, 1ull << 32},
-          rx_pfc_xoff_bytes);
-  v.field({"rx_pfc_xon_bytes", "bytes", "rx_overflow pfc: unlanded payload below which XON goes", 0, 1ull << 32},
-          rx_pfc_xon_bytes);
-  v.field({"rx_pfc_quanta", "quanta", "rx_overflow pfc: pause time in XOFF frames, 512-bit times", 1, 65535},
-          rx_pfc_quanta);
-  v.field({"tx_fifo_frames", "frames",
-           "MAC transmit FIFO depth: the scheduler commits up to this many frames ahead of the wire and refills "
-           "when one is left",
-           1, 64},
-          tx_fifo_frames);
-  v.field({"cc", "",
-           "congestion control: none (line rate, PFC only), dcqcn, hpcc (telemetry-driven window), ecn_only (a toy: "
-           "a fixed cut per CNP, additive recovery) or dcqcn_distance (our distance-aware DCQCN: knobs and window "
-           "scaled by each QP's measured base RTT)",
-           0, 0, congestion_control_names()},
-          cc);
-  v.field({"dcqcn_preset", "",
-           "DCQCN reaction-point knobs: NVIDIA firmware defaults, the paper's, or our 400G tuning (docs/dcqcn.md)", 0,
-           0, {"nvidia", "paper", "fabric_400g"}},
-          dcqcn_preset);
-  v.field({"dcqcn_model",
-           "",
-           "DCQCN reaction point: Verilated RTL, its C++ reference model, or lockstep (both)",
-           0,
-           0,
-           {"rtl", "ref", "lockstep"}},
-          dcqcn_model);
-  v.field({"dcqcn_rtl", "",
-           "a user's DCQCN reaction point (.sv, relative to the scenario file; docs/rtl_contract.md) in place of "
-           "ours in every NIC with nic.dcqcn_model rtl or lockstep, as nic.reorder_rtl; run --user-rtl dcqcn_rp=FILE"},
-          dcqcn_rtl);
-  v.field({"dcqcn_rtl_top", "", "nic.dcqcn_rtl: its top module (empty: dcqcn_rp)"}, dcqcn_rtl_top);
-  v.field({"cnp_model",
-           "",
-           "CNP generator (notification point): Verilated RTL, its C++ reference model, or lockstep (both)",
-           0,
-           0,
-           {"rtl", "ref", "lockstep"}},
-          cnp_model);
-  v.field({"cnp_rtl", "",
-           "a user's CNP generator (.sv, relative to the scenario file; docs/rtl_contract.md) in place of ours in "
-           "every NIC with nic.cnp_model rtl or lockstep, as nic.reorder_rtl; run --user-rtl cnp_gen=FILE"},
-          cnp_rtl);
-  v.field({"cnp_rtl_top", "", "nic.cnp_rtl: its top module (empty: cnp_gen)"}, cnp_rtl_top);
-  v.field({"rtl_mutant", "",
-           "BLOCK:N (reorder_tracker, cnp_gen or dcqcn_rp): that block's RTL is the planted-bug mutant N "
-           "(rtl/mutants/BLOCK/N.patch, built at configure time) wherever it runs as rtl or lockstep; empty: "
-           "the real RTL (--rtl-mutant sets it)"},
-          rtl_mutant);
-  v.field({"cnp_interval_ns", "ns", "notification point: at most one CNP per flow (or port) per this interval", 0,
-           1e9},
-          cnp_interval_ns);
-  v.field({"cnp_time_origin_cycles", "cycles",
-           "the notification point's free-running cycle counter at time 0: a NIC's counter runs from power-on, "
-           "so its 32-bit time field (rtl/cnp_gen.sv) wraps at any moment of a job; near 2^32 a short run "
-           "crosses the wrap (results do not change)",
-           0, 4294967295.0},
-          cnp_time_origin_cycles);
-  v.field({"cnp_mode", "", "notification point moderation: per QP, or one context for the whole port", 0, 0,
-           {"per_flow", "per_port"}},
-          cnp_mode);
-  v.field({"cnp_dscp", "", "DSCP of CNPs (NVIDIA default 48: priority 6)", 0, 63}, cnp_dscp);
-  // Each reaction-point knob can be set over the preset; -1 keeps the preset's value. Ranges: dcqcn_params.
-  v.field({"dcqcn_rpg_time_reset_us", "us", "DCQCN RPG_TIME_RESET over the preset (-1: preset)", -1, 4e6},
-          dcqcn_rpg_time_reset_us);
-  v.field({"dcqcn_rpg_byte_reset", "bytes", "DCQCN RPG_BYTE_RESET over the preset (-1: preset)", -1, 1 << 30},
-          dcqcn_rpg_byte_reset);
-  v.field({"dcqcn_rpg_threshold", "events", "DCQCN RPG_THRESHOLD over the preset (-1: preset)", -1, 31},
-          dcqcn_rpg_threshold);
-  v.field({"dcqcn_rpg_ai_rate_mbps", "Mb/s", "DCQCN RPG_AI_RATE over the preset (-1: preset)", -1, 4e6},
-          dcqcn_rpg_ai_rate_mbps);
-  v.field({"dcqcn_rpg_hai_rate_mbps", "Mb/s", "DCQCN RPG_HAI_RATE over the preset (-1: preset)", -1, 4e6},
-          dcqcn_rpg_hai_rate_mbps);
-  v.field({"dcqcn_rpg_min_rate_mbps", "Mb/s", "DCQCN RPG_MIN_RATE over the preset (-1: preset)", -1, 4e6},
-          dcqcn_rpg_min_rate_mbps);
-  v.field({"dcqcn_rpg_gd", "log2", "DCQCN RPG_GD over the preset (-1: preset)", -1, 15}, dcqcn_rpg_gd);
-  v.field({"dcqcn_rpg_min_dec_fac", "%", "DCQCN RPG_MIN_DEC_FAC over the preset (-1: preset)", -1, 100},
-          dcqcn_rpg_min_dec_fac);
-  v.field({"dcqcn_dce_tcp_g", "1/1024", "DCQCN DCE_TCP_G over the preset (-1: preset)", -1, 1023}, dcqcn_dce_tcp_g);
-  v.field({"dcqcn_dce_tcp_rtt_us", "us", "DCQCN DCE_TCP_RTT (alpha period) over the preset (-1: preset)", -1, 4e6},
-          dcqcn_dce_tcp_rtt_us);
-  v.field({"dcqcn_initial_alpha", "1/1024", "DCQCN INITIAL_ALPHA_VALUE over the preset (-1: preset)", -1, 1023},
-          dcqcn_initial_alpha);
-  v.field({"dcqcn_rate_reduce_monitor_period_us", "us",
-           "DCQCN RATE_REDUCE_MONITOR_PERIOD over the preset (-1: preset)", -1, 4e6},
-          dcqcn_rate_reduce_monitor_period_us);
-  v.field({"hpcc_eta", "", "HPCC target utilization eta of the most loaded hop", 0.5, 1.0}, hpcc_eta);
-  v.field({"hpcc_max_stage", "steps", "HPCC maxStage: additive steps before a multiplicative update", 0, 100},
-          hpcc_max_stage);
-  v.field({"hpcc_w_ai_bytes", "bytes", "HPCC additive window step W_AI", 1, 1e7}, hpcc_w_ai_bytes);
-  v.field({"hpcc_base_rtt_us", "us", "HPCC base RTT T: the reference window at line rate is rate x T", 0.1, 1e4},
-          hpcc_base_rtt_us);
-  v.field({"ecn_only_cut_factor", "", "cc ecn_only (toy): each CNP multiplies the QP's rate by this", 0.01, 0.99},
-          ecn_only_cut_factor);
-  v.field({"ecn_only_ai_mbps", "Mb/s",
-           "cc ecn_only (toy): rate added back every cnp_interval_ns after the last cut, up to the line rate", 1, 4e6},
-          ecn_only_ai_mbps);
-  v.field({"dcqcn_distance_ref_rtt_us", "us",
-           "cc dcqcn_distance: reference base RTT; a QP measuring s times this scales its DCQCN timers, byte "
-           "counter and monitor period by s",
-           0.1, 1e5},
-          dcqcn_distance_ref_rtt_us);
-  v.field({"dcqcn_distance_max_scale", "", "cc dcqcn_distance: largest scale s of the DCQCN knobs", 1.0, 1e4},
-          dcqcn_distance_max_scale);
-  v.field({"dcqcn_distance_window_bdp", "BDP",
-           "cc dcqcn_distance: bytes in flight per QP at most this x line rate x measured base RTT; 0: no window", 0.0,
-           100.0},
-          dcqcn_distance_window_bdp);
-  v.field({"retransmission", "",
-           "requester loss recovery: go_back_n resends everything from the lost PSN; selective resends only the "
-           "PSN a NAK names (or, on a timeout, the oldest unacknowledged one); sack (not IBTA, after IRN): the "
-           "responder SACKs every out-of-order arrival and the requester resends each PSN SACKs show missing",
-           0, 0, loss_recovery_names()},
-          retransmission);
-  v.field({"sack_reorder_packets", "PSNs",
-           "retransmission sack: an unacknowledged PSN is taken as lost once a PSN this far beyond it has been "
-           "SACKed (above the fabric's reordering depth, or reordering causes resends)",
-           1, 4096},
-          sack_reorder_packets);
-  v.field({"rto_us", "us",
-           "retransmission (local ACK) timeout: no progress for this long resends the oldest unacknowledged PSN; "
-           "IB encodes it as 4.096 us x 2^n",
-           0.1, 1e7},
-          rto_us);
-  v.field({"retry_count", "retries",
-           "IB retry_cnt: timeouts and NAK retries without progress before the QP goes to the error state and its "
-           "work requests complete in error",
-           0, 7},
-          retry_count);
-  v.field({"nak_threshold_packets", "PSNs",
-           "responder: a NAK (PSN sequence error) for the expected PSN, once per gap, when a packet has arrived "
-           "this far beyond it (capped at half of reorder_window); 1 NAKs at the first out-of-order arrival",
-           1, 16777215},
-          nak_threshold_packets);
-  v.field({"sq_depth", "WRs", "send queue depth: work requests per QP in flight at once; later ones wait", 1, 1 << 20},
-          sq_depth);
-  v.field({"max_rd_atomic", "READs", "READ requests per QP outstanding at once (ibv_qp_attr.max_rd_atomic)", 1, 255},
-          max_rd_atomic);
-  v.field({"send_window_packets", "PSNs",
-           "requester: PSNs in flight per QP (sent and not acknowledged) at most; set it to the responder's "
-           "reorder_window so that a loss does not push later packets out of its window (0: no limit)",
-           0, 16777215},
-          send_window_packets);
-  v.field({"rnr_timer_us", "us",
-           "receiver not ready: the requester waits this long after an RNR NAK, then resends from its PSN "
-           "(IBTA encodes 0.01 .. 655.36 ms)",
-           0.01, 1e6},
-          rnr_timer_us);
-  v.field({"rnr_retry_count", "retries",
-           "RNR NAKs without progress before the QP errors (IBV_WC_RNR_RETRY_EXC_ERR); 7 retries for ever", 0, 7},
-          rnr_retry_count);
-}
-
 // What the NIC keeps of a queue pair beyond its units' state (requester.h, responder.h): the connection and
 // the transmit reads of nic.placement pcie.
 struct supernic::queue_pair {
@@ -268,34 +37,14 @@ struct supernic::queue_pair {
   core::ip_address remote_ip;
   uint32_t remote_qpn = 0;
   uint16_t src_port = 0;
-  // nic.placement pcie, transmit: payload reads ahead of the wire, new data packets (in PSN order from
-  // fetch_psn, the work request at fetch_wr) and READ responses (packet fetch_k of responses[fetch_job]).
-  core::ring<tx_fetch> fetch_data{8};
-  core::ring<tx_fetch> fetch_resp{8};
-  uint32_t fetch_psn = 0;
-  size_t fetch_wr = 0, fetch_job = 0, stage_index = 0;  // stage_index: the oldest work request not yet staged
-  uint32_t fetch_k = 0;
   uint64_t mtu = 0;  // the QP's path MTU: payload bytes per packet, at most the NIC's nic.mtu_bytes
   // HPCC responder: the telemetry of the newest data packet, echoed by the next ACK.
   std::array<core::int_record, core::max_int_hops> echo{};
   uint8_t echo_hops = 0;
 };
 
-supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, core::ip_address ip, uint64_t mac,
-                   core::sim_context& ctx)
-    : sc_core::sc_module(name),
-      dma("dma"),
-      m_params(params),
-      m_ip(ip),
-      m_mac(mac),
-      m_ctx(ctx),
-      m_rng(nic_stream(ctx.seed, this->name())),
-      m_wqe_latency(picoseconds::from_ns(params.wqe_latency_ns)),
-      m_rx_latency(picoseconds::from_ns(params.rx_latency_ns)),
-      m_priority(unsigned(params.dscp >> 3) & 7u) {
-  const std::string inst = this->name();
-  m_rx_pfc = params.rx_overflow == "pfc";
-  m_tx_pcie = params.placement == "pcie";
+// The keys whose checks need more than a range (check_ranges does the rest): fails naming this NIC and the keys.
+void supernic::check_params(const supernic_params& params, const std::string& inst) {
   const uint64_t mtu = params.mtu_bytes;
   core::require(mtu >= 256 && mtu <= 4096 && (mtu & (mtu - 1)) == 0, inst,
                 "nic.mtu_bytes " + std::to_string(mtu) + " is not one of 256, 512, 1024, 2048, 4096");
@@ -306,15 +55,6 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
   core::require(w >= 16 && w <= 4096 && (w & (w - 1)) == 0, inst,
                 "nic.reorder_window " + std::to_string(w) + " is not a power of two in [16, 4096]");
   core::require(params.tx_fifo_frames >= 1, inst, "nic.tx_fifo_frames must be at least 1");
-  m_ib = params.link_layer == "infiniband";
-  uint64_t ib_max_blocks = 0;  // credits the largest packet needs: checked before one is built
-  if (m_ib) {
-    // The largest packet: LRH, BTH, RETH, immediate, a full MTU, ICRC and VCRC (no GRH inside a subnet).
-    namespace h = core::header_bytes;
-    ib_max_blocks = sw::ib::blocks_of(h::ib_lrh + h::bth + h::reth + h::immediate + mtu + h::icrc + h::ib_vcrc);
-    m_ib_rx = std::make_unique<sw::ib::credit_receiver>(sw::ib::credit_params{}, 1u, ctx.calendar);
-  }
-  m_mac_tx = std::make_unique<mac_transmit>(params.tx_fifo_frames, m_priority, m_ib, ib_max_blocks);
   core::require(params.rx_overflow != "pfc" || (params.rx_pfc_xon_bytes <= params.rx_pfc_xoff_bytes &&
                                                 params.rx_pfc_xoff_bytes + mtu <= params.rx_buffer_bytes),
                 inst,
@@ -331,31 +71,9 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
         inst + ": nic.reorder " + params.reorder + " with nic.reorder_window " + std::to_string(w) +
         (params.rtl_mutant.empty() ? "" : " and nic.rtl_mutant " + params.rtl_mutant) + ": " + e.what());
   }
+}
 
-  m_cc = make_congestion_control(params.cc, params,
-                                 {inst, m_ctx.rtl_log, &m_ctx.lockstep, params.clock_mhz, &m_ctx.stats});
-  // Requests (WRITE, SEND, READ request) wait for the reorder block and are processed at their result cycle;
-  // the block is busy for the tracker cycles their processing stepped.
-  m_rx_block = std::make_unique<block_clock>(inst, "tracker", params.clock_mhz, m_ctx.calendar, m_ctx.stats);
-  m_rx_block->set_server([this](packet* p) {
-    const uint64_t before = m_responder->tracker_cycles();
-    on_request(p);
-    return m_responder->tracker_cycles() - before;
-  });
-  m_rx_block->set_on_served([this] { rx_drained(); });
-  m_entropy = make_path_entropy(params.path_entropy, params, m_rng, inst);
-  m_lr = make_loss_recovery(params.retransmission, params, *this, inst, &m_ctx.stats);
-  ack_host& acks_host = *this;  // a private base: converted here, where it is accessible
-  m_ack = std::make_unique<ack_engine>(params, m_lr->sacks(), acks_host, inst, &m_ctx.stats);
-  responder_host& rx_host = *this;
-  m_responder =
-      std::make_unique<responder>(params, *m_ack, m_lr->sacks(), rx_host, m_ctx.pool, m_shared, inst, &m_ctx.stats);
-  requester_host& tx_host = *this;
-  m_requester = std::make_unique<requester>(params, *m_lr, *m_cc, tx_host, m_ctx.pool, m_shared, inst, &m_ctx.stats);
-
-  SC_METHOD(transmit);  // runs once at time 0 to pick up work posted before the start, then on every wake-up
-  sensitive << m_tx_event;
-
+void supernic::register_counters(const std::string& inst) {
   auto& s = m_ctx.stats;
   s.counter(inst, "tx_packets", "packets", "frames transmitted", &m_tx_packets);
   s.counter(inst, "tx_read_responses", "packets", "READ response packets transmitted (responder)",
@@ -381,22 +99,68 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
           [this] { return m_mac_tx->paused_us(core::now()); });
   s.counter(inst, "placed_bytes", "bytes",
             "payload bytes placed (copied into host memory unless nic.place_data is false)", &m_shared.placed_bytes);
-  if (m_tx_pcie) {  // nic.placement pcie only: other runs' reports stay as they were
-    s.counter(inst, "tx_pcie_reads", "reads", "placement pcie: payload reads the NIC issued over PCIe (one per packet)",
-              &m_tx_reads);
-    s.counter(inst, "tx_pcie_read_bytes", "bytes", "placement pcie: payload bytes the NIC read over PCIe to send",
-              &m_tx_read_bytes);
-    s.counter(inst, "tx_pcie_peak_reads", "reads", "placement pcie: most payload reads in flight at once",
-              &m_tx_peak_reads);
-    s.counter(inst, "tx_pcie_peak_read_ahead", "packets",
-              "placement pcie: most transmit buffers in use at once (reads in flight plus data waiting for the wire)",
-              &m_tx_peak_slots);
-  }
+  m_dma->register_stats(s, inst);  // nic.placement pcie only
   s.counter(inst, "rx_buffer_drops", "packets",
             "nic.placement pcie: data packets dropped because the receive buffer was full of unlanded writes",
             &m_rx_buffer_drops);
   s.counter(inst, "tx_pause_frames", "frames",
             "nic.rx_overflow pfc: PFC frames sent to the switch (XOFF, refreshes and XON)", &m_tx_pause_frames);
+}
+
+supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, core::ip_address ip, uint64_t mac,
+                   core::sim_context& ctx)
+    : sc_core::sc_module(name),
+      dma("dma"),
+      m_params(params),
+      m_ip(ip),
+      m_mac(mac),
+      m_ctx(ctx),
+      m_rng(nic_stream(ctx.seed, this->name())),
+      m_wqe_latency(picoseconds::from_ns(params.wqe_latency_ns)),
+      m_rx_latency(picoseconds::from_ns(params.rx_latency_ns)),
+      m_priority(unsigned(params.dscp >> 3) & 7u) {
+  const std::string inst = this->name();
+  m_rx_pfc = params.rx_overflow == "pfc";
+  check_params(params, inst);
+  const uint64_t mtu = params.mtu_bytes;
+  m_ib = params.link_layer == "infiniband";
+  uint64_t ib_max_blocks = 0;  // credits the largest packet needs: checked before one is built
+  if (m_ib) {
+    // The largest packet: LRH, BTH, RETH, immediate, a full MTU, ICRC and VCRC (no GRH inside a subnet).
+    namespace h = core::header_bytes;
+    ib_max_blocks = sw::ib::blocks_of(h::ib_lrh + h::bth + h::reth + h::immediate + mtu + h::icrc + h::ib_vcrc);
+    m_ib_rx = std::make_unique<sw::ib::credit_receiver>(sw::ib::credit_params{}, 1u, ctx.calendar);
+  }
+  m_mac_tx = std::make_unique<mac_transmit>(params.tx_fifo_frames, m_priority, m_ib, ib_max_blocks);
+
+  m_cc = make_congestion_control(params.cc, params,
+                                 {inst, m_ctx.rtl_log, &m_ctx.lockstep, params.clock_mhz, &m_ctx.stats});
+  // Requests (WRITE, SEND, READ request) wait for the reorder block and are processed at their result cycle;
+  // the block is busy for the tracker cycles their processing stepped.
+  m_rx_block = std::make_unique<block_clock>(inst, "tracker", params.clock_mhz, m_ctx.calendar, m_ctx.stats);
+  m_rx_block->set_server([this](packet* p) {
+    const uint64_t before = m_responder->tracker_cycles();
+    on_request(p);
+    return m_responder->tracker_cycles() - before;
+  });
+  m_rx_block->set_on_served([this] { rx_drained(); });
+  m_entropy = make_path_entropy(params.path_entropy, params, m_rng, inst);
+  m_lr = make_loss_recovery(params.retransmission, params, *this, inst, &m_ctx.stats);
+  ack_host& acks_host = *this;  // a private base: converted here, where it is accessible
+  m_ack = std::make_unique<ack_engine>(params, m_lr->sacks(), acks_host, inst, &m_ctx.stats);
+  responder_host& rx_host = *this;
+  m_responder =
+      std::make_unique<responder>(params, *m_ack, m_lr->sacks(), rx_host, m_ctx.pool, m_shared, inst, &m_ctx.stats);
+  requester_host& tx_host = *this;
+  m_requester = std::make_unique<requester>(params, *m_lr, *m_cc, tx_host, m_ctx.pool, m_shared, inst, &m_ctx.stats);
+  payload_dma_host& dma_host = *this;
+  m_dma = std::make_unique<payload_dma>(dma_host, params.placement == "pcie", params.tx_read_ahead_packets,
+                                        m_wqe_latency, params.place_data, inst);
+
+  SC_METHOD(transmit);  // runs once at time 0 to pick up work posted before the start, then on every wake-up
+  sensitive << m_tx_event;
+
+  register_counters(inst);
 }
 
 supernic::~supernic() {
@@ -412,15 +176,10 @@ void supernic::end_of_elaboration() {
   tlm::tlm_dmi dmi;
   core::require(dma->get_direct_mem_ptr(trans, dmi) && dmi.is_read_write_allowed() && dmi.get_start_address() == 0,
                 name(), "host memory does not grant read/write DMI from address 0");
-  m_mem_ptr = dmi.get_dmi_ptr();
   m_mem_size = dmi.get_end_address() + 1;
+  m_dma->set_memory(dmi.get_dmi_ptr(), m_mem_size);
   m_responder->set_memory_size(m_mem_size);
-  // The transmit buffers hold each payload at its own address: a packet's payload reference then stays valid
-  // until the receiver has used it (a real NIC's buffer is a small ring whose occupancy, the read-ahead, is what
-  // the model bounds), and a resend finds its bytes where the first read put them. Not value-initialised, so
-  // only the pages the reads touch are ever mapped.
-  if (m_tx_pcie) m_tx_buf.reset(new uint8_t[m_mem_size]);
-  core::require(m_pattern == nullptr || (m_placement == nullptr && !m_tx_pcie), name(),
+  core::require(!m_dma->generated() || (m_dma->placement() == nullptr && !m_dma->pcie()), name(),
                 "generated payloads cannot go through the PCIe tray (nic.placement pcie reads and writes memory)");
   core::require(m_out != nullptr, name(), "no link connected");
   if (m_ib) {
@@ -435,7 +194,7 @@ void supernic::end_of_elaboration() {
                         "nic.link_layer infiniband: time a packet was ready and the switch port had no credit",
                         m_mac_tx->credits().stall_ps_counter(0));
   }
-  core::require(m_params.placement != "pcie" || m_placement != nullptr, name(),
+  core::require(!m_dma->pcie() || m_dma->placement() != nullptr, name(),
                 "nic.placement is pcie but no PCIe tray is attached");
   for (size_t q = 0; q < m_qps.size(); ++q) {
     const send_queue& sq = m_requester->queue(q);
@@ -470,6 +229,7 @@ uint32_t supernic::create_qp() {
   m_responder->add_qp(qp->qpn, std::move(tracker));
   m_requester->add_qp(qp->qpn);
   qp->mtu = m_params.mtu_bytes;
+  m_dma->add_qp(qp->mtu);
   m_cc->add_qp(qp_name, m_out ? m_out->rate().value : 0, core::now());
   m_entropy->add_qp();
   m_lr->add_qp();
@@ -491,7 +251,7 @@ void supernic::connect_qp(uint32_t qpn, core::ip_address remote_ip, uint32_t rem
   qp.remote_ip = remote_ip;
   qp.remote_qpn = remote_qpn;
   m_requester->connect(qpn - first_qpn, sq_psn, qp.mtu);
-  qp.fetch_psn = sq_psn & core::psn_mask;
+  m_dma->connect(qpn - first_qpn, sq_psn, qp.mtu);
   m_responder->connect(qpn - first_qpn, rq_psn, qp.mtu);
   m_ack->connect(qpn - first_qpn, rq_psn & core::psn_mask);
   // Fixed entropy: a hash of the connection, as NICs derive the RoCEv2 source port from the QP.
@@ -537,7 +297,7 @@ void supernic::post(uint32_t qpn, uint64_t wr_id, rdma_op op, uint64_t local_add
   wr.staged_at = post_at;
   wr.op = op;
   wr.imm = imm;
-  if (m_mem_ptr) check_work_request(wr);
+  if (m_mem_size > 0) check_work_request(wr);  // known once DMI is (end of elaboration)
   m_requester->post(qpn - first_qpn, std::move(wr), core::now());
 }
 
@@ -578,13 +338,7 @@ void supernic::transmit() {
   // A CNP still in the generator goes at its result cycle, whatever else keeps the transmitter asleep.
   if (m_ack->cnp_due() != never && t < m_ack->cnp_due()) wake_transmitter(m_ack->cnp_due());
   m_mac_tx->drain(t);
-  if (m_tx_pcie) {
-    while (!m_tx_departures.empty() && m_tx_departures.front() <= t) {  // their transmit buffers are free
-      m_tx_departures.pop_front();
-      --m_tx_slots;
-    }
-    prefetch();
-  }
+  m_dma->tick(t);  // nic.placement pcie: free the buffers of packets that have left, read ahead
   // PFC pauses the priority of data and ACKs; CNPs travel on their own priority and still go.
   const bool paused = m_mac_tx->paused(t);
   // Fill the MAC FIFO: each frame starts when the one before it has left, so the wire stays busy while the
@@ -608,14 +362,10 @@ void supernic::transmit() {
     p->injected_at = start;
     ++m_tx_packets;
     m_mac_tx->committed(m_out->transmit(p, start));
-    if (m_tx_took_slot) {
-      m_tx_took_slot = false;
-      m_tx_departures.push_back(m_mac_tx->last_leaves());
-    }
+    m_dma->committed(m_mac_tx->last_leaves());  // a transmit buffer it holds frees when it has left
   }
   // All transmit buffers taken: the next one frees when its packet has left, and more can be read then.
-  if (m_tx_pcie && m_tx_slots >= m_params.tx_read_ahead_packets && !m_tx_departures.empty())
-    wake_transmitter(m_tx_departures.front());
+  if (m_dma->buffers_free_at() != never) wake_transmitter(m_dma->buffers_free_at());
   if (!m_mac_tx->empty()) {
     wake_transmitter(m_mac_tx->refill_at());  // when one frame is left in the FIFO
     return;
@@ -704,15 +454,13 @@ packet* supernic::next_data(picoseconds* next_ready) {
     // READ responses (the responder's side of the QP) go first: the peer's READ waits on them.
     if (!responses.empty()) {
       read_job& job = responses.front();
-      // nic.placement pcie: only once the response's payload is in its transmit buffer (the read's completion
-      // wakes the transmitter).
-      if (t >= job.ready &&
-          (!m_tx_pcie || job.k * qp.mtu >= job.length || (!qp.fetch_resp.empty() && qp.fetch_resp.front().done))) {
+      // nic.placement pcie: only once the response's payload is in its transmit buffer.
+      if (t >= job.ready && m_dma->response_ready(q, job)) {
         m_rr = (m_rr + i + 1) % n;
         packet* p = build_read_response(qp, job);
         if (++job.k == job.packets) {
           responses.pop_front();
-          if (qp.fetch_job > 0) --qp.fetch_job; else qp.fetch_k = 0;
+          m_dma->response_done(q);
         }
         return p;
       }
@@ -739,39 +487,20 @@ packet* supernic::data_packet(size_t q) {
 }
 
 void supernic::attach_payload(size_t q, packet* p, uint64_t va, uint64_t bytes, bool fresh) {
-  if (m_tx_pcie) {
-    // What the NIC's reads brought in; a new packet gives back its buffer when it has left the wire.
-    p->payload = m_tx_buf.get() + va;
-    if (bytes > 0 && fresh) {
-      m_qps[q]->fetch_data.pop_front();
-      m_tx_took_slot = true;
-    }
-  } else {
-    refer_payload(p, va);  // a reference: the bytes are read where placed
-  }
+  m_dma->attach(q, p, va, bytes, fresh, false);
 }
 
-bool supernic::payload_ready(size_t q, uint32_t psn, const work_request& wr) {
-  return !m_tx_pcie || data_fetched(*m_qps[q], psn, wr);
-}
+bool supernic::payload_ready(size_t q, uint32_t psn, const work_request& wr) { return m_dma->data_ready(q, psn, wr); }
 
 picoseconds supernic::staged_at(size_t q, uint64_t va, uint64_t length, picoseconds post_at) {
-  // Bounce buffer: the payload is copied from GPU to host memory first; the NIC sees the work request once the
-  // host has posted it after the copy (tx_staged).
-  if (m_tx_pcie && m_placement && m_placement->stage_send(va, length, post_at, uint64_t(q) << 1)) return never;
-  return post_at;
+  return m_dma->staged_at(q, va, length, post_at);  // a bounce copy first (never), or visible at post_at
 }
 
-void supernic::work_retired(size_t q, const work_request& wr) {
-  queue_pair& qp = *m_qps[q];
-  if (wr.op == rdma_op::read && m_placement && m_params.place_data)
-    m_placement->message_issued(wr.local_addr, wr.length);
-  if (qp.fetch_wr > 0)
-    --qp.fetch_wr;
-  else if (!core::psn_before(wr.last_psn(), qp.fetch_psn))
-    qp.fetch_psn = core::psn_add(wr.last_psn(), 1);  // a payload-less packet sent before the fetch passed it
-  if (qp.stage_index > 0) --qp.stage_index;
-}
+bool supernic::dma_qp_live(size_t q) const { return m_qps[q]->connected && !m_requester->failed(q); }
+
+send_queue& supernic::dma_send_queue(size_t q) { return m_requester->queue(q); }
+
+core::ring<read_job>& supernic::dma_responses(size_t q) { return m_responder->responses(q); }
 
 void supernic::requester_wake(picoseconds at) {
   if (m_started) wake_transmitter(at);
@@ -796,15 +525,7 @@ packet* supernic::build_read_response(queue_pair& qp, read_job& job) {
     p->aeth.msn = m_responder->msn(qp.qpn - first_qpn) & core::psn_mask;
   }
   p->bth.pad_count = uint8_t((4 - payload % 4) % 4);
-  if (m_tx_pcie) {
-    p->payload = m_tx_buf.get() + job.va + offset;  // what the NIC's read brought in
-    if (payload > 0) {
-      qp.fetch_resp.pop_front();
-      m_tx_took_slot = true;
-    }
-  } else {
-    refer_payload(p, job.va + offset);  // the responder's memory, read where it lies
-  }
+  m_dma->attach(qp.qpn - first_qpn, p, job.va + offset, payload, true, true);  // the responder's memory
   p->payload_bytes = uint32_t(payload);
   p->int_requested = m_cc->telemetry();  // HPCC: every switch egress on the way appends its record
   p->seal();
@@ -966,180 +687,11 @@ void supernic::on_request(packet* p) {
 }
 
 picoseconds supernic::response_ready(size_t q, uint64_t va, uint64_t length, picoseconds ready) {
-  // Bounce buffer: the responder's data goes through host memory too (a GPU-to-host copy the host runs
-  // before the NIC may read it; tx_staged). An approximation: a one-sided READ involves no host, so a real
-  // application would have staged the buffer beforehand.
-  if (m_tx_pcie && m_placement && length > 0 && m_placement->stage_send(va, length, ready, (uint64_t(q) << 1) | 1))
-    return never;
-  return ready;
+  return m_dma->response_staged(q, va, length, ready);  // a bounce copy of its data first, or none
 }
 
 void supernic::response_queued(picoseconds ready) {
   if (m_started && ready != never) wake_transmitter(max(ready, m_out->wire_free_at()));
-}
-
-// ---- transmit reads over PCIe (nic.placement pcie) ---------------------------------------------------------
-//
-// The NIC reads each data packet's payload (WRITE and SEND packets, READ responses) from memory with a
-// non-posted read of up to one MTU, which the PCIe switch cuts at the max read request size and the memory
-// answers with completions cut at the read completion boundary. Reads run ahead of the wire: at most
-// nic.tx_read_ahead_packets packet buffers are being read into or hold data whose packet has not left yet,
-// shared round-robin by the QPs, each QP reading its READ responses and its new packets in the order it sends
-// them. A new packet goes out only once its read is complete; a resend takes the bytes the first read brought.
-
-void supernic::prefetch() {
-  const size_t n = m_qps.size();
-  const uint64_t limit = m_params.tx_read_ahead_packets;
-  bool progress = true;
-  while (progress && m_tx_slots < limit) {
-    progress = false;
-    const size_t from = m_fetch_rr;
-    for (size_t i = 0; i < n && m_tx_slots < limit; ++i) {
-      const size_t q = (from + i) % n;
-      if (fetch_one(*m_qps[q], q)) {
-        progress = true;
-        m_fetch_rr = (q + 1) % n;
-      }
-    }
-  }
-}
-
-bool supernic::fetch_one(queue_pair& qp, size_t index) {
-  if (m_requester->failed(index) || !qp.connected) return false;
-  const picoseconds t = core::now();
-  const uint64_t mtu = qp.mtu;
-  // READ responses first, as the transmitter sends them first.
-  const core::ring<read_job>& responses = m_responder->responses(index);
-  while (qp.fetch_job < responses.size()) {
-    const read_job& job = responses[qp.fetch_job];
-    if (job.ready == never || t < job.ready) break;
-    const uint64_t offset = uint64_t(qp.fetch_k) * mtu;
-    const uint64_t len = std::min(mtu, job.length - std::min(job.length, offset));
-    if (++qp.fetch_k == job.packets) {
-      ++qp.fetch_job;
-      qp.fetch_k = 0;
-    }
-    if (len == 0) continue;
-    issue_fetch(qp, index, true, 0, job.va + offset, len);
-    return true;
-  }
-  const send_queue& sq = m_requester->queue(index);
-  while (qp.fetch_wr < sq.wqes.size()) {
-    const work_request& wr = sq.wqes[qp.fetch_wr];
-    if (wr.staged_at == never || t < wr.staged_at + m_wqe_latency) return false;  // not visible to the NIC yet
-    const uint32_t k = (qp.fetch_psn - wr.first_psn) & core::psn_mask;
-    if (wr.op == rdma_op::read || k >= wr.packets) {  // a READ request carries no payload
-      qp.fetch_psn = core::psn_add(wr.last_psn(), 1);
-      ++qp.fetch_wr;
-      continue;
-    }
-    const uint64_t offset = uint64_t(k) * mtu;
-    const uint64_t len = std::min(mtu, wr.length - offset);
-    const uint32_t psn = qp.fetch_psn;
-    qp.fetch_psn = core::psn_add(psn, 1);
-    if (k + 1 == wr.packets) ++qp.fetch_wr;
-    if (len == 0) continue;
-    issue_fetch(qp, index, false, psn, wr.local_addr + offset, len);
-    return true;
-  }
-  return false;
-}
-
-void supernic::issue_fetch(queue_pair& qp, size_t index, bool response, uint32_t psn, uint64_t va,
-                           uint64_t length) {
-  const uint64_t seq = m_tx_read_seq++ & ((uint64_t(1) << 40) - 1);
-  (response ? qp.fetch_resp : qp.fetch_data).push_back({psn, seq, false});
-  ++m_tx_slots;
-  ++m_tx_reads_outstanding;
-  ++m_tx_reads;
-  m_tx_read_bytes += length;
-  m_tx_peak_slots = std::max(m_tx_peak_slots, m_tx_slots);
-  m_tx_peak_reads = std::max(m_tx_peak_reads, m_tx_reads_outstanding);
-  m_placement->post_read(va, m_tx_buf.get() + va, length,
-                         (uint64_t(index) << 41) | (uint64_t(response) << 40) | seq);
-}
-
-bool supernic::data_fetched(queue_pair& qp, uint32_t psn, const work_request& wr) {
-  if (wr.op == rdma_op::read) return true;
-  const uint32_t k = (psn - wr.first_psn) & core::psn_mask;
-  if (uint64_t(k) * qp.mtu >= wr.length) return true;  // no payload to read
-  return !qp.fetch_data.empty() && qp.fetch_data.front().psn == psn && qp.fetch_data.front().done;
-}
-
-void supernic::tx_read_done(uint64_t cookie) {
-  queue_pair& qp = *m_qps[cookie >> 41];
-  core::ring<tx_fetch>& ring = (cookie >> 40) & 1 ? qp.fetch_resp : qp.fetch_data;
-  const uint64_t seq = cookie & ((uint64_t(1) << 40) - 1);
-  --m_tx_reads_outstanding;
-  for (size_t i = 0; i < ring.size(); ++i)
-    if (ring[i].seq == seq) {
-      ring[i].done = true;
-      wake_transmitter(core::now());
-      return;
-    }
-  --m_tx_slots;  // its QP failed meanwhile (drop_fetches): the buffer is free now
-  wake_transmitter(core::now());
-}
-
-void supernic::tx_staged(uint64_t cookie) {
-  queue_pair& qp = *m_qps[cookie >> 1];
-  if (cookie & 1) {  // a READ response's data is in host memory
-    core::ring<read_job>& responses = m_responder->responses(cookie >> 1);
-    for (size_t i = 0; i < responses.size(); ++i)
-      if (responses[i].ready == never) {
-        responses[i].ready = core::now();
-        wake_transmitter(core::now());
-        return;
-      }
-    return;
-  }
-  // Copies finish in the order they were asked for: the oldest work request still waiting is this one.
-  send_queue& sq = m_requester->queue(cookie >> 1);
-  while (qp.stage_index < sq.wqes.size() && sq.wqes[qp.stage_index].staged_at != never) ++qp.stage_index;
-  if (qp.stage_index == sq.wqes.size()) return;  // flushed (the QP failed)
-  sq.wqes[qp.stage_index++].staged_at = core::now();
-  wake_transmitter(core::now() + m_wqe_latency);
-}
-
-void supernic::drop_fetches(queue_pair& qp) {
-  for (core::ring<tx_fetch>* ring : {&qp.fetch_data, &qp.fetch_resp}) {
-    for (size_t i = 0; i < ring->size(); ++i)
-      if ((*ring)[i].done) --m_tx_slots;  // reads still in flight free theirs when they complete
-    ring->clear();
-  }
-  qp.fetch_wr = 0;
-  qp.fetch_psn = m_requester->queue(qp.qpn - first_qpn).post_psn;
-  qp.fetch_job = m_responder->responses(qp.qpn - first_qpn).size();
-  qp.fetch_k = 0;
-  qp.stage_index = 0;
-}
-
-void supernic::refer_payload(core::packet* p, uint64_t va) {
-  if (m_pattern) {
-    p->payload = nullptr;
-    p->payload_host = m_host;
-    p->payload_va = va;
-  } else {
-    p->payload = m_mem_ptr + va;
-  }
-}
-
-void supernic::write_payload(uint64_t va, const core::packet* p) {
-  const uint64_t length = p->payload_bytes;
-  va += m_misplace.shift(va, length, m_mem_size);  // a planted fault (faults kind misplace); 0 unless armed
-  const uint8_t* data = p->payload;
-  if (data == nullptr) {  // generated: the bytes the packet names, made here (no memory holds them)
-    core::require(m_pattern != nullptr, name(), "a generated payload arrived at a NIC without the payload pattern");
-    m_landing_bytes.resize(std::max<size_t>(m_landing_bytes.size(), length));  // grows to one MTU, once
-    m_pattern->fill(m_landing_bytes.data(), p->payload_host, p->payload_va, length);
-    data = m_landing_bytes.data();
-  }
-  if (m_landing) m_landing->landed(va, data, length);
-  if (m_pattern) return;  // generated payloads: checked as they land, not stored
-  if (m_placement)
-    m_placement->post_write(va, data, length);
-  else
-    std::memcpy(m_mem_ptr + va, data, length);
 }
 
 // A real NIC's receive buffer holds packets until their PCIe writes have gone. With rx_overflow pfc it pauses
@@ -1147,7 +699,7 @@ void supernic::write_payload(uint64_t va, const core::packet* p) {
 // a packet that still finds no room is dropped, as ConnectX counts in rx_out_of_buffer, and the requester's
 // loss recovery resends it.
 uint64_t supernic::rx_buffer_occupancy() const {
-  return m_rx_block->waiting_payload_bytes() + (m_placement ? m_placement->bytes_in_flight() : 0);
+  return m_rx_block->waiting_payload_bytes() + m_dma->bytes_in_flight();
 }
 
 // With nic.placement dmi the buffer holds only the packets waiting for the reorder block (placement is
@@ -1200,7 +752,7 @@ packet* supernic::next_pfc() {
 }
 
 void supernic::message_placed(const placed_message& done) {
-  if (m_placement && m_params.place_data) m_placement->message_issued(done.va, done.bytes);
+  m_dma->message_issued(done.va, done.bytes);
   m_placed.push_back(done);
   if (m_on_placed) m_on_placed(done);  // `done` is a copy: the callback may post, and m_placed may grow
 }

@@ -13,6 +13,9 @@
 
 namespace fabricsim::sw {
 
+class reachability_user;
+class quantum_switch;
+
 class switch_device : public core::packet_sink {
  public:
   // Elaboration: the egress link of each port, and the routes (equal-cost egress ports per destination).
@@ -20,6 +23,11 @@ class switch_device : public core::packet_sink {
   virtual void add_route(const core::ip_address& dst, std::vector<unsigned> egress_ports) = 0;
   virtual unsigned ports() const = 0;
   virtual const char* device_name() const = 0;
+  // Capabilities beyond forwarding, null for a model without them: the run set-up asks for these instead of
+  // casting to a model's class. InfiniBand routing that reads the fabric's reachability table (faults):
+  virtual reachability_user* reachability() { return nullptr; }
+  // SHARP in-network reduction: the switch its aggregation units attach to (sharp_aggregator.h).
+  virtual quantum_switch* sharp_switch() { return nullptr; }
 };
 
 // Builds one switch named `name` with `ports` ports; the fabric builder calls it once per switch.

@@ -153,6 +153,18 @@ device_map number_devices(const file_graph& g, const graph_error_context& ctx, f
   return m;
 }
 
+// Every host must reach every other: one connected component holds them all.
+void check_hosts_connected(const file_graph& g, const device_map& m, size_t hosts, const graph_error_context& ctx) {
+  std::vector<int> component(boost::num_vertices(g));
+  boost::connected_components(g, component.data());
+  std::vector<size_t> host_vertex(hosts);
+  for (size_t v = 0; v < component.size(); ++v)
+    if (m.device[v] < hosts && g[v].type == "host") host_vertex[m.device[v]] = v;
+  for (size_t h = 1; h < hosts; ++h)
+    if (component[host_vertex[h]] != component[host_vertex[0]])
+      ctx.fail("no path between hosts h0 and " + host_name(h) + " (every pair of hosts needs one)");
+}
+
 }  // namespace
 
 fabric_layout parse_graph_layout(const std::string& text, const std::string& name, bool dot,
@@ -209,15 +221,7 @@ fabric_layout parse_graph_layout(const std::string& text, const std::string& nam
   for (size_t h = 0; h < l.hosts; ++h)
     if (l.host_leaf[h] == SIZE_MAX) ctx.fail("node '" + host_name(h) + "': a host with no cable");
 
-  // Every host must reach every other: one connected component holds them all.
-  std::vector<int> component(boost::num_vertices(g));
-  boost::connected_components(g, component.data());
-  std::vector<size_t> host_vertex(l.hosts);
-  for (size_t v = 0; v < component.size(); ++v)
-    if (m.device[v] < l.hosts && g[v].type == "host") host_vertex[m.device[v]] = v;
-  for (size_t h = 1; h < l.hosts; ++h)
-    if (component[host_vertex[h]] != component[host_vertex[0]])
-      ctx.fail("no path between hosts h0 and " + host_name(h) + " (every pair of hosts needs one)");
+  check_hosts_connected(g, m, l.hosts, ctx);
 
   std::map<std::pair<size_t, size_t>, size_t> parallel;  // cables per pair of devices, for the _k suffixes
   for (const auto& [a, b] : ends) ++parallel[{std::min(a.device, b.device), std::max(a.device, b.device)}];

@@ -150,7 +150,10 @@ class quantum_port : public core::calendar_client {
   uint64_t m_discarded_down = 0;
 };
 
-class quantum_switch : public sc_core::sc_module, public switch_device, public ib::credit_peer {
+class quantum_switch : public sc_core::sc_module,
+                       public switch_device,
+                       public ib::credit_peer,
+                       public reachability_user {
  public:
   quantum_switch(sc_core::sc_module_name name, const quantum_params& params, unsigned ports, core::sim_context& ctx);
   quantum_switch(const quantum_switch&) = delete;
@@ -167,13 +170,15 @@ class quantum_switch : public sc_core::sc_module, public switch_device, public i
   void credit_update(unsigned port, unsigned vl, uint64_t fccl_blocks) override;
   ib::credit_receiver* receiver_at(unsigned port) override { return m_rx.at(port).get(); }
   unsigned receiver_vls() const override { return m_vls; }
+  reachability_user* reachability() override { return this; }
+  quantum_switch* sharp_switch() override { return this; }
 
   // The LFT entry for `dlid` with its AR group (the first of `ports` is not special: the LFT port is
   // ports[dlid mod count], spreading destinations over equal-cost up-ports like D-mod-K fat-tree routing).
   void add_lid_route(uint16_t dlid, const std::vector<unsigned>& ports);
   // The LFT port for `dlid`, or -1.
-  int lft(uint16_t dlid) const;
-  equal_cost_group ar_group(uint16_t dlid) const { return m_groups.group(m_group_of.at(dlid)); }
+  int lft(uint16_t dlid) const override;
+  equal_cost_group ar_group(uint16_t dlid) const override { return m_groups.group(m_group_of.at(dlid)); }
   static uint16_t lid_of(const core::ip_address& host);
 
   quantum_port& port(unsigned i) { return *m_ports.at(i); }
@@ -195,7 +200,7 @@ class quantum_switch : public sc_core::sc_module, public switch_device, public i
   // The fabric's reachability beyond each port (reach_beyond's rows for this switch), in force from `from`
   // until the next table's `from`. The table in force until then stays: the fabric sets each table before its
   // time comes, so a lookup at `t` never depends on the order of simultaneous events.
-  void set_reachability(core::picoseconds from, reach_rows rows);
+  void set_reachability(core::picoseconds from, reach_rows rows) override;
 
   // Called by a port when a packet is committed to its wire: frees the ingress buffer (credits go back).
   void departing(core::packet* p, uint32_t blocks, core::picoseconds t);

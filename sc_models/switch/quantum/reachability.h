@@ -10,6 +10,7 @@
 #include <functional>
 #include <vector>
 
+#include "sc_models/core/units.h"
 #include "sc_models/switch/equal_cost_group.h"
 
 namespace fabricsim::sw {
@@ -32,5 +33,17 @@ using reach_rows = std::vector<std::vector<bool>>;
 // is not known down and faces a host or a switch that reaches it (up/down routes are loop-free; a loop in a
 // hand-made table counts as reachable, as a hop bound would).
 std::vector<reach_rows> reach_beyond(const reach_inputs& in);
+
+// A switch whose routing reads the fabric's reachability table (Quantum-X800): what the fabric needs to
+// compute its rows and give them to it. The run set-up reaches it through switch_device::reachability(),
+// not through the switch's class.
+class reachability_user {
+ public:
+  virtual ~reachability_user() = default;
+  virtual int lft(uint16_t dlid) const = 0;  // the LFT port for `dlid`, or -1
+  virtual equal_cost_group ar_group(uint16_t dlid) const = 0;
+  // The rows (reach_beyond) in force from `from` until the next table's `from`.
+  virtual void set_reachability(core::picoseconds from, reach_rows rows) = 0;
+};
 
 }  // namespace fabricsim::sw
