@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
@@ -206,7 +207,11 @@ nlohmann::json timeline(const training_graph& g, const training_executor& ex, ui
 // What the step came from: the model (parallelism, parameters, memory) or the Chakra traces.
 void describe_source(nlohmann::json& t, const training_model* m, const std::vector<std::string>& files) {
   if (!m) {
-    t["chakra"] = files;
+    // The files' names: where they lie depends on the checkout and the working directory, so the report keeps
+    // it out (the scenario's training.chakra says where, relative to the scenario file).
+    nlohmann::json names = nlohmann::json::array();
+    for (const std::string& f : files) names.push_back(std::filesystem::path(f).filename().string());
+    t["chakra"] = std::move(names);
     return;
   }
   t["parallelism"] = {{"tensor", m->tp}, {"pipeline", m->pp}, {"data", m->dp}, {"expert", m->ep}};
