@@ -302,10 +302,10 @@ std::vector<section> plain_sections(scenario& s) {
 
 // Every top-level key that names a section, in the order the documentation lists them.
 const std::vector<std::string>& top_level_sections() {
-  static const std::vector<std::string> keys = {"run",      "topology",   "link",      "switch", "quantum",
-                                                "oq",       "sharp",      "nic",       "pcie",   "nic_overrides",
-                                                "workload", "collective", "training",  "writes", "compare",
-                                                "fault",    "faults",     "partition", "nvlink", "jobs", "system"};
+  static const std::vector<std::string> keys = {
+      "run",     "topology", "link",          "switch",    "quantum",    "oq",       "sharp",
+      "nic",     "pcie",     "nic_overrides", "workload",  "collective", "training", "writes",
+      "compare", "fault",    "faults",        "partition", "nvlink",     "jobs",     "system"};
   return keys;
 }
 

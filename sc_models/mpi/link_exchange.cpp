@@ -77,8 +77,8 @@ void link_exchange::map_regions() {
     topology::host& host = m_fab.hosts()[h];
     m_regions.push_back({host.buffer().data(), host.buffer().size(), uint32_t(h), payload_place::memory});
     if (host.built() && host.nic->transmit_buffer() != nullptr)
-      m_regions.push_back({host.nic->transmit_buffer(), host.nic->memory_size(), uint32_t(h),
-                           payload_place::transmit_buffer});
+      m_regions.push_back(
+          {host.nic->transmit_buffer(), host.nic->memory_size(), uint32_t(h), payload_place::transmit_buffer});
   }
   std::sort(m_regions.begin(), m_regions.end(), [](const region& a, const region& b) { return a.base < b.base; });
 }

@@ -126,7 +126,7 @@ class link_exchange : public core::link_proxy {
     payload_place place;
   };
   void map_regions();
-  std::vector<region> m_regions;  // by address, to name a payload by (host, place, offset)
+  std::vector<region> m_regions;                       // by address, to name a payload by (host, place, offset)
   std::vector<std::unique_ptr<credit_inbox>> m_inbox;  // [link index], made at the first update on the link
   std::function<void()> m_window_end;
   rank_profile m_prof;
