@@ -164,8 +164,9 @@ class chakra_mapper {
         for (uint32_t r = 0; r < m_t.size(); ++r) ranks.push_back(r);
       }
       const std::string name = pg.empty() ? "world" : pg;
+      const std::string& group = pg;  // a structured binding cannot be captured (C++17)
       const auto count_of = [&](uint32_t r) {
-        const auto it = m_colls.find({pg, r});
+        const auto it = m_colls.find({group, r});
         return it == m_colls.end() ? size_t(0) : it->second.size();
       };
       const std::vector<node_ref>& first = m_colls.at({pg, ranks.front()});
@@ -386,6 +387,7 @@ training_graph chakra_graph(const std::vector<chakra_trace>& traces, const std::
 
 training_graph load_chakra_graph(const std::vector<std::string>& files, double flops_per_s) {
   std::vector<chakra_trace> traces;
+  traces.reserve(files.size());
   for (const std::string& f : files) traces.push_back(traces::read_chakra_trace(f));
   return chakra_graph(traces, files, flops_per_s);
 }
