@@ -40,6 +40,7 @@ enum bin : size_t {
   bin_many_timers_in_one_transaction,
   bin_counter_saturated,
   bin_reset_mid_run,
+  bin_rst_during_request,
   bin_count
 };
 
@@ -69,10 +70,12 @@ const std::vector<std::string> bin_names{
     "many_timers_in_one_transaction",
     "counter_saturated",
     "reset_mid_run",
+    "rst_during_request",
 };
 
-// idle: one clock with no request; rst_pulse: rst_ni low for a clock, then an idle clock (both RTL only).
-enum class op { reset, cnp, sent, advance, idle, rst_pulse };
+// idle: one clock with no request; rst_pulse: rst_ni low for a clock, then an idle clock; rst_in_request: an
+// advance to `now` cut by rst_ni after two busy clocks, then an idle clock (all three RTL only).
+enum class op { reset, cnp, sent, advance, idle, rst_pulse, rst_in_request };
 
 struct transaction {
   op kind = op::advance;
@@ -91,6 +94,8 @@ std::string describe(const transaction& t) {
       return "a clock with no request after cycle " + std::to_string(t.now);
     case op::rst_pulse:
       return "rst_ni pulsed after cycle " + std::to_string(t.now);
+    case op::rst_in_request:
+      return "rst_ni pulsed during an advance to cycle " + std::to_string(t.now);
   }
   return "?";
 }
@@ -321,6 +326,13 @@ std::vector<transaction> directed_transactions(uint64_t now) {
     add(kind, 1, 1);
     add(op::idle, 0);
   }
+  // rst_ni during a request: an advance 100000 cycles after an init finds 10000 alpha decays due (10-cycle
+  // period), so the block is busy when rst_ni falls two clocks in; every output, busy_o included, must be 0
+  // then and a clock later, and the init and CNP after it must be taken as after any reset.
+  add(op::reset, 1, 0, floor);
+  add(op::rst_in_request, 100000);
+  add(op::reset, 1, 0, floor);
+  add(op::cnp, 1);
   return out;
 }
 
@@ -332,14 +344,17 @@ void apply(dcqcn_rate_engine& engine, const transaction& t) {
     case op::advance: engine.advance(t.now); break;
     case op::idle:
     case op::rst_pulse:
+    case op::rst_in_request:
       break;  // the reference has no clock and no reset pin
   }
 }
 
-// The RTL-only transactions: a clock with no request, a reset pulse.
-void apply_pins(dcqcn_rp_rtl& rtl, const transaction& t) {
+// The RTL-only transactions: a clock with no request, a reset pulse, a reset during a request. True when a
+// reset cut a request in flight.
+bool apply_pins(dcqcn_rp_rtl& rtl, const transaction& t) {
   if (t.kind == op::idle) rtl.idle_cycle();
   if (t.kind == op::rst_pulse) rtl.reset_pulse();
+  return t.kind == op::rst_in_request && rtl.reset_during_request(t.now, 2);
 }
 
 // A port rule of the contract the RTL broke (handshake, reset state), as the mismatch.
@@ -426,7 +441,7 @@ dcqcn_rp_differential_result run_dcqcn_rp_differential(const dcqcn_rp_differenti
     }
     apply(ref, t);
     apply(rtl, t);
-    apply_pins(rtl, t);
+    const bool request_cut = apply_pins(rtl, t);
     ++r.transactions;
     now = t.now;
     const dcqcn_outputs& out = ref.outputs();
@@ -443,7 +458,8 @@ dcqcn_rp_differential_result run_dcqcn_rp_differential(const dcqcn_rp_differenti
       break;
     }
 
-    if (t.kind == op::idle || t.kind == op::rst_pulse) continue;  // nothing new to cover
+    hits[bin_rst_during_request] += request_cut ? 1 : 0;
+    if (t.kind == op::idle || t.kind == op::rst_pulse || t.kind == op::rst_in_request) continue;  // no outputs
     // Coverage, from the agreed outputs and the state before the transaction.
     const uint32_t ev = out.events;
     auto hit = [&](bin b, bool cond) { hits[b] += cond ? 1 : 0; };

@@ -116,6 +116,29 @@ void dcqcn_rp_rtl::reset_pulse() {
   check_handshake(ports, false);
 }
 
+bool dcqcn_rp_rtl::reset_during_request(uint64_t now_cycles, uint32_t busy_clocks) {
+  m_now = now_cycles;
+  m_in.req_valid = true;
+  m_in.req_kind = req_advance;
+  m_in.req_now = now_cycles;
+  m_in.req_bytes = 0;
+  m_block->step(m_in);  // the accepting edge
+  m_in.req_valid = false;
+  for (uint32_t i = 0; i < busy_clocks; ++i) m_block->step(m_in);
+  const bool cut = m_block->peek().busy;
+  m_total_cycles += 1 + busy_clocks;
+  m_in.rst_n = false;
+  m_block->step(m_in);
+  m_in.rst_n = true;
+  check_reset_state(m_block->peek(), " with rst_ni low during a request");
+  m_block->step(m_in);
+  m_total_cycles += 2;
+  const dcqcn_rp_ports ports = m_block->peek();
+  check_reset_state(ports, " a clock after a reset during a request");
+  check_handshake(ports, false);
+  return cut;
+}
+
 void dcqcn_rp_rtl::check_reset_state(const dcqcn_rp_ports& ports, const char* when) {
   const dcqcn_outputs& o = ports.out;
   const std::pair<const char*, uint64_t> zero[] = {{"rate_o", o.rate_kbps},

@@ -67,6 +67,11 @@ class dcqcn_rp_rtl final : public dcqcn_rate_engine {
   // rst_ni pulsed low for one clock, then one clock with no request: after each, the contract's reset state
   // (all state 0, no timer armed, no response, not busy). The bench then inits the block again.
   void reset_pulse();
+  // An advance to `now_cycles` presented, rst_ni pulled low after `busy_clocks` busy clocks (the request still in
+  // flight), then a clock with no request: the same reset state as reset_pulse(), checked with rst_ni low and
+  // a clock after. True when busy_o was high as rst_ni fell (the request really was cut). A NIC never does
+  // this (it never aborts a request); the bench's directed phase does, for the contract's reset rule.
+  bool reset_during_request(uint64_t now_cycles, uint32_t busy_clocks);
   // The first handshake rule of docs/rtl_contract.md the block broke (req_ready_o = rst_ni && !busy_o, busy_o
   // high until the response, rsp_valid_o only after a request): the signal, what the rule wants and what the
   // block gave, in the cycle named. Empty signal while every cycle kept the rules.

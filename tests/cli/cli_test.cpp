@@ -240,13 +240,14 @@ TEST(cli, verify_rtl_dcqcn_rp_matches_and_hits_every_coverage_bin) {
   const run_result r = fabricsim("verify-rtl --block dcqcn_rp");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("RTL matches the reference model after every transaction"), std::string::npos) << r.output;
-  // 100001 of the random phase (it stops at the first request past 100000) and 365 of the directed corners
-  // after it: 8 inits of 1 cycle, 19 requests of 2, the 10 alpha decays that the CNP 101 cycles after its init
+  // 100001 of the random phase (it stops at the first request past 100000) and 374 of the directed corners
+  // after it: 10 inits of 1 cycle, 20 requests of 2, the 10 alpha decays that the CNP 101 cycles after its init
   // (10-cycle alpha period) finds due, the 300 alpha decays and 1 rate increase (3000-cycle period) that an
-  // advance 3000 cycles after a cut finds due, 4 idle clocks, and 2 reset pulses of 2 clocks each.
-  EXPECT_NE(r.output.find("rtl cycles             100366"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("transactions           32322"), std::string::npos) << r.output;  // 32289 + 33
-  EXPECT_NE(r.output.find("25 of 25 bins hit"), std::string::npos) << r.output;
+  // advance 3000 cycles after a cut finds due, 4 idle clocks, 2 reset pulses of 2 clocks each, and a reset
+  // during a request of 5 (the accepting edge, 2 busy clocks, rst_ni low, an idle clock).
+  EXPECT_NE(r.output.find("rtl cycles             100375"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("transactions           32326"), std::string::npos) << r.output;  // 32289 + 37
+  EXPECT_NE(r.output.find("26 of 26 bins hit"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("NOT HIT"), std::string::npos) << r.output;
   for (const char* bin : {"hyper_increase", "cnp_as_timer_expires", "rate_at_floor", "recovered_to_line_rate"})
     EXPECT_NE(r.output.find(std::string("  ") + bin + " "), std::string::npos) << bin << "\n" << r.output;
@@ -532,7 +533,9 @@ writes:
   for (const json& t : j["taps"]) {
     EXPECT_GT(t["frames"].get<uint64_t>(), 0u);
     for (const json& p : j["ports"])
-      if (p["link"] == t["link"]) EXPECT_EQ(p["packets"], t["frames"]) << t.dump();
+      if (p["link"] == t["link"]) {
+        EXPECT_EQ(p["packets"], t["frames"]) << t.dump();
+      }
   }
   std::remove(up.c_str());
   std::remove(down.c_str());

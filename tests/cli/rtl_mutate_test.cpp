@@ -100,13 +100,12 @@ TEST(rtl_mutate, cnp_gen_survivors_are_the_ones_docs_show_unobservable) {
 
 // The reaction point's survivors of the default bench (seed 1, every one of its 461 mutants, --no-equiv), in the
 // groups docs/verification.md argues them in: the always_comb defaults and reset values of registers no output
-// shows before the init that follows a reset (176-190, 406-440), the lint sink (368-380), the event bits ORed
+// shows before the init that follows a reset (177-190, 408-440), the lint sink (368-380), the event bits ORed
 // where they cannot overlap, and the rest listed one by one there.
-const std::set<int> dcqcn_rp_survivors{8,   14,  20,  26,  27,  28,  29,  31,  35,  76,  87,  106, 114, 141, 176,
-                                       177, 178, 179, 184, 186, 189, 190, 203, 214, 223, 224, 250, 270, 282, 302,
-                                       319, 321, 323, 324, 331, 342, 361, 363, 368, 369, 370, 371, 372, 373, 374,
-                                       375, 376, 377, 378, 379, 380, 394, 397, 400, 401, 406, 408, 409, 410, 411,
-                                       412, 421, 422, 425, 426, 431, 432, 433, 434, 439, 440};
+const std::set<int> dcqcn_rp_survivors{
+    8,   14,  20,  26,  27,  28,  29,  31,  35,  76,  87,  106, 114, 141, 177, 178, 179, 184, 186, 189, 190, 203, 214,
+    223, 224, 250, 270, 282, 302, 319, 321, 323, 324, 331, 342, 361, 363, 368, 369, 370, 371, 372, 373, 374, 375, 376,
+    377, 378, 379, 380, 394, 397, 400, 401, 408, 409, 410, 411, 412, 421, 422, 425, 426, 431, 432, 433, 434, 439, 440};
 
 // The reaction point's mutants that only an exact coincidence or a port-level rule shows (docs/verification.md):
 // the bench's directed phase and its handshake checks kill each, at the kind of check the docs name; two
@@ -114,28 +113,32 @@ const std::set<int> dcqcn_rp_survivors{8,   14,  20,  26,  27,  28,  29,  31,  3
 TEST(rtl_mutate, dcqcn_rp_directed_phase_and_handshake_kill_the_coincidences) {
   const std::string json = testing::TempDir() + "mutate_dcqcn_ids.json";
   const run_result r = fabricsim(
-      "verify-rtl --block dcqcn_rp --mutate --no-equiv --mutate-ids 1,4,31,47,55,170,215,217,231,232,233,241,324,353,"
-      "357,358" +
+      "verify-rtl --block dcqcn_rp --mutate --no-equiv --mutate-ids 1,4,31,47,55,170,176,215,217,231,232,233,241,324,"
+      "353,357,358,406" +
       cache + " --mutate-json " + json);
   ASSERT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_NE(r.output.find("461 mutants generated, 16 run (those of --mutate-ids)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("461 mutants generated, 18 run (those of --mutate-ids)"), std::string::npos) << r.output;
   const nlohmann::json j = read_json(json);
   EXPECT_EQ(ids_with_status(j, "survived"), (std::set<int>{31, 324})) << r.output;
-  EXPECT_EQ(ids_with_status(j, "killed").size(), 14u) << r.output;
+  EXPECT_EQ(ids_with_status(j, "killed").size(), 16u) << r.output;
   const std::pair<int, std::string> how[] = {
-      {1, "req_ready_o (rst_ni && !busy_o) expected 0 got 1"},      // ready while busy
-      {4, "busy_o a clock after a reset expected 0 got 1"},         // an idle clock taken as a request
-      {241, "rsp_valid_o a clock after a reset expected 0 got 1"},  // the busy branch run when idle
-      {47, "events_o"},                                             // a clamp event on an exact tie
-      {55, "events_o"},                                             //
-      {233, "events_o expected 1 got 2"},                           // suppressed (2) instead of a cut (1)
-      {170, "byte_count_o"},                                        // the threshold met exactly
-      {215, "deadline_o"},                                          // alpha timer armed with initial alpha 0
-      {231, "rate_o"},                                              // no cut after an init
+      {1, "req_ready_o (rst_ni && !busy_o) expected 0 got 1"},                  // ready while busy
+      {4, "busy_o a clock after a reset expected 0 got 1"},                     // an idle clock taken as a request
+      {241, "rsp_valid_o a clock after a reset expected 0 got 1"},              // the busy branch run when idle
+      {176, "busy_o a clock after a reset during a request expected 0 got 1"},  // busy_d latched through rst_ni
+      {406, "busy_o with rst_ni low during a request expected 0 got 1"},        // busy_q not reset
+      {47, "events_o"},                                                         // a clamp event on an exact tie
+      {55, "events_o"},                                                         //
+      {233, "events_o expected 1 got 2"},                                       // suppressed (2) instead of a cut (1)
+      {170, "byte_count_o"},                                                    // the threshold met exactly
+      {215, "deadline_o"},  // alpha timer armed with initial alpha 0
+      {231, "rate_o"},      // no cut after an init
   };
   for (const auto& [id, detail] : how)
     for (const auto& m : j["mutants"])
-      if (m["id"] == id) EXPECT_NE(m["detail"].get<std::string>().find(detail), std::string::npos) << m.dump();
+      if (m["id"] == id) {
+        EXPECT_NE(m["detail"].get<std::string>().find(detail), std::string::npos) << m.dump();
+      }
 }
 
 TEST(rtl_mutate, dcqcn_rp_sample_score_and_survivors_are_the_documented_ones) {
@@ -151,7 +154,9 @@ TEST(rtl_mutate, dcqcn_rp_sample_score_and_survivors_are_the_documented_ones) {
   for (int id : survived) EXPECT_EQ(dcqcn_rp_survivors.count(id), 1u) << "mutant " << id << " survived\n" << r.output;
   // Those the full run kills are killed here too (the same bench, seed and cycles; a timeout or crash kills).
   for (const auto& m : j["mutants"])
-    if (dcqcn_rp_survivors.count(m["id"].get<int>()) == 0) EXPECT_NE(m["status"], "survived") << m.dump();
+    if (dcqcn_rp_survivors.count(m["id"].get<int>()) == 0) {
+      EXPECT_NE(m["status"], "survived") << m.dump();
+    }
   EXPECT_EQ(r.exit_code, survived.empty() ? 0 : 1);
   // The score printed is killed / run (none proven equivalent without yosys).
   const int killed = j["killed"].get<int>();
@@ -186,7 +191,9 @@ TEST(rtl_mutate, yosys_proves_a_redundant_comparison_equivalent) {
   expected.emplace(88, "== -> >=");
   EXPECT_EQ(with_status(j, "equivalent"), expected) << r.output;
   for (const auto& m : j["mutants"])
-    if (m["status"] == "equivalent") EXPECT_EQ(m["detail"], "proven by yosys equiv_induct");
+    if (m["status"] == "equivalent") {
+      EXPECT_EQ(m["detail"], "proven by yosys equiv_induct");
+    }
   for (const char* op : {"== -> <", "== -> >", "== -> !="})
     EXPECT_EQ(with_status(j, "killed").count({88, op}), 1u) << op;
   EXPECT_NE(r.output.find("mutation score 100.0%"), std::string::npos) << r.output;
