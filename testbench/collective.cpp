@@ -13,6 +13,7 @@
 #include "testbench/collective_engine.h"
 #include "testbench/fabric_setup.h"
 #include "testbench/faults.h"
+#include "testbench/memory_guard.h"
 #include "testbench/progress.h"
 #include "testbench/scale_out.h"
 #include "testbench/scenario.h"
@@ -249,6 +250,7 @@ nlohmann::json run_collective(const scenario& s, const run_options& opts) {
   eng.elaborate(setup, s.seed, placing);
   setting_up.reset();
   if (opts.elaborate_only) return nlohmann::json::object();
+  memory_guard::check_set_up(s, fab.hosts().size());
   if (so.distributed()) so.on_window_end([&eng] { eng.window_end(); });
 
   // Until the sweep is over and the fabric idle (the last ACKs), or the time limit.

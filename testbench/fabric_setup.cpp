@@ -8,6 +8,7 @@
 #include <systemc>
 #include <tuple>
 
+#include "testbench/memory_guard.h"
 #include "testbench/switch_factory.h"
 #include "testbench/user_rtl.h"
 #include "testbench/workload.h"
@@ -91,7 +92,6 @@ void check_memory_budget(const scenario& s, const std::vector<uint64_t>& mem_byt
                          const std::string& what, const std::string& detail, const std::string& advice) {
   uint64_t total = 0;
   for (uint64_t b : mem_bytes) total += b;
-  const uint64_t physical = uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE));
   // Buffers that hold no bytes (generated payloads, timing only) still take their addresses: untouched
   // mappings cost address space, of which a process has 128 TiB on x86-64; half of it is the limit.
   constexpr uint64_t address_space = uint64_t(1) << 46;
@@ -99,10 +99,9 @@ void check_memory_budget(const scenario& s, const std::vector<uint64_t>& mem_byt
     throw core::config_error(s.source + ": " + what + " need " + std::to_string(total >> 20) + " MiB of address space" +
                              detail + " even when no byte is stored, more than the " +
                              std::to_string(address_space >> 20) + " MiB a process may map; " + advice);
-  if (placing && total > physical / 4 * 3)
+  if (placing && total > memory_limit_bytes(s))
     throw core::config_error(s.source + ": " + what + " need " + std::to_string(total >> 20) + " MiB of memory" +
-                             detail + ", more than 3/4 of this machine's " + std::to_string(physical >> 20) + " MiB; " +
-                             advice);
+                             detail + ", more than " + memory_limit_text(s) + "; " + advice);
 }
 
 fabric_setup::fabric_setup(const scenario& s, const run_options& opts)
@@ -142,8 +141,20 @@ fabric_setup::fabric_setup(const scenario& s, const run_options& opts)
 }
 
 void fabric_setup::build(const std::vector<uint64_t>& mem_bytes, const pcie::host_tray_params& pcie, bool placing) {
-  m_fab.emplace(m_s.topology, m_s.link, make_switch_factory(m_s, ctx), m_nic_params, m_nic_overrides, mem_bytes, ctx,
-                pcie, so.built());
+  // The model's own memory, measured as the NICs are built (memory_guard.h); this rank's hosts only.
+  size_t to_build = 0;
+  const std::vector<bool>& built = so.built();
+  for (size_t h = 0; h < mem_bytes.size(); ++h) to_build += built.empty() || built[h] ? 1 : 0;
+  memory_guard guard(m_s, to_build);
+  ctx.host_built = [&guard](size_t n) { guard.host_built(n); };
+  try {
+    m_fab.emplace(m_s.topology, m_s.link, make_switch_factory(m_s, ctx), m_nic_params, m_nic_overrides, mem_bytes, ctx,
+                  pcie, so.built());
+  } catch (...) {
+    ctx.host_built = nullptr;
+    throw;
+  }
+  ctx.host_built = nullptr;
   // Under mpirun the rank simulating a link's transmitter writes its tap file (tap_filter).
   m_taps.emplace(m_opts.taps, *m_fab, m_opts.tap_frames, so.tap_filter());
   m_faults.emplace(m_s, *m_fab, ctx, m_run_end);

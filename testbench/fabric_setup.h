@@ -39,11 +39,11 @@ bool resolve_memory_mode(const scenario& s);
 void configure_user_rtl(const scenario& s);
 
 // Where payloads are placed, host memory is real memory (every byte is written and checked): refuses a
-// run whose buffers (`mem_bytes`, per host) need more than 3/4 of this machine, rather than let it swap or
-// be killed. Timing-only runs and generated payloads map the buffers without touching them (MAP_NORESERVE),
-// so they may be larger, up to half a process's address space (2^46 bytes: "need N MiB of address space").
-// The message is "<source>: <what> need N MiB of memory<detail>, more than 3/4 of this machine's M MiB;
-// <advice>".
+// run whose buffers (`mem_bytes`, per host) need more than the memory limit (run.memory_limit_mib, or 3/4 of
+// this machine: memory_guard.h), rather than let it swap or be killed. Timing-only runs and generated payloads map the
+// buffers without touching them (MAP_NORESERVE), so they may be larger, up to half a process's address space (2^46
+// bytes: "need N MiB of address space"). The message is "<source>: <what> need N MiB of memory<detail>, more than <the
+// limit>; <advice>".
 void check_memory_budget(const scenario& s, const std::vector<uint64_t>& mem_bytes, bool placing,
                          const std::string& what, const std::string& detail, const std::string& advice);
 

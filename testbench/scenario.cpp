@@ -67,6 +67,13 @@ void run_params::visit(core::param_visitor& v) {
            "reference model writes an FST waveform of its last transactions, <nic>.<qp>.<block>.fst (--wave sets "
            "it; empty: none; docs/verification.md)"},
           rtl_wave_dir);
+  v.field({"memory_limit_mib", "MiB",
+           "refuse a run whose model would need more memory than this: the build measures the memory its first "
+           "256 hosts take (and again at every doubling) and stops, naming the projection and the topology keys, "
+           "before the rest is taken; dense buffers (workload.memory) are checked against it before the build. "
+           "0: 3/4 of this machine's physical memory (docs/performance.md)",
+           0.0, 1e9},
+          memory_limit_mib);
 }
 
 void write_op::visit(core::param_visitor& v) {

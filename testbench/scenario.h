@@ -33,6 +33,7 @@ struct run_params {
   std::string timeseries_csv;  // per-QP samples written here (relative: to the current directory)
   std::string record_rtl_dir;  // RTL block transactions recorded here for verify-rtl --replay (empty: off)
   std::string rtl_wave_dir;    // a lockstep divergence writes the diverging block's FST here (empty: off)
+  uint64_t memory_limit_mib = 0;  // refuse a build projected past this (0: 3/4 of physical memory)
   void visit(core::param_visitor& v);
 };
 

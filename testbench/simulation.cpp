@@ -27,6 +27,7 @@
 #include "testbench/fabric_setup.h"
 #include "testbench/faults.h"
 #include "testbench/fct_report.h"
+#include "testbench/memory_guard.h"
 #include "testbench/nvlink_run.h"
 #include "testbench/progress.h"
 #include "testbench/scale_out.h"
@@ -441,6 +442,7 @@ void flow_run::run() {
   m_sample_period = picoseconds::from_ns(
       (s.run.sample_us > 0 || m_setup->faults().empty() ? s.run.sample_us : s.fault.sample_us) * 1e3);
   find_bottleneck();
+  memory_guard::check_set_up(s, fab().hosts().size());
   m_last_placed.assign(m_senders.size(), 0);
   bool window_open = s.run.warmup_us == 0;
   picoseconds next_sample = m_sample_period.value > 0 ? m_sample_period : picoseconds{UINT64_MAX};

@@ -16,6 +16,7 @@
 #include "sc_models/nic/supernic.h"
 #include "sc_models/topology/fabric.h"
 #include "testbench/fabric_setup.h"
+#include "testbench/memory_guard.h"
 #include "testbench/scenario.h"
 #include "testbench/simulation.h"
 #include "testbench/training_chakra.h"
@@ -305,6 +306,7 @@ nlohmann::json run_training(const scenario& s, const run_options& opts) {
   comm->elaborate(setup, timers);
   training_executor ex(graph, src.flops_per_s, *comm, timers);
   if (opts.elaborate_only) return nlohmann::json::object();
+  memory_guard::check_set_up(s, setup.fab().hosts().size());
   timers.at(picoseconds{}, [&ex] { ex.start(); });
   const auto wall0 = std::chrono::steady_clock::now();
   const double end_us = s.run.duration_us > 0 ? s.run.duration_us : s.run.limit_us;

@@ -3,7 +3,9 @@
 // Create it at the top level of elaboration (not inside a module's constructor): it owns a module.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "sc_models/core/arrival_calendar.h"
@@ -38,6 +40,9 @@ struct sim_context {
   // RTL transaction recording (run.record_rtl_dir), owned by the run; null: off, and the blocks are not wrapped.
   transaction_log* rtl_log = nullptr;
   lockstep_sink lockstep;
+  // Called by the fabric builder after each host it builds, with the count so far; the run's memory guard
+  // (testbench/memory_guard.h) may throw from it to stop a build that will not fit. Empty: not called.
+  std::function<void(size_t built)> host_built;
 };
 
 }  // namespace fabricsim::core

@@ -431,13 +431,12 @@ fabric_layout plan_fabric(const topology_params& topo, const cable_params& cable
   return l;
 }
 
-fabric::fabric(const topology_params& topo, const cable_params& cable, const sw::switch_factory& make_switch,
-               const nic::supernic_params& nicp, const std::map<std::string, nic::supernic_params>& nic_overrides,
-               const std::vector<uint64_t>& memory_bytes, core::sim_context& ctx, const pcie::host_tray_params& tray,
-               const std::vector<bool>& built, const std::vector<uint8_t*>& tray_memory)
-    : m_ctx(ctx), m_layout(plan_fabric(topo, cable)) {
-  const fabric_layout& lay = m_layout;
-  const size_t n = lay.hosts, nsw = lay.switches.size();
+namespace {
+
+// The per-host inputs of the constructor against the layout's n hosts and nsw switches.
+void check_build_inputs(size_t n, size_t nsw, const std::vector<uint64_t>& memory_bytes, const std::vector<bool>& built,
+                        const std::vector<uint8_t*>& tray_memory,
+                        const std::map<std::string, nic::supernic_params>& nic_overrides) {
   core::require(memory_bytes.size() == n, "fabric", "memory sizes given for " + std::to_string(memory_bytes.size()) +
                                                         " hosts, the topology has " + std::to_string(n));
   core::require(built.empty() || built.size() == n + nsw, "fabric", "the built-device mask has the wrong size");
@@ -447,8 +446,21 @@ fabric::fabric(const topology_params& topo, const cable_params& cable, const sw:
   for (const auto& override_entry : nic_overrides)
     core::require(host_index(override_entry.first, n).has_value(), "nic_overrides",
                   "no host named '" + override_entry.first + "' (hosts are " + host_names(n) + ")");
+}
+
+}  // namespace
+
+fabric::fabric(const topology_params& topo, const cable_params& cable, const sw::switch_factory& make_switch,
+               const nic::supernic_params& nicp, const std::map<std::string, nic::supernic_params>& nic_overrides,
+               const std::vector<uint64_t>& memory_bytes, core::sim_context& ctx, const pcie::host_tray_params& tray,
+               const std::vector<bool>& built, const std::vector<uint8_t*>& tray_memory)
+    : m_ctx(ctx), m_layout(plan_fabric(topo, cable)) {
+  const fabric_layout& lay = m_layout;
+  const size_t n = lay.hosts, nsw = lay.switches.size();
+  check_build_inputs(n, nsw, memory_bytes, built, tray_memory, nic_overrides);
   auto is_built = [&](size_t device) { return built.empty() || built[device]; };
   const bool rail = topo.kind == "rail_optimized";
+  size_t hosts_built = 0;                           // for ctx.host_built (the run's memory guard)
   std::vector<core::bits_per_second> host_rate(n);  // each host's cable (a host is always end a)
   for (const auto& c : lay.cables)
     if (c.a < n) host_rate[c.a] = c.ab.rate();
@@ -477,6 +489,7 @@ fabric::fabric(const topology_params& topo, const cable_params& cable, const sw:
       h.nic->set_placement(*h.tray);
       h.tray->register_stats(ctx.stats);
     }
+    if (ctx.host_built) ctx.host_built(++hosts_built);
   }
   for (size_t sw = 0; sw < nsw; ++sw) {
     const auto& e = lay.switches[sw];

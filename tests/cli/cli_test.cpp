@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -141,6 +142,50 @@ TEST(cli, workload_too_large_for_memory_is_refused_before_anything_is_allocated)
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("33554432 MiB of memory"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("workload.memory"), std::string::npos) << r.output;
+}
+
+// With generated payloads what grows with the fabric is the model itself. The build measures the memory its
+// first 256 hosts take and stops there when even that projection is past run.memory_limit_mib; otherwise the
+// run checks what it holds once set up, before the first event. Both figures are held against the peak
+// resident memory the kernel reports (getrusage) for the same run done whole.
+TEST(cli, a_model_past_the_memory_limit_is_refused_naming_the_hosts_and_keys) {
+  const std::string scale = std::string(FABRICSIM_SOURCE_DIR) +
+                            "/bench/scale_4096.yaml --set topology.leaves=16 --set topology.spines=16 "
+                            "--set run.duration_us=1 --quiet";
+  const std::string json = testing::TempDir() + "memory_guard_whole.json";
+  const run_result whole = fabricsim("run " + scale + " --json " + json);
+  ASSERT_NE(whole.exit_code, 2) << whole.output;
+  std::ifstream in(json);
+  const double peak = nlohmann::json::parse(in)["peak_rss_mib"].get<double>();
+  auto mib_after = [](const std::string& text, const std::string& before) {
+    std::smatch m;
+    return std::regex_search(text, m, std::regex(before + " ([0-9]+) MiB")) ? std::stod(m[1]) : -1.0;
+  };
+  // The build stopped at its first checkpoint: a floor (no switch, link or queue pair yet), below the peak.
+  const run_result early = fabricsim("run " + scale + " --set run.memory_limit_mib=" + std::to_string(int(peak / 8)));
+  ASSERT_EQ(early.exit_code, 2) << early.output;
+  EXPECT_NE(early.output.find("scale_4096.yaml: building 1024 hosts (topology.leaves x topology.hosts_per_leaf) would "
+                              "take at least "),
+            std::string::npos)
+      << early.output;
+  EXPECT_NE(early.output.find("over the first 256 built; switches, links and queue pairs not counted), more than "
+                              "run.memory_limit_mib ("),
+            std::string::npos)
+      << early.output;
+  const double floor = mib_after(early.output, "at least");
+  EXPECT_GT(floor, peak / 8) << early.output;
+  EXPECT_LT(floor, peak) << early.output;
+  // A limit above that floor but below the peak: refused once set up, with what the set-up holds, which the
+  // report and the traffic then add to.
+  const run_result set_up =
+      fabricsim("run " + scale + " --set run.memory_limit_mib=" + std::to_string(int(peak * 0.6)));
+  ASSERT_EQ(set_up.exit_code, 2) << set_up.output;
+  EXPECT_NE(set_up.output.find("the set-up of 1024 hosts (topology.leaves x topology.hosts_per_leaf) took "),
+            std::string::npos)
+      << set_up.output;
+  const double held = mib_after(set_up.output, "took");
+  EXPECT_GT(held, 0.6 * peak) << set_up.output;
+  EXPECT_LE(held, peak) << set_up.output;
 }
 
 }  // namespace
