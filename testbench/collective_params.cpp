@@ -71,6 +71,17 @@ void collective_params::visit(core::param_visitor& v) {
            "connection crosses ranks (docs/scale_out.md); 0: at once",
            0.0, 1e9},
           credit_ns);
+  v.field({"intra", "",
+           "collective.algo hierarchical: phases 1 and 3 inside each NVLink domain, nvlink_ring (NCCL's ring "
+           "over NVLink: reduce-scatter, then allgather) or nvls (NVLink SHARP: the switch chips reduce each "
+           "packet and send the result to the GPU owning it, then multicast each GPU's share)",
+           0.0, 0.0, {"nvlink_ring", "nvls"}},
+          intra);
+  v.field({"inter", "",
+           "collective.algo hierarchical: phase 2 across the domains on each rail, ring (a ring of RDMA WRITEs "
+           "per rail) or sharp (in-network reduction on Quantum-X800; refused on Spectrum-X)",
+           0.0, 0.0, {"ring", "sharp"}},
+          inter);
 }
 
 }  // namespace fabricsim::testbench

@@ -71,6 +71,46 @@ TEST(hierarchical_allreduce, two_nodes_reach_the_serial_bound_and_stay_under_bot
 
 TEST(hierarchical_allreduce, four_nodes_reach_the_serial_bound_and_stay_under_both) { check_run(4, 8u << 20, 0.9); }
 
+// collective.intra nvls: phases 1 and 3 by NVLink SHARP. Per GPU and direction NVLink then carries (2G-1)/G
+// of the buffer (the whole buffer out as contributions, then the other G-1 shares in), so the NVLink part of
+// the serial bound is (2G-1)/G / B_nv in place of 2(G-1)/G / B_nv.
+TEST(hierarchical_allreduce, nvls_inside_the_domains_reaches_its_serial_bound) {
+  const uint64_t nodes = 2, bytes = 16u << 20;
+  std::string yaml = cluster(nodes, bytes);
+  yaml.replace(yaml.find("algo: hierarchical"), 18, "algo: hierarchical, intra: nvls");
+  const json r = test::run_scenario_yaml(yaml);
+  ASSERT_TRUE(r.contains("collective")) << r.dump().substr(0, 2000);
+  const json& row = r["collective"]["rows"][0];
+  EXPECT_TRUE(r["verified"].get<bool>());
+  EXPECT_EQ(row["wrong"], 0u);
+  EXPECT_EQ(r["collective"]["result_checked_bytes"], 8 * nodes * bytes);
+  EXPECT_EQ(r["hierarchical"]["intra"], "nvls");
+  const double g = 8, n = 16, bf = 2 * (n - 1) / n;
+  const double b_nv = 18 * 50.0 * 256 / 272, b_rail = 400 / 8.0 * 4096 / 4178;
+  const double nv = (2 * g - 1) / g / b_nv, rail = 2 * (nodes - 1.0) / (nodes * g) / b_rail;
+  const double serial = bf / (nv + rail), busbw = row["busbw_gbps"].get<double>();
+  EXPECT_LE(busbw, serial);
+  EXPECT_GE(busbw, 0.85 * serial) << "bound " << serial;
+  EXPECT_NEAR(r["hierarchical"]["serial_busbw_bound_gbps"].get<double>(), serial, 1e-6 * serial);
+  // Phase 1 sends the whole buffer from every GPU, phase 3 receives (G-1)/G of it: each no shorter.
+  const json& ph = row["phases_us"];
+  EXPECT_GE(ph["reduce_scatter"].get<double>(), double(bytes) / b_nv / 1e3);
+  EXPECT_GE(ph["allgather"].get<double>(), (g - 1) / g * double(bytes) / b_nv / 1e3);
+  std::cout << "nvls: busbw " << busbw << " GB/s, serial bound " << serial << "; phases " << ph.dump() << "\n";
+}
+
+TEST(hierarchical_allreduce, sharp_across_the_rails_is_refused_on_spectrum_x) {
+  std::string yaml = cluster(2, 1u << 20);
+  yaml.replace(yaml.find("algo: hierarchical"), 18, "algo: hierarchical, inter: sharp");
+  const test::child_result c =
+      test::run_in_child([&] { return run_scenario(load_scenario_text(yaml, "t.yaml")).dump(); });
+  EXPECT_FALSE(c.ok);
+  EXPECT_NE(c.output.find("t.yaml: collective.inter sharp: SHARP aggregation needs Quantum-X800 switches; "
+                          "system.scale_out is spectrum_x"),
+            std::string::npos)
+      << c.output;
+}
+
 TEST(hierarchical_allreduce, needs_a_system_preset_and_an_allreduce) {
   auto run = [](const std::string& yaml) {
     return test::run_in_child(
