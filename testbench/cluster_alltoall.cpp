@@ -61,9 +61,8 @@ class alltoall_run {
         g.set_data(m_data);
         g.on_arrival([this, d, r](const nvlink::gpu_arrival& a) { nvlink_arrived(d, r, a); });
         if (m_D > 1)
-          m_cl.nic_host(d, r).tray->set_on_message_landed([this, d, r](const pcie::landed_message& m) {
-            account(d, r, m.bytes, m.landed_at, false);
-          });
+          m_cl.nic_host(d, r).tray->set_on_message_landed(
+              [this, d, r](const pcie::landed_message& m) { account(d, r, m.bytes, m.landed_at, false); });
       }
     connect();
   }
@@ -207,8 +206,8 @@ uint64_t check_received(const scenario& s, alltoall_run& run, const alltoall_lay
   for (size_t i = 0; i < gpus.size(); ++i) {
     fill_allreduce_source(sent.data(), l.bytes, dtype, s.seed, gpus[i]->host());
     for (size_t j = 0; j < gpus.size(); ++j) {
-      wrong += count_wrong_elements(gpus[j]->hbm.data() + l.recv + i * l.block, sent.data() + j * l.block, l.block,
-                                    dtype);
+      wrong +=
+          count_wrong_elements(gpus[j]->hbm.data() + l.recv + i * l.block, sent.data() + j * l.block, l.block, dtype);
       checked += l.block;
     }
   }

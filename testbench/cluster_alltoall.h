@@ -11,8 +11,8 @@
 //   - its own block: a local copy, not timed (NCCL's is a copy inside HBM).
 // PXN rather than each GPU writing through its own NIC across rails: every inter-domain byte then stays on a
 // rail (one switch hop, nothing through the spines, where ECMP collisions would lower the rate), at the price
-// of NVLink traffic that NVLink (847 GB/s per GPU against 50 to 100 GB/s per rail) carries with room to spare. The NIC of each
-// GPU sends (N - G) / N of S either way.
+// of NVLink traffic that NVLink (847 GB/s per GPU against 50 to 100 GB/s per rail) carries with room to
+// spare. The NIC of each GPU sends (N - G) / N of S either way.
 //
 // Every byte moves as packets; every GPU's receive buffer is compared, block by block, with what its senders
 // filled their send buffers with (regenerated from the seed, not read back from the model).

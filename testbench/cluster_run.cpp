@@ -40,10 +40,13 @@ void check_hierarchical(const scenario& s) {
                        "collective.intra nvlink_ring and collective.inter ring)");
   if (!s.faults.empty()) throw config_error(src + ": faults: not supported with collective.algo hierarchical");
   if (s.collective.inter == "sharp" && !s.switch_model.infiniband())
-    throw config_error(src + ": collective.inter sharp: SHARP aggregation needs Quantum-X800 switches; system.scale_out "
-                       "is " + s.system.scale_out + " (use collective.inter ring, or system.scale_out quantum_x800)");
+    throw config_error(src +
+                       ": collective.inter sharp: SHARP aggregation needs Quantum-X800 switches; system.scale_out "
+                       "is " +
+                       s.system.scale_out + " (use collective.inter ring, or system.scale_out quantum_x800)");
   if (s.collective.inter == "sharp")
-    throw config_error(src + ": collective.inter sharp: SHARP across the rails is not built yet (issue 21 item 4); "
+    throw config_error(src +
+                       ": collective.inter sharp: SHARP across the rails is not built yet (issue 21 item 4); "
                        "use collective.inter ring");
 }
 

@@ -38,8 +38,8 @@ std::vector<uint64_t> cluster_sweep_sizes(const scenario& s, sw::sharp_dtype dty
 // The hand bounds (GB/s of busbw, N = G x D GPUs, bus factor 2(N-1)/N), from link rates and wire formats:
 // NVLink: phases 1 and 3 send 2(G-1)/G of the buffer per GPU at B_nv (nvlink_ring_busbw_bound), so
 // busbw <= 2(N-1)/N / (2(G-1)/G / B_nv); NVLS: (2G-1)/G in place of 2(G-1)/G (the whole buffer out as
-// contributions, then the (G-1)/G others' shares in). Rail: phase 2 sends 2(D-1)/D of a 1/G shard per NIC at B_rail (the
-// NIC's line rate x payload / wire bytes of a full-MTU WRITE packet), so busbw <= 2(N-1)/N / (2(D-1)/(D G) /
+// contributions, then the (G-1)/G others' shares in). Rail: phase 2 sends 2(D-1)/D of a 1/G shard per NIC at B_rail
+// (the NIC's line rate x payload / wire bytes of a full-MTU WRITE packet), so busbw <= 2(N-1)/N / (2(D-1)/(D G) /
 // B_rail). The phases follow each other, so the times add: busbw <= serial = 1 / (1/nvlink + 1/rail).
 struct hierarchical_bounds {
   double nvlink_busbw = 0.0, rail_busbw = 0.0, serial_busbw = 0.0;

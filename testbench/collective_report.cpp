@@ -45,7 +45,8 @@ std::string phase_table(const nlohmann::json& rows) {
   for (const auto& row : rows) {
     if (!row.contains("phases_us")) continue;
     if (row.at("phases_us").contains("nvlink")) {
-      if (out.empty()) out = fmt::format("# phases (us): {:>10} {:>12} {:>12}\n", "size (B)", "nvlink_done", "rail_done");
+      if (out.empty())
+        out = fmt::format("# phases (us): {:>10} {:>12} {:>12}\n", "size (B)", "nvlink_done", "rail_done");
       out += fmt::format("#               {:>10} {:>12.2f} {:>12.2f}\n", row.at("size").get<uint64_t>(),
                          row.at("phases_us").at("nvlink").get<double>(), row.at("phases_us").at("rail").get<double>());
       continue;

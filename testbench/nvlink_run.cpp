@@ -127,9 +127,9 @@ nvlink_rows rows_of(const scenario& s, const std::vector<sweep_row>& rows, uint6
         for (const auto& it : row.phases)
           for (size_t k = 0; k < 3; ++k) ph[k] += it[k].us() / double(row.phases.size());
         // Alltoall: from the start to the last NVLink block and to the last rail WRITE landed (they overlap).
-        j["phases_us"] = p.op == "alltoall" ? nlohmann::json{{"nvlink", ph[0]}, {"rail", ph[1]}}
-                                            : nlohmann::json{{"reduce_scatter", ph[0]}, {"inter_domain", ph[1]},
-                                                             {"allgather", ph[2]}};
+        j["phases_us"] = p.op == "alltoall"
+                             ? nlohmann::json{{"nvlink", ph[0]}, {"rail", ph[1]}}
+                             : nlohmann::json{{"reduce_scatter", ph[0]}, {"inter_domain", ph[1]}, {"allgather", ph[2]}};
       }
     } else {
       j["time_us"] = nullptr;

@@ -64,9 +64,8 @@ TEST(hierarchical_alltoall, two_nodes_reach_the_rail_bound) { check_run(2, 8u <<
 TEST(hierarchical_alltoall, four_nodes_reach_the_rail_bound) { check_run(4, 4u << 20, 0.8); }
 
 TEST(hierarchical_alltoall, refuses_a_reduction_key) {
-  const test::child_result c = test::run_in_child([&] {
-    return run_scenario(load_scenario_text(cluster(2, 1u << 20, ", intra: nvls"), "t.yaml")).dump();
-  });
+  const test::child_result c = test::run_in_child(
+      [&] { return run_scenario(load_scenario_text(cluster(2, 1u << 20, ", intra: nvls"), "t.yaml")).dump(); });
   EXPECT_FALSE(c.ok);
   EXPECT_NE(c.output.find("t.yaml: collective.intra nvls, collective.inter ring: an alltoall reduces nothing"),
             std::string::npos)
