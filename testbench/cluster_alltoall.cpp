@@ -86,17 +86,6 @@ class alltoall_run {
     return m_finished == gpus();
   }
 
-  // Rail WRITEs completed, and those that failed.
-  std::pair<uint64_t, uint64_t> writes() {
-    uint64_t n = 0, failed = 0;
-    for (const topology::host& h : m_cl.scale_out().hosts())
-      for (const auto& comp : h.nic->completions()) {
-        ++n;
-        failed += comp.status != nic::completion_status::success;
-      }
-    return {n, failed};
-  }
-
  private:
   core::sim_context& ctx_init(const scenario& s) {
     m_ctx.seed = s.seed;
@@ -262,12 +251,9 @@ nlohmann::json run_hierarchical_alltoall(const scenario& s, const run_options& o
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   nlohmann::json r =
       nvlink_report(s, opts, run.ctx(), run.cluster().domains(), sw.rows, result_checked, sw.all_done, wall_s, N);
-  const auto writes = run.writes();
-  r["collective"]["placement"] = "hierarchical";
-  r["collective"]["link_gbps"] = s.topology.link_gbps;
+  const auto writes = cluster_writes(run.cluster());
+  complete_cluster_report(r, s, writes);
   r["alltoall"] = alltoall_object(s, writes);
-  r["failed"] = writes.second;
-  r["verified"] = r["verified"].get<bool>() && writes.second == 0;
   return r;
 }
 

@@ -78,6 +78,23 @@ hierarchical_bounds hierarchical_allreduce_bounds(const scenario& s) {
   return b;
 }
 
+std::pair<uint64_t, uint64_t> cluster_writes(topology::gpu_cluster& cl) {
+  uint64_t n = 0, failed = 0;
+  for (const topology::host& h : cl.scale_out().hosts())
+    for (const auto& comp : h.nic->completions()) {
+      ++n;
+      failed += comp.status != nic::completion_status::success;
+    }
+  return {n, failed};
+}
+
+void complete_cluster_report(nlohmann::json& r, const scenario& s, std::pair<uint64_t, uint64_t> writes) {
+  r["collective"]["placement"] = "hierarchical";
+  r["collective"]["link_gbps"] = s.topology.link_gbps;
+  r["failed"] = writes.second;
+  r["verified"] = r["verified"].get<bool>() && writes.second == 0;
+}
+
 nic::supernic_params cluster_nic(const scenario& s) {
   nic::supernic_params n = s.nic;
   if (s.switch_model.infiniband()) n.link_layer = "infiniband";  // as fabric_setup does
@@ -126,17 +143,6 @@ class hierarchical_run {
     start_phase(1);
     if (core::now() < limit) sc_core::sc_start(core::to_sc_time(limit - core::now()), sc_core::SC_EXIT_ON_STARVATION);
     return m_phase == 3 && m_done == m_D;
-  }
-
-  // Rail WRITEs completed, and those that failed.
-  std::pair<uint64_t, uint64_t> writes() {
-    uint64_t n = 0, failed = 0;
-    for (const topology::host& h : m_cl.scale_out().hosts())
-      for (const auto& comp : h.nic->completions()) {
-        ++n;
-        failed += comp.status != nic::completion_status::success;
-      }
-    return {n, failed};
   }
 
  private:
@@ -241,12 +247,9 @@ nlohmann::json run_hierarchical_allreduce(const scenario& s, const run_options& 
   const sweep_result sw = run_sweep(p, sizes, iterate, check);
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   nlohmann::json r = nvlink_report(s, opts, run.ctx(), dom, sw.rows, result_checked, sw.all_done, wall_s, N);
-  const auto writes = run.writes();
-  r["collective"]["placement"] = "hierarchical";
-  r["collective"]["link_gbps"] = s.topology.link_gbps;
+  const auto writes = cluster_writes(run.cluster());
+  complete_cluster_report(r, s, writes);
   r["hierarchical"] = hierarchical_object(s, writes);
-  r["failed"] = writes.second;
-  r["verified"] = r["verified"].get<bool>() && writes.second == 0;
   return r;
 }
 

@@ -13,10 +13,15 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <utility>
 #include <vector>
 
 #include "sc_models/nic/supernic.h"
 #include "sc_models/switch/quantum/sharp_aggregator.h"
+
+namespace fabricsim::topology {
+class gpu_cluster;
+}
 
 namespace fabricsim::testbench {
 
@@ -31,6 +36,11 @@ nlohmann::json run_hierarchical_allreduce(const scenario& s, const run_options& 
 void check_hierarchical(const scenario& s);
 // The SuperNIC of every GPU (nic.link_layer infiniband on a Quantum-X800 scale-out, as fabric_setup sets it).
 nic::supernic_params cluster_nic(const scenario& s);
+// The scale-out WRITEs of the cluster's NICs: completed, and failed.
+std::pair<uint64_t, uint64_t> cluster_writes(topology::gpu_cluster& cl);
+// nvlink_report's report of a sweep on a cluster, completed: the placement, the rails' link rate, the failed
+// WRITEs (any of them: not verified).
+void complete_cluster_report(nlohmann::json& r, const scenario& s, std::pair<uint64_t, uint64_t> writes);
 // The sizes of the sweep (collective_sizes, effective_bytes over `n` GPUs); config_error naming
 // collective.min_bytes for a size of fewer than one element per GPU.
 std::vector<uint64_t> cluster_sweep_sizes(const scenario& s, sw::sharp_dtype dtype, uint64_t n);
