@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sc_models/topology/gpu_cluster.h"
+#include "testbench/cluster_alltoall.h"
 #include "testbench/collective_ops.h"
 #include "testbench/nvlink_collective.h"
 #include "testbench/nvlink_run.h"
@@ -21,21 +22,35 @@ namespace fabricsim::testbench {
 using core::config_error;
 using core::picoseconds;
 
-namespace {
-
 void check_hierarchical(const scenario& s) {
   const std::string& src = s.source;
   if (s.system.preset == "none")
     throw config_error(src +
                        ": collective.algo hierarchical runs on a cluster of NVLink domains: set "
                        "system.preset (gb200_nvl72, gb300_nvl72, hgx_b200 or hgx_b300)");
-  if (s.collective.op != "allreduce")
-    throw config_error(src + ": collective.op " + s.collective.op + ": collective.algo hierarchical runs allreduce");
+  const std::string& op = s.collective.op;
+  if (op != "allreduce" && op != "alltoall")
+    throw config_error(src + ": collective.op " + op + ": collective.algo hierarchical runs allreduce or alltoall");
   if (s.collective.ranks != 0)
-    throw config_error(src + ": collective.ranks " + std::to_string(s.collective.ranks) +
-                       ": the hierarchical allreduce runs on every GPU (leave it 0)");
+    throw config_error(src + ": collective.ranks " + std::to_string(s.collective.ranks) + ": the hierarchical " + op +
+                       " runs on every GPU (leave it 0)");
+  if (op == "alltoall" && (s.collective.intra != "nvlink_ring" || s.collective.inter != "ring"))
+    throw config_error(src + ": collective.intra " + s.collective.intra + ", collective.inter " + s.collective.inter +
+                       ": an alltoall reduces nothing; its blocks move by NVLink copies and RDMA WRITEs (leave "
+                       "collective.intra nvlink_ring and collective.inter ring)");
   if (!s.faults.empty()) throw config_error(src + ": faults: not supported with collective.algo hierarchical");
+  if (s.collective.inter == "sharp" && !s.switch_model.infiniband())
+    throw config_error(src +
+                       ": collective.inter sharp: SHARP aggregation needs Quantum-X800 switches; system.scale_out "
+                       "is " +
+                       s.system.scale_out + " (use collective.inter ring, or system.scale_out quantum_x800)");
+  if (s.collective.inter == "sharp")
+    throw config_error(src +
+                       ": collective.inter sharp: SHARP across the rails is not built yet (issue 21 item 4); "
+                       "use collective.inter ring");
 }
+
+namespace {
 
 // Ethernet RoCEv2 per packet: Ethernet 14, IPv4 20, UDP 8, BTH 12, ICRC 4, FCS 4, preamble 8, gap 12;
 // InfiniBand: LRH 8, BTH 12, ICRC 4, VCRC 2 (sc_models/core/packet.cpp).
@@ -52,12 +67,50 @@ hierarchical_bounds hierarchical_allreduce_bounds(const scenario& s) {
   const double bf = 2.0 * (n - 1.0) / n;
   hierarchical_bounds b;
   b.rail_gbytes_per_s = rail_payload_gbytes(s);
-  const double nv_s_per_byte = 2.0 * (g - 1.0) / g / nvlink_ring_busbw_bound(s.nvlink);
+  // Per GPU and direction: the ring sends 2(G-1)/G of the buffer; NVLS sends the buffer once (reduce-scatter:
+  // every packet as a contribution) and receives (G-1)/G of it (allgather: the other GPUs' shares).
+  const double nv_share = s.collective.intra == "nvls" ? (2.0 * g - 1.0) / g : 2.0 * (g - 1.0) / g;
+  const double nv_s_per_byte = nv_share / nvlink_ring_busbw_bound(s.nvlink);
   const double rail_s_per_byte = d > 1 ? 2.0 * (d - 1.0) / (d * g) / b.rail_gbytes_per_s : 0.0;
   b.nvlink_busbw = bf / nv_s_per_byte;
   b.rail_busbw = rail_s_per_byte > 0 ? bf / rail_s_per_byte : std::numeric_limits<double>::infinity();
   b.serial_busbw = bf / (nv_s_per_byte + rail_s_per_byte);
   return b;
+}
+
+std::pair<uint64_t, uint64_t> cluster_writes(topology::gpu_cluster& cl) {
+  uint64_t n = 0, failed = 0;
+  for (const topology::host& h : cl.scale_out().hosts())
+    for (const auto& comp : h.nic->completions()) {
+      ++n;
+      failed += comp.status != nic::completion_status::success;
+    }
+  return {n, failed};
+}
+
+void complete_cluster_report(nlohmann::json& r, const scenario& s, std::pair<uint64_t, uint64_t> writes) {
+  r["collective"]["placement"] = "hierarchical";
+  r["collective"]["link_gbps"] = s.topology.link_gbps;
+  r["failed"] = writes.second;
+  r["verified"] = r["verified"].get<bool>() && writes.second == 0;
+}
+
+nic::supernic_params cluster_nic(const scenario& s) {
+  nic::supernic_params n = s.nic;
+  if (s.switch_model.infiniband()) n.link_layer = "infiniband";  // as fabric_setup does
+  return n;
+}
+
+std::vector<uint64_t> cluster_sweep_sizes(const scenario& s, sw::sharp_dtype dtype, uint64_t n) {
+  const collective_params& p = s.collective;
+  const uint64_t elt = sw::sharp_dtype_bytes(dtype);
+  std::vector<uint64_t> sizes;
+  for (uint64_t b : collective_sizes(p)) sizes.push_back(effective_bytes(p, b, n));
+  for (uint64_t b : sizes)
+    if (b / elt < n)
+      throw config_error(s.source + ": collective.min_bytes: " + std::to_string(b) + " bytes is fewer than one " +
+                         p.dtype + " element per GPU (" + std::to_string(n) + " GPUs)");
+  return sizes;
 }
 
 namespace {
@@ -69,10 +122,10 @@ class hierarchical_run {
       : m_G(s.nvlink.gpus_per_domain),
         m_D(s.nvlink.domains),
         m_hbm(domain_allreduce_hbm_bytes(max_bytes)),
-        m_cl(s.nvlink, s.topology, s.link, make_switch_factory(s, ctx_init(s)), nic_of(s), s.pcie, m_hbm, m_ctx) {
+        m_cl(s.nvlink, s.topology, s.link, make_switch_factory(s, ctx_init(s)), cluster_nic(s), s.pcie, m_hbm, m_ctx) {
     for (const auto& g : m_cl.domains().gpus()) g->set_data(s.nic.place_data);
     for (unsigned d = 0; d < m_D; ++d)
-      m_intra.push_back(make_domain_allreduce("nvlink_ring", m_cl.domains(), d, m_ctx.calendar));
+      m_intra.push_back(make_domain_allreduce(s.collective.intra, m_cl.domains(), d, m_ctx.calendar));
     for (unsigned r = 0; r < m_G; ++r) {
       m_rails.push_back(std::make_unique<rail_ring>(m_cl, r, m_ctx.calendar, s.nvlink.reduce_gbytes_per_s));
       m_rails.back()->connect(m_hbm);
@@ -92,26 +145,10 @@ class hierarchical_run {
     return m_phase == 3 && m_done == m_D;
   }
 
-  // Rail WRITEs completed, and those that failed.
-  std::pair<uint64_t, uint64_t> writes() {
-    uint64_t n = 0, failed = 0;
-    for (const topology::host& h : m_cl.scale_out().hosts())
-      for (const auto& comp : h.nic->completions()) {
-        ++n;
-        failed += comp.status != nic::completion_status::success;
-      }
-    return {n, failed};
-  }
-
  private:
   core::sim_context& ctx_init(const scenario& s) {
     m_ctx.seed = s.seed;
     return m_ctx;
-  }
-  static nic::supernic_params nic_of(const scenario& s) {
-    nic::supernic_params n = s.nic;
-    if (s.switch_model.infiniband()) n.link_layer = "infiniband";  // as fabric_setup does
-    return n;
   }
 
   void start_phase(unsigned ph) {
@@ -124,13 +161,11 @@ class hierarchical_run {
       for (auto& a : m_intra) a->start(pc, done);
       return;
     }
-    const uint64_t elt = sw::sharp_dtype_bytes(m_c.dtype), elements = m_c.bytes / elt;
     for (unsigned r = 0; r < m_G; ++r) {
-      const uint32_t chunk = (r + 1) % m_G;  // what GPU r holds after the reduce-scatter
-      const uint64_t off = ring_chunk_off(elements, uint32_t(m_G), chunk, elt);
+      const auto [off, len] = m_intra[0]->owned_chunk(m_c, r);  // what GPU r holds after the reduce-scatter
       rail_shard sh;
       sh.addr = m_c.buffer_addr + off;
-      sh.bytes = ring_chunk_len(elements, uint32_t(m_G), chunk, elt);
+      sh.bytes = len;
       sh.staging_addr = m_c.staging_addr + off;
       sh.slice_bytes = m_c.slice_bytes;
       sh.dtype = m_c.dtype;
@@ -157,24 +192,12 @@ class hierarchical_run {
   uint64_t m_done = 0;
 };
 
-std::vector<uint64_t> checked_sizes(const scenario& s, sw::sharp_dtype dtype, uint64_t n) {
-  const collective_params& p = s.collective;
-  const uint64_t elt = sw::sharp_dtype_bytes(dtype);
-  std::vector<uint64_t> sizes;
-  for (uint64_t b : collective_sizes(p)) sizes.push_back(effective_bytes(p, b, n));
-  for (uint64_t b : sizes)
-    if (b / elt < n)
-      throw config_error(s.source + ": collective.min_bytes: " + std::to_string(b) + " bytes is fewer than one " +
-                         p.dtype + " element per GPU (" + std::to_string(n) + " GPUs)");
-  return sizes;
-}
-
 nlohmann::json hierarchical_object(const scenario& s, std::pair<uint64_t, uint64_t> writes) {
   const hierarchical_bounds b = hierarchical_allreduce_bounds(s);
   return {{"domains", s.nvlink.domains},
           {"gpus_per_domain", s.nvlink.gpus_per_domain},
-          {"intra", "nvlink_ring"},
-          {"inter", "ring"},
+          {"intra", s.collective.intra},
+          {"inter", s.collective.inter},
           {"nvlink_busbw_bound_gbps", b.nvlink_busbw},
           {"rail_busbw_bound_gbps", b.rail_busbw},
           {"serial_busbw_bound_gbps", b.serial_busbw},
@@ -186,11 +209,12 @@ nlohmann::json hierarchical_object(const scenario& s, std::pair<uint64_t, uint64
 }  // namespace
 
 nlohmann::json run_hierarchical_allreduce(const scenario& s, const run_options& opts) {
+  if (s.collective.op == "alltoall") return run_hierarchical_alltoall(s, opts);
   check_hierarchical(s);
   const collective_params& p = s.collective;
   const sw::sharp_dtype dtype = nvlink_dtype(s);
   const uint64_t N = s.nvlink.gpus_per_domain * s.nvlink.domains;
-  const std::vector<uint64_t> sizes = checked_sizes(s, dtype, N);
+  const std::vector<uint64_t> sizes = cluster_sweep_sizes(s, dtype, N);
   const bool data = s.nic.place_data;
   const auto wall0 = std::chrono::steady_clock::now();
   hierarchical_run run(s, sizes.back());
@@ -198,44 +222,34 @@ nlohmann::json run_hierarchical_allreduce(const scenario& s, const run_options& 
   if (opts.elaborate_only) return nlohmann::json::object();
   sc_core::sc_start(sc_core::SC_ZERO_TIME);
   const picoseconds limit = picoseconds::from_ns(s.run.limit_us * 1000.0);
-  std::vector<sweep_row> rows;
   uint64_t result_checked = 0;
-  bool all_done = true;
-  for (uint64_t bytes : sizes) {
-    sweep_row row;
-    row.bytes = bytes;
+  auto iterate = [&](uint64_t bytes, bool timed, sweep_row& row) {
     const domain_allreduce_config c = sweep_config(s, bytes);
-    for (uint64_t it = 0; it < p.warmup_iterations + p.iterations && row.done; ++it) {
-      fill_sources(s, dom, c);
-      std::array<picoseconds, 4> at{};
-      if (!run.iterate(c, limit, at)) {
-        row.done = all_done = false;
-        break;
-      }
-      if (it < p.warmup_iterations) continue;
+    fill_sources(s, dom, c);
+    std::array<picoseconds, 4> at{};
+    if (!run.iterate(c, limit, at)) return false;
+    if (timed) {
       row.times.push_back(at[3] - at[0]);
       row.phases.push_back({at[1] - at[0], at[2] - at[1], at[3] - at[2]});
     }
-    if (row.done && data) {
-      std::vector<uint32_t> members;
-      for (const auto& g : dom.gpus()) members.push_back(g->host());
-      const std::vector<uint8_t> ref = allreduce_reference(bytes, dtype, s.seed, members);
-      for (const auto& g : dom.gpus()) {
-        row.wrong += count_wrong_elements(g->hbm.data() + c.buffer_addr, ref.data(), bytes, dtype);
-        result_checked += bytes;
-      }
+    return true;
+  };
+  auto check = [&](uint64_t bytes, sweep_row& row) {
+    if (!data) return;
+    std::vector<uint32_t> members;
+    for (const auto& g : dom.gpus()) members.push_back(g->host());
+    const std::vector<uint8_t> ref = allreduce_reference(bytes, dtype, s.seed, members);
+    for (const auto& g : dom.gpus()) {
+      row.wrong += count_wrong_elements(g->hbm.data() + sweep_config(s, bytes).buffer_addr, ref.data(), bytes, dtype);
+      result_checked += bytes;
     }
-    rows.push_back(std::move(row));
-    if (!all_done) break;
-  }
+  };
+  const sweep_result sw = run_sweep(p, sizes, iterate, check);
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-  nlohmann::json r = nvlink_report(s, opts, run.ctx(), dom, rows, result_checked, all_done, wall_s, N);
-  const auto writes = run.writes();
-  r["collective"]["placement"] = "hierarchical";
-  r["collective"]["link_gbps"] = s.topology.link_gbps;
+  nlohmann::json r = nvlink_report(s, opts, run.ctx(), dom, sw.rows, result_checked, sw.all_done, wall_s, N);
+  const auto writes = cluster_writes(run.cluster());
+  complete_cluster_report(r, s, writes);
   r["hierarchical"] = hierarchical_object(s, writes);
-  r["failed"] = writes.second;
-  r["verified"] = r["verified"].get<bool>() && writes.second == 0;
   return r;
 }
 

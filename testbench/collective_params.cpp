@@ -15,8 +15,9 @@ void collective_params::visit(core::param_visitor& v) {
            "then broadcast, pipelined), broadcast on a binary tree from root; binary_tree: one plain binary "
            "tree (allreduce, broadcast); sharp: in-network reduction, refused until a SHARP-capable switch "
            "model exists; nvlink_ring, nvls: allreduce inside an NVLink domain (topology.kind nvl72: ring over "
-           "NVLink, NVLink SHARP); hierarchical: allreduce on a system preset as NCCL runs it across NVLink "
-           "domains (reduce-scatter over NVLink, ring across domains on each rail, allgather over NVLink)",
+           "NVLink, NVLink SHARP); hierarchical: allreduce or alltoall on a system preset as NCCL runs them across "
+           "NVLink domains (allreduce: reduce-scatter inside the domains, ring across them on each rail, "
+           "allgather inside; alltoall: NVLink copies inside a domain, PXN and one rail hop across)",
            0.0,
            0.0,
            {"ring", "tree", "binary_tree", "sharp", "nvlink_ring", "nvls", "hierarchical"}},
@@ -71,6 +72,24 @@ void collective_params::visit(core::param_visitor& v) {
            "connection crosses ranks (docs/scale_out.md); 0: at once",
            0.0, 1e9},
           credit_ns);
+  v.field({"intra",
+           "",
+           "collective.algo hierarchical: phases 1 and 3 inside each NVLink domain, nvlink_ring (NCCL's ring "
+           "over NVLink: reduce-scatter, then allgather) or nvls (NVLink SHARP: the switch chips reduce each "
+           "packet and send the result to the GPU owning it, then multicast each GPU's share)",
+           0.0,
+           0.0,
+           {"nvlink_ring", "nvls"}},
+          intra);
+  v.field({"inter",
+           "",
+           "collective.algo hierarchical: phase 2 across the domains on each rail, ring (a ring of RDMA WRITEs "
+           "per rail) or sharp (in-network reduction: refused on Spectrum-X, and not built yet on "
+           "Quantum-X800)",
+           0.0,
+           0.0,
+           {"ring", "sharp"}},
+          inter);
 }
 
 }  // namespace fabricsim::testbench

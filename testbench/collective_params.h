@@ -27,6 +27,8 @@ struct collective_params {
   double reduce_gbps = 1100.0;      // reduction compute rate per rank, GB/s of output; 0: free
   double barrier_ns = 0.0;          // from the end of an iteration (or size) to the next one's first posts
   double credit_ns = 0.0;           // from a staging slot's release at the receiver to the sender's use of it
+  std::string intra = "nvlink_ring";  // algo hierarchical: inside each NVLink domain, nvlink_ring or nvls
+  std::string inter = "ring";         // algo hierarchical: across the domains on each rail, ring or sharp
   void visit(core::param_visitor& v);
 };
 

@@ -38,11 +38,19 @@ std::string collective_data_verdict(const nlohmann::json& r) {
       r.at("failed").get<uint64_t>(), c.at("unexpected_placements").get<uint64_t>());
 }
 
-// The hierarchical allreduce's phases, per size (rows with phases_us only).
+// The phases of a collective on a cluster, per size (rows with phases_us only). Alltoall: NVLink and rails at
+// once, each from the start to its last block landed.
 std::string phase_table(const nlohmann::json& rows) {
   std::string out;
   for (const auto& row : rows) {
     if (!row.contains("phases_us")) continue;
+    if (row.at("phases_us").contains("nvlink")) {
+      if (out.empty())
+        out = fmt::format("# phases (us): {:>10} {:>12} {:>12}\n", "size (B)", "nvlink_done", "rail_done");
+      out += fmt::format("#               {:>10} {:>12.2f} {:>12.2f}\n", row.at("size").get<uint64_t>(),
+                         row.at("phases_us").at("nvlink").get<double>(), row.at("phases_us").at("rail").get<double>());
+      continue;
+    }
     if (out.empty())
       out = fmt::format("# phases (us): {:>10} {:>14} {:>12} {:>10}\n", "size (B)", "reduce_scatter", "inter_domain",
                         "allgather");

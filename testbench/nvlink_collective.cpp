@@ -61,6 +61,13 @@ class ring_allreduce : public domain_allreduce, public core::calendar_client {
 
   uint64_t bytes_sent_per_gpu(uint64_t bytes) const override { return 2 * (m_n - 1) * bytes / m_n; }
 
+  // After the reduce-scatter GPU r holds chunk (r + 1) mod n.
+  std::pair<uint64_t, uint64_t> owned_chunk(const domain_allreduce_config& c, uint32_t r) const override {
+    const uint64_t e = element_bytes(c.dtype), elements = c.bytes / e;
+    const uint32_t chunk = (r + 1) % m_n;
+    return {ring_chunk_off(elements, m_n, chunk, e), ring_chunk_len(elements, m_n, chunk, e)};
+  }
+
   void on_due(picoseconds t) override {
     while (!m_due.empty() && m_due.top().at <= t) {
       const due d = m_due.top();
@@ -165,18 +172,16 @@ class nvls_allreduce : public domain_allreduce {
       m_dom.gpu(m_domain, r).on_arrival([this](const nvlink::gpu_arrival& a) {
         if (a.src != nvlink::gpu_endpoint::nvls_source || a.tag != m_tag) return;
         m_last = std::max(m_last, a.at);
-        if (++m_finished == m_n && m_done) m_done(m_last);
+        finished_one();
       });
   }
 
   void start(const domain_allreduce_config& c, std::function<void(picoseconds)> done) override {
     core::require(c.bytes % element_bytes(c.dtype) == 0, "collective",
                   "nvls: " + std::to_string(c.bytes) + " bytes is not a whole number of elements");
-    core::require(c.phase == domain_phase::allreduce, "collective",
-                  "nvls runs the whole allreduce (no reduce-scatter or allgather alone)");
     m_done = std::move(done);
     m_finished = 0;
-    m_last = picoseconds{};
+    m_last = core::now();
     ++m_tag;
     nvlink::nvls_op op;
     op.tag = m_tag;
@@ -185,23 +190,53 @@ class nvls_allreduce : public domain_allreduce {
     op.result_addr = c.buffer_addr;
     op.dtype = c.dtype;
     op.data = c.data;
+    op.mode = c.phase == domain_phase::allreduce        ? nvlink::nvls_mode::allreduce
+              : c.phase == domain_phase::reduce_scatter ? nvlink::nvls_mode::reduce_scatter
+                                                        : nvlink::nvls_mode::allgather;
+    op.owner_bytes = share_bytes(c.bytes);
     std::vector<uint32_t> members;
     for (uint32_t r = 0; r < m_n; ++r) members.push_back(r);
     m_dom.start_nvls(m_domain, op, members);
+    uint32_t idle = 0;  // GPUs that receive nothing: done at once
     for (uint32_t r = 0; r < m_n; ++r) {
+      const auto [off, len] = owned_chunk(c, r);
+      const uint64_t receives = op.mode == nvlink::nvls_mode::allreduce        ? c.bytes
+                                : op.mode == nvlink::nvls_mode::reduce_scatter ? len
+                                                                               : c.bytes - len;
+      idle += receives == 0;
+      // Allreduce, reduce-scatter: the whole buffer as contributions; allgather: the GPU's own share.
+      const bool gather = op.mode == nvlink::nvls_mode::allgather;
+      if (gather && len == 0) continue;
       nvlink::gpu_transfer t;
-      t.src_addr = c.buffer_addr;
-      t.bytes = c.bytes;
+      t.src_addr = c.buffer_addr + (gather ? off : 0);
+      t.dst_addr = gather ? off : 0;  // contributions carry the offset in the buffer
+      t.bytes = gather ? len : c.bytes;
       t.tag = m_tag;
       t.opcode = core::bth_opcode::nvls_contribution;
       t.fixed_first_link = true;  // packet k on link k mod links: chip k mod chips gets every GPU's packet k
+      t.first_link = unsigned(t.dst_addr / op.packet_bytes % m_dom.params().links_per_gpu);
       m_dom.gpu(m_domain, r).post(t);
     }
+    for (uint32_t i = 0; i < idle; ++i) finished_one();
   }
 
   uint64_t bytes_sent_per_gpu(uint64_t bytes) const override { return bytes; }
 
+  // NVLS shares are whole packets: GPU r owns [r x share, (r + 1) x share) of the buffer.
+  std::pair<uint64_t, uint64_t> owned_chunk(const domain_allreduce_config& c, uint32_t r) const override {
+    const uint64_t share = share_bytes(c.bytes), off = std::min<uint64_t>(r * share, c.bytes);
+    return {off, std::min(share, c.bytes - off)};
+  }
+
  private:
+  uint64_t share_bytes(uint64_t bytes) const {
+    const uint64_t p = m_dom.params().max_payload_bytes;
+    return std::max<uint64_t>((bytes + m_n * p - 1) / (m_n * p), 1) * p;
+  }
+  void finished_one() {
+    if (++m_finished == m_n && m_done) m_done(m_last);
+  }
+
   topology::nvlink_domains& m_dom;
   unsigned m_domain;
   uint32_t m_n;

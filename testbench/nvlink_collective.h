@@ -10,13 +10,16 @@
 // as soon as it has arrived (and been reduced): the ring is pipelined by slices, as NCCL's is.
 // nvls: NVLink SHARP. Every GPU sends its whole buffer as NVLS contributions, packet k on link k mod
 // links_per_gpu; the chips reduce and multicast every packet's result (sc_models/nvlink/nvls_unit.h), which
-// lands in place. A GPU is done when its whole buffer has come back.
+// lands in place. A GPU is done when its whole buffer has come back. Its halves, as NCCL's NVLS algorithm
+// runs them across nodes: reduce-scatter (the same contributions, each packet's result to the GPU owning its
+// share only) and allgather (each GPU sends its share once; the chips multicast it to the others).
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sc_models/core/arrival_calendar.h"
@@ -26,9 +29,9 @@
 
 namespace fabricsim::testbench {
 
-// What one start() runs: the whole allreduce, or one half of the ring (nvlink_ring only): reduce-scatter
-// leaves GPU r with chunk (r + 1) mod n of the domain's sum; allgather starts from there (the hierarchical
-// allreduce's first and last phases, testbench/cluster_run.h).
+// What one start() runs: the whole allreduce, or one half of it: reduce-scatter leaves GPU r with its
+// owned_chunk of the domain's sum; allgather starts from there (the hierarchical allreduce's first and last
+// phases, testbench/cluster_run.h).
 enum class domain_phase { allreduce, reduce_scatter, allgather };
 
 // One allreduce's shape on a domain.
@@ -50,6 +53,9 @@ class domain_allreduce {
   virtual void start(const domain_allreduce_config& c, std::function<void(core::picoseconds)> done) = 0;
   // Payload bytes one GPU sends per allreduce of `bytes` (what the link bound divides).
   virtual uint64_t bytes_sent_per_gpu(uint64_t bytes) const = 0;
+  // The part [offset, offset + length) of the buffer GPU r holds reduced after the reduce-scatter phase (and
+  // gives in the allgather): the ring's chunk (r + 1) mod n; NVLS's share r, in whole packets.
+  virtual std::pair<uint64_t, uint64_t> owned_chunk(const domain_allreduce_config& c, uint32_t r) const = 0;
 };
 
 // `algo`: nvlink_ring or nvls. Throws core::config_error for another name.

@@ -104,7 +104,7 @@ nvlink_rows rows_of(const scenario& s, const std::vector<sweep_row>& rows, uint6
     j["requested_bytes"] = row.bytes;
     j["count"] = row.bytes / sw::sharp_dtype_bytes(nvlink_dtype(s));
     j["type"] = p.dtype;
-    j["redop"] = "sum";
+    j["redop"] = p.op == "alltoall" ? "none" : "sum";
     j["root"] = int64_t(-1);
     j["completed"] = row.done;
     if (row.done && !row.times.empty()) {
@@ -122,11 +122,14 @@ nvlink_rows rows_of(const scenario& s, const std::vector<sweep_row>& rows, uint6
       j["busbw_gbps"] = algbw * bus_factor(p.op, n);
       out.busbw_sum += algbw * bus_factor(p.op, n);
       ++out.busbw_rows;
-      if (!row.phases.empty()) {  // the hierarchical allreduce: each phase's mean time
+      if (!row.phases.empty()) {  // on a cluster: each phase's mean time
         std::array<double, 3> ph{};
         for (const auto& it : row.phases)
           for (size_t k = 0; k < 3; ++k) ph[k] += it[k].us() / double(row.phases.size());
-        j["phases_us"] = {{"reduce_scatter", ph[0]}, {"inter_domain", ph[1]}, {"allgather", ph[2]}};
+        // Alltoall: from the start to the last NVLink block and to the last rail WRITE landed (they overlap).
+        j["phases_us"] = p.op == "alltoall"
+                             ? nlohmann::json{{"nvlink", ph[0]}, {"rail", ph[1]}}
+                             : nlohmann::json{{"reduce_scatter", ph[0]}, {"inter_domain", ph[1]}, {"allgather", ph[2]}};
       }
     } else {
       j["time_us"] = nullptr;
@@ -142,6 +145,25 @@ nvlink_rows rows_of(const scenario& s, const std::vector<sweep_row>& rows, uint6
 }
 
 }  // namespace
+
+sweep_result run_sweep(const collective_params& p, const std::vector<uint64_t>& sizes,
+                       const std::function<bool(uint64_t, bool, sweep_row&)>& iterate,
+                       const std::function<void(uint64_t, sweep_row&)>& check) {
+  sweep_result out;
+  for (uint64_t bytes : sizes) {
+    sweep_row row;
+    row.bytes = bytes;
+    for (uint64_t it = 0; it < p.warmup_iterations + p.iterations; ++it)
+      if (!iterate(bytes, it >= p.warmup_iterations, row)) {
+        row.done = out.all_done = false;
+        break;
+      }
+    if (row.done) check(bytes, row);
+    out.rows.push_back(std::move(row));
+    if (!out.all_done) break;
+  }
+  return out;
+}
 
 nlohmann::json nvlink_report(const scenario& s, const run_options& opts, const core::sim_context& ctx,
                              topology::nvlink_domains& dom, const std::vector<sweep_row>& rows, uint64_t result_checked,
@@ -247,45 +269,39 @@ nlohmann::json run_nvlink_collective(const scenario& s, const run_options& opts)
   if (opts.elaborate_only) return nlohmann::json::object();
   sc_core::sc_start(sc_core::SC_ZERO_TIME);  // elaboration: the ports learn their credits
   const picoseconds limit = picoseconds::from_ns(s.run.limit_us * 1000.0);
-  std::vector<sweep_row> rows;
   uint64_t result_checked = 0;
-  bool all_done = true;
-  for (uint64_t bytes : sizes) {
-    sweep_row row;
-    row.bytes = bytes;
+  auto iterate = [&](uint64_t bytes, bool timed, sweep_row& row) {
     const domain_allreduce_config c = sweep_config(s, bytes);
-    for (uint64_t it = 0; it < p.warmup_iterations + p.iterations && row.done; ++it) {
-      fill_sources(s, dom, c);
-      const picoseconds t0 = core::now();
-      unsigned finished = 0;
-      picoseconds last = t0;
-      for (auto& a : algos)
-        a->start(c, [&](picoseconds t) {
-          ++finished;
-          last = std::max(last, t);
-        });
-      if (core::now() < limit) sc_core::sc_start(core::to_sc_time(limit - core::now()), sc_core::SC_EXIT_ON_STARVATION);
-      if (finished < algos.size()) {
-        row.done = all_done = false;
-        break;
+    fill_sources(s, dom, c);
+    const picoseconds t0 = core::now();
+    unsigned finished = 0;
+    picoseconds last = t0;
+    for (auto& a : algos)
+      a->start(c, [&](picoseconds t) {
+        ++finished;
+        last = std::max(last, t);
+      });
+    if (core::now() < limit) sc_core::sc_start(core::to_sc_time(limit - core::now()), sc_core::SC_EXIT_ON_STARVATION);
+    if (finished < algos.size()) return false;
+    if (timed) row.times.push_back(last - t0);
+    return true;
+  };
+  auto check = [&](uint64_t bytes, sweep_row& row) {
+    if (!data) return;
+    for (unsigned d = 0; d < dom.domains(); ++d) {
+      std::vector<uint32_t> members;
+      for (unsigned i = 0; i < n; ++i) members.push_back(dom.gpu(d, i).host());
+      const std::vector<uint8_t> ref = allreduce_reference(bytes, dtype, s.seed, members);
+      for (unsigned i = 0; i < n; ++i) {
+        const uint8_t* got = dom.gpu(d, i).hbm.data() + domain_allreduce_layout(bytes).buffer_addr;
+        row.wrong += count_wrong_elements(got, ref.data(), bytes, dtype);
+        result_checked += bytes;
       }
-      if (it >= p.warmup_iterations) row.times.push_back(last - t0);
     }
-    if (row.done && data)
-      for (unsigned d = 0; d < dom.domains(); ++d) {
-        std::vector<uint32_t> members;
-        for (unsigned i = 0; i < n; ++i) members.push_back(dom.gpu(d, i).host());
-        const std::vector<uint8_t> ref = allreduce_reference(bytes, dtype, s.seed, members);
-        for (unsigned i = 0; i < n; ++i) {
-          row.wrong += count_wrong_elements(dom.gpu(d, i).hbm.data() + c.buffer_addr, ref.data(), bytes, dtype);
-          result_checked += bytes;
-        }
-      }
-    rows.push_back(std::move(row));
-    if (!all_done) break;
-  }
+  };
+  const sweep_result sw = run_sweep(p, sizes, iterate, check);
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-  return nvlink_report(s, opts, ctx, dom, rows, result_checked, all_done, wall_s, n);
+  return nvlink_report(s, opts, ctx, dom, sw.rows, result_checked, sw.all_done, wall_s, n);
 }
 
 }  // namespace fabricsim::testbench

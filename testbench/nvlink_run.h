@@ -4,6 +4,8 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -19,6 +21,7 @@ namespace fabricsim::testbench {
 
 struct scenario;
 struct run_options;
+struct collective_params;
 
 nlohmann::json run_nvlink_collective(const scenario& s, const run_options& opts);
 
@@ -41,6 +44,17 @@ struct sweep_row {
   uint64_t wrong = 0;
   bool done = true;
 };
+
+// A sweep's sizes in turn, warm-up then timed iterations each: `iterate(bytes, timed, row)` runs one
+// iteration (recording its times in `row` when `timed`) and returns false when it did not end, which ends the
+// sweep; `check(bytes, row)` compares the results after a size's last iteration.
+struct sweep_result {
+  std::vector<sweep_row> rows;
+  bool all_done = true;
+};
+sweep_result run_sweep(const collective_params& p, const std::vector<uint64_t>& sizes,
+                       const std::function<bool(uint64_t, bool, sweep_row&)>& iterate,
+                       const std::function<void(uint64_t, sweep_row&)>& check);
 
 // The report of a sweep on NVLink domains: the fields every collective report has (docs/report.md; the
 // nccl-tests table reads them) and the `nvlink` object; `ranks`: GPUs taking part (the first `ranks` of

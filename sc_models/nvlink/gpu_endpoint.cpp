@@ -71,7 +71,7 @@ void gpu_endpoint::post(const gpu_transfer& t) {
                     ") is outside the HBM modelled (" + std::to_string(hbm.size()) + " bytes)");
   const uint64_t packets = (t.bytes + m_params.max_payload_bytes - 1) / m_params.max_payload_bytes;
   const unsigned links = unsigned(m_ports.size());
-  const unsigned first = t.fixed_first_link ? 0u : m_next_link;
+  const unsigned first = t.fixed_first_link ? t.first_link % links : m_next_link;
   if (!t.fixed_first_link) m_next_link = unsigned((m_next_link + packets) % links);
   m_queue.push_back({t, packets, first});
   const picoseconds now = core::now();

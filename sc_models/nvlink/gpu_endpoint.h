@@ -48,6 +48,7 @@ struct gpu_transfer {
   core::bth_opcode opcode = core::bth_opcode::nvlink_write;  // or nvls_contribution
   bool generated = false;         // payload from memory::payload_pattern (this GPU's host id), not HBM bytes
   bool fixed_first_link = false;  // NVLS: packet k on link k mod links (every member numbers alike)
+  unsigned first_link = 0;        // with fixed_first_link: packet k on link (first_link + k) mod links
 };
 
 // A whole transfer has landed in this GPU's HBM.

@@ -6,6 +6,11 @@
 // bf16 or int32 on the real bytes), and when the last has arrived it multicasts the result, one copy per
 // member on the chip's port towards it (opcode nvls_result), `nvls_latency_ns` later.
 //
+// Two halves of it for the hierarchical allreduce (testbench/cluster_run.h), as NCCL's NVLS algorithm runs
+// them with multimem loads and stores: `reduce_scatter` reduces as above but sends packet k's result only to
+// the member that owns it (member i owns bytes [i x owner_bytes, (i + 1) x owner_bytes)); `allgather` takes
+// each packet from its owner alone and multicasts it to every other member.
+//
 // Simplifications, stated: the reduction runs at line rate (no ALU queue); the partial results are held in
 // an SRAM of their own, not in the ports' ingress buffers, so a contribution's credits go back as soon as it
 // is reduced (the SRAM's high-water mark in packets is counted: `max_partials`); one operation at a time.
@@ -34,6 +39,8 @@ struct nvls_member {
   unsigned port = 0;  // the chip's first port towards it
 };
 
+enum class nvls_mode { allreduce, reduce_scatter, allgather };
+
 struct nvls_op {
   uint32_t tag = 0;             // reth.rkey of contributions and results
   uint64_t bytes = 0;           // the buffer of each member
@@ -42,6 +49,8 @@ struct nvls_op {
   sw::sharp_dtype dtype = sw::sharp_dtype::fp32;
   bool data = true;  // reduce the bytes (else timing only)
   std::vector<nvls_member> members;
+  nvls_mode mode = nvls_mode::allreduce;
+  uint64_t owner_bytes = 0;  // reduce_scatter, allgather: each member's share, a multiple of packet_bytes
 };
 
 class nvls_unit {
@@ -73,6 +82,12 @@ class nvls_unit {
   nvls_egress& m_egress;
   core::sim_context& m_ctx;
   unsigned m_chip, m_chips, m_links_per_chip;
+  // Member i's share of the buffer (reduce_scatter, allgather), and packet k's owner.
+  uint64_t owned_bytes(size_t i) const;
+  size_t owner_of(uint64_t k) const { return size_t(k * m_op.packet_bytes / m_op.owner_bytes); }
+  void emit_result(const core::packet& p, const nvls_member& m, unsigned port, uint64_t j, uint64_t total,
+                   core::picoseconds ready);
+
   uint64_t m_header, m_flit;
   core::picoseconds m_latency;
   bool m_active = false;

@@ -1,0 +1,39 @@
+// Alltoall (expert parallelism) on a cluster of NVLink domains: `collective.op: alltoall, algo: hierarchical`
+// on a system preset (docs/systems.md). Each of the N = G x D GPUs sends block j of its buffer (S / N bytes,
+// S = the size swept) to GPU j, which places it at block i of its receive buffer (i: the sender).
+//
+// How the blocks move, as NCCL does on rail-optimized fabrics with PXN (NCCL_PXN_DISABLE=0, its default):
+//   - inside the domain (G - 1 blocks per GPU): one NVLink copy each, straight into the peer's receive buffer;
+//   - to GPU r' of another domain e, from GPU r of domain d: if r' = r, an RDMA WRITE from GPU r's own NIC
+//     (GPUDirect: read from HBM and placed into the peer's HBM through the trays); otherwise an NVLink copy to
+//     GPU r' of its own domain (the proxy on the destination's rail), into a staging area, and, as soon as it
+//     has landed, an RDMA WRITE from the proxy's NIC: one rail hop, one leaf switch, no spine;
+//   - its own block: a local copy, not timed (NCCL's is a copy inside HBM).
+// PXN rather than each GPU writing through its own NIC across rails: every inter-domain byte then stays on a
+// rail (one switch hop, nothing through the spines, where ECMP collisions would lower the rate), at the price
+// of NVLink traffic that NVLink (847 GB/s per GPU against 50 to 100 GB/s per rail) carries with room to
+// spare. The NIC of each GPU sends (N - G) / N of S either way.
+//
+// Every byte moves as packets; every GPU's receive buffer is compared, block by block, with what its senders
+// filled their send buffers with (regenerated from the seed, not read back from the model).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+namespace fabricsim::testbench {
+
+struct scenario;
+struct run_options;
+
+nlohmann::json run_hierarchical_alltoall(const scenario& s, const run_options& opts);
+
+// The hand bound (docs/systems.md): per GPU and direction, NVLink carries (G - 1) / G of S (its G - 1 blocks
+// inside the domain and, by PXN, its (G - 1)(D - 1) blocks for other domains' GPUs on other rails) at B_nv, and
+// its NIC (N - G) / N of S at B_rail; both at once, so time >= max of the two and algbw = S / time <= the
+// smaller of S / each.
+struct alltoall_bounds {
+  double nvlink_algbw = 0.0, rail_algbw = 0.0, algbw = 0.0;  // GB/s
+};
+alltoall_bounds hierarchical_alltoall_bounds(const scenario& s);
+
+}  // namespace fabricsim::testbench
