@@ -91,7 +91,7 @@ struct cluster_backend::impl {
   // One communicator: its members' GPUs and buffers, how it runs, and the collective in progress.
   struct comm {
     std::string op, algo;
-    std::vector<ring_member> members;               // in rank order
+    std::vector<ring_member> members;                 // in rank order
     std::vector<std::vector<ring_member>> by_domain;  // hierarchical: the members of each domain
     uint64_t max_bytes = 0, stage = 0;
     std::deque<pending> queue;
@@ -151,9 +151,10 @@ struct cluster_backend::impl {
     if (g.op == "send")
       c.algo = "send";
     else if (g.op != "allreduce")
-      throw config_error(fmt::format("{}: training: a {} on a system preset is not modelled yet (cluster backend: "
-                                     "allreduce and pipeline sends)",
-                                     s.source, g.op));
+      throw config_error(
+          fmt::format("{}: training: a {} on a system preset is not modelled yet (cluster backend: "
+                      "allreduce and pipeline sends)",
+                      s.source, g.op));
     else if (dom.size() == 1)
       c.algo = "nvlink_ring";
     else if (equal)
@@ -192,8 +193,8 @@ struct cluster_backend::impl {
     uint64_t hbm = k_page;
     for (uint64_t u : hbm_used) hbm = std::max(hbm, u + k_page);
     nic::supernic_params nic = cluster_nic_params(s);
-    cl = std::make_unique<topology::gpu_cluster>(s.nvlink, s.topology, s.link, make_switch_factory(s, ctx), nic,
-                                                 s.pcie, hbm, ctx);
+    cl = std::make_unique<topology::gpu_cluster>(s.nvlink, s.topology, s.link, make_switch_factory(s, ctx), nic, s.pcie,
+                                                 hbm, ctx);
     const uint32_t gpus = uint32_t(cl->domains().gpus().size());
     reduce_free.assign(gpus, picoseconds{});
     landing.resize(gpus);
@@ -311,8 +312,8 @@ struct cluster_backend::impl {
       return;
     }
     landing[x.dst][x.dst_addr] = id;
-    cl->scale_out().hosts()[x.src].nic->post_write(qp.at({x.src, x.dst}), ++wr, x.src_addr, x.dst_addr,
-                                                   rkey[x.dst], x.bytes, core::now());
+    cl->scale_out().hosts()[x.src].nic->post_write(qp.at({x.src, x.dst}), ++wr, x.src_addr, x.dst_addr, rkey[x.dst],
+                                                   x.bytes, core::now());
   }
 
   void rdma_landed(uint32_t q, uint64_t va, picoseconds at) {
@@ -362,7 +363,8 @@ struct cluster_backend::impl {
     const std::vector<uint8_t> ref = allreduce_reference(c.bytes, k_dtype, op_seed(c, ci), contributors);
     for (size_t r = c.algo == "send" ? 1 : 0; r < c.members.size(); ++r) {
       const ring_member& m = c.members[r];
-      check.wrong += count_wrong_elements(cl->domains().gpus()[m.gpu]->hbm.data() + m.base, ref.data(), c.bytes, k_dtype);
+      check.wrong +=
+          count_wrong_elements(cl->domains().gpus()[m.gpu]->hbm.data() + m.base, ref.data(), c.bytes, k_dtype);
       check.bytes += c.bytes;
     }
     ++check.collectives;
@@ -438,9 +440,10 @@ training_params cluster_training_params(const scenario& s) {
         s.source, p.expert));
   const uint64_t G = s.nvlink.gpus_per_domain;
   if (s.key_sources.count("training.domain_size") && p.domain_size != G)
-    throw config_error(fmt::format("{}: training.domain_size {} but system.preset {} has NVLink domains of "
-                                   "nvlink.gpus_per_domain {} GPUs (leave training.domain_size out)",
-                                   s.source, p.domain_size, s.system.preset, G));
+    throw config_error(
+        fmt::format("{}: training.domain_size {} but system.preset {} has NVLink domains of "
+                    "nvlink.gpus_per_domain {} GPUs (leave training.domain_size out)",
+                    s.source, p.domain_size, s.system.preset, G));
   p.domain_size = G;
   return p;
 }

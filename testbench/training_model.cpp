@@ -176,9 +176,10 @@ training_model make_training_model(const training_params& given, uint64_t hosts,
   m.gpus = p.gpus ? p.gpus : hosts;
   if (p.data == 0) {  // the GPUs left over tensor x pipeline
     if (m.gpus % (p.tensor * p.pipeline) != 0)
-      throw config_error(fmt::format("{}: training.data 0 takes the GPUs left, but training.tensor {} x "
-                                     "training.pipeline {} = {} does not divide the {} GPUs",
-                                     source, p.tensor, p.pipeline, p.tensor * p.pipeline, m.gpus));
+      throw config_error(
+          fmt::format("{}: training.data 0 takes the GPUs left, but training.tensor {} x "
+                      "training.pipeline {} = {} does not divide the {} GPUs",
+                      source, p.tensor, p.pipeline, p.tensor * p.pipeline, m.gpus));
     p.data = m.gpus / (p.tensor * p.pipeline);
   }
   m.p = p;

@@ -310,7 +310,7 @@ nlohmann::json run_training_cluster(const scenario& s, const run_options& opts) 
   nlohmann::json r;
   add_run_header(r, s, opts, ctx, sim_end, wall_s);
   r["operations"] = comm.writes_posted();  // RDMA WRITEs (NVLink transfers: training.nvlink_transfers)
-  uint64_t completed = 0, failed = 0;  // the step's RDMA WRITEs, from every NIC's completion queue
+  uint64_t completed = 0, failed = 0;      // the step's RDMA WRITEs, from every NIC's completion queue
   for (topology::host& h : comm.cluster().scale_out().hosts())
     for (const nic::completion& c : h.nic->completions()) {
       completed += c.status == nic::completion_status::success;

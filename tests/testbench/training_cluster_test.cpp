@@ -50,8 +50,9 @@ const json* row(const json& t, const std::string& group) {
 
 TEST(training_cluster, tensor_parallel_allreduce_over_nvlink_within_its_link_bound) {
   // One layer, h 2048, s 2048: every TP allreduce is b s h x 2 B = 8 MiB over the node's 8 GPUs.
-  const std::string t = "layers: 1, hidden: 2048, ffn_hidden: 8192, heads: 16, seq_len: 2048, vocab: 1024, "
-                        "micro_batches: 1, tensor: 8, pipeline: 1, data: 1";
+  const std::string t =
+      "layers: 1, hidden: 2048, ffn_hidden: 8192, heads: 16, seq_len: 2048, vocab: 1024, "
+      "micro_batches: 1, tensor: 8, pipeline: 1, data: 1";
   const json r = test::run_scenario_yaml(yaml(1, t));
   ASSERT_TRUE(r.contains("training")) << r.dump();
   const json& tr = r["training"];
@@ -87,8 +88,9 @@ TEST(training_cluster, tensor_parallel_allreduce_over_nvlink_within_its_link_bou
 
 TEST(training_cluster, data_parallel_bucket_runs_the_hierarchical_allreduce_above_the_serial_bound) {
   // 16 GPUs on 2 nodes, data 16: one bucket of every gradient, 8 members per node (L = 8, D = 2).
-  const std::string t = "layers: 1, hidden: 512, ffn_hidden: 2048, heads: 8, seq_len: 512, vocab: 1024, "
-                        "micro_batches: 1, tensor: 1, pipeline: 1, data: 16, bucket_mib: 1000";
+  const std::string t =
+      "layers: 1, hidden: 512, ffn_hidden: 2048, heads: 8, seq_len: 512, vocab: 1024, "
+      "micro_batches: 1, tensor: 1, pipeline: 1, data: 16, bucket_mib: 1000";
   const json r = test::run_scenario_yaml(yaml(2, t));
   ASSERT_TRUE(r.contains("training")) << r.dump();
   const json& tr = r["training"];
@@ -112,8 +114,9 @@ TEST(training_cluster, data_parallel_bucket_runs_the_hierarchical_allreduce_abov
 TEST(training_cluster, data_checked_step_matches_the_reference_on_every_gpu) {
   // 32 GPUs on 4 nodes: tensor 2 inside a node, pipeline 2 (stage 1 on nodes 2 and 3: RDMA sends), data 8
   // (each group on two nodes: hierarchical).
-  const std::string t = "layers: 2, hidden: 256, ffn_hidden: 1024, heads: 4, seq_len: 256, vocab: 512, "
-                        "micro_batches: 2, tensor: 2, pipeline: 2, data: 8, bucket_mib: 0.25";
+  const std::string t =
+      "layers: 2, hidden: 256, ffn_hidden: 1024, heads: 4, seq_len: 256, vocab: 512, "
+      "micro_batches: 2, tensor: 2, pipeline: 2, data: 8, bucket_mib: 0.25";
   const json r = test::run_scenario_yaml(yaml(4, t, true));
   ASSERT_TRUE(r.contains("training")) << r.dump();
   const json& tr = r["training"];
@@ -132,8 +135,7 @@ TEST(training_cluster, data_checked_step_matches_the_reference_on_every_gpu) {
 }
 
 std::string refusal(const std::string& y) {
-  const test::child_result c = test::run_in_child(
-      [&] { return run_scenario(load_scenario_text(y, "t.yaml")).dump(); });
+  const test::child_result c = test::run_in_child([&] { return run_scenario(load_scenario_text(y, "t.yaml")).dump(); });
   EXPECT_FALSE(c.ok) << c.output;
   return c.output;
 }
