@@ -1,8 +1,8 @@
 // Tests of a training step on a system preset's cluster (testbench/training_cluster): HGX B200 nodes (8 GPUs
 // per NVLink domain, ConnectX-7 400 Gb/s on Quantum-X800 InfiniBand rails), small enough for seconds.
 //   - a tensor-parallel step on one node: every TP allreduce is a ring over NVLink, between its link bound
-//     and 1.1 times it; the step is the compute-only step (computed here from the model) plus the TP
-//     allreduces, which nothing hides;
+//     and 1.1 times it and within 1 % of the nvlink_ring collective's time on the same GPUs; the step is the
+//     compute-only step (computed here from the model) plus the TP allreduces, which nothing hides;
 //   - a data-parallel step on two nodes: the gradient bucket's hierarchical allreduce lies above the serial
 //     hand bound of cluster_run.h (NVLink phases, then the rail phase) and within 1.3 times it;
 //   - data-checked: tensor, pipeline (sends between nodes) and hierarchical data parallelism on 4 nodes with
@@ -66,6 +66,15 @@ TEST(training_cluster, tensor_parallel_allreduce_over_nvlink_within_its_link_bou
   EXPECT_GE(each_us, bound_us);
   EXPECT_LE(each_us, 1.1 * bound_us);
   EXPECT_EQ(r["training"]["rdma_writes"].get<uint64_t>(), 0u);  // nothing leaves the NVLink domain
+  // A second implementation: the nvlink_ring collective (testbench/nvlink_collective) on the same 8 GPUs.
+  const json ring = test::run_scenario_yaml(
+      "topology: {kind: nvl72}\nnvlink: {gpus_per_domain: 8, switch_chips: 2, links_per_gpu: 18}\n"
+      "nic: {place_data: false}\nworkload: {kind: collective}\n"
+      "collective: {op: allreduce, algo: nvlink_ring, min_bytes: 8388608, max_bytes: 8388608, dtype: float, "
+      "chunk_bytes: 262144, iterations: 1, warmup_iterations: 0}\n");
+  ASSERT_TRUE(ring.contains("collective")) << ring.dump();
+  const double ring_us = ring["collective"]["rows"][0]["time_us"].get<double>();
+  EXPECT_NEAR(each_us, ring_us, 0.01 * ring_us);
   // The compute-only step from the model, not the report; every TP allreduce blocks the next compute.
   training_params p;
   p.layers = 1;
