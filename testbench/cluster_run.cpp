@@ -253,4 +253,10 @@ nlohmann::json run_hierarchical_allreduce(const scenario& s, const run_options& 
   return r;
 }
 
+nic::supernic_params cluster_nic_params(const scenario& s) {
+  nic::supernic_params n = s.nic;
+  if (s.switch_model.infiniband()) n.link_layer = "infiniband";  // as fabric_setup does
+  return n;
+}
+
 }  // namespace fabricsim::testbench

@@ -23,6 +23,8 @@ namespace fabricsim::topology {
 class gpu_cluster;
 }
 
+#include "sc_models/nic/supernic.h"
+
 namespace fabricsim::testbench {
 
 struct scenario;
@@ -56,5 +58,9 @@ struct hierarchical_bounds {
   double rail_gbytes_per_s = 0.0;  // B_rail, payload per NIC per direction
 };
 hierarchical_bounds hierarchical_allreduce_bounds(const scenario& s);
+
+// The SuperNIC of a cluster's GPUs: nic, on the InfiniBand link layer when the switches are (as fabric_setup
+// does).
+nic::supernic_params cluster_nic_params(const scenario& s);
 
 }  // namespace fabricsim::testbench

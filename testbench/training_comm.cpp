@@ -252,7 +252,11 @@ class fabric_backend final : public comm_backend {
 
 std::unique_ptr<comm_backend> make_comm_backend(const std::string& name, const scenario& s) {
   if (name == "fabric") return std::make_unique<fabric_backend>(s);
-  throw core::config_error(s.source + ": training.comm_backend: \"" + name + "\" is not one of: fabric");
+  if (name == "cluster")
+    throw core::config_error(s.source +
+                             ": training.comm_backend cluster runs on a cluster of NVLink domains: set system.preset "
+                             "(gb200_nvl72, gb300_nvl72, hgx_b200 or hgx_b300)");
+  throw core::config_error(s.source + ": training.comm_backend: \"" + name + "\" is not one of: fabric, cluster");
 }
 
 }  // namespace fabricsim::testbench

@@ -3,8 +3,8 @@
 // between the SuperNICs of its group's hosts, on collective_schedule's ring (allreduce), chain (a pipeline
 // send: broadcast from the first of two ranks) or all-pairs (alltoall) graph, posting each WRITE when the
 // slice it carries has been placed (the collective engine's rule, testbench/collective_engine.h); several
-// groups run at once, each communicator one collective at a time in the order they were asked for. An
-// NVLink domain can add a backend for the collectives inside a domain behind the same interface.
+// groups run at once, each communicator one collective at a time in the order they were asked for. On a
+// system preset the `cluster` backend (testbench/training_cluster.h) runs them on the NVLink domains and rails.
 #pragma once
 
 #include <cstdint>
@@ -58,7 +58,7 @@ class comm_backend {
   virtual uint64_t writes_posted() const = 0;
 };
 
-// training.comm_backend by name: "fabric".
+// training.comm_backend by name: "fabric" ("cluster" is built by run_training on a system preset).
 std::unique_ptr<comm_backend> make_comm_backend(const std::string& name, const scenario& s);
 
 }  // namespace fabricsim::testbench

@@ -43,7 +43,11 @@ void training_params::visit(core::param_visitor& v) {
   v.field({"gpus", "GPUs", "GPUs taking part, one per host (tensor x pipeline x data); 0: every host", 0.0, 1e7}, gpus);
   v.field({"tensor", "GPUs", "tensor-parallel degree: consecutive GPUs, inside one NVLink domain", 1.0, 1e5}, tensor);
   v.field({"pipeline", "stages", "pipeline-parallel degree", 1.0, 1e5}, pipeline);
-  v.field({"data", "GPUs", "data-parallel degree", 1.0, 1e7}, data);
+  v.field({"data", "GPUs",
+           "data-parallel degree; 0: the GPUs left, GPUs / (tensor x pipeline) (a system's racks or nodes can then "
+           "change alone)",
+           0.0, 1e7},
+          data);
   v.field({"expert", "GPUs", "expert-parallel degree, within the data-parallel group (divides data)", 1.0, 1e5},
           expert);
   v.field({"schedule",
@@ -71,10 +75,12 @@ void training_params::visit(core::param_visitor& v) {
           domain_size);
   v.field({"comm_backend",
            "",
-           "what carries the step's collectives: fabric (RDMA WRITEs over the modelled fabric)",
+           "what carries the step's collectives: fabric (RDMA WRITEs between SuperNICs over the modelled fabric) "
+           "or cluster (a system preset's NVLink domains and rails: NVLink rings, hierarchical allreduce, GPUDirect "
+           "RDMA; the default with system.preset)",
            0.0,
            0.0,
-           {"fabric"}},
+           {"fabric", "cluster"}},
           comm_backend);
   v.field({"chakra", "",
            "MLCommons Chakra execution traces to run instead of the model: a path prefix (files "
@@ -164,10 +170,19 @@ training_memory training_memory_per_gpu(const training_model& m) {
   return out;
 }
 
-training_model make_training_model(const training_params& p, uint64_t hosts, const std::string& source) {
+training_model make_training_model(const training_params& given, uint64_t hosts, const std::string& source) {
   training_model m;
-  m.p = p;
+  training_params p = given;
   m.gpus = p.gpus ? p.gpus : hosts;
+  if (p.data == 0) {  // the GPUs left over tensor x pipeline
+    if (m.gpus % (p.tensor * p.pipeline) != 0)
+      throw config_error(
+          fmt::format("{}: training.data 0 takes the GPUs left, but training.tensor {} x "
+                      "training.pipeline {} = {} does not divide the {} GPUs",
+                      source, p.tensor, p.pipeline, p.tensor * p.pipeline, m.gpus));
+    p.data = m.gpus / (p.tensor * p.pipeline);
+  }
+  m.p = p;
   check_parallelism(p, hosts, m.gpus, source);
   m.ffn = p.ffn_hidden ? p.ffn_hidden : uint64_t(std::llround(p.ffn_multiplier * double(p.hidden)));
   check_shapes(p, m.ffn, source);

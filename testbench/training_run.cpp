@@ -15,11 +15,13 @@
 #include "sc_models/core/sim_context.h"
 #include "sc_models/nic/supernic.h"
 #include "sc_models/topology/fabric.h"
+#include "sc_models/topology/gpu_cluster.h"
 #include "testbench/fabric_setup.h"
 #include "testbench/memory_guard.h"
 #include "testbench/scenario.h"
 #include "testbench/simulation.h"
 #include "testbench/training_chakra.h"
+#include "testbench/training_cluster.h"
 #include "testbench/training_comm.h"
 #include "testbench/training_graph.h"
 
@@ -260,16 +262,16 @@ struct step_source {
   double flops_per_s = 0.0;
 };
 
-step_source step_graph(const scenario& s, size_t hosts) {
+step_source step_graph(const scenario& s, const training_params& tp, size_t hosts) {
   step_source out;
-  if (s.training.chakra.empty()) {
-    out.model = make_training_model(s.training, hosts, s.source);
+  if (tp.chakra.empty()) {
+    out.model = make_training_model(tp, hosts, s.source);
     out.graph = build_training_graph(*out.model);
     out.flops_per_s = out.model->flops_per_s;
     return out;
   }
-  out.files = chakra_files(s.training.chakra, s.source);
-  const uint64_t gpus = s.training.gpus ? s.training.gpus : hosts;
+  out.files = chakra_files(tp.chakra, s.source);
+  const uint64_t gpus = tp.gpus ? tp.gpus : hosts;
   if (gpus > hosts)
     throw config_error(fmt::format("{}: training.gpus: {} GPUs but the fabric has {} hosts (one GPU per host)",
                                    s.source, gpus, hosts));
@@ -277,18 +279,76 @@ step_source step_graph(const scenario& s, size_t hosts) {
     throw config_error(
         fmt::format("{}: training.chakra: {} trace files ({} .. {}) but the run has {} GPUs "
                     "(training.gpus {}; 0: every host, {} here): one trace per GPU",
-                    s.source, out.files.size(), out.files.front(), out.files.back(), gpus, s.training.gpus, hosts));
-  out.flops_per_s = s.training.gpu_tflops * 1e12 * s.training.compute_efficiency;
+                    s.source, out.files.size(), out.files.front(), out.files.back(), gpus, tp.gpus, hosts));
+  out.flops_per_s = tp.gpu_tflops * 1e12 * tp.compute_efficiency;
   out.graph = load_chakra_graph(out.files, out.flops_per_s);
   return out;
+}
+
+// The step on a system preset's cluster (testbench/training_cluster.h): the GPUs' NVLink domains and their
+// SuperNICs on the rails, in place of the flat fabric.
+nlohmann::json run_training_cluster(const scenario& s, const run_options& opts) {
+  const training_params tp = cluster_training_params(s);
+  const size_t gpus = s.nvlink.domains * s.nvlink.gpus_per_domain;
+  const step_source src = step_graph(s, tp, gpus);
+  const training_graph& graph = src.graph;
+  std::vector<size_t> rank_host(graph.gpus);
+  for (size_t r = 0; r < rank_host.size(); ++r) rank_host[r] = r;  // GPU rank r is GPU r of the cluster
+  cluster_backend comm(s);
+  std::vector<uint64_t> unused;
+  comm.plan(graph.groups, rank_host, unused);
+  timer_service timers("training_timers");
+  comm.build(timers);
+  training_executor ex(graph, src.flops_per_s, comm, timers);
+  if (opts.elaborate_only) return nlohmann::json::object();
+  timers.at(picoseconds{}, [&ex] { ex.start(); });
+  const auto wall0 = std::chrono::steady_clock::now();
+  const double end_us = s.run.duration_us > 0 ? s.run.duration_us : s.run.limit_us;
+  sc_core::sc_start(sc_core::sc_time(end_us, sc_core::SC_US), sc_core::SC_EXIT_ON_STARVATION);
+  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  const picoseconds sim_end = core::now();
+  core::sim_context& ctx = comm.ctx();
+  nlohmann::json r;
+  add_run_header(r, s, opts, ctx, sim_end, wall_s);
+  r["operations"] = comm.writes_posted();  // RDMA WRITEs (NVLink transfers: training.nvlink_transfers)
+  uint64_t completed = 0, failed = 0;      // the step's RDMA WRITEs, from every NIC's completion queue
+  for (topology::host& h : comm.cluster().scale_out().hosts())
+    for (const nic::completion& c : h.nic->completions()) {
+      completed += c.status == nic::completion_status::success;
+      failed += c.status != nic::completion_status::success;
+    }
+  const cluster_backend::check_result chk = comm.checked();
+  const bool data = s.nic.place_data;
+  r["completed"] = completed;
+  r["failed"] = failed;
+  r["time_limited"] = false;
+  r["data_checked"] = data;
+  r["verified"] = data && ex.done() == graph.tasks.size() && chk.wrong == 0 && failed == 0;
+  r["placed_bytes"] = ctx.stats.counter_total("placed_bytes");
+  r["dropped_packets"] = ctx.stats.counter_total("dropped");
+  r["training"] = training_object(tp, src.model ? &*src.model : nullptr, src.files, graph, ex, src.flops_per_s, wall_s);
+  r["training"]["comm_backend"] = "cluster";
+  r["training"]["rdma_writes"] = comm.writes_posted();
+  r["training"]["nvlink_transfers"] = comm.nvlink_transfers();
+  r["training"]["data_check"] = {
+      {"collectives", chk.collectives}, {"result_bytes", chk.bytes}, {"wrong_elements", chk.wrong}};
+  std::map<std::string, uint64_t> algos;
+  for (const std::string& a : comm.algorithms()) ++algos[a];
+  r["training"]["communicators_by_algorithm"] = algos;
+  r["flows"] = nlohmann::json::array();
+  r["ports"] = link_ports_report(comm.cluster().scale_out(), ctx, sim_end);
+  r["stats"] = ctx.stats.to_json();
+  r["stat_descriptions"] = ctx.stats.descriptions_json();
+  return r;
 }
 
 }  // namespace
 
 nlohmann::json run_training(const scenario& s, const run_options& opts) {
   check_run_basics(s);
+  if (s.system.preset != "none") return run_training_cluster(s, opts);
   const size_t hosts = s.topology.host_count();
-  const step_source src = step_graph(s, hosts);
+  const step_source src = step_graph(s, s.training, hosts);
   const training_graph& graph = src.graph;
   std::vector<size_t> rank_host(graph.gpus);
   for (size_t r = 0; r < rank_host.size(); ++r) rank_host[r] = r;  // GPU r on host r

@@ -1,0 +1,451 @@
+// A training step's collectives on a cluster of NVLink domains: NVLink rings, hierarchical allreduces and
+// GPUDirect RDMA sends (testbench/training_cluster.h).
+#include "testbench/training_cluster.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <map>
+#include <unordered_map>
+
+#include "sc_models/core/params.h"
+#include "sc_models/switch/quantum/sharp_aggregator.h"
+#include "sc_models/topology/gpu_cluster.h"
+#include "testbench/cluster_run.h"
+#include "testbench/nvlink_collective.h"
+#include "testbench/scenario.h"
+#include "testbench/switch_factory.h"
+#include "testbench/training_model.h"
+
+namespace fabricsim::testbench {
+
+using core::config_error;
+using core::picoseconds;
+
+namespace {
+
+constexpr uint64_t k_page = 4096;
+constexpr uint64_t k_elt = 4;  // fp32 elements: the data check's sums are exact (nvlink_collective.h)
+constexpr uint64_t k_no_reduce = UINT64_MAX;
+constexpr sw::sharp_dtype k_dtype = sw::sharp_dtype::fp32;
+uint64_t round_up(uint64_t v) { return (v + k_page - 1) / k_page * k_page; }
+
+// One transfer of a collective's phase: a slice from one GPU's HBM to another's.
+struct xfer {
+  uint32_t src = 0, dst = 0;  // cluster GPU indices
+  uint64_t src_addr = 0, dst_addr = 0, bytes = 0;
+  uint64_t reduce_addr = k_no_reduce;  // reduce-scatter: add the landed slice (at dst_addr) into this address
+  uint32_t deps = 0;
+  std::vector<uint32_t> next;
+};
+
+// A member of a ring: its GPU and its buffer there (the staging area follows at `stage` bytes).
+struct ring_member {
+  uint32_t gpu = 0;
+  uint64_t base = 0;
+};
+
+// The ring's transfers over `m` on [off, off + bytes) of every member's buffer, steps g0 .. g1 of the
+// 2(n-1) (reduce-scatter 0 .. n-2 into staging and added; allgather n-1 .. 2n-3 in place), each slice of a
+// step depending on the same slice of the previous step having reached (and been added at) its sender.
+void add_ring(std::vector<xfer>& xs, const std::vector<ring_member>& m, uint64_t stage, uint64_t off, uint64_t bytes,
+              uint32_t g0, uint32_t g1, uint64_t slice) {
+  const uint32_t n = uint32_t(m.size());
+  if (n < 2 || g1 < g0) return;
+  const uint64_t elements = bytes / k_elt;
+  auto chunk_sent = [n](uint32_t r, uint32_t g) {
+    return g < n - 1 ? (r + 2 * n - g) % n : (r + 1 + 2 * n - (g - (n - 1))) % n;
+  };
+  std::vector<std::vector<uint32_t>> first(g1 - g0 + 1, std::vector<uint32_t>(n));  // [step][member] -> index
+  for (uint32_t g = g0; g <= g1; ++g)
+    for (uint32_t r = 0; r < n; ++r) {
+      const uint32_t c = chunk_sent(r, g), to = (r + 1) % n;
+      const uint64_t c_off = off + ring_chunk_off(elements, n, c, k_elt), len = ring_chunk_len(elements, n, c, k_elt);
+      first[g - g0][r] = uint32_t(xs.size());
+      for (uint64_t j = 0; j * slice < len; ++j) {
+        xfer x;
+        x.src = m[r].gpu;
+        x.dst = m[to].gpu;
+        x.bytes = std::min(slice, len - j * slice);
+        x.src_addr = m[r].base + c_off + j * slice;
+        x.dst_addr = m[to].base + c_off + j * slice + (g < n - 1 ? stage : 0);
+        if (g < n - 1) x.reduce_addr = m[to].base + c_off + j * slice;
+        if (g > g0) {
+          xs[first[g - g0 - 1][(r + n - 1) % n] + j].next.push_back(uint32_t(xs.size()));
+          x.deps = 1;
+        }
+        xs.push_back(std::move(x));
+      }
+    }
+}
+
+}  // namespace
+
+struct cluster_backend::impl {
+  struct pending {
+    uint64_t bytes;
+    std::function<void()> on_done;
+  };
+  // One communicator: its members' GPUs and buffers, how it runs, and the collective in progress.
+  struct comm {
+    std::string op, algo;
+    std::vector<ring_member> members;                 // in rank order
+    std::vector<std::vector<ring_member>> by_domain;  // hierarchical: the members of each domain
+    uint64_t max_bytes = 0, stage = 0;
+    std::deque<pending> queue;
+    bool busy = false;
+    std::vector<std::vector<xfer>> phases;
+    size_t phase = 0, left = 0;
+    uint64_t bytes = 0, seq = 0;
+  };
+  struct flight {
+    uint32_t comm = 0, xfer = 0;
+  };
+
+  const scenario& s;
+  core::sim_context ctx;
+  std::unique_ptr<topology::gpu_cluster> cl;
+  timer_service* timers = nullptr;
+  uint32_t G = 0;
+  uint64_t slice = 0;
+  double reduce_ps_per_byte = 0.0;
+  bool data = false;
+  std::vector<comm> comms;
+  std::vector<uint64_t> hbm_used;  // by GPU
+  std::vector<picoseconds> reduce_free;
+  std::vector<flight> flights;
+  std::vector<uint32_t> free_flights;
+  std::vector<std::unordered_map<uint64_t, uint32_t>> landing;  // by GPU: RDMA destination address -> flight
+  std::map<std::pair<uint32_t, uint32_t>, uint32_t> qp;         // (source GPU, destination GPU) -> its send QP
+  std::vector<uint32_t> rkey;                                   // by GPU
+  uint64_t wr = 0, nvlink = 0;
+  check_result check;
+
+  explicit impl(const scenario& sc)
+      : s(sc),
+        G(uint32_t(sc.nvlink.gpus_per_domain)),
+        slice(std::max<uint64_t>(sc.collective.chunk_bytes / k_elt, 1) * k_elt),
+        reduce_ps_per_byte(sc.nvlink.reduce_gbytes_per_s > 0 ? 1000.0 / sc.nvlink.reduce_gbytes_per_s : 0.0),
+        data(sc.nic.place_data) {
+    ctx.seed = sc.seed;
+  }
+
+  uint32_t domain(uint32_t gpu) const { return gpu / G; }
+
+  void plan_comm(const comm_group& g) {
+    comm c;
+    c.op = g.op;
+    c.max_bytes = std::max<uint64_t>(g.max_bytes, k_elt) / k_elt * k_elt;
+    c.stage = round_up(c.max_bytes);
+    for (uint32_t r : g.ranks) {
+      if (r >= hbm_used.size()) hbm_used.resize(r + 1, 0);
+      c.members.push_back({r, hbm_used[r]});
+      hbm_used[r] += 2 * c.stage;
+    }
+    std::map<uint32_t, std::vector<ring_member>> dom;
+    for (const ring_member& m : c.members) dom[domain(m.gpu)].push_back(m);
+    bool equal = true;
+    for (const auto& [d, v] : dom) equal = equal && v.size() == dom.begin()->second.size();
+    if (g.op == "send")
+      c.algo = "send";
+    else if (g.op != "allreduce")
+      throw config_error(
+          fmt::format("{}: training: a {} on a system preset is not modelled yet (cluster backend: "
+                      "allreduce and pipeline sends)",
+                      s.source, g.op));
+    else if (dom.size() == 1)
+      c.algo = "nvlink_ring";
+    else if (equal)
+      c.algo = "hierarchical";
+    else
+      c.algo = "ring";
+    if (c.algo == "hierarchical")
+      for (auto& [d, v] : dom) c.by_domain.push_back(std::move(v));
+    comms.push_back(std::move(c));
+  }
+
+  // The GPU pairs in different domains that exchange RDMA WRITEs.
+  void rdma_pairs(const comm& c, std::vector<std::pair<uint32_t, uint32_t>>& out) const {
+    auto ring = [&](const std::vector<ring_member>& m) {
+      if (m.size() < 2) return;
+      for (size_t r = 0; r < m.size(); ++r) {
+        const uint32_t a = m[r].gpu, b = m[(r + 1) % m.size()].gpu;
+        if (domain(a) != domain(b)) out.push_back({a, b});
+      }
+    };
+    if (c.algo == "send") {
+      if (domain(c.members[0].gpu) != domain(c.members[1].gpu)) out.push_back({c.members[0].gpu, c.members[1].gpu});
+    } else if (c.algo == "hierarchical") {
+      for (size_t i = 0; i < c.by_domain[0].size(); ++i) {
+        std::vector<ring_member> rail;
+        for (const auto& v : c.by_domain) rail.push_back(v[i]);
+        ring(rail);
+      }
+    } else {
+      ring(c.members);
+    }
+  }
+
+  void build(timer_service& t) {
+    timers = &t;
+    uint64_t hbm = k_page;
+    for (uint64_t u : hbm_used) hbm = std::max(hbm, u + k_page);
+    nic::supernic_params nic = cluster_nic_params(s);
+    cl = std::make_unique<topology::gpu_cluster>(s.nvlink, s.topology, s.link, make_switch_factory(s, ctx), nic, s.pcie,
+                                                 hbm, ctx);
+    const uint32_t gpus = uint32_t(cl->domains().gpus().size());
+    reduce_free.assign(gpus, picoseconds{});
+    landing.resize(gpus);
+    rkey.resize(gpus);
+    for (uint32_t g = 0; g < gpus; ++g) {
+      nvlink::gpu_endpoint& e = *cl->domains().gpus()[g];
+      e.set_data(data);
+      e.on_arrival([this, g](const nvlink::gpu_arrival& a) { landed(g, a.tag, a.at); });
+      topology::host& h = cl->scale_out().hosts()[g];
+      rkey[g] = h.nic->register_region(0, hbm);
+      // Data: a WRITE is done when the tray has put its last byte into HBM. Timing only: the NIC places no
+      // bytes, so the tray sees none; it is done when the NIC has received it (the PCIe hop is not timed).
+      if (data)
+        h.tray->set_on_message_landed([this, g](const pcie::landed_message& m) { rdma_landed(g, m.va, m.landed_at); });
+      else
+        h.nic->set_placed_callback([this, g](const nic::placed_message& m) { rdma_landed(g, m.va, m.placed_at); });
+    }
+    std::vector<std::pair<uint32_t, uint32_t>> pairs;
+    for (const comm& c : comms) rdma_pairs(c, pairs);
+    for (const auto& [a, b] : pairs) {
+      if (qp.count({a, b})) continue;
+      topology::host& ha = cl->scale_out().hosts()[a];
+      topology::host& hb = cl->scale_out().hosts()[b];
+      const uint32_t sq = ha.nic->create_qp(), rq = hb.nic->create_qp();
+      ha.nic->connect_qp(sq, hb.ip, rq, 0, 0);
+      hb.nic->connect_qp(rq, ha.ip, sq, 0, 0);
+      qp[{a, b}] = sq;
+    }
+  }
+
+  // The phases of one collective of `bytes` on `c`.
+  void build_phases(comm& c, uint64_t bytes) {
+    c.phases.clear();
+    const uint32_t n = uint32_t(c.members.size());
+    if (c.algo == "send") {
+      xfer x;
+      x.src = c.members[0].gpu;
+      x.dst = c.members[1].gpu;
+      x.src_addr = c.members[0].base;
+      x.dst_addr = c.members[1].base;
+      x.bytes = bytes;
+      c.phases.push_back({std::move(x)});
+      return;
+    }
+    if (c.algo != "hierarchical") {
+      c.phases.emplace_back();
+      add_ring(c.phases.back(), c.members, c.stage, 0, bytes, 0, 2 * n - 3, slice);
+      return;
+    }
+    const uint32_t L = uint32_t(c.by_domain[0].size()), D = uint32_t(c.by_domain.size());
+    c.phases.resize(3);
+    for (const auto& v : c.by_domain) add_ring(c.phases[0], v, c.stage, 0, bytes, 0, L - 2, slice);
+    const uint64_t elements = bytes / k_elt;
+    for (uint32_t i = 0; i < L; ++i) {
+      std::vector<ring_member> rail;
+      for (const auto& v : c.by_domain) rail.push_back(v[i]);
+      const uint32_t chunk = (i + 1) % L;  // what member i holds after the reduce-scatter
+      add_ring(c.phases[1], rail, c.stage, ring_chunk_off(elements, L, chunk, k_elt),
+               ring_chunk_len(elements, L, chunk, k_elt), 0, 2 * D - 3, slice);
+    }
+    for (const auto& v : c.by_domain) add_ring(c.phases[2], v, c.stage, 0, bytes, L - 1, 2 * L - 3, slice);
+  }
+
+  uint64_t op_seed(const comm& c, uint32_t ci) const { return s.seed * 1000003ull + ci * 7919ull + c.seq; }
+
+  void start(uint32_t ci) {
+    comm& c = comms[ci];
+    c.busy = true;
+    c.bytes = c.queue.front().bytes;
+    build_phases(c, c.bytes);
+    if (data) {
+      const size_t fill = c.algo == "send" ? 1 : c.members.size();
+      for (size_t r = 0; r < fill; ++r) {
+        const ring_member& m = c.members[r];
+        fill_allreduce_source(cl->domains().gpus()[m.gpu]->hbm.data() + m.base, c.bytes, k_dtype, op_seed(c, ci),
+                              m.gpu);
+      }
+    }
+    c.phase = 0;
+    start_phase(ci);
+  }
+
+  void start_phase(uint32_t ci) {
+    comm& c = comms[ci];
+    while (c.phase < c.phases.size() && c.phases[c.phase].empty()) ++c.phase;
+    if (c.phase == c.phases.size()) {
+      finish(ci);
+      return;
+    }
+    std::vector<xfer>& xs = c.phases[c.phase];
+    c.left = xs.size();
+    for (uint32_t i = 0; i < xs.size(); ++i)
+      if (xs[i].deps == 0) post(ci, i);
+  }
+
+  void post(uint32_t ci, uint32_t i) {
+    const xfer& x = comms[ci].phases[comms[ci].phase][i];
+    uint32_t id = uint32_t(flights.size());
+    if (free_flights.empty()) {
+      flights.push_back({ci, i});
+    } else {
+      id = free_flights.back();
+      free_flights.pop_back();
+      flights[id] = {ci, i};
+    }
+    if (domain(x.src) == domain(x.dst)) {
+      nvlink::gpu_transfer t;
+      t.dst_gpu = x.dst % G;
+      t.src_addr = x.src_addr;
+      t.dst_addr = x.dst_addr;
+      t.bytes = x.bytes;
+      t.tag = id;
+      cl->domains().gpus()[x.src]->post(t);
+      ++nvlink;
+      return;
+    }
+    landing[x.dst][x.dst_addr] = id;
+    cl->scale_out().hosts()[x.src].nic->post_write(qp.at({x.src, x.dst}), ++wr, x.src_addr, x.dst_addr, rkey[x.dst],
+                                                   x.bytes, core::now());
+  }
+
+  void rdma_landed(uint32_t q, uint64_t va, picoseconds at) {
+    auto it = landing[q].find(va);
+    if (it == landing[q].end()) return;
+    const uint32_t id = it->second;
+    landing[q].erase(it);
+    landed(q, id, at);
+  }
+
+  // A transfer has landed in GPU q's HBM at `at`: reduce it (one slice at a time per GPU), then it is done.
+  void landed(uint32_t q, uint32_t id, picoseconds at) {
+    const flight f = flights.at(id);
+    free_flights.push_back(id);
+    const xfer& x = comms[f.comm].phases[comms[f.comm].phase][f.xfer];
+    if (x.reduce_addr == k_no_reduce) {
+      done(f.comm, f.xfer);
+      return;
+    }
+    if (data) {
+      uint8_t* hbm = cl->domains().gpus()[q]->hbm.data();
+      sw::sharp_reduce(k_dtype, hbm + x.reduce_addr, hbm + x.dst_addr, x.bytes);
+    }
+    const picoseconds begin = core::max(at, reduce_free[q]);
+    reduce_free[q] = begin + picoseconds(uint64_t(std::llround(double(x.bytes) * reduce_ps_per_byte)));
+    if (reduce_free[q] <= core::now()) {
+      done(f.comm, f.xfer);
+      return;
+    }
+    timers->at(reduce_free[q], [this, f] { done(f.comm, f.xfer); });
+  }
+
+  void done(uint32_t ci, uint32_t i) {
+    comm& c = comms[ci];
+    std::vector<xfer>& xs = c.phases[c.phase];
+    for (uint32_t nx : xs[i].next)
+      if (--xs[nx].deps == 0) post(ci, nx);
+    if (--c.left != 0) return;
+    ++c.phase;
+    start_phase(ci);
+  }
+
+  void verify(uint32_t ci) {
+    comm& c = comms[ci];
+    std::vector<uint32_t> contributors;
+    for (size_t r = 0; r < (c.algo == "send" ? 1 : c.members.size()); ++r) contributors.push_back(c.members[r].gpu);
+    const std::vector<uint8_t> ref = allreduce_reference(c.bytes, k_dtype, op_seed(c, ci), contributors);
+    for (size_t r = c.algo == "send" ? 1 : 0; r < c.members.size(); ++r) {
+      const ring_member& m = c.members[r];
+      check.wrong +=
+          count_wrong_elements(cl->domains().gpus()[m.gpu]->hbm.data() + m.base, ref.data(), c.bytes, k_dtype);
+      check.bytes += c.bytes;
+    }
+    ++check.collectives;
+  }
+
+  void finish(uint32_t ci) {
+    comm& c = comms[ci];
+    if (data) verify(ci);
+    ++c.seq;
+    std::function<void()> cb = std::move(c.queue.front().on_done);
+    c.queue.pop_front();
+    timers->at(core::now(), [this, ci, cb = std::move(cb)] {
+      cb();
+      comms[ci].busy = false;
+      if (!comms[ci].queue.empty()) start(ci);
+    });
+  }
+};
+
+cluster_backend::cluster_backend(const scenario& s) : m(std::make_unique<impl>(s)) {}
+cluster_backend::~cluster_backend() = default;
+
+void cluster_backend::plan(const std::vector<comm_group>& groups, const std::vector<size_t>& rank_host,
+                           std::vector<uint64_t>&) {
+  for (size_t r = 0; r < rank_host.size(); ++r)
+    if (rank_host[r] != r) throw std::logic_error("cluster_backend: GPU rank r must be GPU r of the cluster");
+  for (const comm_group& g : groups) m->plan_comm(g);
+}
+
+void cluster_backend::elaborate(fabric_setup&, timer_service&) {
+  throw std::logic_error("cluster_backend: the cluster is built by build(), not on a fabric_setup");
+}
+
+void cluster_backend::build(timer_service& timers) { m->build(timers); }
+
+void cluster_backend::run(const std::string& op, uint32_t group, uint64_t bytes, std::function<void()> on_done) {
+  impl::comm& c = m->comms.at(group);
+  if (op != c.op)
+    throw std::logic_error("training: communicator " + std::to_string(group) + " runs " + c.op + ", not " + op);
+  const uint64_t b = std::max<uint64_t>(bytes, k_elt) / k_elt * k_elt;
+  c.queue.push_back({std::min(b, c.max_bytes), std::move(on_done)});
+  if (!c.busy) m->start(group);
+}
+
+uint64_t cluster_backend::writes_posted() const { return m->wr; }
+topology::gpu_cluster& cluster_backend::cluster() { return *m->cl; }
+core::sim_context& cluster_backend::ctx() { return m->ctx; }
+uint64_t cluster_backend::nvlink_transfers() const { return m->nvlink; }
+cluster_backend::check_result cluster_backend::checked() const { return m->check; }
+
+std::vector<std::string> cluster_backend::algorithms() const {
+  std::vector<std::string> out;
+  for (const impl::comm& c : m->comms) out.push_back(c.algo);
+  return out;
+}
+
+training_params cluster_training_params(const scenario& s) {
+  if (s.system.preset == "none")
+    throw config_error(s.source +
+                       ": training.comm_backend cluster runs on a cluster of NVLink domains: set system.preset "
+                       "(gb200_nvl72, gb300_nvl72, hgx_b200 or hgx_b300)");
+  training_params p = s.training;
+  if (!s.key_sources.count("training.comm_backend")) p.comm_backend = "cluster";
+  if (p.comm_backend != "cluster")
+    throw config_error(fmt::format(
+        "{}: training.comm_backend {} with system.preset {}: a system's GPUs exchange over NVLink and their "
+        "trays' SuperNICs (comm_backend cluster, the default with a preset)",
+        s.source, p.comm_backend, s.system.preset));
+  if (p.expert > 1)
+    throw config_error(fmt::format(
+        "{}: training.expert {}: the expert alltoall is not modelled on a system preset yet (no hierarchical "
+        "alltoall across NVLink domains); use training.expert 1, or the flat fabric without system.preset",
+        s.source, p.expert));
+  const uint64_t G = s.nvlink.gpus_per_domain;
+  if (s.key_sources.count("training.domain_size") && p.domain_size != G)
+    throw config_error(
+        fmt::format("{}: training.domain_size {} but system.preset {} has NVLink domains of "
+                    "nvlink.gpus_per_domain {} GPUs (leave training.domain_size out)",
+                    s.source, p.domain_size, s.system.preset, G));
+  p.domain_size = G;
+  return p;
+}
+
+}  // namespace fabricsim::testbench
