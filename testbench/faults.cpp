@@ -125,7 +125,7 @@ class fault_set::ib_reachability : public core::calendar_client {
   const std::map<size_t, std::unique_ptr<core::fault_injector>>& m_injectors;
   core::sim_context& m_ctx;
   sw::reach_inputs m_in;
-  std::vector<std::vector<size_t>> m_link;  // [switch][port]: the link leaving it there (layout index)
+  std::vector<std::vector<size_t>> m_link;                   // [switch][port]: the link leaving it there (layout index)
   std::vector<std::vector<std::vector<unsigned>>> m_remote;  // [switch][dlid]: route ports, unbuilt switches
 };
 
@@ -223,7 +223,8 @@ void fault_set::install_reachability(topology::fabric& fab) {
     any = any || d != nullptr;
     all_quantum = all_quantum && (d == nullptr || switches.back() != nullptr);
   }
-  if (carrier && any && all_quantum) m_reach = std::make_unique<ib_reachability>(fab, std::move(switches), m_injectors, m_ctx);
+  if (carrier && any && all_quantum)
+    m_reach = std::make_unique<ib_reachability>(fab, std::move(switches), m_injectors, m_ctx);
 }
 
 core::fault_injector& fault_set::injector_of(topology::fabric& fab, size_t k) {

@@ -83,7 +83,9 @@ class scale_out {
   void on_window_end(std::function<void()> hook) { m_exchange->on_window_end(std::move(hook)); }
   bool windowed() const { return m_exchange && m_exchange->windowed(); }
   // After attach(): link `link`'s destroyed frames arriving from another rank go to `l` (link_exchange).
-  void on_arrival_loss(size_t link, core::wire_loss_listener* l) { if (m_exchange) m_exchange->on_arrival_loss(link, l); }
+  void on_arrival_loss(size_t link, core::wire_loss_listener* l) {
+    if (m_exchange) m_exchange->on_arrival_loss(link, l);
+  }
   // The rank that simulates host h, and the lookahead of the windows (UINT64_MAX ps when nothing crosses).
   int host_rank(size_t h) const { return m_part.host_rank(h); }
   core::picoseconds lookahead() const { return m_part.lookahead(); }

@@ -1,11 +1,11 @@
 // Transaction recording of the RTL blocks: the per-block files and the params codec.
 #include "sc_models/core/transaction_log.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <algorithm>
 #include <filesystem>
 #include <stdexcept>
 

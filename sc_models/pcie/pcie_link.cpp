@@ -116,7 +116,10 @@ void pcie_link::send(tlp& t) {
     cur = cur->next;
   }
   t.next = cur;
-  if (prev) prev->next = &t; else q.head = &t;
+  if (prev)
+    prev->next = &t;
+  else
+    q.head = &t;
   if (!cur) q.tail = &t;
   m_wake.notify(sc_core::SC_ZERO_TIME);  // commit in this time step once every same-time arrival is queued
 }
