@@ -111,7 +111,7 @@ fabric_setup::fabric_setup(const scenario& s, const run_options& opts)
       m_nic_params(s.nic),
       m_nic_overrides(s.nic_overrides),
       m_rtl_log(!s.run.record_rtl_dir.empty() && !opts.elaborate_only
-                    ? std::make_unique<core::transaction_log>(s.run.record_rtl_dir)
+                    ? std::make_unique<core::transaction_log>(s.run.record_rtl_dir, mpi::world::get().rank())
                     : nullptr),
       // Under mpirun this rank builds and simulates part of the fabric (docs/scale_out.md): its hosts and
       // switches and the links with an end among them. One process: all of it.
@@ -162,10 +162,34 @@ void fabric_setup::build(const std::vector<uint64_t>& mem_bytes, const pcie::hos
     for (topology::host& h : m_fab->hosts())
       if (h.mem) h.mem->prefault();
   m_attached.emplace(so.attach(*m_fab, ctx, placing));
+  m_faults->connect(so);
 }
 
+// Each rank recorded the blocks of its own NICs; rank 0 writes them all, in the canonical order one process
+// writes too (core::transaction_log), so the files are the same however the fabric was cut.
 void fabric_setup::flush_rtl_log() {
-  if (m_rtl_log) m_rtl_log->flush();
+  if (!m_rtl_log) return;
+  if (!so.distributed()) {
+    m_rtl_log->finish();
+    return;
+  }
+  std::string error;
+  std::vector<uint8_t> mine;
+  try {
+    mine = m_rtl_log->take_records();
+  } catch (const core::config_error& e) {
+    error = e.what();
+  }
+  const std::vector<std::vector<uint8_t>> all = so.gather_bytes(mine);
+  if (so.rank() == 0 && error.empty()) {
+    try {
+      core::transaction_log::write_recording(m_rtl_log->dir(), all);
+    } catch (const core::config_error& e) {
+      error = e.what();
+    }
+  }
+  error = so.first_message(error);
+  if (!error.empty()) throw core::config_error(error);
 }
 
 const nic::supernic_params& fabric_setup::nic_params_of(size_t host) {

@@ -43,17 +43,25 @@ bool is_carrier(const std::string& kind) { return kind == "link_down" || kind ==
 // schedule of every link: the table for each stretch between two changes of some link's known state is
 // computed and set in the switches before the stretch begins (the first two at construction, then one more at
 // each change), so a switch reads the table in force at a packet's time whatever the order of simultaneous
-// events. Every rank holds every link's schedule (fault_set::injector_of); the route groups are read from the
-// switches, so every switch must be built here (Quantum fabrics with faults run in one process).
+// events. Every rank holds every link's schedule (fault_set::injector_of) and computes the whole fabric's
+// tables alike: the route groups of the switches it builds are read from them, those of the others from the
+// routes the fabric gave them on their own rank (fabric::remote_route); only its own switches get rows.
 class fault_set::ib_reachability : public core::calendar_client {
  public:
   ib_reachability(topology::fabric& fab, std::vector<sw::reachability_user*> switches,
                   const std::map<size_t, std::unique_ptr<core::fault_injector>>& injectors, core::sim_context& ctx)
       : m_switches(std::move(switches)), m_injectors(injectors), m_ctx(ctx) {
     const topology::fabric_layout& lay = fab.layout();
+    m_remote.resize(m_switches.size());
     for (size_t s = 0; s < m_switches.size(); ++s) {
       m_in.peer.emplace_back(lay.switches[s].ports, sw::reach_inputs::no_switch);
       m_link.emplace_back(lay.switches[s].ports, SIZE_MAX);
+      if (m_switches[s] != nullptr) continue;
+      for (size_t h = 0; h < fab.hosts().size(); ++h) {  // LID h + 1 (sw::ib::host_lid)
+        const uint16_t lid = uint16_t(sw::ib::host_lid(fab.hosts()[h].ip));
+        if (m_remote[s].size() <= lid) m_remote[s].resize(size_t(lid) + 1);
+        m_remote[s][lid] = fab.remote_route(s, h);
+      }
     }
     for (size_t c = 0; c < lay.cables.size(); ++c) {
       const auto& cab = lay.cables[c];
@@ -63,6 +71,11 @@ class fault_set::ib_reachability : public core::calendar_client {
     for (const topology::host& h : fab.hosts())
       m_in.lids = std::max<uint16_t>(m_in.lids, uint16_t(sw::ib::host_lid(h.ip) + 1));
     m_in.group = [this](size_t s, uint16_t dlid) {
+      if (m_switches[s] == nullptr) {
+        if (dlid >= m_remote[s].size()) return sw::equal_cost_group{};
+        const std::vector<unsigned>& ports = m_remote[s][dlid];
+        return sw::equal_cost_group{ports.data(), uint32_t(ports.size())};
+      }
       return m_switches[s]->lft(dlid) < 0 ? sw::equal_cost_group{} : m_switches[s]->ar_group(dlid);
     };
     install(picoseconds{0});
@@ -104,14 +117,16 @@ class fault_set::ib_reachability : public core::calendar_client {
       return k != SIZE_MAX && known_down(k, t);
     };
     std::vector<sw::reach_rows> rows = sw::reach_beyond(m_in);
-    for (size_t s = 0; s < m_switches.size(); ++s) m_switches[s]->set_reachability(t, std::move(rows[s]));
+    for (size_t s = 0; s < m_switches.size(); ++s)
+      if (m_switches[s] != nullptr) m_switches[s]->set_reachability(t, std::move(rows[s]));
   }
 
   std::vector<sw::reachability_user*> m_switches;
   const std::map<size_t, std::unique_ptr<core::fault_injector>>& m_injectors;
   core::sim_context& m_ctx;
   sw::reach_inputs m_in;
-  std::vector<std::vector<size_t>> m_link;  // [switch][port]: the link leaving it there (layout index)
+  std::vector<std::vector<size_t>> m_link;                   // [switch][port]: the link leaving it there (layout index)
+  std::vector<std::vector<std::vector<unsigned>>> m_remote;  // [switch][dlid]: route ports, unbuilt switches
 };
 
 fault_set::~fault_set() = default;
@@ -200,10 +215,16 @@ void fault_set::install_reachability(topology::fabric& fab) {
   bool carrier = false;
   for (const fault_entry& f : m_scenario.faults)
     carrier = carrier || f.kind == "link_down" || f.kind == "flap" || f.kind == "port_down";
+  // Under mpirun a switch another rank builds is nullptr here; every switch built here must be a Quantum.
   std::vector<sw::reachability_user*> switches;
-  for (auto& d : fab.switches()) switches.push_back(d ? d->reachability() : nullptr);
-  const bool all_quantum = !switches.empty() && std::find(switches.begin(), switches.end(), nullptr) == switches.end();
-  if (carrier && all_quantum) m_reach = std::make_unique<ib_reachability>(fab, std::move(switches), m_injectors, m_ctx);
+  bool any = false, all_quantum = true;
+  for (auto& d : fab.switches()) {
+    switches.push_back(d ? d->reachability() : nullptr);
+    any = any || d != nullptr;
+    all_quantum = all_quantum && (d == nullptr || switches.back() != nullptr);
+  }
+  if (carrier && any && all_quantum)
+    m_reach = std::make_unique<ib_reachability>(fab, std::move(switches), m_injectors, m_ctx);
 }
 
 core::fault_injector& fault_set::injector_of(topology::fabric& fab, size_t k) {
@@ -214,11 +235,13 @@ core::fault_injector& fault_set::injector_of(topology::fabric& fab, size_t k) {
   // asks the link leaving it whether it is known down). A crossing link's copy on the receiving rank gets
   // the verdicts with the frames (link::inject) and needs no injector.
   core::link* l = fab.links()[k].get();
-  if (l == nullptr || !transmitter_built(fab, k)) return *inj;
-  l->set_fault(inj.get());
+  if (l == nullptr) return *inj;
+  const bool tx_here = transmitter_built(fab, k);
+  if (tx_here) l->set_fault(inj.get());
   // An InfiniBand receiver at the far end (a Quantum port or an HCA): the blocks of frames lost on this
-  // wire come back at the sender's next FCTBS refresh (docs/faults.md). (Quantum fabrics with faults run
-  // in one process: check_scale_out_supported.)
+  // wire come back at the sender's next FCTBS refresh (docs/faults.md). The receiver's rank learns of the
+  // loss: in one process as the frame is judged, under mpirun when its verdict arrives with the frame
+  // (arrival_losses(), link_exchange::on_arrival_loss; the transmitting rank has no sink on a crossing link).
   sw::ib::credit_receiver* rx = nullptr;
   unsigned vls = 1;
   if (auto* peer = dynamic_cast<sw::ib::credit_peer*>(l->sink())) {  // an interface, not a device class
@@ -228,7 +251,10 @@ core::fault_injector& fault_set::injector_of(topology::fabric& fab, size_t k) {
   if (rx != nullptr) {
     m_recoveries.push_back(std::make_unique<sw::ib::wire_loss_recovery>(
         *rx, vls, l->latency(), picoseconds::from_ns(m_scenario.quantum.credit.fc_refresh_ns), *inj));
-    inj->set_listener(m_recoveries.back().get());
+    if (tx_here)
+      inj->set_listener(m_recoveries.back().get());
+    else
+      m_arrival_losses.emplace_back(k, m_recoveries.back().get());
   }
   return *inj;
 }

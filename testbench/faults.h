@@ -44,6 +44,11 @@ class fault_set {
   // ranks (frames lost, FCS errors, frames exposed; the latest loss their maximum), so that report() gives
   // the one-process figures. One process: nothing to do.
   void merge(scale_out& so);
+  // Under mpirun, once the exchange is attached: the InfiniBand receivers of this rank whose crossing links
+  // lose frames on another rank learn of each loss as the frame arrives (scale_out::on_arrival_loss).
+  void connect(scale_out& so) const {
+    for (const auto& [link, listener] : m_arrival_losses) so.on_arrival_loss(link, listener);
+  }
   // The `faults` object (docs/report.md): per entry what it did and how long the fabric took to recover.
   nlohmann::json report(core::picoseconds sim_end, const std::vector<delivered_sample>& delivered,
                         uint64_t retransmissions) const;
@@ -80,6 +85,7 @@ class fault_set {
   std::map<size_t, misplaced> m_misplaced;                              // by entry, under mpirun after merge()
   // InfiniBand links: credit recovery for frames the faults destroy (sw::ib::wire_loss_recovery).
   std::vector<std::unique_ptr<sw::ib::wire_loss_recovery>> m_recoveries;
+  std::vector<std::pair<size_t, core::wire_loss_listener*>> m_arrival_losses;  // crossing links into this rank
   // Quantum fabrics with carrier faults: the reachability tables the switches reroute by, recomputed
   // ahead of every change of a link's known state (faults.cpp).
   class ib_reachability;

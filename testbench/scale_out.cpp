@@ -36,16 +36,6 @@ void check_scale_out_supported(const scenario& s, const run_options& /*opts*/) {
     throw core::config_error(s.source + ": quantum.credit_update_latency_ns is 0: under " + ranks +
                              " MPI ranks a credit update must take longer than the cable it crosses (set it "
                              "above 0, or run in one process; docs/scale_out.md)");
-  // The PCIe trays are cut with GPUDirect; with a bounce buffer a 2-rank run of tests/mpi/leaf_spine_flows.yaml
-  // differed from one process (43 CNPs against 44: an order of simultaneous events around the staging copy),
-  // so it is refused until that is found.
-  bool pcie = s.nic.placement == "pcie";
-  for (const auto& [name, params] : s.nic_overrides) pcie = pcie || params.placement == "pcie";
-  if (pcie && s.pcie.data_path == "bounce") refuse("nic.placement pcie with pcie.data_path bounce");
-  // Faults are cut on Spectrum fabrics (docs/scale_out.md); InfiniBand's credit recovery for lost frames
-  // reaches the far end's receiver, which another rank may simulate.
-  if (!s.faults.empty() && s.switch_model.name != "spectrum4") refuse("faults on switch.model " + s.switch_model.name);
-  if (!s.run.record_rtl_dir.empty()) refuse("run.record_rtl_dir");
   if (!s.partition.empty() && s.partition.size() != size_t(w.size()))
     throw core::config_error(s.source + ": partition lists " + std::to_string(s.partition.size()) +
                              " ranks, but this run has " + ranks + " MPI ranks: run it with mpirun -n " +

@@ -82,6 +82,10 @@ class scale_out {
   // Work done on every rank at the end of every window (link_exchange::on_window_end); under mpirun only.
   void on_window_end(std::function<void()> hook) { m_exchange->on_window_end(std::move(hook)); }
   bool windowed() const { return m_exchange && m_exchange->windowed(); }
+  // After attach(): link `link`'s destroyed frames arriving from another rank go to `l` (link_exchange).
+  void on_arrival_loss(size_t link, core::wire_loss_listener* l) {
+    if (m_exchange) m_exchange->on_arrival_loss(link, l);
+  }
   // The rank that simulates host h, and the lookahead of the windows (UINT64_MAX ps when nothing crosses).
   int host_rank(size_t h) const { return m_part.host_rank(h); }
   core::picoseconds lookahead() const { return m_part.lookahead(); }
@@ -101,6 +105,10 @@ class scale_out {
   static double peak_rss_mib();
   // What every rank contributes (`mine`), in rank order, on every rank; one process: {mine}.
   std::vector<nlohmann::json> gather(const nlohmann::json& mine);
+  // Every rank's bytes in rank order on rank 0 (empty elsewhere); one process: {mine}.
+  std::vector<std::vector<uint8_t>> gather_bytes(const std::vector<uint8_t>& mine) {
+    return distributed() ? m_world.gather_v(mine) : std::vector<std::vector<uint8_t>>{mine};
+  }
   // Element-wise sums over the ranks: each rank contributes what it owns, zero elsewhere.
   void sum(std::vector<uint64_t>& v) { m_world.sum(v.data(), v.size()); }
   void sum(std::vector<double>& v) { m_world.sum(v.data(), v.size()); }

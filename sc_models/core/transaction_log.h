@@ -8,17 +8,24 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "sc_models/core/params.h"
 
 namespace fabricsim::core {
 
-// Owns the recording directory of one run. Files are opened when the first instance of their block type
-// appears (`DIR/<block>.txt`), so a run without DCQCN writes no dcqcn_rp.txt. Not thread-safe: one per run.
+// Owns the recording directory of one run. While the run goes, each block type's transactions stream, in
+// simulation order, into a part file (`DIR/.<block>.part<K>`, K the scale-out rank), opened when the first
+// instance of the type appears, so a run without DCQCN writes no dcqcn_rp.txt. At the end the parts are
+// read back (take_records) and written (write_recording) as `DIR/<block>.txt` with each instance's lines
+// together, instances in name order and numbered in that order: a canonical form that is the same whether
+// one process recorded every instance or several processes each recorded their own (docs/scale_out.md).
+// Not thread-safe: one per run.
 class transaction_log {
  public:
-  // Creates `dir` (and its parents) if needed; core::config_error naming it when it cannot.
-  explicit transaction_log(std::string dir);
+  // Creates `dir` (and its parents) if needed; core::config_error naming it when it cannot. `part` names
+  // this process's part files (its scale-out rank).
+  explicit transaction_log(std::string dir, int part = 0);
   transaction_log(const transaction_log&) = delete;
   transaction_log& operator=(const transaction_log&) = delete;
 
@@ -29,6 +36,14 @@ class transaction_log {
   // Flushes every file; core::config_error naming the file when a write failed.
   void flush();
   const std::string& dir() const { return m_dir; }
+  // Closes and reads back this process's part files, removes them, and returns their instances as records
+  // (block, name, parameters, lines without the id) for write_recording; config_error naming a file that
+  // cannot be written or read.
+  std::vector<uint8_t> take_records();
+  // Writes the records of every process (take_records' results, any order) as the canonical files.
+  static void write_recording(const std::string& dir, const std::vector<std::vector<uint8_t>>& records);
+  // One process: take_records and write_recording.
+  void finish() { write_recording(m_dir, {take_records()}); }
 
  private:
   struct file {
@@ -38,6 +53,7 @@ class transaction_log {
   file& open(const std::string& block);
 
   std::string m_dir;
+  int m_part = 0;
   std::map<std::string, file> m_files;
   uint64_t m_next_id = 0;
 };

@@ -212,8 +212,20 @@ void link_exchange::inject(const std::vector<uint8_t>& in) {
       }
       p->payload = where;
     }
-    m_fab.links()[h.link]->inject(p, core::picoseconds(h.arrival_ps), h.flags);
+    core::link& l = *m_fab.links()[h.link];
+    const bool faulted = (h.flags & (core::link::frame_lost | core::link::frame_corrupted)) != 0 &&
+                         (h.flags & core::link::frame_injected) == 0;
+    if (faulted && h.link < m_arrival_loss.size() && m_arrival_loss[h.link] != nullptr) {
+      const core::picoseconds end = core::picoseconds(h.arrival_ps) - l.latency();  // link::transmit's arrival
+      m_arrival_loss[h.link]->on_wire_loss(*p, end - l.serialization(p->wire()), end);
+    }
+    l.inject(p, core::picoseconds(h.arrival_ps), h.flags);
   }
+}
+
+void link_exchange::on_arrival_loss(size_t link, core::wire_loss_listener* l) {
+  if (m_arrival_loss.size() <= link) m_arrival_loss.resize(link + 1, nullptr);
+  m_arrival_loss[link] = l;
 }
 
 void link_exchange::clear_out() {

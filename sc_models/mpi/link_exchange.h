@@ -51,6 +51,10 @@ class link_exchange : public core::link_proxy {
   void on_window_end(std::function<void()> hook) { m_window_end = std::move(hook); }
   // Whether the ranks run in windows (more than one rank and some link crosses): otherwise the hook never runs.
   bool windowed() const { return m_active; }
+  // Crossing link `link` into this rank: `l` is told of every frame a fault destroyed on it (its verdict made
+  // on the transmitting rank, which has no sink to tell), as the frame is injected, with the times it was on
+  // the wire; in one process the link's injector tells it as it judges (InfiniBand credit recovery).
+  void on_arrival_loss(size_t link, core::wire_loss_listener* l);
 
   // Where this rank's time went (docs/scale_out.md, "Where a rank's time goes"). Wall-clock figures grow with
   // the machine's load; busy_cpu_s (this thread's CPU time, CLOCK_THREAD_CPUTIME_ID) and the counts do not.
@@ -128,6 +132,7 @@ class link_exchange : public core::link_proxy {
   void map_regions();
   std::vector<region> m_regions;                       // by address, to name a payload by (host, place, offset)
   std::vector<std::unique_ptr<credit_inbox>> m_inbox;  // [link index], made at the first update on the link
+  std::vector<core::wire_loss_listener*> m_arrival_loss;  // [link index] (on_arrival_loss), or empty
   std::function<void()> m_window_end;
   rank_profile m_prof;
 };

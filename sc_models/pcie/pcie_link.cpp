@@ -103,9 +103,24 @@ core::picoseconds pcie_link::ready_at() const {
 
 void pcie_link::send(tlp& t) {
   fifo& q = m_queue[unsigned(class_of(t.type))];
-  t.next = nullptr;
-  if (q.tail) q.tail->next = &t; else q.head = &t;
-  q.tail = &t;
+  const core::picoseconds now = core::now();
+  if (q.stamp != now) {  // the first TLP of this time step: everything queued so far is older
+    q.stamp = now;
+    q.older = q.tail;
+  }
+  // Among this time step's TLPs, after those from lower-numbered (or the same) ports.
+  tlp* prev = q.older;
+  tlp* cur = prev ? prev->next : q.head;
+  while (cur && cur->src_port <= t.src_port) {
+    prev = cur;
+    cur = cur->next;
+  }
+  t.next = cur;
+  if (prev)
+    prev->next = &t;
+  else
+    q.head = &t;
+  if (!cur) q.tail = &t;
   m_wake.notify(sc_core::SC_ZERO_TIME);  // commit in this time step once every same-time arrival is queued
 }
 
@@ -234,6 +249,7 @@ void pcie_link::transmit_ready() {
     fifo& q = m_queue[cls];
     q.head = pick->next;
     if (!q.head) q.tail = nullptr;
+    if (q.older == pick) q.older = nullptr;  // the older ones have all left: this step's start at the head
     pick->next = nullptr;
     const core::picoseconds deliver = commit(*pick);
     if (pick->held_by) {

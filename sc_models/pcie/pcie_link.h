@@ -118,6 +118,9 @@ class pcie_link : public sc_core::sc_module {
   struct fifo {
     tlp* head = nullptr;
     tlp* tail = nullptr;
+    // The TLPs queued at `stamp` follow `older` (nullptr: from the head), in src_port order.
+    core::picoseconds stamp{UINT64_MAX};
+    tlp* older = nullptr;
   };
 
   void on_wake();

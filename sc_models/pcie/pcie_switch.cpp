@@ -217,6 +217,7 @@ tlm::tlm_sync_enum pcie_switch::begin_request(unsigned p, tlm::tlm_generic_paylo
     t->payload_bytes = write ? len : 0;
     t->trans = c;
     t->eligible_at = at;
+    t->src_port = uint16_t(p);
     ++s->uncommitted;
     ++s->pending;
     m_ports[p]->up.send(*t);
@@ -257,6 +258,7 @@ void pcie_switch::ingress(unsigned p, tlp& t) {
     }
   }
   t.dst_port = uint16_t(dst);
+  t.src_port = uint16_t(p);
   t.held_by = &m_ports[p]->up;
   t.eligible_at = core::now() + m_cut_through;
   m_ports[dst]->down.send(t);
@@ -363,6 +365,7 @@ void pcie_switch::device_responded(unsigned q, tlm::tlm_generic_payload& gp) {
     t->offset = uint32_t(off);
     t->trans = &gp;
     t->dst_port = uint16_t(requester);
+    t->src_port = uint16_t(q);
     t->eligible_at = core::now();
     ++m_completions;
     m_ports[q]->up.send(*t);

@@ -66,6 +66,10 @@ struct tlp {
   uint32_t payload_bytes = 0;
   uint32_t offset = 0;
   uint16_t dst_port = 0;
+  // The switch port it entered by: TLPs queued at one egress in the same picosecond go in port order, not
+  // in the order the simulation kernel happened to run their ingress links (which differs between runs
+  // whose other events differ, e.g. the ranks of a scale-out run).
+  uint16_t src_port = 0;
   tlm::tlm_generic_payload* trans = nullptr;
   core::picoseconds eligible_at{};      // earliest start on the next link (cut-through)
   core::picoseconds last_byte_in{};     // when its last byte reached the holder's receiver

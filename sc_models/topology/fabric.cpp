@@ -602,6 +602,7 @@ void fabric::route() {
   for (size_t h = 0; h < m_hosts.size(); ++h) hosts_of[m_hosts[h].leaf].push_back(h);
   std::vector<size_t> dist(nsw), queue;
   queue.reserve(nsw);
+  m_remote_routes.assign(nsw, {});
   for (size_t leaf = 0; leaf < nsw; ++leaf) {
     if (hosts_of[leaf].empty()) continue;
     std::fill(dist.begin(), dist.end(), SIZE_MAX);
@@ -618,7 +619,7 @@ void fabric::route() {
     if (m_switches[leaf])
       for (size_t h : hosts_of[leaf]) m_switches[leaf]->add_route(m_hosts[h].ip, {m_host_port[h]});
     for (size_t u = 0; u < nsw; ++u) {
-      if (u == leaf || !m_switches[u]) continue;  // a switch another process simulates routes there
+      if (u == leaf) continue;
       std::vector<unsigned> ports;
       for (size_t p = 0; p < m_peer[u].size(); ++p) {
         const size_t v = m_peer[u][p];
@@ -627,9 +628,21 @@ void fabric::route() {
       }
       if (ports.empty())
         throw std::logic_error(switch_name(u) + ": no path to " + switch_name(leaf));
+      if (!m_switches[u]) {  // a switch another process simulates routes there; kept for remote_route()
+        m_remote_routes[u].resize(nsw);
+        m_remote_routes[u][leaf] = std::move(ports);
+        continue;
+      }
       for (size_t h : hosts_of[leaf]) m_switches[u]->add_route(m_hosts[h].ip, ports);
     }
   }
+}
+
+std::vector<unsigned> fabric::remote_route(size_t sw, size_t h) const {
+  if (m_switches.at(sw)) return {};
+  const size_t leaf = m_hosts.at(h).leaf;
+  if (leaf == sw) return {m_host_port[h]};
+  return m_remote_routes[sw].empty() ? std::vector<unsigned>{} : m_remote_routes[sw][leaf];
 }
 
 }  // namespace fabricsim::topology

@@ -206,6 +206,10 @@ class fabric {
   // itself may be built by another).
   size_t egress_link_index(const std::string& node, unsigned port) const;
   std::optional<size_t> link_index(const std::string& name) const;
+  // The equal-cost egress ports of switch `sw`'s route to host `h`, for a switch this process does not build
+  // (a scale-out rank's view of another rank's switch: the routes its add_route got there); empty for a
+  // switch built here (ask the switch).
+  std::vector<unsigned> remote_route(size_t sw, size_t h) const;
   // The link named `name` (<from>_to_<to>[_k]), or nullptr.
   core::link* find_link(const std::string& name);
 
@@ -222,6 +226,7 @@ class fabric {
   std::vector<std::unique_ptr<core::link>> m_links;
   std::vector<std::vector<size_t>> m_peer;   // [switch][port]: the switch at the far end, or k_host_end
   std::vector<unsigned> m_host_port;         // [host]: its port on its leaf
+  std::vector<std::vector<std::vector<unsigned>>> m_remote_routes;  // [switch][leaf]: unbuilt switches only
 };
 
 }  // namespace fabricsim::topology
