@@ -125,11 +125,11 @@ its timed iterations alone may run after the incast has gone).
   unrelated counters (leaf0's four uplink counters end the run up to 220 KB apart) over the time between two
   packets (84 ns for a 4 KB frame at 400 Gb/s) reads as a rate many times the link's, u far above eta, and
   the multiplicative step W = Wc / (u / eta) divides the window by as much, towards its floor (256 bytes);
-  additive steps of 2,000 bytes per RTT do not win it back before the next such record. This is the control doing what it specifies on inputs that break its assumption, not a
-  fault of the switch or the NIC: the ring alone with HPCC reaches 41.1 GB/s on the same fabric with ECMP,
-  and also with adaptive routing told to keep each QP on its hashed port while that port's queue is below
-  1 MB (`--set switch.ar_threshold_bytes=1000000`: every packet of h0's QP leaves leaf0 on one uplink, 41.1
-  GB/s). The row for adaptive routing + HPCC therefore fails on its alone run (a slowdown against a ring that
+  additive steps of 2,000 bytes per RTT do not win it back before the next such record. This is the control
+  doing what it specifies on inputs that break its assumption, not a fault of the switch or the NIC: the
+  ring alone with HPCC reaches 41.1 GB/s on the same fabric with ECMP, and also with adaptive routing told to
+  keep each QP on its hashed port while that port's queue is below 1 MB (`--set
+  switch.ar_threshold_bytes=1000000`: every packet of h0's QP leaves leaf0 on one uplink, 41.1 GB/s). The row for adaptive routing + HPCC therefore fails on its alone run (a slowdown against a ring that
   slow alone measures nothing); the row "ECMP + HPCC" shows the control on one path per QP, without a bound
   (ECMP's hash decides how many incast flows share the ring's spine link). What Spectrum-X pairs with its
   adaptive routing is NVIDIA's own telemetry control, which is not public; a per-port identity in the
