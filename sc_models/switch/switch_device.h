@@ -24,8 +24,7 @@ class switch_device : public core::packet_sink {
   virtual unsigned ports() const = 0;
   virtual const char* device_name() const = 0;
   // Capabilities beyond forwarding, null for a model without them: the run set-up asks for these instead of
-  // casting to a model's class. Routing that reads the fabric's reachability table (faults: InfiniBand's
-  // reroute, Spectrum's remote fault notification):
+  // casting to a model's class. InfiniBand routing that reads the fabric's reachability table (faults):
   virtual reachability_user* reachability() { return nullptr; }
   // SHARP in-network reduction: the switch its aggregation units attach to (sharp_aggregator.h).
   virtual quantum_switch* sharp_switch() { return nullptr; }

@@ -2,8 +2,7 @@
 // can still deliver to each LID over links that are not known down. The fabric computes it from the fault
 // schedule whenever a link's known state changes and gives each quantum_switch its rows
 // (quantum_switch::set_reachability), so that routing reads a table the switch holds instead of asking the
-// neighbouring switch at run time (docs/faults.md). Spectrum switches read the same table, keyed by host
-// index + 1 as a LID would be, for the remote fault notification (in force fault.notification_us later).
+// neighbouring switch at run time (docs/faults.md).
 #pragma once
 
 #include <cstddef>
