@@ -121,8 +121,8 @@ other leaf, adaptive routing, the switches learning of the carrier change `fault
   frames started on it after detection are those already queued at it then (the links' `tx_known_down`,
   drained, not flushed); and the transport resends what was lost: every WRITE completes and verifies.
 - **Measured**: %s. Frames the far leaf still sprayed to spine1, dropped there for want of a live port
-  (`no_live_port`: only the cable's ends learn of the fault; not losses on the cable): %d; retransmitted
-  packets: %s.
+  (`no_live_port`: the far leaf learns of the fault only from the fault notification, `fault.notification_us`
+  after detection; not losses on the cable): %d; retransmitted packets: %s.
 """ % (fault, (detect or 0) / 1e3, measured or "failed", no_live, fl.get("retransmissions", "-")))
 
 

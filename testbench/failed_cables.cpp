@@ -77,9 +77,10 @@ void fail_cables(fault_entry& f, uint64_t seed, size_t index, const std::string&
   std::vector<size_t> absent = topo.absent_cables;
   absent.insert(absent.end(), candidates.begin(), candidates.end());
   if (const size_t cut = first_cut_off_leaf(lay, absent); cut != SIZE_MAX)
-    throw core::config_error(where + ": the " + std::to_string(chosen) + " " + f.tier + " cables drawn with seed " +
-                             std::to_string(seed) + " cut " + lay.switches[cut].name + " off from " +
-                             lay.switches[lay.host_leaf.front()].name + ": lower fraction or choose another seed");
+    throw core::config_error(where + ".fraction: the " + std::to_string(chosen) + " " + f.tier +
+                             " cables drawn with seed " + std::to_string(seed) + " cut " + lay.switches[cut].name +
+                             " off from " + lay.switches[lay.host_leaf.front()].name +
+                             ": lower fraction or choose another seed");
   topo.absent_cables = std::move(absent);
   std::sort(topo.absent_cables.begin(), topo.absent_cables.end());
   f.target = fmt::format("{} of {} {} cables", chosen, n, f.tier);

@@ -39,18 +39,23 @@ bool is_carrier(const std::string& kind) { return kind == "link_down" || kind ==
 
 }  // namespace
 
-// The reachability tables of a Quantum fabric (sc_models/switch/quantum/reachability.h), from the fault
-// schedule of every link: the table for each stretch between two changes of some link's known state is
-// computed and set in the switches before the stretch begins (the first two at construction, then one more at
-// each change), so a switch reads the table in force at a packet's time whatever the order of simultaneous
-// events. Every rank holds every link's schedule (fault_set::injector_of) and computes the whole fabric's
-// tables alike: the route groups of the switches it builds are read from them, those of the others from the
-// routes the fabric gave them on their own rank (fabric::remote_route); only its own switches get rows.
-class fault_set::ib_reachability : public core::calendar_client {
+// The reachability tables of a fabric (sc_models/switch/quantum/reachability.h), from the fault schedule of
+// every link: the table for each stretch between two changes of some link's known state is computed and set
+// in the switches before the stretch begins (the first two at construction, then one more at each change), so
+// a switch reads the table in force at a packet's time whatever the order of simultaneous events. A Quantum
+// fabric's subnet manager reroutes at detection (`delay` 0); on a Spectrum fabric the switches away from the
+// failure learn of it from a fault notification `delay` (fault.notification_us) after detection, so each
+// table comes into force that much after the change it follows. Every rank holds every link's schedule
+// (fault_set::injector_of) and computes the whole fabric's tables alike: the route groups of the switches it
+// builds are read from them, those of the others from the routes the fabric gave them on their own rank
+// (fabric::remote_route); only its own switches get rows (Quantum; a Spectrum fabric's notification runs in
+// one process).
+class fault_set::fabric_reachability : public core::calendar_client {
  public:
-  ib_reachability(topology::fabric& fab, std::vector<sw::reachability_user*> switches,
-                  const std::map<size_t, std::unique_ptr<core::fault_injector>>& injectors, core::sim_context& ctx)
-      : m_switches(std::move(switches)), m_injectors(injectors), m_ctx(ctx) {
+  fabric_reachability(topology::fabric& fab, std::vector<sw::reachability_user*> switches,
+                      const std::map<size_t, std::unique_ptr<core::fault_injector>>& injectors, picoseconds delay,
+                      core::sim_context& ctx)
+      : m_switches(std::move(switches)), m_injectors(injectors), m_delay(delay), m_ctx(ctx) {
     const topology::fabric_layout& lay = fab.layout();
     m_remote.resize(m_switches.size());
     for (size_t s = 0; s < m_switches.size(); ++s) {
@@ -82,15 +87,15 @@ class fault_set::ib_reachability : public core::calendar_client {
     const picoseconds first = next_change(picoseconds{0});
     if (first.value == UINT64_MAX) return;
     install(first);
-    m_ctx.calendar.schedule(this, first);
+    m_ctx.calendar.schedule(this, first + m_delay);
   }
 
-  // At a change: the table after the next one (the one for now was set at the previous change).
+  // When a change's table comes into force: the table after the next one (the one for now was set before).
   void on_due(picoseconds t) override {
-    const picoseconds next = next_change(t);
+    const picoseconds next = next_change(t - m_delay);
     if (next.value == UINT64_MAX) return;
     install(next);
-    m_ctx.calendar.schedule(this, next);
+    m_ctx.calendar.schedule(this, next + m_delay);
   }
 
  private:
@@ -110,7 +115,7 @@ class fault_set::ib_reachability : public core::calendar_client {
     for (const auto& [k, inj] : m_injectors) best = std::min(best, inj->next_known_change(t));
     return best;
   }
-  // The tables in force from `t`, given to every switch.
+  // The tables for the known state at `t`, given to every switch, in force from t + delay.
   void install(picoseconds t) {
     m_in.down = [this, t](size_t s, unsigned port) {
       const size_t k = port < m_link[s].size() ? m_link[s][port] : SIZE_MAX;
@@ -118,11 +123,12 @@ class fault_set::ib_reachability : public core::calendar_client {
     };
     std::vector<sw::reach_rows> rows = sw::reach_beyond(m_in);
     for (size_t s = 0; s < m_switches.size(); ++s)
-      if (m_switches[s] != nullptr) m_switches[s]->set_reachability(t, std::move(rows[s]));
+      if (m_switches[s] != nullptr) m_switches[s]->set_reachability(t + m_delay, std::move(rows[s]));
   }
 
   std::vector<sw::reachability_user*> m_switches;
   const std::map<size_t, std::unique_ptr<core::fault_injector>>& m_injectors;
+  picoseconds m_delay;
   core::sim_context& m_ctx;
   sw::reach_inputs m_in;
   std::vector<std::vector<size_t>> m_link;                   // [switch][port]: the link leaving it there (layout index)
@@ -215,16 +221,33 @@ void fault_set::install_reachability(topology::fabric& fab) {
   bool carrier = false;
   for (const fault_entry& f : m_scenario.faults)
     carrier = carrier || f.kind == "link_down" || f.kind == "flap" || f.kind == "port_down";
-  // Under mpirun a switch another rank builds is nullptr here; every switch built here must be a Quantum.
+  if (!carrier) return;
+  // Under mpirun a switch another rank builds is nullptr here.
   std::vector<sw::reachability_user*> switches;
-  bool any = false, all_quantum = true;
+  bool any = false, built = true, subnet_managed = true;
   for (auto& d : fab.switches()) {
-    switches.push_back(d ? d->reachability() : nullptr);
     any = any || d != nullptr;
-    all_quantum = all_quantum && (d == nullptr || switches.back() != nullptr);
+    built = built && d != nullptr;
+    switches.push_back(d ? d->reachability() : nullptr);
+    subnet_managed = subnet_managed && (d == nullptr || (switches.back() != nullptr && switches.back()->subnet_managed()));
   }
-  if (carrier && any && all_quantum)
-    m_reach = std::make_unique<ib_reachability>(fab, std::move(switches), m_injectors, m_ctx);
+  if (!any) return;
+  if (subnet_managed) {  // Quantum-X800: the subnet manager's reroute, at detection
+    m_reach = std::make_unique<fabric_reachability>(fab, std::move(switches), m_injectors, picoseconds{0}, m_ctx);
+    return;
+  }
+  if (!m_scenario.fault.remote_notification) return;  // only the cable's ends learn
+  if (!built)
+    throw config_error(m_scenario.source +
+                       ": fault.remote_notification: the switches away from a failed cable "
+                       "learn of it from a table computed over every switch, which a scale-out "
+                       "rank does not hold; under --ranks set fault.remote_notification: false "
+                       "(only the cable's ends learn, docs/faults.md)");
+  // Every switch routes by the table (Spectrum, or a mix with Quantum); a model without one (the output-queued
+  // reference switch) keeps the ends-only view.
+  if (std::find(switches.begin(), switches.end(), nullptr) != switches.end()) return;
+  m_reach = std::make_unique<fabric_reachability>(fab, std::move(switches), m_injectors,
+                                                  us(m_scenario.fault.notification_us), m_ctx);
 }
 
 core::fault_injector& fault_set::injector_of(topology::fabric& fab, size_t k) {

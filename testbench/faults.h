@@ -68,7 +68,8 @@ class fault_set {
     core::picoseconds at{};
   };
   nlohmann::json misplace_report(size_t i) const;
-  // Quantum fabrics with carrier faults: the switches' reachability tables (m_reach).
+  // Carrier faults: the switches' reachability tables (m_reach), on Quantum fabrics at detection, on Spectrum
+  // fabrics fault.notification_us later (fault.remote_notification).
   void install_reachability(topology::fabric& fab);
   // The injector of link `k` (the layout's index), made on first use. It is attached to the link only when
   // this process simulates the link's transmitter; otherwise it stays detached (it holds the schedule the
@@ -86,10 +87,10 @@ class fault_set {
   // InfiniBand links: credit recovery for frames the faults destroy (sw::ib::wire_loss_recovery).
   std::vector<std::unique_ptr<sw::ib::wire_loss_recovery>> m_recoveries;
   std::vector<std::pair<size_t, core::wire_loss_listener*>> m_arrival_losses;  // crossing links into this rank
-  // Quantum fabrics with carrier faults: the reachability tables the switches reroute by, recomputed
-  // ahead of every change of a link's known state (faults.cpp).
-  class ib_reachability;
-  std::unique_ptr<ib_reachability> m_reach;
+  // Carrier faults: the reachability tables the switches reroute by, recomputed ahead of every change of a
+  // link's known state (faults.cpp).
+  class fabric_reachability;
+  std::unique_ptr<fabric_reachability> m_reach;
 };
 
 }  // namespace fabricsim::testbench

@@ -13,6 +13,15 @@ void fault_params::visit(param_visitor& v) {
            "signalling, port-state interrupt)",
            0.0, 1e6},
           detect_us);
+  v.field({"remote_notification", "",
+           "Spectrum fabrics: switches away from a failed cable learn of it (notification_us after its ends "
+           "detect it) and stop routing towards it; false: only the cable's ends learn (docs/faults.md)"},
+          remote_notification);
+  v.field({"notification_us", "us",
+           "Spectrum fabrics: from the detection at a failed cable's ends to the other switches no longer "
+           "routing towards it (adaptive-routing fault notification or route withdrawal; estimate)",
+           0.0, 1e6},
+          notification_us);
   v.field({"sample_us", "us",
            "with faults and run.sample_us 0: the period at which delivered payload is sampled to measure time to "
            "recover (run.sample_us when set); sampling adds no model event",

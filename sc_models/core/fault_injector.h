@@ -21,6 +21,13 @@ struct fault_params {
   // PCS local-fault signalling and the port-state interrupt to the switch's routing (estimate, not a
   // published figure; switches add a configurable link-down debounce on top of it).
   double detect_us = 10.0;
+  // Ethernet (Spectrum) fabrics: the switches away from a failed cable stop routing towards it this long after
+  // its ends detect the failure (an adaptive-routing fault notification sent back from the switch that lost
+  // its way down, or a route withdrawal); an estimate (docs/faults.md). `remote_notification` false: only the
+  // cable's ends ever learn (the model before notifications). InfiniBand's subnet manager reroutes at
+  // detection and ignores both.
+  bool remote_notification = true;
+  double notification_us = 1.0;
   // Goodput sampling period for time to recover, used when run.sample_us is 0 (sampling adds no model event).
   double sample_us = 1.0;
   void visit(param_visitor& v);

@@ -120,6 +120,61 @@ TEST(faults, after_detection_no_data_frame_is_routed_into_the_down_uplink) {
   EXPECT_TRUE(r["verified"].get<bool>());
 }
 
+namespace {
+
+// leaf0's cable to spine1 down from 5 to 20 us, detected 2 us later at its ends; a fault notification
+// `notification_us` after that tells leaf1. RoCE frames leaf1 puts on its cable to spine1 (every one is bound
+// for leaf0's hosts: leaf_pairs sends leaf1's data, and the ACKs of leaf0's data, to leaf0), first bit in ns.
+json run_remote(const std::string& notification) {
+  const test::child_result c = test::run_in_child([notification] {
+    std::vector<double> starts;
+    run_options o;
+    o.taps = {"leaf1_to_spine1=/dev/null"};
+    o.tap_frames = [&](const core::link&, const core::packet& p, uint64_t ns) {
+      if (p.kind == core::frame_kind::roce) starts.push_back(double(ns));
+    };
+    std::string y = yaml("{kind: link_down, link: leaf0_to_spine1, at_us: 5, for_us: 15}");
+    y.replace(y.find("fault: {detect_us: 2}"), 21, "fault: {detect_us: 2, " + notification + "}");
+    json r = run_scenario(load_scenario_text(y, "t.yaml"), o);
+    r["tap_starts"] = starts;
+    return r.dump();
+  });
+  EXPECT_TRUE(c.ok) << c.output;
+  return c.ok ? json::parse(c.output) : json{};
+}
+
+uint64_t frames_between(const json& r, double from_ns, double until_ns) {
+  uint64_t n = 0;
+  for (const json& t : r["tap_starts"]) n += t.get<double>() >= from_ns && t.get<double>() < until_ns;
+  return n;
+}
+
+}  // namespace
+
+TEST(faults, after_the_fault_notification_the_far_leaf_sends_nothing_towards_the_spine_that_lost_its_way) {
+  const json r = run_remote("notification_us: 1");
+  ASSERT_TRUE(r.contains("stats"));
+  // leaf1 learns at 5 + 2 + 1 = 8 us that spine1 no longer reaches leaf0's hosts, and routes none of their
+  // frames to it; what its port 3 (to spine1) held then, at most its peak depth plus the MAC FIFO's 4 frames
+  // of at most 4200 B, still drains at 400 Gb/s. Nothing may start after that until the link is known up at
+  // its ends (22 us) and leaf1 is told (23 us).
+  const double max_queue = r["stats"]["leaf1.port3"]["max_queue_bytes"]["value"].get<double>();
+  const double quiet_from = 8000.0 + (max_queue + 4 * 4200.0) * 8.0 / 400.0, quiet_until = 23000.0;
+  ASSERT_LT(quiet_from, quiet_until);
+  EXPECT_GT(frames_between(r, 0, 5000.0), 0u);  // leaf1 sprayed to spine1 before the fault
+  EXPECT_EQ(frames_between(r, quiet_from, quiet_until), 0u);
+  EXPECT_GT(frames_between(r, quiet_until, 1e12), 0u);  // and again once told the link is back
+  expect_all_complete_and_exact(r);
+  // Without the notification (the ends-only model) leaf1 keeps spraying into spine1 over the same span, and
+  // spine1 drops more for want of a live port: the quiet span above is the notification's doing.
+  const json off = run_remote("remote_notification: false");
+  ASSERT_TRUE(off.contains("stats"));
+  EXPECT_GT(frames_between(off, quiet_from, quiet_until), 0u);
+  EXPECT_GT(off["stats"]["spine1"]["no_live_port"]["value"].get<uint64_t>(),
+            r["stats"]["spine1"]["no_live_port"]["value"].get<uint64_t>());
+  expect_all_complete_and_exact(off);
+}
+
 TEST(faults, a_host_cable_that_stays_down_ends_its_queue_pairs_in_retry_exceeded) {
   // h0's cable dies at 5 us for good. The WRITE from h0 loses every packet, the WRITE to h0 every packet
   // or acknowledgement: both QPs run out of retries (rto 10 us, retry_count 3) and complete in error
@@ -232,7 +287,8 @@ TEST(faults, links_down_that_chooses_nothing_is_refused_naming_the_fraction) {
   EXPECT_NE(err.find("faults.0.at_us: does not apply to kind links_down"), std::string::npos) << err;
   // 13 of the 16 leaf-spine cables gone leaves 3 for 4 leaves: whichever 13, some leaf has no uplink.
   err = load_error(wide_yaml("{kind: links_down, tier: leaf_spine, fraction: 0.8125}"));
-  EXPECT_NE(err.find("t.yaml:8: faults.0: the 13 leaf_spine cables drawn with seed 5 cut "), std::string::npos) << err;
+  EXPECT_NE(err.find("t.yaml:8: faults.0.fraction: the 13 leaf_spine cables drawn with seed 5 cut "), std::string::npos)
+      << err;
   EXPECT_NE(err.find("lower fraction or choose another seed"), std::string::npos) << err;
 }
 

@@ -171,6 +171,7 @@ class quantum_switch : public sc_core::sc_module,
   ib::credit_receiver* receiver_at(unsigned port) override { return m_rx.at(port).get(); }
   unsigned receiver_vls() const override { return m_vls; }
   reachability_user* reachability() override { return this; }
+  bool subnet_managed() const override { return true; }
   quantum_switch* sharp_switch() override { return this; }
 
   // The LFT entry for `dlid` with its AR group (the first of `ports` is not special: the LFT port is

@@ -44,6 +44,9 @@ class reachability_user {
   virtual equal_cost_group ar_group(uint16_t dlid) const = 0;
   // The rows (reach_beyond) in force from `from` until the next table's `from`.
   virtual void set_reachability(core::picoseconds from, reach_rows rows) = 0;
+  // true: a subnet manager reroutes every switch at detection (InfiniBand); false: the switches away from a
+  // failure learn of it from a notification, fault.notification_us later (Ethernet adaptive routing).
+  virtual bool subnet_managed() const = 0;
 };
 
 }  // namespace fabricsim::sw

@@ -17,6 +17,7 @@ using core::picoseconds;
 namespace {
 
 constexpr picoseconds never{UINT64_MAX};
+constexpr uint32_t ib_host_ip_base = 0x0a000001;   // host 0's address (topology::host_ip), LID 1 (ib::host_lid)
 constexpr uint64_t jumbo_frame_bytes = 9216 + 20;  // largest frame on the wire, preamble and gap included
 constexpr uint64_t switch_mac_base = 0x02'00'00'ff'00'00ull;
 
@@ -332,25 +333,55 @@ bool spectrum_switch::parse(packet* p, unsigned in_port) {
   return true;
 }
 
-const spectrum_switch::route* spectrum_switch::lookup(const packet* p) const {
+const spectrum_switch::route* spectrum_switch::lookup(const packet* p) const { return lookup(p->ip.dst); }
+
+const spectrum_switch::route* spectrum_switch::lookup(const core::ip_address& dst) const {
   if (m_route_slots.empty()) return nullptr;
   const size_t mask = m_route_slots.size() - 1;
-  for (size_t s = p->ip.dst.hash() & mask;; s = (s + 1) & mask) {
+  for (size_t s = dst.hash() & mask;; s = (s + 1) & mask) {
     const route& r = m_route_slots[s];
     if (r.ports.count == 0) return nullptr;
-    if (r.dst == p->ip.dst) return &r;
+    if (r.dst == dst) return &r;
   }
+}
+
+// Destinations are the fabric's hosts, 10.0.0.1 on (topology::host_ip); the reachability table indexes them as
+// InfiniBand does its LIDs (ib::host_lid), so that one fabric-wide computation serves both switch models.
+int spectrum_switch::lft(uint16_t dlid) const {
+  const route* r = dlid > 0 ? lookup(core::ip_address::v4(ib_host_ip_base + dlid - 1u)) : nullptr;
+  return r ? int(m_groups.group(r->ports)[0]) : -1;
+}
+
+equal_cost_group spectrum_switch::ar_group(uint16_t dlid) const {
+  const route* r = dlid > 0 ? lookup(core::ip_address::v4(ib_host_ip_base + dlid - 1u)) : nullptr;
+  return r ? m_groups.group(r->ports) : equal_cost_group{};
+}
+
+void spectrum_switch::set_reachability(picoseconds from, reach_rows rows) {
+  m_reach[0] = std::move(m_reach[1]);
+  m_reach[1] = {from, std::move(rows)};
+  m_reach_set = true;
+}
+
+bool spectrum_switch::live(unsigned port, uint16_t dlid, picoseconds t) const {
+  if (m_ports[port]->out().known_down(t)) return false;
+  if (!m_reach_set) return true;
+  const reach_table& table = t >= m_reach[1].from ? m_reach[1] : m_reach[0];
+  if (port >= table.beyond.size() || table.beyond[port].empty()) return true;  // a host beyond, or no table yet
+  return dlid >= table.beyond[port].size() || table.beyond[port][dlid];        // not a host of the table: no news
 }
 
 unsigned spectrum_switch::select_egress(const route& r, const packet* p, unsigned tc, picoseconds t) {
   const equal_cost_group g = m_groups.group(r.ports);
-  if (g.count == 1) return m_ports[g[0]]->out().known_down(t) ? no_port : g[0];
+  const uint16_t dlid = m_reach_set ? uint16_t(p->ip.dst.v4_value() - ib_host_ip_base + 1u) : 0;
+  if (g.count == 1) return live(g[0], dlid, t) ? g[0] : no_port;
   const uint32_t hash = p->five_tuple_hash(m_hash_seed);
   unsigned hashed = g[hash % g.count];
-  // A port whose link is known down leaves the equal-cost set until its carrier is known back: ECMP
-  // rehashes over what is left, so flows on live ports keep their port.
-  if (m_ports[hashed]->out().known_down(t)) {
-    hashed = g.nth_live(hash, [&](unsigned port) { return !m_ports[port]->out().known_down(t); });
+  // A port whose link is known down, or (after a fault notification) whose far switch can no longer reach the
+  // destination, leaves the equal-cost set until that changes: ECMP rehashes over what is left, so flows on
+  // live ports keep their port.
+  if (!live(hashed, dlid, t)) {
+    hashed = g.nth_live(hash, [&](unsigned port) { return live(port, dlid, t); });
     if (hashed == no_port) return no_port;
   }
   if (!m_adaptive) return hashed;
@@ -366,7 +397,7 @@ unsigned spectrum_switch::select_egress(const route& r, const packet* p, unsigne
   const uint32_t start = uint32_t(m_ar_rng() >> 32);
   const equal_cost_group::choice best = g.least_loaded(start, [&](unsigned port, int64_t& cost) {
     scheduled_port& sp = *m_ports[port];
-    if (sp.paused(tc, t) || sp.out().known_down(t)) return false;
+    if (sp.paused(tc, t) || !live(port, dlid, t)) return false;
     cost = int64_t(sp.depth(tc, t));
     return true;
   });

@@ -4,7 +4,9 @@
 //   classify  trust DSCP (or PCP) -> switch priority -> traffic class (RoCE lossless, CNP strict, default)
 //   lookup    L3 host route; ECMP over the equal-cost ports by a seeded hash of the 5-tuple (UDP source
 //             port included, so a NIC sprays by varying it), or per-packet adaptive routing to the
-//             least-loaded eligible port; ports whose link is known down (fault injection) are skipped
+//             least-loaded eligible port; ports whose link is known down (fault injection) are skipped,
+//             and, once the fabric's fault notification arrives (fault.notification_us after the failed
+//             cable's ends detect it), ports whose far switch has lost its way to the destination
 //   admit     one shared buffer with per-(ingress port, priority) and per-(egress port, class) accounting:
 //             dynamic thresholds and tail drop for lossy classes, XOFF/XON with headroom for lossless ones;
 //             ECN marking on the RED line of the egress queue
@@ -25,6 +27,7 @@
 #include "sc_models/core/rng.h"
 #include "sc_models/core/sim_context.h"
 #include "sc_models/switch/equal_cost_group.h"
+#include "sc_models/switch/quantum/reachability.h"
 #include "sc_models/switch/scheduled_port.h"
 #include "sc_models/switch/spectrum/pfc_unit.h"
 #include "sc_models/switch/switch_device.h"
@@ -69,7 +72,7 @@ struct spectrum_params {
   static std::string port_config_for(double gbps);
 };
 
-class spectrum_switch : public sc_core::sc_module, public switch_device, public port_owner {
+class spectrum_switch : public sc_core::sc_module, public switch_device, public port_owner, public reachability_user {
  public:
   spectrum_switch(sc_core::sc_module_name name, const spectrum_params& params, unsigned ports,
                   core::sim_context& ctx);
@@ -81,6 +84,13 @@ class spectrum_switch : public sc_core::sc_module, public switch_device, public 
   void add_route(const core::ip_address& dst, std::vector<unsigned> egress_ports) override;
   unsigned ports() const override { return unsigned(m_ports.size()); }
   const char* device_name() const override { return name(); }
+  // Remote fault notification (docs/faults.md): the fabric's reachability table, keyed by the destination
+  // host's index + 1 (ib::host_lid of its address), in force from a notification's arrival.
+  reachability_user* reachability() override { return this; }
+  int lft(uint16_t dlid) const override;
+  equal_cost_group ar_group(uint16_t dlid) const override;
+  void set_reachability(core::picoseconds from, reach_rows rows) override;
+  bool subnet_managed() const override { return false; }
   void receive(core::packet* p, unsigned in_port) override;
   void departing(core::packet* p, unsigned port, unsigned tc, core::picoseconds start, core::picoseconds t) override;
 
@@ -129,6 +139,10 @@ class spectrum_switch : public sc_core::sc_module, public switch_device, public 
   // Pipeline stages.
   bool parse(core::packet* p, unsigned in_port);  // false: consumed (PFC) or dropped (TTL)
   const route* lookup(const core::packet* p) const;
+  const route* lookup(const core::ip_address& dst) const;
+  // Whether `port` may carry a packet for host `dlid` at `t`: its link is not known down and, once a
+  // reachability table is set, the switch beyond it still reaches the host.
+  bool live(unsigned port, uint16_t dlid, core::picoseconds t) const;
   // The egress port, or no_port when every equal-cost port's link is known down (the frame is dropped).
   unsigned select_egress(const route& r, const core::packet* p, unsigned tc, core::picoseconds t);
   static constexpr unsigned no_port = equal_cost_group::none;
@@ -164,6 +178,14 @@ class spectrum_switch : public sc_core::sc_module, public switch_device, public 
   std::vector<route> m_route_slots;
   size_t m_route_count = 0;
   equal_cost_groups m_groups;
+  // The reachability tables (set_reachability): [1] from its `from` on, [0] before that; none set: every
+  // port whose link is up is taken to reach every destination (only the cable's ends know of a fault).
+  struct reach_table {
+    core::picoseconds from{};
+    reach_rows beyond;  // [port][dlid]; an empty row: a host beyond the port, nothing to check
+  };
+  std::array<reach_table, 2> m_reach;
+  bool m_reach_set = false;
 
   uint64_t m_no_live_port = 0;
   uint64_t m_received = 0, m_no_route = 0, m_ttl_expired = 0, m_headroom_overflow = 0;
