@@ -14,6 +14,7 @@ namespace fabricsim::memory {
 class payload_pattern {
  public:
   explicit payload_pattern(uint64_t seed) : m_seed(seed) {}
+  uint64_t seed() const { return m_seed; }
 
   // The 8-byte word at word index `w` (address 8w) of `host`'s memory.
   uint64_t word(uint32_t host, uint64_t w) const { return mix(w, key(host)); }

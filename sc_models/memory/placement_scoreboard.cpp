@@ -75,23 +75,49 @@ size_t placement_scoreboard::find(uint32_t host, uint64_t va) {
   return va < r.dest_addr + r.length ? it->second : m_regions.size();
 }
 
-void placement_scoreboard::landed(uint32_t host, uint64_t va, const uint8_t* bytes, uint64_t length) {
+placement_scoreboard::tracked* placement_scoreboard::locate(uint32_t host, uint64_t va, uint64_t length,
+                                                            uint64_t& offset, uint64_t& inside) {
   ++m_landings;
-  if (length == 0) return;
+  if (length == 0) return nullptr;
   const size_t i = find(host, va);
   if (i == m_regions.size()) {
     m_stray += length;
-    return;
+    return nullptr;
   }
   tracked& t = m_regions[i];
-  const uint64_t offset = va - t.where.dest_addr;
-  const uint64_t inside = std::min(length, t.where.length - offset);
+  offset = va - t.where.dest_addr;
+  inside = std::min(length, t.where.length - offset);
   t.seen.past_end += length - inside;
-  land_in(t, offset, bytes, inside);
+  return &t;
 }
 
-void placement_scoreboard::land_in(tracked& t, uint64_t offset, const uint8_t* bytes, uint64_t length) {
-  t.seen.mismatched += m_pattern.mismatches(bytes, t.where.source_host, t.where.source_addr + offset, length);
+void placement_scoreboard::landed(uint32_t host, uint64_t va, const uint8_t* bytes, uint64_t length) {
+  uint64_t offset = 0, inside = 0;
+  tracked* t = locate(host, va, length, offset, inside);
+  if (t == nullptr) return;
+  land_in(*t, offset, inside, m_pattern.mismatches(bytes, t->where.source_host, t->where.source_addr + offset, inside));
+}
+
+void placement_scoreboard::landed_generated(uint32_t host, uint64_t va, const payload_pattern& pattern,
+                                            uint32_t source_host, uint64_t source_va, uint64_t length) {
+  uint64_t offset = 0, inside = 0;
+  tracked* t = locate(host, va, length, offset, inside);
+  if (t == nullptr) return;
+  uint64_t mismatched = 0;
+  // The bytes are a function of (seed, host, address): the same name, the same bytes. Any other name (a
+  // misplaced write, the wrong source offset or host, another seed) is made and compared byte by byte.
+  if (pattern.seed() != m_pattern.seed() || source_host != t->where.source_host ||
+      source_va != t->where.source_addr + offset) {
+    static thread_local std::vector<uint8_t> scratch;
+    if (scratch.size() < inside) scratch.resize(inside);
+    pattern.fill(scratch.data(), source_host, source_va, inside);
+    mismatched = m_pattern.mismatches(scratch.data(), t->where.source_host, t->where.source_addr + offset, inside);
+  }
+  land_in(*t, offset, inside, mismatched);
+}
+
+void placement_scoreboard::land_in(tracked& t, uint64_t offset, uint64_t length, uint64_t mismatched) {
+  t.seen.mismatched += mismatched;
   if (length == 0) return;
   if (covered(size_t(&t - m_regions.data()))) {  // all there already: every byte a duplicate
     t.seen.duplicate += length;

@@ -50,6 +50,11 @@ class placement_scoreboard {
   // What `host`'s DMA engine reports its writes to.
   landing_observer& observer(uint32_t host);
   void landed(uint32_t host, uint64_t va, const uint8_t* bytes, uint64_t length);
+  // A generated payload, told by its name (landing_observer::landed_generated): when it names the source bytes
+  // that belong at va (same pattern seed, host and address) every byte is right without making any; otherwise
+  // its bytes are made and compared as landed() does, so both ways count the same.
+  void landed_generated(uint32_t host, uint64_t va, const payload_pattern& pattern, uint32_t source_host,
+                        uint64_t source_va, uint64_t length);
 
   size_t regions() const { return m_regions.size(); }
   const landing_region& region(size_t i) const { return m_regions[i].where; }
@@ -70,13 +75,20 @@ class placement_scoreboard {
    public:
     host_observer(placement_scoreboard& sb, uint32_t host) : m_sb(sb), m_host(host) {}
     void landed(uint64_t va, const uint8_t* bytes, uint64_t length) override { m_sb.landed(m_host, va, bytes, length); }
+    void landed_generated(uint64_t va, const payload_pattern& pattern, uint32_t source_host, uint64_t source_va,
+                          uint64_t length) override {
+      m_sb.landed_generated(m_host, va, pattern, source_host, source_va, length);
+    }
 
    private:
     placement_scoreboard& m_sb;
     uint32_t m_host;
   };
   size_t find(uint32_t host, uint64_t va);  // the region holding va, or regions()
-  void land_in(tracked& t, uint64_t offset, const uint8_t* bytes, uint64_t length);
+  // The region a landing of `length` bytes at va falls in (nullptr: stray, counted), with its offset there and
+  // how many of its bytes are inside (the rest counted past the end).
+  tracked* locate(uint32_t host, uint64_t va, uint64_t length, uint64_t& offset, uint64_t& inside);
+  void land_in(tracked& t, uint64_t offset, uint64_t length, uint64_t mismatched);
 
   payload_pattern m_pattern;
   std::vector<tracked> m_regions;

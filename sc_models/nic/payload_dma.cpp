@@ -14,14 +14,6 @@ using core::picoseconds;
 
 namespace {
 constexpr uint64_t seq_mask = (uint64_t(1) << 40) - 1;
-
-// A generated payload is made where it lands and read there and then (by the landing observer), so one buffer
-// serves every NIC of the process: it grows to one MTU once, instead of one buffer per NIC (cache misses at
-// scale). Per thread, should NICs ever be simulated on several.
-std::vector<uint8_t>& landing_scratch() {
-  static thread_local std::vector<uint8_t> bytes;
-  return bytes;
-}
 }  // namespace
 
 payload_dma::payload_dma(payload_dma_host& host, bool pcie, uint64_t read_ahead, picoseconds wqe_latency,
@@ -67,12 +59,11 @@ void payload_dma::write(uint64_t va, const packet* p) {
   const uint64_t length = p->payload_bytes;
   va += m_misplace.shift(va, length, m_mem_size);  // a planted fault (faults kind misplace); 0 unless armed
   const uint8_t* data = p->payload;
-  if (data == nullptr) {  // generated: the bytes the packet names, made here (no memory holds them)
-    core::require(m_pattern != nullptr, m_instance, "a generated payload arrived at a NIC without the payload pattern");
-    std::vector<uint8_t>& scratch = landing_scratch();
-    if (scratch.size() < length) scratch.resize(length);  // grows to one MTU, once per process
-    m_pattern->fill(scratch.data(), p->payload_host, p->payload_va, length);
-    data = scratch.data();
+  if (data == nullptr) {       // generated: the bytes the packet names (no memory holds them), told by that name
+    if (m_pattern == nullptr)  // (not a require() per packet: its message would be a std::string built each time)
+      core::require(false, m_instance, "a generated payload arrived at a NIC without the payload pattern");
+    if (m_landing) m_landing->landed_generated(va, *m_pattern, p->payload_host, p->payload_va, length);
+    return;  // checked as it lands, not stored
   }
   if (m_landing) m_landing->landed(va, data, length);
   if (m_pattern) return;  // generated payloads: checked as they land, not stored

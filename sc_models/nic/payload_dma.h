@@ -1,13 +1,14 @@
 // The SuperNIC's payload DMA: where payload bytes come from and where they land. Receive: a payload is
 // copied into host memory through DMI at once (nic.placement dmi), posted as PCIe writes through the host's
-// tray (nic.placement pcie, docs/pcie.md), or, with generated payloads, made where it lands and not stored;
-// the landing observer and a planted misplacement see every write. Transmit: with DMI (or generated payloads)
-// a packet refers to its source bytes where they lie; with PCIe the NIC reads each data packet's payload
-// (WRITE and SEND packets, READ responses) with a non-posted read of up to one MTU into a transmit buffer,
-// at most nic.tx_read_ahead_packets buffers in use (reads in flight plus data waiting for its packet to leave),
-// shared round-robin by the QPs, each QP reading its READ responses and its new packets in the order it sends
-// them; a new packet goes out only once its read is complete, and a resend takes the bytes the first read
-// brought. A bounce buffer (GPU memory without GPUDirect) first has the payload copied to host memory.
+// tray (nic.placement pcie, docs/pcie.md), or, with generated payloads, not stored: told to the landing
+// observer by the source bytes it names (made only if they are not the ones that belong there); the landing
+// observer and a planted misplacement see every write. Transmit: with DMI (or generated payloads) a packet refers to
+// its source bytes where they lie; with PCIe the NIC reads each data packet's payload (WRITE and SEND packets, READ
+// responses) with a non-posted read of up to one MTU into a transmit buffer, at most nic.tx_read_ahead_packets buffers
+// in use (reads in flight plus data waiting for its packet to leave), shared round-robin by the QPs, each QP reading
+// its READ responses and its new packets in the order it sends them; a new packet goes out only once its read is
+// complete, and a resend takes the bytes the first read brought. A bounce buffer (GPU memory without GPUDirect) first
+// has the payload copied to host memory.
 #pragma once
 
 #include <cstddef>

@@ -260,11 +260,15 @@ void supernic::connect_qp(uint32_t qpn, core::ip_address remote_ip, uint32_t rem
 }
 
 void supernic::check_work_request(const work_request& wr) const {
-  core::require(wr.local_addr <= m_mem_size && wr.length <= m_mem_size - wr.local_addr, name(),
-                "work request " + std::to_string(wr.wr_id) + ": source [" + std::to_string(wr.local_addr) + ", +" +
-                    std::to_string(wr.length) + ") is outside host memory of " + std::to_string(m_mem_size) + " bytes");
-  core::require(wr.length < (uint64_t(1) << 31), name(),
-                "work request " + std::to_string(wr.wr_id) + ": length exceeds the 2^31 byte RC message limit");
+  // Work requests are posted inside the loop: the messages are only built for a request that fails.
+  if (!(wr.local_addr <= m_mem_size && wr.length <= m_mem_size - wr.local_addr))
+    core::require(false, name(),
+                  "work request " + std::to_string(wr.wr_id) + ": source [" + std::to_string(wr.local_addr) + ", +" +
+                      std::to_string(wr.length) + ") is outside host memory of " + std::to_string(m_mem_size) +
+                      " bytes");
+  if (wr.length >= (uint64_t(1) << 31))
+    core::require(false, name(),
+                  "work request " + std::to_string(wr.wr_id) + ": length exceeds the 2^31 byte RC message limit");
 }
 
 void supernic::post_write(uint32_t qpn, uint64_t wr_id, uint64_t local_addr, uint64_t remote_addr, uint32_t rkey,
@@ -282,11 +286,11 @@ void supernic::post_recv(uint32_t qpn, uint64_t wr_id, uint64_t addr, uint64_t l
 
 void supernic::post(uint32_t qpn, uint64_t wr_id, rdma_op op, uint64_t local_addr, uint64_t remote_addr,
                     uint32_t rkey, uint64_t length, picoseconds post_at, uint32_t imm) {
-  core::require(qpn >= first_qpn && qpn - first_qpn < m_qps.size() && m_qps[qpn - first_qpn]->connected, name(),
-                "post: QP " + std::to_string(qpn) + " is not connected");
+  if (!(qpn >= first_qpn && qpn - first_qpn < m_qps.size() && m_qps[qpn - first_qpn]->connected))
+    core::require(false, name(), "post: QP " + std::to_string(qpn) + " is not connected");
   send_queue& sq = m_requester->queue(qpn - first_qpn);
-  core::require(sq.wqes.empty() || sq.wqes.back().post_at <= post_at, name(),
-                "post: work requests on one QP must be posted in time order");
+  if (!(sq.wqes.empty() || sq.wqes.back().post_at <= post_at))
+    core::require(false, name(), "post: work requests on one QP must be posted in time order");
   work_request wr;
   wr.wr_id = wr_id;
   wr.local_addr = local_addr;

@@ -25,7 +25,6 @@ gpu_endpoint::gpu_endpoint(sc_core::sc_module_name name, const nvlink_params& pa
   }
   dma.bind(hbm.socket);
   m_cursor.resize(params.links_per_gpu);
-  m_scratch.resize(params.max_payload_bytes);
   auto& s = ctx.stats;
   s.counter(inst, "rx_packets", "packets", "NVLink packets received", &m_rx_packets);
   s.counter(inst, "landed_bytes", "bytes", "payload bytes placed in HBM (or checked, generated)", &m_landed_bytes);
@@ -147,13 +146,14 @@ void gpu_endpoint::receive(core::packet* p, unsigned port) {
 void gpu_endpoint::place(const core::packet& p) {
   const uint64_t va = p.reth.va, len = p.payload_bytes;
   if (p.payload == nullptr) {
-    core::require(m_pattern != nullptr, name(), "a generated payload arrived at a GPU without the payload pattern");
-    m_pattern->fill(m_scratch.data(), p.payload_host, p.payload_va, len);
-    if (m_landing) m_landing->landed(va, m_scratch.data(), len);
-    return;  // generated: checked as it lands, not stored
+    if (m_pattern == nullptr)  // (not a require() per packet: its message would be a std::string built each time)
+      core::require(false, name(), "a generated payload arrived at a GPU without the payload pattern");
+    if (m_landing) m_landing->landed_generated(va, *m_pattern, p.payload_host, p.payload_va, len);
+    return;  // generated: checked as it lands by the source bytes it names, not stored
   }
-  core::require(va + len <= hbm.size(), name(),
-                "NVLink write [" + std::to_string(va) + ", +" + std::to_string(len) + ") outside the HBM modelled");
+  if (va + len > hbm.size())
+    core::require(false, name(),
+                  "NVLink write [" + std::to_string(va) + ", +" + std::to_string(len) + ") outside the HBM modelled");
   std::memcpy(m_hbm + va, p.payload, len);
   if (m_landing) m_landing->landed(va, m_hbm + va, len);
 }

@@ -138,7 +138,6 @@ class gpu_endpoint : public sc_core::sc_module,
   const memory::payload_pattern* m_pattern = nullptr;
   memory::landing_observer* m_landing = nullptr;
   bool m_data = true;
-  std::vector<uint8_t> m_scratch;                     // a generated payload, made to be checked
   std::unordered_map<uint64_t, uint64_t> m_arriving;  // (src << 32 | tag) -> bytes landed
   std::function<void(const gpu_arrival&)> m_on_arrival;
   uint64_t m_rx_packets = 0, m_landed_bytes = 0, m_transfers_landed = 0, m_not_nvlink = 0;

@@ -12,14 +12,21 @@ namespace {
 constexpr picoseconds never{UINT64_MAX};
 constexpr uint64_t dwrr_quantum_unit = 9216;  // bytes per unit of the smallest weight: one jumbo frame, so
                                               // every visit to a backlogged class sends at least one frame
+// The MAC FIFO's ring mask: the least power of two at or above `frames` (at most the 64 slots), minus one.
+unsigned fifo_mask(unsigned frames) {
+  unsigned slots = 1;
+  while (slots < frames && slots < 64) slots *= 2;
+  return slots - 1;
+}
 }  // namespace
 
-scheduled_port::scheduled_port(const std::string& name, unsigned index, core::link& out,
-                               const scheduler_config& config, port_owner& owner, core::sim_context& ctx)
-    : m_fifo_frames(config.tx_fifo_frames),
+scheduled_port::scheduled_port(const std::string& name, unsigned index, core::link& out, const scheduler_config& config,
+                               port_owner& owner, core::sim_context& ctx)
+    : m_fifo_mask(uint8_t(fifo_mask(config.tx_fifo_frames))),
+      m_fifo_frames(uint8_t(config.tx_fifo_frames)),
+      m_out(&out),
       m_name(name),
       m_index(index),
-      m_out(out),
       m_config(config),
       m_owner(owner),
       m_ctx(ctx) {
@@ -74,14 +81,14 @@ void scheduled_port::count_ecn_mark(unsigned tc) {
 void scheduled_port::retire(picoseconds t) {
   while (m_fifo_size != 0 && m_fifo_next <= t) {
     m_fifo_bytes -= m_fifo[m_fifo_head].bytes;
-    m_fifo_head = uint8_t((m_fifo_head + 1) % fifo_slots);
+    m_fifo_head = uint8_t((m_fifo_head + 1) & m_fifo_mask);
     --m_fifo_size;
     m_fifo_next = m_fifo_size != 0 ? m_fifo[m_fifo_head].leaves : never;
   }
 }
 
 void scheduled_port::fifo_push(picoseconds leaves, uint32_t bytes) {
-  m_fifo[(m_fifo_head + m_fifo_size) % fifo_slots] = {leaves, bytes};
+  m_fifo[(m_fifo_head + m_fifo_size) & m_fifo_mask] = {leaves, bytes};
   if (m_fifo_size == 0) m_fifo_next = leaves;
   ++m_fifo_size;
   m_fifo_bytes += bytes;
@@ -116,7 +123,7 @@ void scheduled_port::wake_at(picoseconds t) {
 void scheduled_port::commit(packet* p, unsigned tc, picoseconds start, picoseconds t) {
   m_owner.departing(p, m_index, tc, start, t);  // may append telemetry: read the size afterwards
   const uint32_t size = uint32_t(p->wire().value);
-  fifo_push(m_out.transmit(p, start), size);
+  fifo_push(m_out->transmit(p, start), size);
   ++m_tx_packets;
   m_tx_bytes += size;
   ++m_tc[tc].tx_packets;
@@ -241,7 +248,7 @@ void scheduled_port::refill(picoseconds t) {
       packet* p = m_control.front();
       m_control.pop_front();
       const uint32_t size = uint32_t(p->wire().value);
-      fifo_push(m_out.transmit(p, horizon), size);
+      fifo_push(m_out->transmit(p, horizon), size);
       ++m_tx_packets;
       m_tx_bytes += size;
       ++m_pause_frames_sent;

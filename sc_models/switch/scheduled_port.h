@@ -77,7 +77,7 @@ class alignas(64) scheduled_port : public core::calendar_client {  // its hot fi
   uint64_t depth() { return depth(core::now()); }
   uint64_t depth(unsigned tc) { return depth(tc, core::now()); }
 
-  core::link& out() { return m_out; }
+  core::link& out() { return *m_out; }
   const std::string& name() const { return m_name; }
   unsigned index() const { return m_index; }
   uint64_t tx_bytes() const { return m_tx_bytes; }
@@ -104,7 +104,7 @@ class alignas(64) scheduled_port : public core::calendar_client {  // its hot fi
   };
 
   void retire(core::picoseconds t);
-  in_fifo& fifo_at(unsigned i) { return m_fifo[(m_fifo_head + i) % fifo_slots]; }
+  in_fifo& fifo_at(unsigned i) { return m_fifo[(m_fifo_head + i) & m_fifo_mask]; }
   void fifo_push(core::picoseconds leaves, uint32_t bytes);
   core::picoseconds refill_time() {  // when one committed frame is left (at once for a FIFO of one)
     return fifo_at(m_fifo_size >= 2 ? m_fifo_size - 2u : m_fifo_size - 1u).leaves;
@@ -120,10 +120,13 @@ class alignas(64) scheduled_port : public core::calendar_client {  // its hot fi
   // client's vtable pointer and key), then the classes' queue and pause pairs, one line holding four.
   uint64_t m_queued_total = 0;
   core::picoseconds m_busy_until{};  // the last committed frame's last bit leaves (the link's wire-free time)
-  uint32_t m_nonempty = 0;           // bit tc set while class tc's queue holds a frame
+  uint16_t m_nonempty = 0;           // bit tc set while class tc's queue holds a frame
+  uint8_t m_fifo_mask;               // slots of m_fifo in use, minus one: the least power of two at or above
+                                     // tx_fifo_frames, so that a short FIFO stays in one cache line
   bool m_in_refill = false;
   uint8_t m_fifo_head = 0, m_fifo_size = 0;  // the MAC FIFO: frames committed whose last bit has not left,
-  unsigned m_fifo_frames;                    // in slots of m_fifo (inline: no pointer to chase)
+  uint8_t m_fifo_frames;                     // in slots of m_fifo (inline: no pointer to chase)
+  core::link* m_out;  // here, not with the cold fields: adaptive routing reads it (known_down) for every port
   uint64_t m_fifo_bytes = 0;
   core::picoseconds m_fifo_next{UINT64_MAX};  // when the FIFO's oldest frame leaves (m_fifo's head; never
                                               // when empty): retire() reads m_fifo only when one has left
@@ -137,7 +140,6 @@ class alignas(64) scheduled_port : public core::calendar_client {  // its hot fi
 
   std::string m_name;
   unsigned m_index;
-  core::link& m_out;
   scheduler_config m_config;
   port_owner& m_owner;
   core::sim_context& m_ctx;

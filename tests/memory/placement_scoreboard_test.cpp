@@ -210,6 +210,58 @@ TEST_F(one_write, a_write_outside_every_operation_is_stray) {
   EXPECT_EQ(sb.stray_bytes(), 4096u + 64u);
 }
 
+// A generated payload told by its name (landing_observer::landed_generated, what a NIC or GPU does) is
+// counted as its bytes told by landed() are: two scoreboards, one fed bytes and one names, see the same
+// landings (right ones, resends, misplaced by a word and by parts of one, from the wrong host or under another
+// seed, past the end, stray) and must agree on every count; and a misplaced name's mismatches are counted again
+// here byte by byte from word().
+TEST(placement_scoreboard, a_payload_told_by_name_counts_as_its_bytes) {
+  const payload_pattern pattern(5), other_seed(6);
+  placement_scoreboard by_bytes(pattern, 3), by_name(pattern, 3);
+  for (placement_scoreboard* sb : {&by_bytes, &by_name}) sb->add_region({1, 4096, 0, 8192, 65536});
+  struct landing {
+    int64_t shift;  // written this far from where the bytes belong
+    uint64_t offset, length;
+    uint32_t host;
+    const payload_pattern* under;
+  };
+  const std::vector<landing> landings = {
+      {0, 0, 4096, 0, &pattern},       {0, 0, 4096, 0, &pattern},        {0, 2048, 4096, 0, &pattern},
+      {100, 20480, 4096, 0, &pattern}, {8, 8192, 1000, 0, &pattern},     {-3, 12288, 777, 0, &pattern},
+      {0, 16384, 4096, 2, &pattern},   {0, 24576, 4096, 0, &other_seed}, {0, 65536 - 100, 300, 0, &pattern},
+      {-4096, 0, 64, 0, &pattern},     {0, 32768, 4096, 0, &pattern}};
+  for (const landing& l : landings) {
+    const uint64_t va = uint64_t(int64_t(4096 + l.offset) + l.shift), src = 8192 + l.offset;
+    const std::vector<uint8_t> b = bytes_of(*l.under, l.host, src, l.length);
+    by_bytes.observer(1).landed(va, b.data(), l.length);
+    by_name.observer(1).landed_generated(va, *l.under, l.host, src, l.length);
+  }
+  const auto& a = by_bytes.check(0);
+  const auto& n = by_name.check(0);
+  EXPECT_EQ(n.checked, a.checked);
+  EXPECT_EQ(n.duplicate, a.duplicate);
+  EXPECT_EQ(n.past_end, a.past_end);
+  EXPECT_EQ(n.mismatched, a.mismatched);
+  EXPECT_EQ(by_name.stray_bytes(), by_bytes.stray_bytes());
+  EXPECT_EQ(by_name.landings(), by_bytes.landings());
+  EXPECT_EQ(n.past_end, 200u);
+  EXPECT_EQ(by_name.stray_bytes(), 64u);
+  // Five of the landings are wrong (three misplaced, a foreign host, another seed): thousands of bytes.
+  EXPECT_GT(n.mismatched, 4000u + 900u + 700u + 4000u + 4000u);
+
+  // One misplaced name alone, its wrong bytes counted here one by one.
+  placement_scoreboard one(pattern, 3);
+  one.add_region({1, 4096, 0, 8192, 65536});
+  one.observer(1).landed_generated(4096 + 8, pattern, 0, 8192, 4096);  // bytes [0, 4096) written at offset 8
+  uint64_t wrong = 0;
+  for (uint64_t k = 0; k < 4096; ++k) wrong += byte_at(pattern, 0, 8192 + k) != byte_at(pattern, 0, 8192 + 8 + k);
+  EXPECT_EQ(one.check(0).mismatched, wrong);
+  EXPECT_GT(wrong, 4000u);
+  one.observer(1).landed_generated(4096 + 8, pattern, 0, 8192 + 8, 4096);  // the right name there: none wrong
+  EXPECT_EQ(one.check(0).mismatched, wrong);
+  EXPECT_EQ(one.check(0).duplicate, 4096u);
+}
+
 TEST(placement_scoreboard, regions_of_one_host_may_not_overlap) {
   placement_scoreboard sb(payload_pattern(1), 2);
   sb.add_region({1, 0, 0, 0, 8192});
