@@ -16,8 +16,18 @@ rail_ring::rail_ring(topology::gpu_cluster& cl, unsigned rail, core::arrival_cal
       m_calendar(calendar),
       m_n(cl.domains().domains()),
       m_ps_per_byte(reduce_gbytes_per_s > 0 ? 1000.0 / reduce_gbytes_per_s : 0.0) {
-  for (uint32_t d = 0; d < m_n; ++d)
-    m_cl.nic_host(d, m_rail).tray->set_on_message_landed([this, d](const pcie::landed_message& m) { landed(d, m); });
+  // Data: a WRITE has landed when the tray has put its last byte into HBM. Timing only (nic.place_data
+  // false): the NIC places no bytes, so the tray sees none; it has landed when the NIC has received it (the
+  // PCIe hop into HBM is not timed).
+  for (uint32_t d = 0; d < m_n; ++d) {
+    topology::host& h = m_cl.nic_host(d, m_rail);
+    h.tray->set_on_message_landed([this, d](const pcie::landed_message& m) {
+      if (m_s.data) landed(d, m);
+    });
+    h.nic->set_placed_callback([this, d](const nic::placed_message& m) {
+      if (!m_s.data) landed(d, pcie::landed_message{m.va, m.bytes, m.first_arrival, m.placed_at});
+    });
+  }
 }
 
 void rail_ring::connect(uint64_t hbm_bytes) {

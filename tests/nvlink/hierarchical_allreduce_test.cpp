@@ -172,6 +172,26 @@ TEST(hierarchical_alltoall, two_nodes_reach_the_rail_bound) { check_alltoall(2, 
 
 TEST(hierarchical_alltoall, four_nodes_reach_the_rail_bound) { check_alltoall(4, 4u << 20, 0.8); }
 
+// Timing only (nic.place_data false): the NICs place no bytes, so no tray reports a landing; a rail WRITE is done
+// when its NIC has received it. Both collectives must still finish within the same hand bounds (the PCIe hop
+// into HBM is not timed, so they may only come closer to them).
+TEST(hierarchical_collectives, timing_only_runs_finish_within_the_hand_bounds) {
+  const std::string timing_only = "nic: {place_data: false}\n";
+  const json ar = test::run_scenario_yaml(cluster(2, 16u << 20, timing_only));
+  ASSERT_TRUE(ar.contains("collective")) << ar.dump().substr(0, 2000);
+  const json& row = ar["collective"]["rows"][0];
+  const bounds b = by_hand(2, double(16u << 20));
+  EXPECT_LE(row["busbw_gbps"].get<double>(), b.serial);
+  EXPECT_GE(row["busbw_gbps"].get<double>(), 0.9 * b.serial);
+  EXPECT_EQ(ar["hierarchical"]["rail_writes_failed"], 0u);
+  const json a2a = test::run_scenario_yaml(cluster(2, 8u << 20, timing_only, "alltoall"));
+  ASSERT_TRUE(a2a.contains("collective")) << a2a.dump().substr(0, 2000);
+  const double bound = alltoall_bound_by_hand(2), algbw = a2a["collective"]["rows"][0]["algbw_gbps"].get<double>();
+  EXPECT_LE(algbw, bound);
+  EXPECT_GE(algbw, 0.8 * bound);
+  EXPECT_EQ(a2a["alltoall"]["rail_writes"], 8u * 2 * 8);
+}
+
 TEST(hierarchical_alltoall, refuses_a_reduction_key) {
   std::string yaml = cluster(2, 1u << 20, "", "alltoall");
   yaml.replace(yaml.find("algo: hierarchical"), 18, "algo: hierarchical, intra: nvls");
