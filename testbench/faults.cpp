@@ -229,7 +229,8 @@ void fault_set::install_reachability(topology::fabric& fab) {
     any = any || d != nullptr;
     built = built && d != nullptr;
     switches.push_back(d ? d->reachability() : nullptr);
-    subnet_managed = subnet_managed && (d == nullptr || (switches.back() != nullptr && switches.back()->subnet_managed()));
+    subnet_managed =
+        subnet_managed && (d == nullptr || (switches.back() != nullptr && switches.back()->subnet_managed()));
   }
   if (!any) return;
   if (subnet_managed) {  // Quantum-X800: the subnet manager's reroute, at detection

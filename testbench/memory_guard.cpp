@@ -59,11 +59,11 @@ void memory_guard::host_built(size_t built) {
   m_projected = m_start + per_host * m_to_build;
   if (m_projected <= m_limit) return;
   const std::string& kind = m_s.topology.kind;
-  throw core::config_error(
-      m_s.source + ": building " + std::to_string(m_to_build) + " hosts (" + host_keys(kind) +
-      ") would take at least " + mib(m_projected) + " (" + std::to_string(per_host >> 10) +
-      " KiB per host over the first " + std::to_string(built) +
-      " built; switches, links and queue pairs not counted), more than " + memory_limit_text(m_s) + "; " + advice);
+  throw core::config_error(m_s.source + ": building " + std::to_string(m_to_build) + " hosts (" + host_keys(kind) +
+                           ") would take at least " + mib(m_projected) + " (" + std::to_string(per_host >> 10) +
+                           " KiB per host over the first " + std::to_string(built) +
+                           " built; switches, links and queue pairs not counted), more than " + memory_limit_text(m_s) +
+                           "; " + advice);
 }
 
 void memory_guard::check_set_up(const scenario& s, size_t hosts) {

@@ -7,8 +7,9 @@
 // memory is taken: "<source>: building N hosts (<keys>) would take at least P MiB (K KiB per host over the
 // first B built; switches, links and queue pairs not counted), more than <limit>; <advice>". The projection is
 // a floor (the queue pairs, links and statistics come later), so the run checks again once its set-up is done,
-// before the first event: the memory then held is the real need so far (check_set_up). The limit is run.memory_limit_mib, or 3/4 of
-// the machine's physical memory when it is 0. Dense buffers are checked before the build (check_memory_budget).
+// before the first event: the memory then held is the real need so far (check_set_up). The limit is
+// run.memory_limit_mib, or 3/4 of the machine's physical memory when it is 0. Dense buffers are checked before the
+// build (check_memory_budget).
 #pragma once
 
 #include <cstddef>
