@@ -104,15 +104,19 @@ void dcqcn_rp_rtl::idle_cycle() {
   check_handshake(ports, false);
 }
 
-void dcqcn_rp_rtl::reset_pulse() {
+void dcqcn_rp_rtl::reset_pulse() { pulse_rst_ni(""); }
+
+// rst_ni low for a clock, then a clock with no request; the reset state checked after each (`during`: what
+// the block was doing, for the message).
+void dcqcn_rp_rtl::pulse_rst_ni(const std::string& during) {
   m_in.rst_n = false;
   m_block->step(m_in);
   m_in.rst_n = true;
-  check_reset_state(m_block->peek(), " with rst_ni low");
+  check_reset_state(m_block->peek(), (" with rst_ni low" + during).c_str());
   m_block->step(m_in);
   m_total_cycles += 2;
   const dcqcn_rp_ports ports = m_block->peek();
-  check_reset_state(ports, " a clock after a reset");
+  check_reset_state(ports, (" a clock after a reset" + during).c_str());
   check_handshake(ports, false);
 }
 
@@ -127,15 +131,7 @@ bool dcqcn_rp_rtl::reset_during_request(uint64_t now_cycles, uint32_t busy_clock
   for (uint32_t i = 0; i < busy_clocks; ++i) m_block->step(m_in);
   const bool cut = m_block->peek().busy;
   m_total_cycles += 1 + busy_clocks;
-  m_in.rst_n = false;
-  m_block->step(m_in);
-  m_in.rst_n = true;
-  check_reset_state(m_block->peek(), " with rst_ni low during a request");
-  m_block->step(m_in);
-  m_total_cycles += 2;
-  const dcqcn_rp_ports ports = m_block->peek();
-  check_reset_state(ports, " a clock after a reset during a request");
-  check_handshake(ports, false);
+  pulse_rst_ni(" during a request");
   return cut;
 }
 

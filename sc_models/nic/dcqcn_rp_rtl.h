@@ -83,6 +83,7 @@ class dcqcn_rp_rtl final : public dcqcn_rate_engine {
 
  private:
   void request(uint32_t kind, uint64_t now, uint32_t bytes);
+  void pulse_rst_ni(const std::string& during);
   // Records the first broken handshake rule of a sampled cycle (`working`: a request is in flight).
   void check_handshake(const dcqcn_rp_ports& ports, bool working);
   // Records the first output that is not its reset value (`when`: which sampled cycle).
