@@ -427,6 +427,23 @@ if faults is not None:
           ber["fcs_errors"] == link_count("spine0_to_leaf3", "fcs_errors"),
           f"faults: bit errors corrupted {ber['fcs_errors']} of {ber['frames_exposed']} frames")
 
+# The same faults with Spectrum-X's remote fault notification (docs/faults.md): the switches away from a
+# failed cable stop routing towards it fault.notification_us (1 us) after its ends detect it. Every rank
+# computes the whole fabric's reachability tables from the schedule and gives its own switches their rows:
+# the one-process report on 2 and 4 ranks. The notification must act: spine1 (cut off from leaf0 from 6 to
+# 12 us, known) and spine2 (from leaf3, 10 to 14 us) get fewer frames they cannot deliver than with the ends
+# alone (the far leaves stop spraying to them 1 us after detection instead of until the link returns).
+notified = same_as_one_process("faults_notified", os.path.join(HERE, "faults_leaf_spine.yaml"), [2, 4],
+                               {2: ([4, 4], [4, 4], 16), 4: ([2, 2, 2, 2], [2, 2, 2, 2], 24)},
+                               extra=["--set", "fault.remote_notification=true"])
+if notified is not None and faults is not None:
+    check(notified["verified"] and notified["completed"] == notified["operations"] == 8,
+          "faults_notified: every WRITE completes and its bytes are verified")
+    for spine in ("spine1", "spine2"):
+        on, off = (r["stats"][spine]["no_live_port"]["value"] for r in (notified, faults))
+        check(on < off, f"faults_notified: {spine} dropped {on} frames with no live port with the notification, "
+              f"{off} without: the far leaves should stop sending to it")
+
 # The same faults on Quantum-X800 switches and HCAs (same partitions). Two things cross ranks here that a
 # Spectrum fabric does not have: the subnet manager's reroute (reachability tables computed on every rank
 # from the whole fabric's routes and the fault schedule, each switch reading its own rows), and the credit
