@@ -28,6 +28,10 @@ void check_scale_out_supported(const scenario& s, const run_options& /*opts*/) {
   // Collectives are cut on Spectrum and Quantum fabrics (docs/scale_out.md); SHARP's aggregation trees in the
   // switches are not cut yet.
   if (s.workload.kind == "collective" && s.collective.algo == "sharp") refuse("collective.algo sharp");
+  // A training step is cut on a flat fabric (training.comm_backend fabric); on a system preset the GPUs'
+  // NVLink domains, trays and rails are one gpu_cluster that each process would build whole.
+  if (s.workload.kind == "training" && s.system.preset != "none")
+    refuse("workload.kind training on system.preset " + s.system.preset + " (training.comm_backend cluster)");
   if (s.switch_model.name != "spectrum4" && s.switch_model.name != "quantum_x800")
     refuse("switch.model " + s.switch_model.name);
   // A credit update crossing ranks must arrive beyond the lookahead (the shortest crossing cable): the cable's

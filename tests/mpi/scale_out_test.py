@@ -371,10 +371,41 @@ for path in ("gpudirect", "bounce"):
           f"trays_{path}: GPU memory got {landed}, the operations towards each host {towards}")
     check(all(t["data_path"] == path for t in trays["pcie"]), f"trays_{path}: data path")
 
+# A training step (tests/mpi/training_leaf_spine.yaml: tensor 2 x pipeline 2 x data 2 on 8 hosts of a 4x4
+# leaf-spine, the same partitions as `faults`): every process runs the step's whole graph, posts its own
+# hosts' WRITEs, and learns at window ends of the posts, slot credits and placements of the others; a
+# collective's end releases tasks on every rank. The one-process report on 2 and 4 ranks, the step complete,
+# every WRITE completed, pipeline sends and data-parallel allreduces (which cross ranks) among the rows.
+training = same_as_one_process("training", os.path.join(HERE, "training_leaf_spine.yaml"), [2, 4],
+                               {2: ([4, 4], [4, 4], 16), 4: ([2, 2, 2, 2], [2, 2, 2, 2], 24)})
+if training is not None:
+    t = training["training"]
+    check(t["completed"] and training["completed"] == training["operations"] > 0 and training["failed"] == 0,
+          f"training: step completed {t['completed']}, WRITEs {training['completed']} of {training['operations']}")
+    groups = {(c["group"], c["op"]) for c in t["collectives"]}
+    check({("tp", "allreduce"), ("pp", "send"), ("dp", "allreduce")} <= groups,
+          f"training: collectives {sorted(groups)}")
+    check(t["step_time_us"] > t["compute_time_us"] > 0, f"training: step {t['step_time_us']} us, compute "
+          f"{t['compute_time_us']} us")
+# A collective's end is learnt at a window's end: a barrier below the 150 ns lookahead is refused.
+_, p = run(os.path.join(HERE, "training_leaf_spine.yaml"), 2, "training_barrier", expect_status=2,
+           extra=["--set", "collective.barrier_ns=100"])
+check("collective.barrier_ns 100 ns is below the 150 ns lookahead" in p.stderr,
+      f"training: a barrier shorter than the lookahead is refused: {p.stderr[-500:]}")
+# At 4 ranks the data-parallel ring's reducing connections cross: their slot credits must not be faster.
+_, p = run(os.path.join(HERE, "training_leaf_spine.yaml"), 4, "training_credit", expect_status=2,
+           extra=["--set", "collective.credit_ns=100"])
+check("collective.credit_ns 100 ns is below the 150 ns lookahead" in p.stderr,
+      f"training: a slot credit faster than the lookahead is refused at 4 ranks: {p.stderr[-500:]}")
+
 # Not cut yet: a clear error, exit status 2, no report.
 _, p = run(os.path.join(SOURCE, "testbench", "scenarios", "allreduce_sharp_64.yaml"), 2, "sharp", expect_status=2)
 check("is not cut across processes yet" in p.stderr and "sharp" in p.stderr,
       f"a SHARP collective under 2 ranks names what is not supported: {p.stderr[-500:]}")
+_, p = run(os.path.join(SOURCE, "testbench", "scenarios", "gb200_training.yaml"), 2, "preset_training",
+           expect_status=2)
+check("is not cut across processes yet" in p.stderr and "system.preset" in p.stderr,
+      f"a training step on a system preset under 2 ranks names what is not supported: {p.stderr[-500:]}")
 
 # Faults on crossing cables (tests/mpi/faults_leaf_spine.yaml): 4 leaves x 2 hosts, 4 spines. 2 ranks: leaves
 # 0,1 | 2,3, spines 0,2 | 1,3 (as for `flows`), 4 | 4 hosts, 8 crossing cables, 16 links; 4 ranks: leaf j and
@@ -430,8 +461,8 @@ if faults is not None:
 # The same faults with Spectrum-X's remote fault notification (docs/faults.md): the switches away from a
 # failed cable stop routing towards it fault.notification_us (1 us) after its ends detect it. Every rank
 # computes the whole fabric's reachability tables from the schedule and gives its own switches their rows:
-# the one-process report on 2 and 4 ranks. The notification must act: spine1 (cut off from leaf0 from 6 to
-# 12 us, known) and spine2 (from leaf3, 10 to 14 us) get fewer frames they cannot deliver than with the ends
+# the one-process report on 2 and 4 ranks. The notification must act: spine1 (cut off from leaf0 by the
+# link_down) and spine2 (from leaf3 by the port_down) get fewer frames they cannot deliver than with the ends
 # alone (the far leaves stop spraying to them 1 us after detection instead of until the link returns).
 notified = same_as_one_process("faults_notified", os.path.join(HERE, "faults_leaf_spine.yaml"), [2, 4],
                                {2: ([4, 4], [4, 4], 16), 4: ([2, 2, 2, 2], [2, 2, 2, 2], 24)},
