@@ -313,7 +313,8 @@ class fabric_backend final : public comm_backend {
     m_so->max(end);
     for (size_t ci = 0; ci < m_comms.size(); ++ci) {
       fabric_comm& c = *m_comms[ci];
-      if (!c.busy || c.ending || placed[ci] != c.sched->transfers().size()) continue;
+      // (A collective with no WRITE never ends, in one process neither: no placement to end it.)
+      if (!c.busy || c.ending || c.sched->transfers().empty() || placed[ci] != c.sched->transfers().size()) continue;
       c.end = picoseconds{end[ci]};
       finish(c);
     }

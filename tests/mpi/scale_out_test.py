@@ -595,7 +595,8 @@ if failures:
     print("FAILED:\n" + "\n".join(failures))
     sys.exit(1)
 print("scale-out: reports identical on 1, 2, 4 and 8 ranks (Ethernet and InfiniBand); samples, CSV and pcap "
-      "files identical on 1, 2 and 4; ring allreduce (Spectrum and Quantum-X800), alltoall, faults (Spectrum and Quantum-X800), PCIe trays "
+      "files identical on 1, 2 and 4; ring allreduce (Spectrum and Quantum-X800), alltoall, faults (Spectrum "
+      "with and without the remote notification, and Quantum-X800), a training step, PCIe trays "
       "(GPUDirect and bounce) and RTL recordings identical on 1, 2 and 4; partitions as "
       "derived; credits cross; verdicts (a misplaced payload, nothing checked) as in one process; a capture "
       "replayed on 2 and 4 ranks as in one process; unsupported runs refused")
