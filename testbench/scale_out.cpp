@@ -49,6 +49,27 @@ void check_scale_out_supported(const scenario& s, const run_options& /*opts*/) {
   // --tap, run.sample_us, run.timeseries_csv and run.warmup_us are cut (docs/scale_out.md).
 }
 
+void check_collective_lookahead(const scenario& s, scale_out& so, const std::vector<std::pair<size_t, size_t>>& staged,
+                                const std::string& barrier_why) {
+  if (!so.distributed()) return;
+  const core::picoseconds look = so.lookahead();
+  if (look.value == UINT64_MAX) return;  // nothing crosses: the runs refuse that once the fabric is built
+  auto too_short = [&](const char* key, double ns, const std::string& why) {
+    throw core::config_error(
+        fmt::format("{}: collective.{} {} ns is below the {} ns lookahead of this {}-rank "
+                    "partition ({}): set collective.{} to at least {} (docs/scale_out.md), or "
+                    "run it in one process",
+                    s.source, key, ns, look.ns(), so.ranks(), why, key, look.ns()));
+  };
+  if (core::picoseconds::from_ns(s.collective.barrier_ns) < look)
+    too_short("barrier_ns", s.collective.barrier_ns, barrier_why);
+  bool crossing = false;
+  for (const auto& [src_host, dst_host] : staged)
+    crossing = crossing || so.host_rank(src_host) != so.host_rank(dst_host);
+  if (crossing && core::picoseconds::from_ns(s.collective.credit_ns) < look)
+    too_short("credit_ns", s.collective.credit_ns, "a reducing connection's slot credits cross processes");
+}
+
 link_filter scale_out::tap_filter() const {
   if (!distributed()) return {};
   // A frame leaves a link (link::transmit, where the tap observes it) only on its transmitter's rank; a

@@ -287,30 +287,6 @@ step_source step_graph(const scenario& s, const training_params& tp, size_t host
   return out;
 }
 
-// Under mpirun a collective's end is learnt at a window's end, and a reducing connection's slot credits on the
-// far rank then too: collective.barrier_ns (and credit_ns where such a connection crosses) must be at least
-// the lookahead, so that what follows is never in a rank's past (docs/scale_out.md).
-void check_training_lookahead(const scenario& s, scale_out& so, const comm_backend& comm) {
-  if (!so.distributed()) return;
-  const picoseconds look = so.lookahead();
-  if (look.value == UINT64_MAX) return;  // nothing crosses: refused once the fabric is built
-  auto too_short = [&](const char* key, double ns, const std::string& why) {
-    throw config_error(
-        fmt::format("{}: collective.{} {} ns is below the {} ns lookahead of this {}-rank partition "
-                    "({}): set collective.{} to at least {} (docs/scale_out.md), or run it in one "
-                    "process",
-                    s.source, key, ns, look.ns(), so.ranks(), why, key, look.ns()));
-  };
-  if (picoseconds::from_ns(s.collective.barrier_ns) < look)
-    too_short("barrier_ns", s.collective.barrier_ns,
-              "a training step's collective ends when its last WRITE is placed on any process");
-  bool staged_crossing = false;
-  for (const auto& [src_host, dst_host] : comm.staged_host_pairs())
-    staged_crossing = staged_crossing || so.host_rank(src_host) != so.host_rank(dst_host);
-  if (staged_crossing && picoseconds::from_ns(s.collective.credit_ns) < look)
-    too_short("credit_ns", s.collective.credit_ns, "a reducing connection's slot credits cross processes");
-}
-
 // The step on a system preset's cluster (testbench/training_cluster.h): the GPUs' NVLink domains and their
 // SuperNICs on the rails, in place of the flat fabric.
 nlohmann::json run_training_cluster(const scenario& s, const run_options& opts) {
@@ -386,7 +362,10 @@ nlohmann::json run_training(const scenario& s, const run_options& opts) {
                       "set nic.place_data: false (the step's timing does not depend on the bytes)");
   fabric_setup setup(s, opts);
   scale_out& so = setup.so;
-  check_training_lookahead(s, so, *comm);
+  // Under mpirun a collective's end is learnt at a window's end, and a reducing connection's slot credits on
+  // the far rank then too.
+  check_collective_lookahead(s, so, comm->staged_host_pairs(),
+                             "a training step's collective ends when its last WRITE is placed on any process");
   setup.build(mem_bytes, {}, placing);
   if (so.distributed() && !so.windowed())
     throw config_error(s.source + ": training: no link crosses between the " + std::to_string(so.ranks()) +
