@@ -41,6 +41,12 @@ def check(cond, what):
         failures.append(what)
 
 
+def refused_below_lookahead(scenario, ranks, tag, key, value, what):
+    """collective.KEY below the 150 ns lookahead under several ranks: refused, naming the key and the figures."""
+    _, p = run(scenario, ranks, tag, expect_status=2, extra=["--set", f"collective.{key}={value}"])
+    check(f"collective.{key} {value} ns is below the 150 ns lookahead" in p.stderr, f"{what}: {p.stderr[-500:]}")
+
+
 def check_profile(tag, n, rep):
     """Where each rank's time went (scale_out.per_rank): the counts add up to the report's, by two paths."""
     so = rep["scale_out"]
@@ -320,14 +326,10 @@ if ring is not None and slow_barrier is not None:
           f"ring: barrier 1000 ns ends {slow_barrier['simulated_time_ns'] - ring['simulated_time_ns']} ns later, "
           "expected 5 x 800 = 4000")
 # The barrier must be at least the lookahead (150 ns) under several ranks: refused with the key and the figure.
-_, p = run(os.path.join(HERE, "collective_ring.yaml"), 2, "ring_short_barrier", expect_status=2,
-           extra=["--set", "collective.barrier_ns=100"])
-check("collective.barrier_ns 100 ns is below the 150 ns lookahead" in p.stderr,
-      f"a barrier shorter than the lookahead is refused: {p.stderr[-500:]}")
-_, p = run(os.path.join(HERE, "collective_ring.yaml"), 2, "ring_short_credit", expect_status=2,
-           extra=["--set", "collective.credit_ns=0"])
-check("collective.credit_ns 0 ns is below the 150 ns lookahead" in p.stderr,
-      f"a credit faster than the lookahead is refused: {p.stderr[-500:]}")
+refused_below_lookahead(os.path.join(HERE, "collective_ring.yaml"), 2, "ring_short_barrier", "barrier_ns", 100,
+                        "a barrier shorter than the lookahead is refused")
+refused_below_lookahead(os.path.join(HERE, "collective_ring.yaml"), 2, "ring_short_credit", "credit_ns", 0,
+                        "a credit faster than the lookahead is refused")
 
 # The same ring on Quantum-X800 switches and InfiniBand HCAs: credit-based links, whose credit updates cross
 # ranks on the switch-to-switch cables (the same partition as on Spectrum). The WRITE counts are the hand
@@ -388,15 +390,11 @@ if training is not None:
     check(t["step_time_us"] > t["compute_time_us"] > 0, f"training: step {t['step_time_us']} us, compute "
           f"{t['compute_time_us']} us")
 # A collective's end is learnt at a window's end: a barrier below the 150 ns lookahead is refused.
-_, p = run(os.path.join(HERE, "training_leaf_spine.yaml"), 2, "training_barrier", expect_status=2,
-           extra=["--set", "collective.barrier_ns=100"])
-check("collective.barrier_ns 100 ns is below the 150 ns lookahead" in p.stderr,
-      f"training: a barrier shorter than the lookahead is refused: {p.stderr[-500:]}")
+refused_below_lookahead(os.path.join(HERE, "training_leaf_spine.yaml"), 2, "training_barrier", "barrier_ns", 100,
+                        "training: a barrier shorter than the lookahead is refused")
 # At 4 ranks the data-parallel ring's reducing connections cross: their slot credits must not be faster.
-_, p = run(os.path.join(HERE, "training_leaf_spine.yaml"), 4, "training_credit", expect_status=2,
-           extra=["--set", "collective.credit_ns=100"])
-check("collective.credit_ns 100 ns is below the 150 ns lookahead" in p.stderr,
-      f"training: a slot credit faster than the lookahead is refused at 4 ranks: {p.stderr[-500:]}")
+refused_below_lookahead(os.path.join(HERE, "training_leaf_spine.yaml"), 4, "training_credit", "credit_ns", 100,
+                        "training: a slot credit faster than the lookahead is refused at 4 ranks")
 
 # Not cut yet: a clear error, exit status 2, no report.
 _, p = run(os.path.join(SOURCE, "testbench", "scenarios", "allreduce_sharp_64.yaml"), 2, "sharp", expect_status=2)
