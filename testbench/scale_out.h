@@ -31,8 +31,8 @@ namespace fabricsim::testbench {
 struct run_options;
 
 // Throws core::config_error when this process is one of several ranks and the scenario uses something not
-// cut across processes yet (SHARP and InfiniBand collectives, PCIe trays, faults on Quantum switches, RTL
-// recording); a single-process run passes.
+// cut across processes yet (SHARP collectives, a training step on a system preset, a switch model other
+// than Spectrum-4 and Quantum-X800); a single-process run passes.
 void check_scale_out_supported(const scenario& s, const run_options& opts);
 
 class scale_out;
