@@ -27,27 +27,6 @@ using core::picoseconds;
 
 namespace {
 
-// Under mpirun, steps that need every rank's state (the iteration barrier; a staging slot's credit on a
-// connection between processes) are taken at window ends, which is exact only if they take at least a
-// lookahead.
-void check_lookahead(const scenario& s, scale_out& so, const collective_engine& eng) {
-  if (!so.distributed()) return;
-  const picoseconds look = so.lookahead();
-  auto too_short = [&](const char* key, double ns, const std::string& why) {
-    throw config_error(s.source + ": collective." + key + " " + fmt::format("{}", ns) + " ns is below the " +
-                       fmt::format("{}", look.ns()) + " ns lookahead of this " + std::to_string(so.ranks()) +
-                       "-rank partition (" + why + "): set collective." + key + " to at least " +
-                       fmt::format("{}", look.ns()) + " (docs/scale_out.md), or run it in one process");
-  };
-  if (look.value != UINT64_MAX && picoseconds::from_ns(s.collective.barrier_ns) < look)
-    too_short("barrier_ns", s.collective.barrier_ns, "every iteration ends with a barrier across processes");
-  bool staged_crossing = false;
-  for (const auto& [src_host, dst_host] : eng.staged_host_pairs())
-    staged_crossing = staged_crossing || so.host_rank(src_host) != so.host_rank(dst_host);
-  if (staged_crossing && picoseconds::from_ns(s.collective.credit_ns) < look)
-    too_short("credit_ns", s.collective.credit_ns, "a reducing connection's slot credits cross processes");
-}
-
 // The rows of the `collective` object, one per size (nccl-tests' columns), with the sum of wrong elements
 // and the mean bus bandwidth over the sizes that completed.
 struct size_rows {
@@ -240,7 +219,7 @@ nlohmann::json run_collective(const scenario& s, const run_options& opts) {
   fabric_setup setup(s, opts);
   core::sim_context& ctx = setup.ctx;
   scale_out& so = setup.so;
-  check_lookahead(s, so, eng);
+  check_collective_lookahead(s, so, eng.staged_host_pairs(), "every iteration ends with a barrier across processes");
   setup.build(mem_bytes, {}, placing);  // no PCIe trays: a collective's buffers are host memory
   topology::fabric& fab = setup.fab();
   tap_set& taps = setup.taps();

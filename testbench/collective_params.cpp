@@ -62,8 +62,9 @@ void collective_params::visit(core::param_visitor& v) {
           reduce_gbps);
   v.field({"barrier_ns", "ns",
            "the barrier between iterations (and sizes): the next iteration's first WRITEs are posted this long "
-           "after the last placement or reduction of the previous one (not counted in either's time); under "
-           "several MPI ranks at least the lookahead (docs/scale_out.md); 0: at once",
+           "after the last placement or reduction of the previous one (not counted in either's time); in a "
+           "training step, the time a collective's ranks take to learn it has ended; under several MPI ranks "
+           "at least the lookahead (docs/scale_out.md); 0: at once",
            0.0, 1e9},
           barrier_ns);
   v.field({"credit_ns", "ns",

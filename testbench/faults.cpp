@@ -48,8 +48,7 @@ bool is_carrier(const std::string& kind) { return kind == "link_down" || kind ==
 // table comes into force that much after the change it follows. Every rank holds every link's schedule
 // (fault_set::injector_of) and computes the whole fabric's tables alike: the route groups of the switches it
 // builds are read from them, those of the others from the routes the fabric gave them on their own rank
-// (fabric::remote_route); only its own switches get rows (Quantum; a Spectrum fabric's notification runs in
-// one process).
+// (fabric::remote_route); only its own switches get rows (Quantum, and Spectrum's notification alike).
 class fault_set::fabric_reachability : public core::calendar_client {
  public:
   fabric_reachability(topology::fabric& fab, std::vector<sw::reachability_user*> switches,
@@ -224,10 +223,9 @@ void fault_set::install_reachability(topology::fabric& fab) {
   if (!carrier) return;
   // Under mpirun a switch another rank builds is nullptr here.
   std::vector<sw::reachability_user*> switches;
-  bool any = false, built = true, subnet_managed = true;
+  bool any = false, subnet_managed = true;
   for (auto& d : fab.switches()) {
     any = any || d != nullptr;
-    built = built && d != nullptr;
     switches.push_back(d ? d->reachability() : nullptr);
     subnet_managed =
         subnet_managed && (d == nullptr || (switches.back() != nullptr && switches.back()->subnet_managed()));
@@ -238,15 +236,13 @@ void fault_set::install_reachability(topology::fabric& fab) {
     return;
   }
   if (!m_scenario.fault.remote_notification) return;  // only the cable's ends learn
-  if (!built)
-    throw config_error(m_scenario.source +
-                       ": fault.remote_notification: the switches away from a failed cable "
-                       "learn of it from a table computed over every switch, which a scale-out "
-                       "rank does not hold; under --ranks set fault.remote_notification: false "
-                       "(only the cable's ends learn, docs/faults.md)");
   // Every switch routes by the table (Spectrum, or a mix with Quantum); a model without one (the output-queued
-  // reference switch) keeps the ends-only view.
-  if (std::find(switches.begin(), switches.end(), nullptr) != switches.end()) return;
+  // reference switch) keeps the ends-only view. Under mpirun a switch another rank builds is nullptr here:
+  // the notification is a timed change of the table, not a frame, and every rank computes the whole fabric's
+  // tables from the schedule and the routes (fabric::remote_route), so each gives its own switches their rows
+  // at the times one process does (one switch model per fabric: every rank decides alike).
+  for (size_t i = 0; i < switches.size(); ++i)
+    if (fab.switches()[i] != nullptr && switches[i] == nullptr) return;
   m_reach = std::make_unique<fabric_reachability>(fab, std::move(switches), m_injectors,
                                                   us(m_scenario.fault.notification_us), m_ctx);
 }

@@ -29,6 +29,10 @@ void check_scale_out_supported(const scenario& s, const run_options& /*opts*/) {
   // Collectives are cut on Spectrum and Quantum fabrics (docs/scale_out.md); SHARP's aggregation trees in the
   // switches are not cut yet.
   if (s.workload.kind == "collective" && s.collective.algo == "sharp") refuse("collective.algo sharp");
+  // A training step is cut on a flat fabric (training.comm_backend fabric); on a system preset the GPUs'
+  // NVLink domains, trays and rails are one gpu_cluster that each process would build whole.
+  if (s.workload.kind == "training" && s.system.preset != "none")
+    refuse("workload.kind training on system.preset " + s.system.preset + " (training.comm_backend cluster)");
   if (s.switch_model.name != "spectrum4" && s.switch_model.name != "quantum_x800")
     refuse("switch.model " + s.switch_model.name);
   // A credit update crossing ranks must arrive beyond the lookahead (the shortest crossing cable): the cable's
@@ -43,6 +47,27 @@ void check_scale_out_supported(const scenario& s, const run_options& /*opts*/) {
                              std::to_string(s.partition.size()) + " (or --ranks " +
                              std::to_string(s.partition.size()) + "), or change the partition");
   // --tap, run.sample_us, run.timeseries_csv and run.warmup_us are cut (docs/scale_out.md).
+}
+
+void check_collective_lookahead(const scenario& s, scale_out& so, const std::vector<std::pair<size_t, size_t>>& staged,
+                                const std::string& barrier_why) {
+  if (!so.distributed()) return;
+  const core::picoseconds look = so.lookahead();
+  if (look.value == UINT64_MAX) return;  // nothing crosses: the runs refuse that once the fabric is built
+  auto too_short = [&](const char* key, double ns, const std::string& why) {
+    throw core::config_error(
+        fmt::format("{}: collective.{} {} ns is below the {} ns lookahead of this {}-rank "
+                    "partition ({}): set collective.{} to at least {} (docs/scale_out.md), or "
+                    "run it in one process",
+                    s.source, key, ns, look.ns(), so.ranks(), why, key, look.ns()));
+  };
+  if (core::picoseconds::from_ns(s.collective.barrier_ns) < look)
+    too_short("barrier_ns", s.collective.barrier_ns, barrier_why);
+  bool crossing = false;
+  for (const auto& [src_host, dst_host] : staged)
+    crossing = crossing || so.host_rank(src_host) != so.host_rank(dst_host);
+  if (crossing && core::picoseconds::from_ns(s.collective.credit_ns) < look)
+    too_short("credit_ns", s.collective.credit_ns, "a reducing connection's slot credits cross processes");
 }
 
 link_filter scale_out::tap_filter() const {

@@ -31,9 +31,17 @@ namespace fabricsim::testbench {
 struct run_options;
 
 // Throws core::config_error when this process is one of several ranks and the scenario uses something not
-// cut across processes yet (SHARP and InfiniBand collectives, PCIe trays, faults on Quantum switches, RTL
-// recording); a single-process run passes.
+// cut across processes yet (SHARP collectives, a training step on a system preset, a switch model other
+// than Spectrum-4 and Quantum-X800); a single-process run passes.
 void check_scale_out_supported(const scenario& s, const run_options& opts);
+
+class scale_out;
+// Under mpirun, steps of a collective that need every rank's state are taken at window ends, which is exact
+// only if they take at least a lookahead: collective.barrier_ns (`barrier_why`: what ends with it), and
+// collective.credit_ns when a connection whose WRITEs are reduced on arrival (`staged`: its source and
+// destination hosts) joins two processes. config_error naming the key, the figure and the lookahead.
+void check_collective_lookahead(const scenario& s, scale_out& so, const std::vector<std::pair<size_t, size_t>>& staged,
+                                const std::string& barrier_why);
 
 // The lines printed after the table under mpirun: where each rank's time went (the report's `scale_out`
 // object); empty for a one-process report.

@@ -400,7 +400,8 @@ void cluster_backend::elaborate(fabric_setup&, timer_service&) {
 
 void cluster_backend::build(timer_service& timers) { m->build(timers); }
 
-void cluster_backend::run(const std::string& op, uint32_t group, uint64_t bytes, std::function<void()> on_done) {
+void cluster_backend::run(const std::string& op, uint32_t group, uint64_t bytes, uint32_t /*task*/,
+                          std::function<void()> on_done) {
   impl::comm& c = m->comms.at(group);
   if (op != c.op)
     throw std::logic_error("training: communicator " + std::to_string(group) + " runs " + c.op + ", not " + op);

@@ -52,7 +52,8 @@ class cluster_backend final : public comm_backend {
   // Builds the cluster (after plan), its queue pairs between the GPUs that exchange RDMA WRITEs, and the
   // arrival callbacks.
   void build(timer_service& timers);
-  void run(const std::string& op, uint32_t group, uint64_t bytes, std::function<void()> on_done) override;
+  void run(const std::string& op, uint32_t group, uint64_t bytes, uint32_t task,
+           std::function<void()> on_done) override;
   uint64_t writes_posted() const override;
 
   topology::gpu_cluster& cluster();

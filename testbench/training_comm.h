@@ -14,6 +14,7 @@
 #include <queue>
 #include <string>
 #include <systemc>
+#include <utility>
 #include <vector>
 
 #include "sc_models/core/units.h"
@@ -24,20 +25,26 @@ namespace fabricsim::testbench {
 struct scenario;
 class fabric_setup;
 
-// Calls a function at a simulated time (ties in the order they were asked for).
+// Calls a function at a simulated time. Ties go in the order they were asked for, or, `keyed`, by the key
+// given with each call first (then that order): under mpirun a rank learns some things at a window's end,
+// later than one process does, so the order of asking differs while the keys (a task's index) do not.
 class timer_service : public sc_core::sc_module {
  public:
   SC_HAS_PROCESS(timer_service);
-  explicit timer_service(const sc_core::sc_module_name& name);
-  void at(core::picoseconds t, std::function<void()> f);
+  explicit timer_service(const sc_core::sc_module_name& name, bool keyed = false);
+  void at(core::picoseconds t, std::function<void()> f, uint64_t key = 0);
 
  private:
   struct entry {
     core::picoseconds t;
-    uint64_t seq;
+    uint64_t key, seq;
     std::function<void()> f;
-    bool operator>(const entry& o) const { return t.value != o.t.value ? t.value > o.t.value : seq > o.seq; }
+    bool operator>(const entry& o) const {
+      if (t.value != o.t.value) return t.value > o.t.value;
+      return key != o.key ? key > o.key : seq > o.seq;
+    }
   };
+  bool m_keyed;
   void fire();
   std::priority_queue<entry, std::vector<entry>, std::greater<entry>> m_q;
   sc_core::sc_event m_ev;
@@ -53,9 +60,15 @@ class comm_backend {
                     std::vector<uint64_t>& mem_bytes) = 0;
   // After the fabric exists: buffers, regions, queue pairs; `timers` ends what it runs in simulated time.
   virtual void elaborate(fabric_setup& setup, timer_service& timers) = 0;
-  // Runs `op` of `bytes` on communicator `group`; `on_done` is called at the simulated time it ends.
-  virtual void run(const std::string& op, uint32_t group, uint64_t bytes, std::function<void()> on_done) = 0;
+  // Runs `op` of `bytes` on communicator `group` for the step's task `task` (the key of its end's timer);
+  // `on_done` is called at the simulated time it ends.
+  virtual void run(const std::string& op, uint32_t group, uint64_t bytes, uint32_t task,
+                   std::function<void()> on_done) = 0;
   virtual uint64_t writes_posted() const = 0;
+  // The (source, destination) hosts of every connection whose WRITEs are reduced on arrival (their slot
+  // credits go back to the source): under mpirun a pair on two ranks needs collective.credit_ns at least the
+  // lookahead.
+  virtual std::vector<std::pair<size_t, size_t>> staged_host_pairs() const { return {}; }
 };
 
 // training.comm_backend by name: "fabric" ("cluster" is built by run_training on a system preset).

@@ -18,6 +18,7 @@
 #include "sc_models/topology/gpu_cluster.h"
 #include "testbench/fabric_setup.h"
 #include "testbench/memory_guard.h"
+#include "testbench/scale_out.h"
 #include "testbench/scenario.h"
 #include "testbench/simulation.h"
 #include "testbench/training_chakra.h"
@@ -73,7 +74,7 @@ class training_executor {
       return;
     }
     m_start[i] = core::now();
-    m_comm.run(m_g.groups[t.group].op, t.group, t.bytes, [this, i] { finish(i); });
+    m_comm.run(m_g.groups[t.group].op, t.group, t.bytes, i, [this, i] { finish(i); });
   }
 
   void try_gpu(uint32_t r) {
@@ -83,7 +84,8 @@ class training_executor {
     m_busy[r] = true;
     m_start[i] = core::now();
     const picoseconds dur = picoseconds::from_ns(task_seconds(m_g.tasks[i], m_flops_per_s) * 1e9);
-    m_timers.at(m_start[i] + dur, [this, i] { finish(i); });
+    m_timers.at(
+        m_start[i] + dur, [this, i] { finish(i); }, i);
   }
 
   void finish(uint32_t i) {
@@ -359,10 +361,17 @@ nlohmann::json run_training(const scenario& s, const run_options& opts) {
   check_memory_budget(s, mem_bytes, placing, "training: the communicators' buffers", "",
                       "set nic.place_data: false (the step's timing does not depend on the bytes)");
   fabric_setup setup(s, opts);
-  if (setup.so.distributed())
-    throw config_error(s.source + ": workload.kind training runs in one process (not under mpirun yet)");
+  scale_out& so = setup.so;
+  // Under mpirun a collective's end is learnt at a window's end, and a reducing connection's slot credits on
+  // the far rank then too.
+  check_collective_lookahead(s, so, comm->staged_host_pairs(),
+                             "a training step's collective ends when its last WRITE is placed on any process");
   setup.build(mem_bytes, {}, placing);
-  timer_service timers("training_timers");
+  if (so.distributed() && !so.windowed())
+    throw config_error(s.source + ": training: no link crosses between the " + std::to_string(so.ranks()) +
+                       " MPI ranks of this partition, so they cannot keep in step: run it in one process");
+  // Ties between task ends go by task (the same order in every partition: docs/scale_out.md).
+  timer_service timers("training_timers", true);
   comm->elaborate(setup, timers);
   training_executor ex(graph, src.flops_per_s, *comm, timers);
   if (opts.elaborate_only) return nlohmann::json::object();
@@ -371,18 +380,24 @@ nlohmann::json run_training(const scenario& s, const run_options& opts) {
   const auto wall0 = std::chrono::steady_clock::now();
   const double end_us = s.run.duration_us > 0 ? s.run.duration_us : s.run.limit_us;
   setup.so.start(picoseconds::from_ns(end_us * 1e3), sc_core::SC_EXIT_ON_STARVATION);
+  setup.flush_rtl_log();
+  so.merge_statistics();  // under mpirun: every rank's counters, the whole fabric's on rank 0
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   const picoseconds sim_end = core::now();
   core::sim_context& ctx = setup.ctx;
   nlohmann::json r;
   add_run_header(r, s, opts, ctx, sim_end, wall_s);
-  r["operations"] = comm->writes_posted();
-  uint64_t completed = 0, failed = 0;  // the step's WRITEs, from every NIC's completion queue
+  // The step's WRITEs, from every NIC's completion queue (under mpirun each rank's NICs, summed); the graph's
+  // executor ran alike on every rank.
+  std::vector<uint64_t> counts{comm->writes_posted(), 0, 0};
   for (topology::host& h : setup.fab().hosts())
-    for (const nic::completion& c : h.nic->completions()) {
-      completed += c.status == nic::completion_status::success;
-      failed += c.status != nic::completion_status::success;
-    }
+    if (h.built())
+      for (const nic::completion& c : h.nic->completions())
+        ++counts[c.status == nic::completion_status::success ? 1 : 2];
+  if (so.distributed()) so.sum(counts);
+  const uint64_t completed = counts[1], failed = counts[2];
+  const bool writes_report = so.rank() == 0;  // the whole fabric's statistics are on rank 0 only
+  r["operations"] = counts[0];
   r["completed"] = completed;
   r["failed"] = failed;
   r["time_limited"] = false;
@@ -393,9 +408,11 @@ nlohmann::json run_training(const scenario& s, const run_options& opts) {
   r["training"] =
       training_object(s.training, src.model ? &*src.model : nullptr, src.files, graph, ex, src.flops_per_s, wall_s);
   r["flows"] = nlohmann::json::array();
-  r["ports"] = link_ports_report(setup.fab(), ctx, sim_end);
-  r["stats"] = ctx.stats.to_json();
-  r["stat_descriptions"] = ctx.stats.descriptions_json();  // each statistic's unit and description, once
+  r["ports"] = writes_report ? link_ports_report(setup.fab(), ctx, sim_end) : nlohmann::json::array();
+  r["stats"] = writes_report ? ctx.stats.to_json() : nlohmann::json::object();
+  // each statistic's unit and description, once
+  r["stat_descriptions"] = writes_report ? ctx.stats.descriptions_json() : nlohmann::json::object();
+  if (so.distributed()) r["scale_out"] = so.report();
   return r;
 }
 

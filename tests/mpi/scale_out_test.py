@@ -41,6 +41,12 @@ def check(cond, what):
         failures.append(what)
 
 
+def refused_below_lookahead(scenario, ranks, tag, key, value, what):
+    """collective.KEY below the 150 ns lookahead under several ranks: refused, naming the key and the figures."""
+    _, p = run(scenario, ranks, tag, expect_status=2, extra=["--set", f"collective.{key}={value}"])
+    check(f"collective.{key} {value} ns is below the 150 ns lookahead" in p.stderr, f"{what}: {p.stderr[-500:]}")
+
+
 def check_profile(tag, n, rep):
     """Where each rank's time went (scale_out.per_rank): the counts add up to the report's, by two paths."""
     so = rep["scale_out"]
@@ -320,14 +326,10 @@ if ring is not None and slow_barrier is not None:
           f"ring: barrier 1000 ns ends {slow_barrier['simulated_time_ns'] - ring['simulated_time_ns']} ns later, "
           "expected 5 x 800 = 4000")
 # The barrier must be at least the lookahead (150 ns) under several ranks: refused with the key and the figure.
-_, p = run(os.path.join(HERE, "collective_ring.yaml"), 2, "ring_short_barrier", expect_status=2,
-           extra=["--set", "collective.barrier_ns=100"])
-check("collective.barrier_ns 100 ns is below the 150 ns lookahead" in p.stderr,
-      f"a barrier shorter than the lookahead is refused: {p.stderr[-500:]}")
-_, p = run(os.path.join(HERE, "collective_ring.yaml"), 2, "ring_short_credit", expect_status=2,
-           extra=["--set", "collective.credit_ns=0"])
-check("collective.credit_ns 0 ns is below the 150 ns lookahead" in p.stderr,
-      f"a credit faster than the lookahead is refused: {p.stderr[-500:]}")
+refused_below_lookahead(os.path.join(HERE, "collective_ring.yaml"), 2, "ring_short_barrier", "barrier_ns", 100,
+                        "a barrier shorter than the lookahead is refused")
+refused_below_lookahead(os.path.join(HERE, "collective_ring.yaml"), 2, "ring_short_credit", "credit_ns", 0,
+                        "a credit faster than the lookahead is refused")
 
 # The same ring on Quantum-X800 switches and InfiniBand HCAs: credit-based links, whose credit updates cross
 # ranks on the switch-to-switch cables (the same partition as on Spectrum). The WRITE counts are the hand
@@ -371,10 +373,37 @@ for path in ("gpudirect", "bounce"):
           f"trays_{path}: GPU memory got {landed}, the operations towards each host {towards}")
     check(all(t["data_path"] == path for t in trays["pcie"]), f"trays_{path}: data path")
 
+# A training step (tests/mpi/training_leaf_spine.yaml: tensor 2 x pipeline 2 x data 2 on 8 hosts of a 4x4
+# leaf-spine, the same partitions as `faults`): every process runs the step's whole graph, posts its own
+# hosts' WRITEs, and learns at window ends of the posts, slot credits and placements of the others; a
+# collective's end releases tasks on every rank. The one-process report on 2 and 4 ranks, the step complete,
+# every WRITE completed, pipeline sends and data-parallel allreduces (which cross ranks) among the rows.
+training = same_as_one_process("training", os.path.join(HERE, "training_leaf_spine.yaml"), [2, 4],
+                               {2: ([4, 4], [4, 4], 16), 4: ([2, 2, 2, 2], [2, 2, 2, 2], 24)})
+if training is not None:
+    t = training["training"]
+    check(t["completed"] and training["completed"] == training["operations"] > 0 and training["failed"] == 0,
+          f"training: step completed {t['completed']}, WRITEs {training['completed']} of {training['operations']}")
+    groups = {(c["group"], c["op"]) for c in t["collectives"]}
+    check({("tp", "allreduce"), ("pp", "send"), ("dp", "allreduce")} <= groups,
+          f"training: collectives {sorted(groups)}")
+    check(t["step_time_us"] > t["compute_time_us"] > 0, f"training: step {t['step_time_us']} us, compute "
+          f"{t['compute_time_us']} us")
+# A collective's end is learnt at a window's end: a barrier below the 150 ns lookahead is refused.
+refused_below_lookahead(os.path.join(HERE, "training_leaf_spine.yaml"), 2, "training_barrier", "barrier_ns", 100,
+                        "training: a barrier shorter than the lookahead is refused")
+# At 4 ranks the data-parallel ring's reducing connections cross: their slot credits must not be faster.
+refused_below_lookahead(os.path.join(HERE, "training_leaf_spine.yaml"), 4, "training_credit", "credit_ns", 100,
+                        "training: a slot credit faster than the lookahead is refused at 4 ranks")
+
 # Not cut yet: a clear error, exit status 2, no report.
 _, p = run(os.path.join(SOURCE, "testbench", "scenarios", "allreduce_sharp_64.yaml"), 2, "sharp", expect_status=2)
 check("is not cut across processes yet" in p.stderr and "sharp" in p.stderr,
       f"a SHARP collective under 2 ranks names what is not supported: {p.stderr[-500:]}")
+_, p = run(os.path.join(SOURCE, "testbench", "scenarios", "gb200_training.yaml"), 2, "preset_training",
+           expect_status=2)
+check("is not cut across processes yet" in p.stderr and "system.preset" in p.stderr,
+      f"a training step on a system preset under 2 ranks names what is not supported: {p.stderr[-500:]}")
 
 # Faults on crossing cables (tests/mpi/faults_leaf_spine.yaml): 4 leaves x 2 hosts, 4 spines. 2 ranks: leaves
 # 0,1 | 2,3, spines 0,2 | 1,3 (as for `flows`), 4 | 4 hosts, 8 crossing cables, 16 links; 4 ranks: leaf j and
@@ -426,6 +455,23 @@ if faults is not None:
     check(0 < ber["fcs_errors"] <= ber["frames_exposed"] and
           ber["fcs_errors"] == link_count("spine0_to_leaf3", "fcs_errors"),
           f"faults: bit errors corrupted {ber['fcs_errors']} of {ber['frames_exposed']} frames")
+
+# The same faults with Spectrum-X's remote fault notification (docs/faults.md): the switches away from a
+# failed cable stop routing towards it fault.notification_us (1 us) after its ends detect it. Every rank
+# computes the whole fabric's reachability tables from the schedule and gives its own switches their rows:
+# the one-process report on 2 and 4 ranks. The notification must act: spine1 (cut off from leaf0 by the
+# link_down) and spine2 (from leaf3 by the port_down) get fewer frames they cannot deliver than with the ends
+# alone (the far leaves stop spraying to them 1 us after detection instead of until the link returns).
+notified = same_as_one_process("faults_notified", os.path.join(HERE, "faults_leaf_spine.yaml"), [2, 4],
+                               {2: ([4, 4], [4, 4], 16), 4: ([2, 2, 2, 2], [2, 2, 2, 2], 24)},
+                               extra=["--set", "fault.remote_notification=true"])
+if notified is not None and faults is not None:
+    check(notified["verified"] and notified["completed"] == notified["operations"] == 8,
+          "faults_notified: every WRITE completes and its bytes are verified")
+    for spine in ("spine1", "spine2"):
+        on, off = (r["stats"][spine]["no_live_port"]["value"] for r in (notified, faults))
+        check(on < off, f"faults_notified: {spine} dropped {on} frames with no live port with the notification, "
+              f"{off} without: the far leaves should stop sending to it")
 
 # The same faults on Quantum-X800 switches and HCAs (same partitions). Two things cross ranks here that a
 # Spectrum fabric does not have: the subnet manager's reroute (reachability tables computed on every rank
@@ -547,7 +593,8 @@ if failures:
     print("FAILED:\n" + "\n".join(failures))
     sys.exit(1)
 print("scale-out: reports identical on 1, 2, 4 and 8 ranks (Ethernet and InfiniBand); samples, CSV and pcap "
-      "files identical on 1, 2 and 4; ring allreduce (Spectrum and Quantum-X800), alltoall, faults (Spectrum and Quantum-X800), PCIe trays "
+      "files identical on 1, 2 and 4; ring allreduce (Spectrum and Quantum-X800), alltoall, faults (Spectrum "
+      "with and without the remote notification, and Quantum-X800), a training step, PCIe trays "
       "(GPUDirect and bounce) and RTL recordings identical on 1, 2 and 4; partitions as "
       "derived; credits cross; verdicts (a misplaced payload, nothing checked) as in one process; a capture "
       "replayed on 2 and 4 ranks as in one process; unsupported runs refused")
