@@ -60,7 +60,8 @@ std::vector<std::unique_ptr<rail_sharp>> make_rail_sharps(topology::gpu_cluster&
   std::vector<std::unique_ptr<rail_sharp>> out;
   const unsigned G = cl.gpus_per_domain();
   if (cl.domains().domains() < 2) {  // a single domain: no tree, phase 2 ends as it starts
-    for (unsigned q = 0; q < G; ++q) out.push_back(std::make_unique<rail_sharp>(cl, q, s, sw::sharp_tree{}, std::vector<uint64_t>{}));
+    for (unsigned q = 0; q < G; ++q)
+      out.push_back(std::make_unique<rail_sharp>(cl, q, s, sw::sharp_tree{}, std::vector<uint64_t>{}));
     return out;
   }
   std::vector<sw::sharp_tree> trees;
@@ -86,8 +87,7 @@ std::vector<std::unique_ptr<rail_sharp>> make_rail_sharps(topology::gpu_cluster&
 
 nlohmann::json rail_sharp_summary(const std::vector<std::unique_ptr<rail_sharp>>& rails) {
   nlohmann::json roots = nlohmann::json::array();
-  uint64_t switches = 0, unexpected = 0, host_unexpected = 0, violations = 0, overruns = 0, pieces = 0,
-           slot_waits = 0;
+  uint64_t switches = 0, unexpected = 0, host_unexpected = 0, violations = 0, overruns = 0, pieces = 0, slot_waits = 0;
   uint64_t min_slots = UINT64_MAX;
   for (const auto& r : rails) {
     const nlohmann::json j = r->report();
@@ -104,11 +104,15 @@ nlohmann::json rail_sharp_summary(const std::vector<std::unique_ptr<rail_sharp>>
       slot_waits += sw["slot_waits"].get<uint64_t>();
     }
   }
-  return {{"trees", rails.size()},        {"roots", roots},
-          {"min_slots_per_tree", rails.empty() ? 0 : min_slots},
-          {"tree_switches", switches},    {"pieces", pieces},
-          {"slot_waits", slot_waits},     {"unexpected", unexpected},
-          {"host_unexpected", host_unexpected}, {"credit_violations", violations},
+  return {{"trees", roots.size()},
+          {"roots", roots},
+          {"min_slots_per_tree", roots.empty() ? 0 : min_slots},
+          {"tree_switches", switches},
+          {"pieces", pieces},
+          {"slot_waits", slot_waits},
+          {"unexpected", unexpected},
+          {"host_unexpected", host_unexpected},
+          {"credit_violations", violations},
           {"credit_overruns", overruns}};
 }
 

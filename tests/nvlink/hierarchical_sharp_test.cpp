@@ -23,8 +23,7 @@ std::string cluster(uint64_t nodes, uint64_t bytes, const std::string& inter, co
          ", scale_out: quantum_x800}\n"
          "workload: {kind: collective}\n"
          "collective: {op: allreduce, algo: hierarchical, inter: " +
-         inter +
-         ", dtype: float, iterations: 1, warmup_iterations: 0, chunk_bytes: 65536, min_bytes: " +
+         inter + ", dtype: float, iterations: 1, warmup_iterations: 0, chunk_bytes: 65536, min_bytes: " +
          std::to_string(bytes) + ", max_bytes: " + std::to_string(bytes) + "}\n" + extra;
 }
 
@@ -33,9 +32,9 @@ std::string cluster(uint64_t nodes, uint64_t bytes, const std::string& inter, co
 // SHARP packets: a 4096-byte chunk with LRH 8, BTH 12, aggregation header 16, ICRC 4, VCRC 2 = 42 bytes.
 // Per NIC and direction SHARP moves the 1/G shard once (up, then the result down); the ring 2(D-1)/D of it.
 constexpr double g = 8;
-constexpr double b_nv = 18 * 50.0 * 256 / 272;        // GB/s per GPU: 847.06
-constexpr double b_sharp = 800 / 8.0 * 4096 / 4138;   // GB/s per NIC: 98.985
-constexpr double b_ring = 800 / 8.0 * 4096 / 4122;    // GB/s per NIC: 99.369 (LRH, BTH, ICRC, VCRC)
+constexpr double b_nv = 18 * 50.0 * 256 / 272;       // GB/s per GPU: 847.06
+constexpr double b_sharp = 800 / 8.0 * 4096 / 4138;  // GB/s per NIC: 98.985
+constexpr double b_ring = 800 / 8.0 * 4096 / 4122;   // GB/s per NIC: 99.369 (LRH, BTH, ICRC, VCRC)
 
 struct bounds {
   double serial;    // busbw, GB/s
@@ -94,8 +93,8 @@ TEST(hierarchical_sharp, four_nodes_reach_the_serial_bound_and_beat_the_ring) {
   const double i_ring = row0(ring)["phases_us"]["inter_domain"].get<double>();
   EXPECT_LT(t_sharp, t_ring);
   EXPECT_GT(i_ring / i_sharp, 1.3) << "the ring's rail phase moves 1.5x the bytes";
-  std::cout << "4 nodes, 8 MiB: sharp " << t_sharp << " us (inter " << i_sharp << "), ring " << t_ring
-            << " us (inter " << i_ring << ")\n";
+  std::cout << "4 nodes, 8 MiB: sharp " << t_sharp << " us (inter " << i_sharp << "), ring " << t_ring << " us (inter "
+            << i_ring << ")\n";
 }
 
 // Two groups of two nodes: each rail has a leaf per group, so its tree climbs to a spine; the 8 rails' roots
@@ -116,9 +115,8 @@ TEST(hierarchical_sharp, trees_across_two_leaves_per_rail_climb_to_the_spines) {
 
 TEST(hierarchical_sharp, a_spine_with_fewer_slots_than_trees_is_refused) {
   const test::child_result c = test::run_in_child([&] {
-    return run_scenario(load_scenario_text(cluster(4, 1u << 20, "sharp", std::string(two_groups) +
-                                                                              "sharp: {slots: 1}\n"),
-                                           "t.yaml"))
+    return run_scenario(load_scenario_text(
+                            cluster(4, 1u << 20, "sharp", std::string(two_groups) + "sharp: {slots: 1}\n"), "t.yaml"))
         .dump();
   });
   EXPECT_FALSE(c.ok);
@@ -135,6 +133,7 @@ TEST(hierarchical_sharp, one_node_has_no_rail_phase) {
   EXPECT_TRUE(r["verified"].get<bool>());
   EXPECT_EQ(row0(r)["wrong"], 0u);
   EXPECT_EQ(row0(r)["phases_us"]["inter_domain"].get<double>(), 0.0);
+  EXPECT_EQ(r["hierarchical"]["sharp"]["trees"], 0u);
 }
 
 }  // namespace
