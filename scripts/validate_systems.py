@@ -10,6 +10,8 @@ from validate_lib import IB_WIRE, section
 B_NV = 18 * 50.0 * 256 / 272
 # GB300 NVL72 on Quantum-X800: one 800 Gb/s ConnectX-8 per GPU, 4096-byte payloads in 4122 wire bytes.
 B_RAIL = 800 / 8.0 * IB_WIRE
+# SHARP packets on the same rails: a 16-byte aggregation header more per 4096-byte chunk (4138 wire bytes).
+B_SHARP = 800 / 8.0 * 4096 / 4138
 G = 8
 SMALL = ["--set", "nvlink.gpus_per_domain=%d" % G]
 CLUSTER = SMALL + ["--set", "topology.rails=%d" % G, "--set", "topology.hosts_per_leaf={racks}",
@@ -36,6 +38,39 @@ def hier_bounds(d, intra="nvlink_ring"):
     nv = ((2.0 * G - 1) / G if intra == "nvls" else 2.0 * (G - 1) / G) / B_NV
     rail = 2.0 * (d - 1) / (d * G) / B_RAIL
     return bf / nv, (bf / rail if rail > 0 else float("inf")), bf / (nv + rail)
+
+
+def sharp_serial_bound(d):
+    """busbw bound of the hierarchical allreduce with SHARP across the rails (GB/s): each NIC sends its 1/G
+    shard once and receives the result once, so the rail phase takes 1/G of the buffer at B_SHARP."""
+    n = G * d
+    return 2.0 * (n - 1) / n / (2.0 * (G - 1) / G / B_NV + 1.0 / G / B_SHARP)
+
+
+def sharp_rows(v, many, size, lines):
+    """SHARP against the ring across the rails at 4 racks (2(D-1)/D = 1.5 shards per NIC for the ring, 1 for
+    SHARP): SHARP's busbw against its serial bound, and its time against the ring's."""
+    racks = 4
+    runs = {}
+    for inter in ("sharp", "ring"):
+        rep, _ = v.run("systems_hier_inter_%s_%d" % (inter, racks), many,
+                       cluster_args(racks, sizes(size) + ["--set", "collective.inter=" + inter]))
+        runs[inter] = row0(rep)
+    (r, ok), (ring, ring_ok) = runs["sharp"], runs["ring"]
+    bw, bound = r.get("busbw_gbps"), sharp_serial_bound(racks)
+    v.row("hierarchical allreduce busbw, SHARP across the rails, %d racks of 8 GPUs, %d MiB" % (racks, size >> 20),
+          "<= serial %.1f GB/s" % bound, "NVLink phases + S/G at B_sharp (docs/systems.md)", gb(bw),
+          "85 .. 100 % of the serial bound, results exact",
+          bw is not None and ok and 0.85 * bound <= bw <= bound * 1.0001, many)
+    t_s, t_r = r.get("time_us"), ring.get("time_us")
+    speed = t_r / t_s if t_s and t_r else None
+    v.row("SHARP over ring across the rails, same %d racks and size: time ratio" % racks, "> 1",
+          "the ring moves 2(D-1)/D = 1.5 shards per NIC, SHARP 1", ("%.2fx" % speed) if speed else None,
+          "SHARP faster, both results exact", speed is not None and speed > 1.0 and ok and ring_ok, many)
+    ph, rph = r.get("phases_us") or {}, ring.get("phases_us") or {}
+    lines.append("| %d racks, SHARP across the rails, %d MiB | busbw %s | serial %.1f GB/s; inter-domain %.2f us "
+                 "(ring %.2f us) |" % (racks, size >> 20, gb(bw), bound, ph.get("inter_domain", 0.0),
+                                       rph.get("inter_domain", 0.0)))
 
 
 def alltoall_bound(d):
@@ -95,6 +130,8 @@ def systems(v):
                      (racks, intra, b >> 20, gb(bw), nvb, railb, serial,
                       " / ".join("%.2f" % ph[k] for k in ("reduce_scatter", "inter_domain", "allgather") if k in ph)))
 
+    sharp_rows(v, many, size, lines)
+
     for racks in (2, 4):
         rep, _ = v.run("systems_alltoall_%d" % racks, many,
                        cluster_args(racks, sizes(size) + ["--set", "collective.op=alltoall"]))
@@ -117,11 +154,13 @@ computed for G = %d), 800 Gb/s Quantum-X800 rails (docs/systems.md).
 - **Expected**: per GPU, B_nv = 18 x 50 GB/s x 256/272 = **%.1f GB/s**; a ring allreduce's busbw <= B_nv,
   NVLS's <= 2(n-1)/n B_nv. Across D racks: NVLink phases send 2(G-1)/G of the buffer (NVLS: (2G-1)/G), the
   rail phase 2(D-1)/(D G) at B_rail = 100 GB/s x 4096/4122 = **%.2f GB/s**, one after the other, so
-  busbw <= 2(N-1)/N / (their times' sum). Alltoall: per GPU NVLink carries (G-1)/G of the buffer and the NIC
+  busbw <= 2(N-1)/N / (their times' sum). SHARP across the rails (`collective.inter: sharp`): the rail phase
+  sends 1/G of the buffer once per NIC and receives it once, at B_sharp = 100 GB/s x 4096/4138 = **%.2f GB/s**
+  (a 16-byte aggregation header per chunk), against the ring's 2(D-1)/(D G). Alltoall: per GPU NVLink carries (G-1)/G of the buffer and the NIC
   (N-G)/N at once (PXN), so algbw <= min(B_nv G/(G-1), B_rail N/(N-G)).
 - **Measured**:
 
 | run | measured | bounds |
 |---|---|---|
 %s
-""" % (G, G, B_NV, B_RAIL, "\n".join(lines)))
+""" % (G, G, B_NV, B_RAIL, B_SHARP, "\n".join(lines)))

@@ -13,6 +13,7 @@
 #include "testbench/nvlink_collective.h"
 #include "testbench/nvlink_run.h"
 #include "testbench/rail_ring.h"
+#include "testbench/rail_sharp.h"
 #include "testbench/scenario.h"
 #include "testbench/simulation.h"
 #include "testbench/switch_factory.h"
@@ -44,19 +45,17 @@ void check_hierarchical(const scenario& s) {
                        ": collective.inter sharp: SHARP aggregation needs Quantum-X800 switches; system.scale_out "
                        "is " +
                        s.system.scale_out + " (use collective.inter ring, or system.scale_out quantum_x800)");
-  if (s.collective.inter == "sharp")
-    throw config_error(src +
-                       ": collective.inter sharp: SHARP across the rails is not built yet (issue 21 item 4); "
-                       "use collective.inter ring");
 }
 
 namespace {
 
 // Ethernet RoCEv2 per packet: Ethernet 14, IPv4 20, UDP 8, BTH 12, ICRC 4, FCS 4, preamble 8, gap 12;
-// InfiniBand: LRH 8, BTH 12, ICRC 4, VCRC 2 (sc_models/core/packet.cpp).
+// InfiniBand: LRH 8, BTH 12, ICRC 4, VCRC 2 (sc_models/core/packet.cpp). SHARP (collective.inter sharp): one
+// chunk of nic.mtu_bytes per packet with its 16-byte aggregation header (sc_models/ib/sharp_header.h).
 double rail_payload_gbytes(const scenario& s) {
-  const double mtu = double(s.nic.path_mtu_bytes ? s.nic.path_mtu_bytes : s.nic.mtu_bytes);
-  const double overhead = s.switch_model.infiniband() ? 26.0 : 82.0;
+  const bool sharp = s.collective.inter == "sharp";
+  const double mtu = double(s.nic.path_mtu_bytes && !sharp ? s.nic.path_mtu_bytes : s.nic.mtu_bytes);
+  const double overhead = s.switch_model.infiniband() ? (sharp ? 42.0 : 26.0) : 82.0;
   return s.topology.link_gbps / 8.0 * mtu / (mtu + overhead);
 }
 
@@ -71,7 +70,10 @@ hierarchical_bounds hierarchical_allreduce_bounds(const scenario& s) {
   // every packet as a contribution) and receives (G-1)/G of it (allgather: the other GPUs' shares).
   const double nv_share = s.collective.intra == "nvls" ? (2.0 * g - 1.0) / g : 2.0 * (g - 1.0) / g;
   const double nv_s_per_byte = nv_share / nvlink_ring_busbw_bound(s.nvlink);
-  const double rail_s_per_byte = d > 1 ? 2.0 * (d - 1.0) / (d * g) / b.rail_gbytes_per_s : 0.0;
+  // Per NIC and direction: the ring sends 2(D-1)/D of its 1/G shard; SHARP sends the shard once up the tree and
+  // receives the result once.
+  const double rail_share = s.collective.inter == "sharp" ? 1.0 / g : 2.0 * (d - 1.0) / (d * g);
+  const double rail_s_per_byte = d > 1 ? rail_share / b.rail_gbytes_per_s : 0.0;
   b.nvlink_busbw = bf / nv_s_per_byte;
   b.rail_busbw = rail_s_per_byte > 0 ? bf / rail_s_per_byte : std::numeric_limits<double>::infinity();
   b.serial_busbw = bf / (nv_s_per_byte + rail_s_per_byte);
@@ -126,11 +128,19 @@ class hierarchical_run {
     for (const auto& g : m_cl.domains().gpus()) g->set_data(s.nic.place_data);
     for (unsigned d = 0; d < m_D; ++d)
       m_intra.push_back(make_domain_allreduce(s.collective.intra, m_cl.domains(), d, m_ctx.calendar));
-    for (unsigned r = 0; r < m_G; ++r) {
-      m_rails.push_back(std::make_unique<rail_ring>(m_cl, r, m_ctx.calendar, s.nvlink.reduce_gbytes_per_s));
-      m_rails.back()->connect(m_hbm);
+    if (s.collective.inter == "sharp") {
+      m_sharp = make_rail_sharps(m_cl, s);
+      for (auto& r : m_sharp) m_rails.push_back(r.get());
+    }
+    for (unsigned r = 0; r < m_G && s.collective.inter == "ring"; ++r) {
+      m_rings.push_back(std::make_unique<rail_ring>(m_cl, r, m_ctx.calendar, s.nvlink.reduce_gbytes_per_s));
+      m_rings.back()->connect(m_hbm);
+      m_rails.push_back(m_rings.back().get());
     }
   }
+
+  // collective.inter sharp: the rails' trees (rail_sharp_summary); null for the ring.
+  nlohmann::json sharp_summary() const { return m_sharp.empty() ? nlohmann::json() : rail_sharp_summary(m_sharp); }
 
   topology::gpu_cluster& cluster() { return m_cl; }
   const core::sim_context& ctx() const { return m_ctx; }
@@ -185,7 +195,9 @@ class hierarchical_run {
   uint64_t m_G, m_D, m_hbm;
   topology::gpu_cluster m_cl;
   std::vector<std::unique_ptr<domain_allreduce>> m_intra;
-  std::vector<std::unique_ptr<rail_ring>> m_rails;
+  std::vector<std::unique_ptr<rail_ring>> m_rings;   // collective.inter ring
+  std::vector<std::unique_ptr<rail_sharp>> m_sharp;  // collective.inter sharp
+  std::vector<rail_allreduce*> m_rails;              // phase 2, by rail
   domain_allreduce_config m_c;
   std::array<picoseconds, 4>* m_at = nullptr;
   unsigned m_phase = 0;
@@ -250,6 +262,12 @@ nlohmann::json run_hierarchical_allreduce(const scenario& s, const run_options& 
   const auto writes = cluster_writes(run.cluster());
   complete_cluster_report(r, s, writes);
   r["hierarchical"] = hierarchical_object(s, writes);
+  const nlohmann::json sharp = run.sharp_summary();
+  if (!sharp.is_null()) {  // a SHARP packet lost or unexpected, or a credit broken: not verified
+    r["hierarchical"]["sharp"] = sharp;
+    r["verified"] = r["verified"].get<bool>() && sharp["unexpected"] == 0u && sharp["host_unexpected"] == 0u &&
+                    sharp["credit_violations"] == 0u && sharp["credit_overruns"] == 0u;
+  }
   return r;
 }
 

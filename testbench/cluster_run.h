@@ -5,8 +5,9 @@
 //   1. reduce-scatter inside every domain (collective.intra, testbench/nvlink_collective.h): NCCL's ring
 //      over NVLink, after which GPU q holds chunk (q + 1) mod G of its domain's sum, or NVLS, after which it
 //      holds share q (whole packets) reduced by the switch chips;
-//   2. allreduce of that chunk across the domains on rail q (collective.inter ring, testbench/rail_ring.h):
-//      ring of RDMA WRITEs, GPUDirect through the trays;
+//   2. allreduce of that chunk across the domains on rail q (testbench/rail_allreduce.h): collective.inter
+//      ring (testbench/rail_ring.h), a ring of RDMA WRITEs, GPUDirect through the trays, or sharp
+//      (testbench/rail_sharp.h), the rail's Quantum-X800 switches reducing the shards (NCCL's CollNet);
 //   3. allgather inside every domain: the second half of the NVLink ring, or NVLS multicast of each share.
 // Every byte moves as packets; the result of every GPU is compared with a reference summed over all GPUs.
 #pragma once
@@ -52,7 +53,9 @@ std::vector<uint64_t> cluster_sweep_sizes(const scenario& s, sw::sharp_dtype dty
 // busbw <= 2(N-1)/N / (2(G-1)/G / B_nv); NVLS: (2G-1)/G in place of 2(G-1)/G (the whole buffer out as
 // contributions, then the (G-1)/G others' shares in). Rail: phase 2 sends 2(D-1)/D of a 1/G shard per NIC at B_rail
 // (the NIC's line rate x payload / wire bytes of a full-MTU WRITE packet), so busbw <= 2(N-1)/N / (2(D-1)/(D G) /
-// B_rail). The phases follow each other, so the times add: busbw <= serial = 1 / (1/nvlink + 1/rail).
+// B_rail). SHARP: 1/G of the buffer per NIC and direction (its shard up once, the result down once) at
+// B_rail of SHARP packets (a 16-byte aggregation header more per chunk). The phases follow each other, so the
+// times add: busbw <= serial = 1 / (1/nvlink + 1/rail).
 struct hierarchical_bounds {
   double nvlink_busbw = 0.0, rail_busbw = 0.0, serial_busbw = 0.0;
   double rail_gbytes_per_s = 0.0;  // B_rail, payload per NIC per direction

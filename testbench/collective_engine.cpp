@@ -167,7 +167,7 @@ void collective_engine::merge_counts(scale_out& so) {
 
 nlohmann::json collective_engine::sharp_report() const {
   if (!m_sharp) return nlohmann::json();
-  return m_sharp_path->report(*m_fab_ptr, m_ranks);
+  return m_sharp_path->report(*m_fab_ptr);
 }
 
 void collective_engine::start_size(size_t index, picoseconds at) {

@@ -85,8 +85,8 @@ void collective_params::visit(core::param_visitor& v) {
   v.field({"inter",
            "",
            "collective.algo hierarchical: phase 2 across the domains on each rail, ring (a ring of RDMA WRITEs "
-           "per rail) or sharp (in-network reduction: refused on Spectrum-X, and not built yet on "
-           "Quantum-X800)",
+           "per rail) or sharp (each rail's Quantum-X800 switches reduce the shards, NCCL's CollNet path; "
+           "refused on Spectrum-X)",
            0.0,
            0.0,
            {"ring", "sharp"}},

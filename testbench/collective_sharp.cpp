@@ -37,9 +37,8 @@ double collective_sharp::gamma() const {
   return k * u / (1.0 - k * u);
 }
 
-void collective_sharp::elaborate(topology::fabric& fab, const std::vector<rank_memory>& ranks, uint64_t max_bytes,
-                                 uint64_t seed, bool fill) {
-  m_n = uint32_t(ranks.size());
+sw::sharp_tree collective_sharp::tree_over(topology::fabric& fab, const std::vector<size_t>& hosts,
+                                           size_t root_choice) {
   std::vector<sw::quantum_switch*> switches;
   for (auto& d : fab.switches()) {
     sw::quantum_switch* q = d ? d->sharp_switch() : nullptr;
@@ -47,20 +46,41 @@ void collective_sharp::elaborate(topology::fabric& fab, const std::vector<rank_m
     switches.push_back(q);
   }
   std::vector<std::pair<size_t, unsigned>> members;
-  members.reserve(ranks.size());
-  for (const rank_memory& m : ranks) members.push_back({fab.hosts()[m.host].leaf, fab.host_port(m.host)});
-  m_tree = sw::build_sharp_tree(switches, members);
-  for (const sw::sharp_tree_node& node : m_tree.nodes) {
-    m_aggs.push_back(std::make_unique<sw::sharp_aggregator>(*node.sw, m_params, node, node.sw->ctx()));
-    node.sw->set_sharp(m_aggs.back().get());
+  members.reserve(hosts.size());
+  for (size_t h : hosts) members.push_back({fab.hosts()[h].leaf, fab.host_port(h)});
+  return sw::build_sharp_tree(switches, members, root_choice);
+}
+
+void collective_sharp::build(sw::sharp_tree tree, topology::fabric& fab, const std::vector<size_t>& hosts,
+                             const std::vector<uint8_t*>& memory, const std::vector<uint64_t>& slots) {
+  m_n = uint32_t(hosts.size());
+  m_members = hosts;
+  m_tree = std::move(tree);
+  for (size_t i = 0; i < m_tree.nodes.size(); ++i) {
+    const sw::sharp_tree_node& node = m_tree.nodes[i];
+    sw::sharp_params p = m_params;
+    if (!slots.empty()) p.slots = slots[i];
+    m_aggs.push_back(std::make_unique<sw::sharp_aggregator>(*node.sw, p, node, node.sw->ctx()));
+    node.sw->add_sharp(m_aggs.back().get());
   }
+  for (uint32_t r = 0; r < m_n; ++r)
+    m_hosts.push_back(std::make_unique<sw::sharp_host>(*fab.hosts()[hosts[r]].nic, memory[r], m_start_latency,
+                                                       m_rx_latency, m_tree.nodes.front().sw->ctx()));
+}
+
+void collective_sharp::elaborate(topology::fabric& fab, const std::vector<rank_memory>& ranks, uint64_t max_bytes,
+                                 uint64_t seed, bool fill) {
+  std::vector<size_t> hosts;
+  std::vector<uint8_t*> memory;
+  for (const rank_memory& m : ranks) {
+    hosts.push_back(m.host);
+    memory.push_back(fab.hosts()[m.host].mem->data());
+  }
+  build(tree_over(fab, hosts), fab, hosts, memory, {});
   for (uint32_t r = 0; r < m_n; ++r) {
-    topology::host& h = fab.hosts()[ranks[r].host];
-    m_hosts.push_back(std::make_unique<sw::sharp_host>(*h.nic, h.mem->data(), m_start_latency, m_rx_latency,
-                                                       switches.front()->ctx()));
     if (!fill || m_p.dtype == "int32") continue;
     uint64_t state = core::stream_seed(seed, "collective", "sharp_rank" + std::to_string(r));
-    uint8_t* p = h.mem->data() + ranks[r].send;
+    uint8_t* p = memory[r] + ranks[r].send;
     for (uint64_t b = 0; b + m_elt <= max_bytes; b += m_elt) {
       const float v = float(double(core::splitmix64(state++) >> 40) / double(1ull << 24) * 2.0 - 1.0);
       if (m_elt == 4) {
@@ -73,14 +93,28 @@ void collective_sharp::elaborate(topology::fabric& fab, const std::vector<rank_m
   }
 }
 
+uint32_t collective_sharp::next_op() {
+  m_op += m_op_stride;
+  m_done = 0;
+  return m_op;
+}
+
 void collective_sharp::start(const std::vector<rank_memory>& ranks, uint64_t bytes, bool check, picoseconds at) {
   const uint32_t chunk = uint32_t(m_mtu);  // one chunk per packet: the MTU
-  ++m_op;
-  for (auto& a : m_aggs) a->start_op(m_op, bytes, chunk, dtype(), check);
-  m_done = 0;
+  const uint32_t op = next_op();
+  for (auto& a : m_aggs) a->start_op(op, bytes, chunk, dtype(), check);
   for (uint32_t r = 0; r < m_n; ++r)
-    m_hosts[r]->start(m_op, ranks[r].send, ranks[r].recv, bytes, chunk, check, at,
+    m_hosts[r]->start(op, ranks[r].send, ranks[r].recv, bytes, chunk, check, at,
                       [this](picoseconds t) { on_rank_done(t, ++m_done == m_n); });
+}
+
+void collective_sharp::start(uint64_t send_addr, uint64_t recv_addr, uint64_t bytes, bool data, picoseconds at) {
+  std::vector<rank_memory> same(m_n);
+  for (rank_memory& m : same) {
+    m.send = send_addr;
+    m.recv = recv_addr;
+  }
+  start(same, bytes, data, at);
 }
 
 // Each element summed over the ranks in rank order in double precision (exact for these n and inputs).
@@ -137,7 +171,7 @@ collective_sharp::check_counts collective_sharp::check(topology::fabric& fab, co
   return out;
 }
 
-nlohmann::json collective_sharp::report(topology::fabric& fab, const std::vector<rank_memory>& ranks) const {
+nlohmann::json collective_sharp::report(topology::fabric& fab) const {
   nlohmann::json j;
   j["root"] = m_tree.nodes.empty() ? std::string() : std::string(m_tree.nodes[0].sw->device_name());
   j["chunk_bytes"] = m_mtu;
@@ -174,7 +208,7 @@ nlohmann::json collective_sharp::report(topology::fabric& fab, const std::vector
         violations += node.sw->port(i).sender().violations();
         overruns += node.sw->receiver(i).overruns();
       }
-  for (const rank_memory& m : ranks) violations += fab.hosts()[m.host].nic->ib_sender().violations();
+  for (size_t h : m_members) violations += fab.hosts()[h].nic->ib_sender().violations();
   j["credit_violations"] = violations;
   j["credit_overruns"] = overruns;
   return j;

@@ -34,10 +34,26 @@ class collective_sharp {
   // algorithms would be NaNs and infinities as floats).
   void elaborate(topology::fabric& fab, const std::vector<rank_memory>& ranks, uint64_t max_bytes, uint64_t seed,
                  bool fill);
+  // The parts of elaborate, for a group of members that is not a collective's ranks (the hierarchical
+  // allreduce's rails, testbench/rail_sharp.h): the tree over the switches of the fabric's `hosts` (root_choice:
+  // sw::build_sharp_tree's), then an aggregation unit on each of its switches with `slots[i]` slots on node i
+  // (empty: sharp.slots; added beside the switch's other units) and a SHARP end on each host, reading and
+  // placing `memory[i]` (host i's memory: its GPU's HBM on a cluster).
+  static sw::sharp_tree tree_over(topology::fabric& fab, const std::vector<size_t>& hosts, size_t root_choice = 0);
+  void build(sw::sharp_tree tree, topology::fabric& fab, const std::vector<size_t>& hosts,
+             const std::vector<uint8_t*>& memory, const std::vector<uint64_t>& slots);
+  // Operation ids: first, first + stride, ... (default 1, 2, ...): trees that share a switch need distinct ids.
+  void set_op_ids(uint32_t first, uint32_t stride) {
+    m_op = first - stride;
+    m_op_stride = stride;
+  }
   // Called as each rank has its result at t; `last` for the last rank of the reduction. Set once.
   std::function<void(core::picoseconds t, bool last)> on_rank_done;
   // One reduction of `bytes` from every rank's send buffer into its receive buffer, starting at `at`.
   void start(const std::vector<rank_memory>& ranks, uint64_t bytes, bool check, core::picoseconds at);
+  // The same, every member reading at send_addr and placing at recv_addr of its memory (they may be equal:
+  // a chunk's result comes down only after every member's piece of it has been reduced).
+  void start(uint64_t send_addr, uint64_t recv_addr, uint64_t bytes, bool data, core::picoseconds at);
 
   // SHARP results against a plain software reduction (see check()): wrong elements and bytes compared.
   struct check_counts {
@@ -45,10 +61,11 @@ class collective_sharp {
   };
   check_counts check(topology::fabric& fab, const std::vector<rank_memory>& ranks, uint64_t bytes);
   // The tree, its units' counters and the largest float error seen (relative to sum|x_i|).
-  nlohmann::json report(topology::fabric& fab, const std::vector<rank_memory>& ranks) const;
+  nlohmann::json report(topology::fabric& fab) const;
 
  private:
   sw::sharp_dtype dtype() const;
+  uint32_t next_op();
   // gamma_(n-1) for the element type: the float results' tolerance relative to sum|x_i| (see check()).
   double gamma() const;
 
@@ -61,7 +78,8 @@ class collective_sharp {
   sw::sharp_tree m_tree;
   std::vector<std::unique_ptr<sw::sharp_aggregator>> m_aggs;
   std::vector<std::unique_ptr<sw::sharp_host>> m_hosts;
-  uint32_t m_op = 0, m_done = 0;
+  std::vector<size_t> m_members;  // the fabric's host of each member
+  uint32_t m_op = 0, m_op_stride = 1, m_done = 0;
   double m_worst = 0.0;
 };
 

@@ -18,25 +18,17 @@
 #include "sc_models/pcie/host_tray.h"
 #include "sc_models/switch/quantum/sharp_aggregator.h"
 #include "sc_models/topology/gpu_cluster.h"
+#include "testbench/rail_allreduce.h"
 
 namespace fabricsim::testbench {
 
-struct rail_shard {
-  uint64_t addr = 0;          // the shard in every GPU's HBM (the same address on every domain)
-  uint64_t bytes = 0;         // whole elements
-  uint64_t staging_addr = 0;  // reduce-scatter slices land here (shard offsets)
-  uint64_t slice_bytes = 0;
-  sw::sharp_dtype dtype = sw::sharp_dtype::fp32;
-  bool data = true;  // add the real bytes (else timing only)
-};
-
-class rail_ring : public core::calendar_client {
+class rail_ring : public rail_allreduce, public core::calendar_client {
  public:
   // `reduce_gbytes_per_s`: a GPU adding a landed slice into its shard (nvlink.reduce_gbytes_per_s).
   rail_ring(topology::gpu_cluster& cl, unsigned rail, core::arrival_calendar& calendar, double reduce_gbytes_per_s);
   // Queue pairs between consecutive domains and a region over each GPU's HBM [0, hbm_bytes): at elaboration.
   void connect(uint64_t hbm_bytes);
-  void start(const rail_shard& s, std::function<void(core::picoseconds)> done);
+  void start(const rail_shard& s, std::function<void(core::picoseconds)> done) override;
   // Payload bytes one NIC sends per allreduce of a `bytes` shard.
   uint64_t bytes_sent_per_gpu(uint64_t bytes) const { return m_n > 1 ? 2 * (m_n - 1) * bytes / m_n : 0; }
   void on_due(core::picoseconds t) override;

@@ -461,8 +461,8 @@ void quantum_switch::receive(packet* p, unsigned in_port) {
   m_rx[in_port]->received(in_vl, blocks);
   p->hop_in_port = uint16_t(in_port);
   p->hop_tc = uint8_t(in_vl);
-  if (m_sharp != nullptr && is_sharp(p->bth.opcode)) {  // SHARP data: the aggregation unit holds it
-    m_sharp->receive(p, in_port, in_vl, blocks);
+  if (!m_sharp.empty() && is_sharp(p->bth.opcode)) {  // SHARP data: the aggregation unit holds it
+    sharp_unit(p)->receive(p, in_port, in_vl, blocks);
     return;
   }
   const uint16_t dlid = p->lrh.dlid;
@@ -493,9 +493,15 @@ void quantum_switch::receive(packet* p, unsigned in_port) {
   out.enqueue(p, vl, blocks, ready);
 }
 
+sharp_aggregator* quantum_switch::sharp_unit(const packet* p) const {
+  for (sharp_aggregator* a : m_sharp)
+    if (a->op() == p->bth.dest_qp) return a;
+  return m_sharp.front();
+}
+
 void quantum_switch::departing(packet* p, uint32_t blocks, picoseconds t) {
   if (p->hop_in_port == 0xffff) {  // made by the SHARP unit here: it holds no ingress buffer
-    if (m_sharp != nullptr) m_sharp->departed(p, t);
+    if (!m_sharp.empty()) sharp_unit(p)->departed(p, t);
     return;
   }
   m_rx[p->hop_in_port]->released(p->hop_tc, blocks, t);

@@ -206,8 +206,12 @@ class quantum_switch : public sc_core::sc_module,
   // Called by a port when a packet is committed to its wire: frees the ingress buffer (credits go back).
   void departing(core::packet* p, uint32_t blocks, core::picoseconds t);
   core::sim_context& ctx() { return m_ctx; }
-  // SHARP (sharp_aggregator.h): this switch's aggregation unit on a tree; it takes SHARP packets.
-  void set_sharp(sharp_aggregator* a) { m_sharp = a; }
+  // SHARP (sharp_aggregator.h): this switch's aggregation unit on a tree; it takes SHARP packets. A switch on
+  // several trees (one per rail, sharing a spine) has one unit per tree; a SHARP packet goes to the unit whose
+  // operation its dest_qp names (else to the first, which counts it unexpected).
+  void set_sharp(sharp_aggregator* a) { m_sharp.assign(1, a); }
+  void add_sharp(sharp_aggregator* a) { m_sharp.push_back(a); }
+  size_t sharp_units() const { return m_sharp.size(); }
 
  protected:
   void end_of_elaboration() override;
@@ -239,7 +243,8 @@ class quantum_switch : public sc_core::sc_module,
   uint64_t m_received = 0, m_no_route = 0, m_not_ib = 0, m_ar_decisions = 0, m_ar_rerouted = 0;
   uint64_t m_no_live_port = 0;
   uint64_t m_stall_ps_total = 0;
-  sharp_aggregator* m_sharp = nullptr;
+  sharp_aggregator* sharp_unit(const core::packet* p) const;
+  std::vector<sharp_aggregator*> m_sharp;
 };
 
 }  // namespace fabricsim::sw

@@ -89,7 +89,7 @@ void sharp_reduce(sharp_dtype t, uint8_t* acc, const uint8_t* in, uint64_t bytes
 // ---- tree ----
 
 sharp_tree build_sharp_tree(const std::vector<quantum_switch*>& switches,
-                            const std::vector<std::pair<size_t, unsigned>>& members) {
+                            const std::vector<std::pair<size_t, unsigned>>& members, size_t root_choice) {
   const size_t n = switches.size();
   // Switch-to-switch cables: [switch] -> (port, neighbour switch, neighbour port).
   struct edge {
@@ -107,39 +107,46 @@ sharp_tree build_sharp_tree(const std::vector<quantum_switch*>& switches,
     }
   std::vector<bool> member_switch(n, false);
   for (const auto& m : members) member_switch.at(m.first) = true;
-  // Breadth-first from every candidate root; keep the one whose farthest member switch is nearest.
+  // Breadth-first from root r: distances, parents, the port at the node towards its parent and the port at the
+  // parent towards the node.
   constexpr size_t unreached = std::numeric_limits<size_t>::max();
-  size_t best_root = unreached, best_cost = unreached;
   std::vector<size_t> best_dist, best_parent;
   std::vector<unsigned> best_parent_port, best_child_port;
-  for (size_t r = 0; r < n; ++r) {
-    std::vector<size_t> dist(n, unreached), parent(n, unreached);
-    std::vector<unsigned> parent_port(n, 0), child_port(n, 0);  // at the node / at its parent
+  auto search = [&](size_t r) {
+    best_dist.assign(n, unreached);
+    best_parent.assign(n, unreached);
+    best_parent_port.assign(n, 0);
+    best_child_port.assign(n, 0);
     std::vector<size_t> queue{r};
-    dist[r] = 0;
+    best_dist[r] = 0;
     for (size_t q = 0; q < queue.size(); ++q)
       for (const edge& e : adj[queue[q]])
-        if (dist[e.peer] == unreached) {
-          dist[e.peer] = dist[queue[q]] + 1;
-          parent[e.peer] = queue[q];
-          parent_port[e.peer] = e.peer_port;
-          child_port[e.peer] = e.port;
+        if (best_dist[e.peer] == unreached) {
+          best_dist[e.peer] = best_dist[queue[q]] + 1;
+          best_parent[e.peer] = queue[q];
+          best_parent_port[e.peer] = e.peer_port;
+          best_child_port[e.peer] = e.port;
           queue.push_back(e.peer);
         }
     size_t cost = 0;
     for (size_t i = 0; i < n; ++i)
-      if (member_switch[i]) cost = std::max(cost, dist[i]);
-    if (cost != unreached && (best_root == unreached || cost <= best_cost)) {
-      best_root = r;
-      best_cost = cost;
-      best_dist = dist;
-      best_parent = parent;
-      best_parent_port = parent_port;
-      best_child_port = child_port;
-    }
+      if (member_switch[i]) cost = std::max(cost, best_dist[i]);
+    return cost;
+  };
+  // Every candidate root; keep those whose farthest member switch is nearest.
+  size_t best_cost = unreached;
+  std::vector<size_t> tied;
+  for (size_t r = 0; r < n; ++r) {
+    const size_t cost = search(r);
+    if (cost == unreached || cost > best_cost) continue;
+    if (cost < best_cost) tied.clear();
+    best_cost = cost;
+    tied.push_back(r);
   }
+  const size_t best_root = tied.empty() ? unreached : tied[tied.size() - 1 - root_choice % tied.size()];
   if (best_root == unreached)
     throw core::config_error("SHARP: the member hosts' switches are not connected to one another; no tree spans them");
+  search(best_root);
   // The switches on the paths from member switches to the root.
   std::vector<int> index(n, -1);
   sharp_tree tree;
@@ -170,7 +177,9 @@ sharp_aggregator::sharp_aggregator(quantum_switch& sw, const sharp_params& param
     : m_sw(sw),
       m_ctx(ctx),
       m_params(params),
-      m_name(sw.device_name()),
+      // The second and later units of a switch (trees sharing it) register their statistics apart.
+      m_name(sw.sharp_units() == 0 ? std::string(sw.device_name())
+                                   : std::string(sw.device_name()) + ".sharp" + std::to_string(sw.sharp_units())),
       m_parent(node.parent_port),
       m_children(node.child_ports),
       m_is_child(sw.ports(), false),

@@ -68,9 +68,11 @@ struct sharp_tree {
   std::vector<sharp_tree_node> nodes;  // the root first
 };
 // `switches` in creation order; `members` the (switch index, port) of every member host. Throws
-// core::config_error if the members' switches are not connected.
+// core::config_error if the members' switches are not connected. `root_choice` k picks, among the switches tied
+// for root, the (k + 1)-th from the last created (0: the last), so that trees over different members (one per
+// rail) can spread their roots over the spines.
 sharp_tree build_sharp_tree(const std::vector<quantum_switch*>& switches,
-                            const std::vector<std::pair<size_t, unsigned>>& members);
+                            const std::vector<std::pair<size_t, unsigned>>& members, size_t root_choice = 0);
 
 // The aggregation unit of one switch on one tree.
 class sharp_aggregator : public core::calendar_client {
@@ -89,6 +91,7 @@ class sharp_aggregator : public core::calendar_client {
   void on_due(core::picoseconds t) override;
 
   bool root() const { return m_parent < 0; }
+  uint32_t op() const { return m_op; }  // the operation in progress (its packets' dest_qp)
   const std::string& name() const { return m_name; }
   size_t children() const { return m_children.size(); }
   struct counters_t {
