@@ -16,15 +16,17 @@ double distance_scale(uint64_t base_rtt_ps, double ref_rtt_us, double max_scale)
 
 dcqcn_params distance_scaled(const dcqcn_params& base, double scale) {
   dcqcn_params p = base;
-  // Timer periods are 32-bit counts of clock_mhz cycles, the byte counter a 32-bit accumulator.
-  const double max_us = double(UINT32_MAX) / double(std::max<uint64_t>(p.clock_mhz, 1));
+  // Timer periods are 32-bit counts of clock_mhz cycles, the byte counter a 32-bit accumulator; each is also
+  // kept within its field's range (dcqcn_params::visit: periods up to 4e6 us, the byte counter up to 2^30),
+  // which the reaction point checks when it restarts with these knobs.
+  const double max_us = std::min(double(UINT32_MAX) / double(std::max<uint64_t>(p.clock_mhz, 1)), k_max_period_us);
   const auto times = [&](uint64_t& v, double limit) {
     v = uint64_t(std::min(std::llround(double(v) * scale), llround(std::floor(limit))));
   };
   times(p.rpg_time_reset_us, max_us);
   times(p.dce_tcp_rtt_us, max_us);
   times(p.rate_reduce_monitor_period_us, max_us);
-  times(p.rpg_byte_reset, double(UINT32_MAX));
+  times(p.rpg_byte_reset, k_max_byte_reset);
   return p;
 }
 
