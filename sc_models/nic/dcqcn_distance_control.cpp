@@ -97,11 +97,12 @@ class dcqcn_distance_control final : public dcqcn_control {
     bool tuned = false;  // the reaction point runs with the scaled knobs
   };
 
-  // Once the base RTT is known, and when the rate is at its line rate (not in the middle of a recovery that a
-  // restart would cut short), the reaction point restarts with its knobs scaled.
+  // Once the base RTT is known the reaction point restarts (at line rate) with its knobs scaled, whatever its
+  // rate: a QP cut before its first sample would otherwise stay plain DCQCN for as long as the congestion
+  // lasts (docs/dcqcn.md, "dcqcn_distance").
   void tune(size_t q, core::picoseconds t) {
     path& p = m_path[q];
-    if (p.tuned || p.base_rtt_ps == 0 || uint64_t(engine(q).outputs().rate_kbps) * 1000 < p.line_bps) return;
+    if (p.tuned || p.base_rtt_ps == 0) return;
     p.tuned = true;
     const double s = distance_scale(p.base_rtt_ps, m_ref_rtt_us, m_max_scale);
     if (s > 1.0) retune(q, distance_scaled(reaction_point(), s), t);

@@ -3,9 +3,9 @@
 //
 // Each QP measures its base RTT: the time from sending a packet to the first ACK that covers it (its first
 // packet, then one probe at a time: the next new PSN after each completed sample), the smallest sample kept.
-// From the first sample on, while the QP's rate is at its line rate (at once unless a CNP came first):
+// At the first sample, whatever the QP's rate (a CNP may have cut it already):
 //   scale s = clamp(base_rtt / nic.dcqcn_distance_ref_rtt_us, 1, nic.dcqcn_distance_max_scale)
-//   the reaction point restarts with every time constant and the byte counter multiplied by s:
+//   the reaction point restarts, at line rate, with every time constant and the byte counter multiplied by s:
 //   rpg_time_reset_us, rpg_byte_reset, dce_tcp_rtt_us and rate_reduce_monitor_period_us (each clamped to its
 //   field's width and range), so that a QP whose feedback takes s times longer neither climbs s times further nor cuts
 //   s times more often than an in-site QP between two signals;

@@ -109,18 +109,22 @@ TEST(dcqcn_distance, long_path_timers_and_cut_moderation_are_scaled) {
   EXPECT_NEAR(status(*far).rate_mbps, 200195.313, 1e-6);
 }
 
-TEST(dcqcn_distance, short_path_is_plain_dcqcn_and_a_cut_defers_the_retune) {
+TEST(dcqcn_distance, short_path_is_plain_dcqcn_and_a_cut_does_not_defer_the_retune) {
   auto near = make("dcqcn_distance");
   first_sample(*near, us(5));  // 5 us < 10 us: s = 1, nothing retuned
   near->on_cnp(0, us(6));
   EXPECT_EQ(near->timers(0, us(6)), us(7));                // alpha update 1 us after the cut
   EXPECT_DOUBLE_EQ(status(*near).window_bytes, 250000.0);  // 400 Gb/s x 5 us / 8
-  // A CNP before the first sample: the knobs stay unscaled while the rate is below the line rate.
+  // A CNP before the first sample: the sample (1 ms, s = 100) still retunes, restarting at line rate: alpha's
+  // update period is 1 us x 100 from the restart at 1000 us (unscaled it would be due at 1001 us), and the
+  // rate-increase timer is off at line rate.
   auto cut = make("dcqcn_distance");
   cut->sent(0, 4096, picoseconds{});
   cut->on_cnp(0, us(500));
+  EXPECT_LT(status(*cut).rate_mbps, 400000.0);
   cut->on_ack(0, nullptr, 0, 100, 110, us(1000));
-  EXPECT_EQ(cut->timers(0, us(1000.5)), us(1001));  // alpha updates every 1 us from the cut at 500 us
+  EXPECT_EQ(cut->timers(0, us(1000.5)), us(1100));
+  EXPECT_DOUBLE_EQ(status(*cut).rate_mbps, 400000.0);
 }
 
 }  // namespace
