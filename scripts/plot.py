@@ -19,6 +19,8 @@ svg or pdf writes the same names with that extension):
                        a comparison of collectives: busbw against message size, one line per value
   latency_cdf.png      CDF of data packets' one-way latency, p50/p99 marked; a comparison: one line per value
                                                                         (stats fabric.data_packet_latency)
+  latency_percentiles.png  a comparison's p50 and p99 of data packet latency, a pair of bars per value
+                                                                        (fabric.data_packet_latency_ns)
   fct_slowdown.png     FCT slowdown p50, p95, p99 per flow-size bucket; a comparison: one line per value (fct)
   fct_cdf.png          CDF of every completed flow's FCT slowdown; a comparison: one line per value
                                                                         (flows[].slowdown)
@@ -226,6 +228,32 @@ def plot_latency_cdf(runs, title, out_dir, written):
     if len(lines) > 1:
         ax.legend()
     save(fig, out_dir, "latency_cdf.png", written)
+
+
+def plot_latency_percentiles(runs, title, out_dir, written):
+    """runs: [(label, report)]; for a comparison (two runs or more with a latency), the report's p50 and p99 of
+    data packet latency (fabric.data_packet_latency_ns) as a pair of bars per run, on a log axis."""
+    got = [(label, r.get("fabric", {}).get("data_packet_latency_ns", {})) for label, r in runs]
+    got = [(label, lat) for label, lat in got if lat.get("count") and lat.get("p50") is not None]
+    if len(got) < 2:
+        return
+    fig, ax = plt.subplots(figsize=(max(SIZE[0], 1.1 * len(got) + 1.5), SIZE[1]))
+    width = 0.38
+    for k, (q, colour) in enumerate((("p50", "tab:blue"), ("p99", "tab:red"))):
+        xs = [i + (k - 0.5) * width for i in range(len(got))]
+        ys = [lat[q] for _, lat in got]
+        ax.bar(xs, ys, width, color=colour, label=q, gid="latency_" + q)
+        for x, y in zip(xs, ys):
+            ax.text(x, y, "%.0f" % y, ha="center", va="bottom", fontsize=MIN_PT)
+    ax.set_xticks(range(len(got)))
+    ax.set_xticklabels([label for label, _ in got], rotation=20 if len(got) > 4 else 0, ha="right" if len(got) > 4
+                       else "center")
+    ax.set_yscale("log")
+    ax.set_ylabel("one-way latency of data packets (ns, log scale)")
+    ax.set_title("%s: data packet latency, p50 and p99" % title)
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend()
+    save(fig, out_dir, "latency_percentiles.png", written)
 
 
 FCT_QUANTILES = (("p50_slowdown", "p50"), ("p95_slowdown", "p95"), ("p99_slowdown", "p99"))
@@ -699,6 +727,7 @@ def main():
         runs, title = [(rep.get("scenario", "run"), rep)], a.title or rep.get("scenario", "run")
     plot_jobs(runs, title, a.out, written)
     plot_latency_cdf(runs, title, a.out, written)
+    plot_latency_percentiles(runs, title, a.out, written)
     plot_fct(runs, title, a.out, written)
     overlay = []  # a comparison's runs, for the figures that draw them on one axis
     for i, path in enumerate(a.timeseries):

@@ -8,6 +8,11 @@
 
 namespace fabricsim::testbench {
 
+// A multi_site site-edge switch's parameters: switch.* with topology.edge_buffer_bytes and the site_edge_*
+// thresholds that are set (docs/topology.md, "multi_site"). Throws core::config_error naming the topology key
+// when the edge's XON would be above its XOFF or its Kmin above its Kmax.
+sw::spectrum_params site_edge_params(const scenario& s);
+
 // The factory the fabric builder calls once per switch; `s` and `ctx` must outlive the fabric.
 sw::switch_factory make_switch_factory(const scenario& s, core::sim_context& ctx);
 

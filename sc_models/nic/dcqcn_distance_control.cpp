@@ -16,15 +16,17 @@ double distance_scale(uint64_t base_rtt_ps, double ref_rtt_us, double max_scale)
 
 dcqcn_params distance_scaled(const dcqcn_params& base, double scale) {
   dcqcn_params p = base;
-  // Timer periods are 32-bit counts of clock_mhz cycles, the byte counter a 32-bit accumulator.
-  const double max_us = double(UINT32_MAX) / double(std::max<uint64_t>(p.clock_mhz, 1));
+  // Timer periods are 32-bit counts of clock_mhz cycles, the byte counter a 32-bit accumulator; each is also
+  // kept within its field's range (dcqcn_params::visit: periods up to 4e6 us, the byte counter up to 2^30),
+  // which the reaction point checks when it restarts with these knobs.
+  const double max_us = std::min(double(UINT32_MAX) / double(std::max<uint64_t>(p.clock_mhz, 1)), k_max_period_us);
   const auto times = [&](uint64_t& v, double limit) {
     v = uint64_t(std::min(std::llround(double(v) * scale), llround(std::floor(limit))));
   };
   times(p.rpg_time_reset_us, max_us);
   times(p.dce_tcp_rtt_us, max_us);
   times(p.rate_reduce_monitor_period_us, max_us);
-  times(p.rpg_byte_reset, double(UINT32_MAX));
+  times(p.rpg_byte_reset, k_max_byte_reset);
   return p;
 }
 
@@ -95,11 +97,12 @@ class dcqcn_distance_control final : public dcqcn_control {
     bool tuned = false;  // the reaction point runs with the scaled knobs
   };
 
-  // Once the base RTT is known, and when the rate is at its line rate (not in the middle of a recovery that a
-  // restart would cut short), the reaction point restarts with its knobs scaled.
+  // Once the base RTT is known the reaction point restarts (at line rate) with its knobs scaled, whatever its
+  // rate: a QP cut before its first sample would otherwise stay plain DCQCN for as long as the congestion
+  // lasts (docs/dcqcn.md, "dcqcn_distance").
   void tune(size_t q, core::picoseconds t) {
     path& p = m_path[q];
-    if (p.tuned || p.base_rtt_ps == 0 || uint64_t(engine(q).outputs().rate_kbps) * 1000 < p.line_bps) return;
+    if (p.tuned || p.base_rtt_ps == 0) return;
     p.tuned = true;
     const double s = distance_scale(p.base_rtt_ps, m_ref_rtt_us, m_max_scale);
     if (s > 1.0) retune(q, distance_scaled(reaction_point(), s), t);

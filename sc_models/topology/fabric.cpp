@@ -80,6 +80,25 @@ void topology_params::visit(core::param_visitor& v) {
            "estimate)",
            65536, 1e10},
           edge_buffer_bytes);
+  v.field({"site_edge_xoff_bytes", "bytes",
+           "multi_site: per (ingress port, lossless priority) XOFF of each site-edge switch, sized to its deep buffer; "
+           "0: switch.pfc_xoff_bytes (estimate)",
+           0, 1e10},
+          site_edge_xoff_bytes);
+  v.field({"site_edge_xon_bytes", "bytes",
+           "multi_site: a site edge's XON; 0: 3/4 of site_edge_xoff_bytes when that is set, else switch.pfc_xon_bytes",
+           0, 1e10},
+          site_edge_xon_bytes);
+  v.field({"site_edge_ecn_kmin_bytes", "bytes",
+           "multi_site: a site edge's RED line Kmin (no ECN marks below), sized to the long round trip; 0: "
+           "switch.ecn_kmin_bytes (estimate)",
+           0, 1e10},
+          site_edge_ecn_kmin_bytes);
+  v.field({"site_edge_ecn_kmax_bytes", "bytes",
+           "multi_site: a site edge's RED line Kmax (every ECT frame marked at or above); 0: switch.ecn_kmax_bytes "
+           "(estimate)",
+           0, 1e10},
+          site_edge_ecn_kmax_bytes);
   v.field({"link_gbps", "Gb/s", "line rate of every host link, and of switch-to-switch links unless uplink_gbps is set",
            1.0, 3200.0},
           link_gbps);

@@ -59,6 +59,12 @@ struct topology_params {
   double inter_site_km = 10.0;              // 10 .. 100 km (metro to regional data-centre interconnect)
   double inter_site_gbps = 0.0;             // 0: uplink_gbps
   uint64_t edge_buffer_bytes = 8589934592;  // a site edge's shared buffer (deep-buffer DCI class; estimate)
+  // A site edge's lossless and marking thresholds (docs/topology.md): 0 keeps the switch's (switch.pfc_xoff_bytes,
+  // ecn_kmin_bytes, ...). site_edge_xon_bytes 0 with site_edge_xoff_bytes set: 3/4 of it (the switch's ratio).
+  uint64_t site_edge_xoff_bytes = 0;
+  uint64_t site_edge_xon_bytes = 0;
+  uint64_t site_edge_ecn_kmin_bytes = 0;
+  uint64_t site_edge_ecn_kmax_bytes = 0;
   double link_gbps = 400.0;       // every host link, and every switch-to-switch link unless uplink_gbps is set
   double uplink_gbps = 0.0;       // switch-to-switch links; 0: link_gbps
   double host_cable_m = 2.0;      // NIC to leaf

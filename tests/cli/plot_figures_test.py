@@ -194,6 +194,41 @@ class Figures(unittest.TestCase):
             p99 = lines["_nic.cc=%s p99" % r["value"]]
             self.assertEqual(list(p99.get_xdata()), [r["report"]["fabric"]["data_packet_latency_ns"]["p99"]])
 
+    def test_latency_percentile_bars_recompute_from_the_histogram(self):
+        # A comparison's p50 and p99 bars per value (the failed-links figure of docs/validation.md is one): each
+        # bar's height is recomputed here from the run's latency histogram, a second implementation of
+        # core::fine_histogram::quantile: the top of the bucket holding the ceil(q x count)-th smallest value
+        # (below 64 ps a bucket per value, above 32 per power of two), capped at the largest value.
+        report = os.path.join(self.dir, "pct.json")
+        code, out = fabricsim("run", self.yaml, "--quiet", "--compare", "nic.cc=none,dcqcn", "--json", report)
+        self.assertEqual(code, 0, out)
+        figs = self.figures([report, "--out", os.path.join(self.dir, "pct")])
+        self.assertIn("latency_percentiles", figs)
+        ax = figs["latency_percentiles"].axes[0]
+        bars = {q: [p.get_height() for p in ax.patches if p.get_gid() == "latency_" + q] for q in ("p50", "p99")}
+        runs = json.load(open(report))["runs"]
+        self.assertEqual([t.get_text() for t in ax.get_xticklabels()], ["nic.cc=" + r["value"] for r in runs])
+
+        def quantile_ns(h, q):
+            rank = max(1, min(int(math.ceil(q * h["count"])), h["count"]))
+            seen = 0
+            for b in h["buckets"]:
+                seen += b["count"]
+                if seen >= rank:
+                    lo = b["from"]
+                    top = lo if lo < 64 else lo + 2 ** (lo.bit_length() - 1 - 5) - 1
+                    return min(top, h["max"]) / 1e3
+            return h["max"] / 1e3
+        for q, frac in (("p50", 0.5), ("p99", 0.99)):
+            self.assertEqual(len(bars[q]), len(runs))
+            for height, r in zip(bars[q], runs):
+                h = r["report"]["stats"]["fabric"]["data_packet_latency"]
+                self.assertGreater(h["count"], 0)
+                self.assertAlmostEqual(height, quantile_ns(h, frac), places=6)
+        self.assertTrue(all(p99 >= p50 for p50, p99 in zip(bars["p50"], bars["p99"])))
+        # A single run has nothing to set side by side: no such figure.
+        self.assertNotIn("latency_percentiles", self.figures([self.report, "--out", os.path.join(self.dir, "pct1")]))
+
     def test_fct_figures_recompute_from_the_flows(self):
         # Generated Hadoop flows on one switch, without and with DCQCN: the plotted percentiles per size bucket
         # are recomputed here from flows[] (nearest rank over each bucket's slowdowns, buckets by bytes), and

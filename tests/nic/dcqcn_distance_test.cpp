@@ -4,6 +4,7 @@
 // Reference RTT 10 us (the default): a QP measuring 1 ms runs with every time constant x 100.
 #include <gtest/gtest.h>
 
+#include "sc_models/core/params.h"
 #include "sc_models/nic/congestion_control.h"
 #include "sc_models/nic/dcqcn_distance_control.h"
 
@@ -52,10 +53,17 @@ TEST(dcqcn_distance, scale_and_scaled_knobs_by_hand) {
   EXPECT_EQ(p.dce_tcp_rtt_us, 100u);       // 1 x 100
   EXPECT_EQ(p.rate_reduce_monitor_period_us, 400u);
   EXPECT_EQ(p.rpg_ai_rate_mbps, 5u);  // steps unchanged
-  // 32-bit cycle counts at 1 GHz: at most 4 294 967 us; 32-bit byte accumulator.
+  // Capped at the fields' ranges (dcqcn_params::visit: 4e6 us, 2^30 bytes; under the 32-bit cycle counts at
+  // 1 GHz, 4 294 967 us), so the reaction point accepts what it restarts with: 10 MiB x 103 = 1.08e9 bytes was
+  // refused as an internal error at 100 km with a 1.03 ms sample.
   const dcqcn_params big = distance_scaled(dcqcn_preset("nvidia"), 1e6);
-  EXPECT_EQ(big.rpg_time_reset_us, 4294967u);
-  EXPECT_EQ(big.rpg_byte_reset, 4294967295u);
+  EXPECT_EQ(big.rpg_time_reset_us, 4000000u);
+  EXPECT_EQ(big.rpg_byte_reset, 1073741824u);
+  EXPECT_NO_THROW(core::check_ranges(big, "nic.dcqcn"));
+  const dcqcn_params far = distance_scaled(dcqcn_preset("fabric_400g"), 103.0);
+  EXPECT_EQ(far.rpg_byte_reset, 1073741824u);  // 10 MiB x 103 = 1 080 033 280, above 2^30
+  EXPECT_EQ(far.rpg_time_reset_us, 515u);      // 5 us x 103
+  EXPECT_NO_THROW(core::check_ranges(far, "nic.dcqcn"));
 }
 
 TEST(dcqcn_distance, window_is_the_measured_bandwidth_delay_product) {
@@ -101,18 +109,22 @@ TEST(dcqcn_distance, long_path_timers_and_cut_moderation_are_scaled) {
   EXPECT_NEAR(status(*far).rate_mbps, 200195.313, 1e-6);
 }
 
-TEST(dcqcn_distance, short_path_is_plain_dcqcn_and_a_cut_defers_the_retune) {
+TEST(dcqcn_distance, short_path_is_plain_dcqcn_and_a_cut_does_not_defer_the_retune) {
   auto near = make("dcqcn_distance");
   first_sample(*near, us(5));  // 5 us < 10 us: s = 1, nothing retuned
   near->on_cnp(0, us(6));
   EXPECT_EQ(near->timers(0, us(6)), us(7));                // alpha update 1 us after the cut
   EXPECT_DOUBLE_EQ(status(*near).window_bytes, 250000.0);  // 400 Gb/s x 5 us / 8
-  // A CNP before the first sample: the knobs stay unscaled while the rate is below the line rate.
+  // A CNP before the first sample: the sample (1 ms, s = 100) still retunes, restarting at line rate: alpha's
+  // update period is 1 us x 100 from the restart at 1000 us (unscaled it would be due at 1001 us), and the
+  // rate-increase timer is off at line rate.
   auto cut = make("dcqcn_distance");
   cut->sent(0, 4096, picoseconds{});
   cut->on_cnp(0, us(500));
+  EXPECT_LT(status(*cut).rate_mbps, 400000.0);
   cut->on_ack(0, nullptr, 0, 100, 110, us(1000));
-  EXPECT_EQ(cut->timers(0, us(1000.5)), us(1001));  // alpha updates every 1 us from the cut at 500 us
+  EXPECT_EQ(cut->timers(0, us(1000.5)), us(1100));
+  EXPECT_DOUBLE_EQ(status(*cut).rate_mbps, 400000.0);
 }
 
 }  // namespace
