@@ -262,10 +262,11 @@ struct step_source {
   double flops_per_s = 0.0;
 };
 
-step_source step_graph(const scenario& s, const training_params& tp, size_t hosts) {
+// `where` starts the model's errors; training.chakra is relative to the scenario file (s.source).
+step_source step_graph(const scenario& s, const training_params& tp, size_t hosts, const std::string& where) {
   step_source out;
   if (tp.chakra.empty()) {
-    out.model = make_training_model(tp, hosts, s.source);
+    out.model = make_training_model(tp, hosts, where);
     out.graph = build_training_graph(*out.model);
     out.flops_per_s = out.model->flops_per_s;
     return out;
@@ -273,13 +274,13 @@ step_source step_graph(const scenario& s, const training_params& tp, size_t host
   out.files = chakra_files(tp.chakra, s.source);
   const uint64_t gpus = tp.gpus ? tp.gpus : hosts;
   if (gpus > hosts)
-    throw config_error(fmt::format("{}: training.gpus: {} GPUs but the fabric has {} hosts (one GPU per host)",
-                                   s.source, gpus, hosts));
+    throw config_error(
+        fmt::format("{}: training.gpus: {} GPUs but the fabric has {} hosts (one GPU per host)", where, gpus, hosts));
   if (out.files.size() != gpus)
     throw config_error(
         fmt::format("{}: training.chakra: {} trace files ({} .. {}) but the run has {} GPUs "
                     "(training.gpus {}; 0: every host, {} here): one trace per GPU",
-                    s.source, out.files.size(), out.files.front(), out.files.back(), gpus, tp.gpus, hosts));
+                    where, out.files.size(), out.files.front(), out.files.back(), gpus, tp.gpus, hosts));
   out.flops_per_s = tp.gpu_tflops * 1e12 * tp.compute_efficiency;
   out.graph = load_chakra_graph(out.files, out.flops_per_s);
   return out;
@@ -290,7 +291,7 @@ step_source step_graph(const scenario& s, const training_params& tp, size_t host
 nlohmann::json run_training_cluster(const scenario& s, const run_options& opts) {
   const training_params tp = cluster_training_params(s);
   const size_t gpus = s.nvlink.domains * s.nvlink.gpus_per_domain;
-  const step_source src = step_graph(s, tp, gpus);
+  const step_source src = step_graph(s, tp, gpus, s.source);
   const training_graph& graph = src.graph;
   std::vector<size_t> rank_host(graph.gpus);
   for (size_t r = 0; r < rank_host.size(); ++r) rank_host[r] = r;  // GPU rank r is GPU r of the cluster
@@ -344,17 +345,55 @@ nlohmann::json run_training_cluster(const scenario& s, const run_options& opts) 
 
 }  // namespace
 
+struct training_step::impl {
+  impl(const scenario& s, const training_params& p, std::vector<size_t> h, const std::string& where)
+      : tp(p), hosts(std::move(h)), src(step_graph(s, p, hosts.size(), where)) {
+    comm = make_comm_backend(tp.comm_backend, s);
+  }
+  training_params tp;
+  std::vector<size_t> hosts;
+  step_source src;
+  std::unique_ptr<comm_backend> comm;
+  std::unique_ptr<timer_service> timers;
+  std::unique_ptr<training_executor> ex;
+};
+
+training_step::training_step(const scenario& s, const training_params& tp, std::vector<size_t> hosts,
+                             const std::string& where)
+    : m(std::make_unique<impl>(s, tp, std::move(hosts), where)) {}
+
+training_step::~training_step() = default;
+
+void training_step::plan(std::vector<uint64_t>& mem_bytes) {
+  std::vector<size_t> rank_host(m->src.graph.gpus);
+  for (size_t r = 0; r < rank_host.size(); ++r) rank_host[r] = m->hosts[r];  // GPU r on the step's r-th host
+  m->comm->plan(m->src.graph.groups, rank_host, mem_bytes);
+}
+
+void training_step::elaborate(fabric_setup& setup, const std::string& timer_name) {
+  m->timers = std::make_unique<timer_service>(timer_name.c_str());
+  m->comm->elaborate(setup, *m->timers);
+  m->ex = std::make_unique<training_executor>(m->src.graph, m->src.flops_per_s, *m->comm, *m->timers);
+  training_executor* ex = m->ex.get();
+  m->timers->at(picoseconds{}, [ex] { ex->start(); });
+}
+
+nlohmann::json training_step::report(double wall_s) const {
+  return training_object(m->tp, m->src.model ? &*m->src.model : nullptr, m->src.files, m->src.graph, *m->ex,
+                         m->src.flops_per_s, wall_s);
+}
+
+uint64_t training_step::writes_posted() const { return m->comm->writes_posted(); }
+
 nlohmann::json run_training(const scenario& s, const run_options& opts) {
   check_run_basics(s);
   if (s.system.preset != "none") return run_training_cluster(s, opts);
   const size_t hosts = s.topology.host_count();
-  const step_source src = step_graph(s, s.training, hosts);
-  const training_graph& graph = src.graph;
-  std::vector<size_t> rank_host(graph.gpus);
-  for (size_t r = 0; r < rank_host.size(); ++r) rank_host[r] = r;  // GPU r on host r
-  std::unique_ptr<comm_backend> comm = make_comm_backend(s.training.comm_backend, s);
+  std::vector<size_t> all(hosts);
+  for (size_t h = 0; h < hosts; ++h) all[h] = h;  // GPU r on host r
+  training_step step(s, s.training, all, s.source);
   std::vector<uint64_t> mem_bytes(hosts, 4096);
-  comm->plan(graph.groups, rank_host, mem_bytes);
+  step.plan(mem_bytes);
   const bool placing = any_nic_places_data(s) && !opts.elaborate_only;
   check_memory_budget(s, mem_bytes, placing, "training: the communicators' buffers", "",
                       "set nic.place_data: false (the step's timing does not depend on the bytes)");
@@ -362,12 +401,9 @@ nlohmann::json run_training(const scenario& s, const run_options& opts) {
   if (setup.so.distributed())
     throw config_error(s.source + ": workload.kind training runs in one process (not under mpirun yet)");
   setup.build(mem_bytes, {}, placing);
-  timer_service timers("training_timers");
-  comm->elaborate(setup, timers);
-  training_executor ex(graph, src.flops_per_s, *comm, timers);
+  step.elaborate(setup, "training_timers");
   if (opts.elaborate_only) return nlohmann::json::object();
   memory_guard::check_set_up(s, setup.fab().hosts().size());
-  timers.at(picoseconds{}, [&ex] { ex.start(); });
   const auto wall0 = std::chrono::steady_clock::now();
   const double end_us = s.run.duration_us > 0 ? s.run.duration_us : s.run.limit_us;
   setup.so.start(picoseconds::from_ns(end_us * 1e3), sc_core::SC_EXIT_ON_STARVATION);
@@ -376,7 +412,7 @@ nlohmann::json run_training(const scenario& s, const run_options& opts) {
   core::sim_context& ctx = setup.ctx;
   nlohmann::json r;
   add_run_header(r, s, opts, ctx, sim_end, wall_s);
-  r["operations"] = comm->writes_posted();
+  r["operations"] = step.writes_posted();
   uint64_t completed = 0, failed = 0;  // the step's WRITEs, from every NIC's completion queue
   for (topology::host& h : setup.fab().hosts())
     for (const nic::completion& c : h.nic->completions()) {
@@ -390,8 +426,7 @@ nlohmann::json run_training(const scenario& s, const run_options& opts) {
   r["data_checked"] = false;
   r["placed_bytes"] = ctx.stats.counter_total("placed_bytes");
   r["dropped_packets"] = ctx.stats.counter_total("dropped");
-  r["training"] =
-      training_object(s.training, src.model ? &*src.model : nullptr, src.files, graph, ex, src.flops_per_s, wall_s);
+  r["training"] = step.report(wall_s);
   r["flows"] = nlohmann::json::array();
   r["ports"] = link_ports_report(setup.fab(), ctx, sim_end);
   r["stats"] = ctx.stats.to_json();
