@@ -206,11 +206,13 @@ and leaf4 uplinks and spine downlinks. Each job against itself alone, as in the 
 - **Expected, qualitative**: ECMP hashes each flow onto one uplink, so some uplinks carry several times their
   share (no bound: the hash decides); NVIDIA's isolation claim is that adaptive routing with congestion
   control does better: slowdown(adaptive + DCQCN) < slowdown(ECMP, no CC).
-- **What the ECMP run shows** (shared run, its counters): leaf0's uplinks to spines 0-3 carried %s MB: the
-  hash put the ring's h4 -> h16 and most of leaf0's alltoall flows on one uplink, which filled, and PFC
-  paused the senders behind it (the ring's NICs were paused %.0f us in all, %s PFC pause frames in the
-  fabric; %s ECN-marked packets reached the ring's hosts, unused without CC). With adaptive routing the same
-  bytes split evenly over the 4 uplinks and nothing was paused or marked.
+- **What the ECMP run shows** (shared run, its counters): leaf0's uplinks to spines 0-3 carried %s MB.
+  The ring alone (the scenario without the alltoall job, read by hand: 19.3 MB on leaf0's uplink to spine1,
+  none on the others) keeps h4 -> h16 on spine1's uplink; in the shared run the hash put part of leaf0's
+  alltoall flows there too, and the uplink's queue filled: PFC paused the senders behind it (the ring's NICs
+  were paused %.0f us in all, %s PFC pause frames in the fabric; %s ECN-marked packets reached the ring's
+  hosts, unused without CC). With adaptive routing the same bytes split evenly over the 4 uplinks and nothing
+  was paused or marked.
 - **HPCC under adaptive routing** fails on its alone run for the reason written in the section above
   (telemetry records from sprayed paths read as one hop).
 
