@@ -162,7 +162,58 @@ def tenants_rail(v):
           "NVIDIA's Spectrum-X performance-isolation claim; ECMP hash collisions on the shared uplinks",
           ("%.3f < %.3f" % (d, e)) if e and d else None, "strictly below", e is not None and d is not None and d < e,
           "tenants_rail_alltoall")
-    v.text(page_text(got, cnt, kept, bound, units, alone_rate, shared_rate))
+    text = page_text(got, cnt, kept, bound, units, alone_rate, shared_rate)
+    v.text(text + training_rows(v, bound))
+
+
+TRAINING = "tenants_rail_training.yaml"
+TRAINING_VARIANTS = [("ecmp_none", "Spectrum-X, ECMP, no CC", []),
+                     ("adaptive_dcqcn", "Spectrum-X, adaptive routing + DCQCN", ADAPTIVE + ["--set", "nic.cc=dcqcn"])]
+
+
+def step_lower_bound_us(t):
+    """The step alone at least: its compute-only step (the model's FLOPs at the GPU's rate, no communication)
+    plus its gradient buckets' ring allreduces over the 4 GPUs at the link's payload rate, one after another
+    (one bucket here: it starts after the last backward compute)."""
+    grad = sum(c["bytes"] * c["count"] for c in t["collectives"] if c["op"] == "allreduce")
+    n = len(RING)
+    return t["compute_time_us"] + 2.0 * (n - 1) / n * grad / (RING_BOUND * 1e3)
+
+
+def training_rows(v, bound):
+    """Item 3 of the experiment: a training step (data parallel on the ring's hosts) beside the same alltoall."""
+    got = {}
+    for name, _, extra in TRAINING_VARIANTS:
+        rep, _ = v.run("tenants_rail_training_" + name, TRAINING, extra)
+        step = (rep or {}).get("jobs", {}).get("step", {})
+        got[name] = (step.get("alone"), step.get("shared"), step.get("slowdown"),
+                     step.get("alone_run", {}).get("training"))
+    alone, _, _, t = got["ecmp_none"]
+    lb = step_lower_bound_us(t) if t else None
+    v.row("tenants_rail: 4-GPU data-parallel training step alone (gradient allreduce on rail 0)",
+          (">= %.1f us" % lb) if lb else "-", "compute-only step + the gradient bucket's ring bound",
+          ("%.1f us" % alone) if alone else None, "bound .. bound / 0.8",
+          alone is not None and lb is not None and lb <= alone <= lb / 0.8, "tenants_rail_training")
+    _, _, sd, _ = got["adaptive_dcqcn"]
+    v.row("tenants_rail: training step's slowdown beside the alltoall, Spectrum-X, adaptive routing + DCQCN",
+          "<= %.3f" % bound, "max-min fair share of the ring's links (the step's allreduce is the ring's)",
+          ("%.3f" % sd) if sd else None, "<= bound x %.2f" % CC_TOL, sd is not None and 1.0 - 1e-9 <= sd <= bound * CC_TOL,
+          "tenants_rail_training")
+    num = lambda x, f: (f % x) if x is not None else "-"  # noqa: E731
+    rows = "\n".join("| %s | `%s` | %s / %s | %s |" % (label, " ".join(extra) or "(as shipped)", num(got[n][0], "%.1f"),
+                                                      num(got[n][1], "%.1f"), num(got[n][2], "%.3f"))
+                     for n, label, extra in TRAINING_VARIANTS)
+    return """
+**A training step as the tenant** (`testbench/scenarios/tenants_rail_training.yaml`): the ring replaced by one
+training step on the same 4 hosts, pure data parallelism (2 layers of h 512, one gradient bucket), so its
+communication is a ring allreduce over the same links. Expected alone: at least its compute-only step plus the
+bucket's ring bound, **%s us**, and at most that over 0.8; shared with adaptive routing + DCQCN: the same
+max-min bound as the ring's (%.3f, 10 %% on it). Its figure is the step time, its slowdown shared over alone.
+
+| variant | settings | step alone / shared (us) | step slowdown |
+|---|---|---|---|
+%s
+""" % (num(lb, "%.1f"), bound, rows)
 
 
 def table_rows(got, cnt):
