@@ -5,6 +5,7 @@ bound on the ring's slowdown is the max-min fair share of the links it shares wi
 here from the topology. Imported by validate_tenants (the section follows the incast one on the page)."""
 from collections import defaultdict
 
+import validate_tenants
 from validate_lib import WIRE, section
 
 SCENARIO = "tenants_rail_alltoall.yaml"
@@ -14,15 +15,10 @@ SCENARIO = "tenants_rail_alltoall.yaml"
 GROUPS, SERVERS, RAILS, SPINES, GBPS = 2, 4, 4, 4, 400.0
 RING = [0, 4, 16, 20]                                  # rank i on RING[i]: rail 0 of servers 0, 1, 4, 5
 ALLTOALL = list(range(8, 16)) + list(range(24, 32))    # every NIC of servers 2, 3, 6, 7
-ADAPTIVE = ["--set", "switch.routing=adaptive"]
-VARIANTS = [
-    ("ecmp_none", "Spectrum-X, ECMP, no CC", []),
-    ("adaptive_none", "Spectrum-X, adaptive routing, no CC", ADAPTIVE),
-    ("adaptive_dcqcn", "Spectrum-X, adaptive routing + DCQCN", ADAPTIVE + ["--set", "nic.cc=dcqcn"]),
-    ("adaptive_hpcc", "Spectrum-X, adaptive routing + HPCC", ADAPTIVE + ["--set", "nic.cc=hpcc"]),
-    ("quantum", "Quantum-X800, adaptive routing, credits",
-     ["--set", "switch.model=quantum_x800", "--set", "quantum.routing=adaptive", "--set", "quantum.port_gbps=800"]),
-]
+# The incast section's variants (validate_tenants imports this module after defining them), but "ECMP + HPCC":
+# without a bound there, it adds nothing here.
+ADAPTIVE = validate_tenants.ADAPTIVE
+VARIANTS = [var for var in validate_tenants.VARIANTS if var[0] != "ecmp_hpcc"]
 # The ring's bus bandwidth is bounded by the link's payload rate (docs/collectives.md).
 RING_BOUND = GBPS / 8 * WIRE
 # Congestion control reaches the fair share after its first microseconds at line rate (the incast section's
