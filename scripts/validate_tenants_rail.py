@@ -193,8 +193,8 @@ def training_rows(v, bound):
     _, _, sd, _ = got["adaptive_dcqcn"]
     v.row("tenants_rail: training step's slowdown beside the alltoall, Spectrum-X, adaptive routing + DCQCN",
           "<= %.3f" % bound, "max-min fair share of the ring's links (the step's allreduce is the ring's)",
-          ("%.3f" % sd) if sd else None, "<= bound x %.2f" % CC_TOL, sd is not None and 1.0 - 1e-9 <= sd <= bound * CC_TOL,
-          "tenants_rail_training")
+          ("%.3f" % sd) if sd else None, "<= bound x %.2f" % CC_TOL,
+          sd is not None and 1.0 - 1e-9 <= sd <= bound * CC_TOL, "tenants_rail_training")
     num = lambda x, f: (f % x) if x is not None else "-"  # noqa: E731
     rows = "\n".join("| %s | `%s` | %s / %s | %s |" % (label, " ".join(extra) or "(as shipped)", num(got[n][0], "%.1f"),
                                                       num(got[n][1], "%.1f"), num(got[n][2], "%.3f"))
