@@ -145,3 +145,7 @@ took to finish the work the incast had held up.
 
 %s
 """ % (RING_BOUND, CC_BOUND, "\n".join(rows), " ".join("![%s](%s)" % (n, p) for n, p in kept.items())))
+
+
+# Tenants on a rail-optimized fabric (an allreduce beside an alltoall) follow on the page.
+import validate_tenants_rail  # noqa: E402,F401

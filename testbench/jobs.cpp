@@ -13,7 +13,8 @@ namespace fabricsim::testbench {
 using core::config_error;
 
 const std::vector<std::string>& job_workload_kinds() {
-  static const std::vector<std::string> kinds = {"collective", "permutation", "all_to_all", "incast", "generated"};
+  static const std::vector<std::string> kinds = {"collective", "permutation", "all_to_all",
+                                                 "incast",     "generated",   "training"};
   return kinds;
 }
 
@@ -72,6 +73,23 @@ std::vector<size_t> parse_job_hosts(const YAML::Node& node, size_t host_count, c
 
 namespace {
 
+// A training job: one step on the job's hosts, its collectives as WRITEs on the flat fabric (training_comm.h's
+// `fabric` backend); a system preset's cluster of NVLink domains is one step over the whole system.
+void check_training_job(const job_params& j, const YAML::Node& entry, const yaml_source& source,
+                        const std::string& path) {
+  const YAML::Node t = entry["training"];
+  const YAML::Mark at = t ? t.Mark() : entry["workload"].Mark();
+  if (j.training.comm_backend != "fabric")
+    throw config_error(source.message(join_key(path, "training.comm_backend"), at,
+                                      "a training job's collectives run on the fabric between its hosts: only "
+                                      "comm_backend fabric, got " +
+                                          j.training.comm_backend));
+  if (j.training.gpus > j.hosts.size())
+    throw config_error(source.message(join_key(path, "training.gpus"), at,
+                                      "the job has " + std::to_string(j.hosts.size()) +
+                                          " hosts (one GPU per host), got " + std::to_string(j.training.gpus)));
+}
+
 // The checks of one job that need only its own keys.
 void check_job(const job_params& j, const YAML::Node& entry, const yaml_source& source, const std::string& path) {
   const std::vector<std::string>& kinds = job_workload_kinds();
@@ -79,10 +97,15 @@ void check_job(const job_params& j, const YAML::Node& entry, const yaml_source& 
     throw config_error(source.message(
         join_key(path, "workload.kind"), entry["workload"].Mark(),
         "a job cannot run workload.kind " + j.workload.kind + " (a job runs one of " + join(kinds) + ")"));
-  if (j.workload.kind != "collective" && entry["collective"])
+  if (j.workload.kind != "collective" && j.workload.kind != "training" && entry["collective"])
+    throw config_error(source.message(
+        join_key(path, "collective"), entry["collective"].Mark(),
+        "applies to workload.kind collective or training only (this job's kind is " + j.workload.kind + ")"));
+  if (j.workload.kind != "training" && entry["training"])
     throw config_error(
-        source.message(join_key(path, "collective"), entry["collective"].Mark(),
-                       "applies to workload.kind collective only (this job's kind is " + j.workload.kind + ")"));
+        source.message(join_key(path, "training"), entry["training"].Mark(),
+                       "applies to workload.kind training only (this job's kind is " + j.workload.kind + ")"));
+  if (j.workload.kind == "training") return check_training_job(j, entry, source, path);
   if (j.workload.kind != "collective") return;
   const size_t n = j.hosts.size();
   if (n < 2)
@@ -113,7 +136,15 @@ void load_jobs(const YAML::Node& top, const yaml_source& source, scenario& s) {
     if (top[key])
       throw config_error(source.message(key, top[key].Mark(),
                                         "not used beside jobs: each job has its own workload (jobs.N.workload, "
-                                        "jobs.N.collective); move it into a job"));
+                                        "jobs.N.collective, jobs.N.training); move it into a job"));
+  for (size_t i = 0; i < node.size(); ++i)
+    if (s.system.preset != "none" && node[i].IsMap() && node[i]["workload"].IsMap() &&
+        node[i]["workload"]["kind"].IsScalar() && node[i]["workload"]["kind"].Scalar() == "training")
+      throw config_error(source.message("system.preset", top["system"] ? top["system"].Mark() : node.Mark(),
+                                        "a training job (jobs." + std::to_string(i) +
+                                            ") runs on a flat scale-out fabric; system.preset " + s.system.preset +
+                                            " builds a cluster of NVLink domains for one step over the whole system "
+                                            "(remove the preset, or run that step alone with workload.kind training)"));
   if (s.topology.kind == "nvl72")
     throw config_error(source.message("jobs", node.Mark(), "jobs run on a scale-out fabric, not topology.kind nvl72"));
   const size_t host_count = s.topology.host_count();
@@ -127,9 +158,10 @@ void load_jobs(const YAML::Node& top, const yaml_source& source, scenario& s) {
                                         "expected a mapping with name, hosts and workload, got " + yaml_kind(entry)));
     for (const auto& pair : entry) {
       const std::string key = pair.first.Scalar();
-      if (key != "name" && key != "hosts" && key != "workload" && key != "collective")
-        throw config_error(source.message(join_key(path, key), pair.first.Mark(),
-                                          "unknown key. Known keys of a job: name, hosts, workload, collective"));
+      if (key != "name" && key != "hosts" && key != "workload" && key != "collective" && key != "training")
+        throw config_error(
+            source.message(join_key(path, key), pair.first.Mark(),
+                           "unknown key. Known keys of a job: name, hosts, workload, collective, training"));
     }
     for (const char* key : {"name", "hosts", "workload"})
       if (!entry[key])
@@ -167,6 +199,7 @@ void load_jobs(const YAML::Node& top, const yaml_source& source, scenario& s) {
                                         "from the job"));
     if (entry["collective"])
       apply_yaml(entry["collective"], visitor_of(j.collective), source, join_key(path, "collective"));
+    if (entry["training"]) apply_yaml(entry["training"], visitor_of(j.training), source, join_key(path, "training"));
     check_job(j, entry, source, path);
     s.jobs.push_back(std::move(j));
   }
@@ -180,8 +213,10 @@ std::string jobs_keys_markdown() {
          "jobs), `workload` (required: a `workload` section of its own, starting from the defaults above, with "
          "`kind` one of " +
          join(job_workload_kinds()) +
-         "; host names in it, such as `incast_target`, are the fabric's) and, for a collective, `collective` (a "
-         "`collective` section of its own; rank i sits on the job's i-th host). The report gives each job's "
+         "; host names in it, such as `incast_target`, are the fabric's), for a collective `collective` (a "
+         "`collective` section of its own; rank i sits on the job's i-th host) and for a training step `training` "
+         "(a `training` section of its own: GPU rank r on the job's r-th host, `comm_backend` fabric, no "
+         "`system.preset`; its figure is the step time). The report gives each job's "
          "figures and its slowdown against the same job run alone on the same fabric with the same seed "
          "(`jobs.<name>` in [report.md](report.md)). Beside `jobs`, the top-level `workload`, `writes` and "
          "`training` are refused. Example: `jobs: [{name: train, hosts: h0-h7, workload: {kind: collective}, "

@@ -79,7 +79,8 @@ struct job_params {
   std::string name;
   std::vector<size_t> hosts;     // host indices, in the order listed (a collective's rank i is hosts[i])
   workload_params workload;      // jobs.N.workload: starts from the defaults, not from the top-level section
-  collective_params collective;  // jobs.N.collective: for workload.kind collective
+  collective_params collective;  // jobs.N.collective: for workload.kind collective (a training job's engine keys)
+  training_params training;      // jobs.N.training: for workload.kind training
 };
 
 // One entry of the `faults` list (docs/faults.md): which fault, where, when. Which keys a kind takes is

@@ -16,7 +16,8 @@ namespace fabricsim::testbench {
 
 // The shared run's report (every job's flows, the fabric's counters) with `jobs`: per job its kind, hosts,
 // headline figure (job_time_us: from its first post to its last completion) alone and shared and the slowdown, and its
-// figures from each run. `verified` holds when every job's bytes were checked and right in the shared run. An
+// figures from each run. `verified` holds when every job's bytes were checked and right in the shared run (a
+// training job's WRITEs carry no checked data: it holds for one when its step completed). An
 // elaboration check (opts.elaborate_only) builds the shared run in this process and returns an empty object. Throws
 // core::config_error naming the job for a workload that cannot be planned, and for a run under mpirun.
 nlohmann::json run_tenants(const scenario& s, const run_options& opts);

@@ -264,10 +264,11 @@ struct step_source {
   double flops_per_s = 0.0;
 };
 
-step_source step_graph(const scenario& s, const training_params& tp, size_t hosts) {
+// `where` starts the model's errors; training.chakra is relative to the scenario file (s.source).
+step_source step_graph(const scenario& s, const training_params& tp, size_t hosts, const std::string& where) {
   step_source out;
   if (tp.chakra.empty()) {
-    out.model = make_training_model(tp, hosts, s.source);
+    out.model = make_training_model(tp, hosts, where);
     out.graph = build_training_graph(*out.model);
     out.flops_per_s = out.model->flops_per_s;
     return out;
@@ -275,13 +276,13 @@ step_source step_graph(const scenario& s, const training_params& tp, size_t host
   out.files = chakra_files(tp.chakra, s.source);
   const uint64_t gpus = tp.gpus ? tp.gpus : hosts;
   if (gpus > hosts)
-    throw config_error(fmt::format("{}: training.gpus: {} GPUs but the fabric has {} hosts (one GPU per host)",
-                                   s.source, gpus, hosts));
+    throw config_error(
+        fmt::format("{}: training.gpus: {} GPUs but the fabric has {} hosts (one GPU per host)", where, gpus, hosts));
   if (out.files.size() != gpus)
     throw config_error(
         fmt::format("{}: training.chakra: {} trace files ({} .. {}) but the run has {} GPUs "
                     "(training.gpus {}; 0: every host, {} here): one trace per GPU",
-                    s.source, out.files.size(), out.files.front(), out.files.back(), gpus, tp.gpus, hosts));
+                    where, out.files.size(), out.files.front(), out.files.back(), gpus, tp.gpus, hosts));
   out.flops_per_s = tp.gpu_tflops * 1e12 * tp.compute_efficiency;
   out.graph = load_chakra_graph(out.files, out.flops_per_s);
   return out;
@@ -292,7 +293,7 @@ step_source step_graph(const scenario& s, const training_params& tp, size_t host
 nlohmann::json run_training_cluster(const scenario& s, const run_options& opts) {
   const training_params tp = cluster_training_params(s);
   const size_t gpus = s.nvlink.domains * s.nvlink.gpus_per_domain;
-  const step_source src = step_graph(s, tp, gpus);
+  const step_source src = step_graph(s, tp, gpus, s.source);
   const training_graph& graph = src.graph;
   std::vector<size_t> rank_host(graph.gpus);
   for (size_t r = 0; r < rank_host.size(); ++r) rank_host[r] = r;  // GPU rank r is GPU r of the cluster
@@ -346,17 +347,60 @@ nlohmann::json run_training_cluster(const scenario& s, const run_options& opts) 
 
 }  // namespace
 
+struct training_step::impl {
+  impl(const scenario& s, const training_params& p, std::vector<size_t> h, const std::string& where)
+      : tp(p), hosts(std::move(h)), src(step_graph(s, p, hosts.size(), where)) {
+    comm = make_comm_backend(tp.comm_backend, s);
+  }
+  training_params tp;
+  std::vector<size_t> hosts;
+  step_source src;
+  std::unique_ptr<comm_backend> comm;
+  std::unique_ptr<timer_service> timers;
+  std::unique_ptr<training_executor> ex;
+};
+
+training_step::training_step(const scenario& s, const training_params& tp, std::vector<size_t> hosts,
+                             const std::string& where)
+    : m(std::make_unique<impl>(s, tp, std::move(hosts), where)) {}
+
+training_step::~training_step() = default;
+
+void training_step::plan(std::vector<uint64_t>& mem_bytes) {
+  std::vector<size_t> rank_host(m->src.graph.gpus);
+  for (size_t r = 0; r < rank_host.size(); ++r) rank_host[r] = m->hosts[r];  // GPU r on the step's r-th host
+  m->comm->plan(m->src.graph.groups, rank_host, mem_bytes);
+}
+
+void training_step::elaborate(fabric_setup& setup, const std::string& timer_name) {
+  // Ties between task ends go by task (the same order in every partition: docs/scale_out.md).
+  m->timers = std::make_unique<timer_service>(timer_name.c_str(), true);
+  m->comm->elaborate(setup, *m->timers);
+  m->ex = std::make_unique<training_executor>(m->src.graph, m->src.flops_per_s, *m->comm, *m->timers);
+  training_executor* ex = m->ex.get();
+  m->timers->at(picoseconds{}, [ex] { ex->start(); });
+}
+
+nlohmann::json training_step::report(double wall_s) const {
+  return training_object(m->tp, m->src.model ? &*m->src.model : nullptr, m->src.files, m->src.graph, *m->ex,
+                         m->src.flops_per_s, wall_s);
+}
+
+uint64_t training_step::writes_posted() const { return m->comm->writes_posted(); }
+
+std::vector<std::pair<size_t, size_t>> training_step::staged_host_pairs() const {
+  return m->comm->staged_host_pairs();
+}
+
 nlohmann::json run_training(const scenario& s, const run_options& opts) {
   check_run_basics(s);
   if (s.system.preset != "none") return run_training_cluster(s, opts);
   const size_t hosts = s.topology.host_count();
-  const step_source src = step_graph(s, s.training, hosts);
-  const training_graph& graph = src.graph;
-  std::vector<size_t> rank_host(graph.gpus);
-  for (size_t r = 0; r < rank_host.size(); ++r) rank_host[r] = r;  // GPU r on host r
-  std::unique_ptr<comm_backend> comm = make_comm_backend(s.training.comm_backend, s);
+  std::vector<size_t> all(hosts);
+  for (size_t h = 0; h < hosts; ++h) all[h] = h;  // GPU r on host r
+  training_step step(s, s.training, all, s.source);
   std::vector<uint64_t> mem_bytes(hosts, 4096);
-  comm->plan(graph.groups, rank_host, mem_bytes);
+  step.plan(mem_bytes);
   const bool placing = any_nic_places_data(s) && !opts.elaborate_only;
   check_memory_budget(s, mem_bytes, placing, "training: the communicators' buffers", "",
                       "set nic.place_data: false (the step's timing does not depend on the bytes)");
@@ -364,19 +408,15 @@ nlohmann::json run_training(const scenario& s, const run_options& opts) {
   scale_out& so = setup.so;
   // Under mpirun a collective's end is learnt at a window's end, and a reducing connection's slot credits on
   // the far rank then too.
-  check_collective_lookahead(s, so, comm->staged_host_pairs(),
+  check_collective_lookahead(s, so, step.staged_host_pairs(),
                              "a training step's collective ends when its last WRITE is placed on any process");
   setup.build(mem_bytes, {}, placing);
   if (so.distributed() && !so.windowed())
     throw config_error(s.source + ": training: no link crosses between the " + std::to_string(so.ranks()) +
                        " MPI ranks of this partition, so they cannot keep in step: run it in one process");
-  // Ties between task ends go by task (the same order in every partition: docs/scale_out.md).
-  timer_service timers("training_timers", true);
-  comm->elaborate(setup, timers);
-  training_executor ex(graph, src.flops_per_s, *comm, timers);
+  step.elaborate(setup, "training_timers");
   if (opts.elaborate_only) return nlohmann::json::object();
   memory_guard::check_set_up(s, setup.fab().hosts().size());
-  timers.at(picoseconds{}, [&ex] { ex.start(); });
   const auto wall0 = std::chrono::steady_clock::now();
   const double end_us = s.run.duration_us > 0 ? s.run.duration_us : s.run.limit_us;
   setup.so.start(picoseconds::from_ns(end_us * 1e3), sc_core::SC_EXIT_ON_STARVATION);
@@ -389,7 +429,7 @@ nlohmann::json run_training(const scenario& s, const run_options& opts) {
   add_run_header(r, s, opts, ctx, sim_end, wall_s);
   // The step's WRITEs, from every NIC's completion queue (under mpirun each rank's NICs, summed); the graph's
   // executor ran alike on every rank.
-  std::vector<uint64_t> counts{comm->writes_posted(), 0, 0};
+  std::vector<uint64_t> counts{step.writes_posted(), 0, 0};
   for (topology::host& h : setup.fab().hosts())
     if (h.built())
       for (const nic::completion& c : h.nic->completions())
@@ -405,8 +445,7 @@ nlohmann::json run_training(const scenario& s, const run_options& opts) {
   r["data_checked"] = false;
   r["placed_bytes"] = ctx.stats.counter_total("placed_bytes");
   r["dropped_packets"] = ctx.stats.counter_total("dropped");
-  r["training"] =
-      training_object(s.training, src.model ? &*src.model : nullptr, src.files, graph, ex, src.flops_per_s, wall_s);
+  r["training"] = step.report(wall_s);
   r["flows"] = nlohmann::json::array();
   r["ports"] = writes_report ? link_ports_report(setup.fab(), ctx, sim_end) : nlohmann::json::array();
   r["stats"] = writes_report ? ctx.stats.to_json() : nlohmann::json::object();

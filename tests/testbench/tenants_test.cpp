@@ -85,6 +85,63 @@ TEST(tenants, neighbour_sharing_the_uplink_slows_the_ring_within_the_hand_bound)
   EXPECT_GT(r["jobs"]["noisy"]["shared_run"]["end_us"].get<double>(), ring["shared_run"]["end_us"].get<double>());
 }
 
+// A training job: 1 layer of h 256 (ffn 1024, 4 heads), sequences of 256 tokens, vocabulary 1000, 2
+// micro-batches, pure data parallelism over the job's `data` hosts, one gradient bucket: about 1 M parameters,
+// a gradient allreduce of about 2.6 MB against a few us of compute per GPU: the step is mostly that allreduce.
+std::string training_job(int data) {
+  return "workload: {kind: training}, training: {layers: 1, hidden: 256, ffn_hidden: 1024, heads: 4, seq_len: "
+         "256, vocab: 1000, micro_batches: 2, tensor: 1, pipeline: 1, bucket_mib: 1000, data: " +
+         std::to_string(data) + "}";
+}
+
+// The step's gradient allreduce: its bytes (the model's size, from the report's table) and its ring bound over
+// n ranks, 2(n-1)/n of it through each NIC at 400 Gb/s x 4096 / 4178.
+double gradient_bound_us(const json& training, uint64_t n) {
+  uint64_t bytes = 0;
+  for (const json& c : training["collectives"])
+    if (c["op"] == "allreduce") bytes += c["bytes"].get<uint64_t>() * c["count"].get<uint64_t>();
+  EXPECT_GT(bytes, 1000000u) << training.dump();
+  return 2.0 * double(n - 1) / double(n) * double(bytes) / (ring_bound_gbps * 1e3);
+}
+
+TEST(tenants, training_job_beside_a_neighbour_on_other_leaves_costs_nothing) {
+  // The step's 4 GPUs on leaf0, the incast on leaf1: no shared link, no shared switch buffer.
+  const json r = run(fabric + "jobs:\n  - {name: step, hosts: h0-h3, " + training_job(4) +
+                     "}\n  - {name: noisy, hosts: h4-h7, workload: {kind: incast, incast_senders: 3, "
+                     "message_bytes: 4194304}}\n");
+  ASSERT_TRUE(r.contains("jobs")) << r.dump();
+  const json& step = r["jobs"]["step"];
+  EXPECT_EQ(step["kind"], "training");
+  EXPECT_EQ(step["figure"], "job_time_us");
+  EXPECT_TRUE(step["shared_run"]["training"]["completed"].get<bool>());
+  EXPECT_EQ(step["alone"].get<double>(), step["shared_run"]["step_time_us"].get<double>());
+  EXPECT_GE(step["alone"].get<double>(), gradient_bound_us(step["alone_run"]["training"], 4));
+  EXPECT_EQ(step["alone"].get<double>(), step["shared"].get<double>());
+  EXPECT_EQ(step["slowdown"].get<double>(), 1.0);
+  EXPECT_EQ(r["jobs"]["noisy"]["slowdown"].get<double>(), 1.0);
+  // The step's WRITEs carry no checked data: it counts as verified when complete, the incast's bytes are checked.
+  EXPECT_TRUE(r["verified"].get<bool>());
+  EXPECT_FALSE(step["shared_run"]["data_checked"].get<bool>());
+  EXPECT_TRUE(r["jobs"]["noisy"]["shared_run"]["verified"].get<bool>());
+  EXPECT_EQ(r["jobs"]["noisy"]["shared_run"]["checked_bytes"], 3 * 4194304);
+  EXPECT_NE(format_jobs_table(r).find("step           training     h0-h3"), std::string::npos) << format_jobs_table(r);
+}
+
+TEST(tenants, training_job_sharing_the_uplink_slows_within_the_hand_bound) {
+  // The step's 2 GPUs and the neighbour's pair each one per leaf: the gradient ring's one flow per direction
+  // and the neighbour's share the one uplink. Each of the step's collectives keeps at least half of it (as in
+  // the collective test above) and its compute is unchanged, so the step takes at most twice as long (10 %
+  // for the queue the neighbour adds); the neighbour's 8 MiB each way outlasts the step.
+  const json r = run(fabric + "jobs:\n  - {name: step, hosts: [h0, h4], " + training_job(2) +
+                     "}\n  - {name: noisy, hosts: [h1, h5], workload: {kind: all_to_all, message_bytes: 8388608}}\n");
+  ASSERT_TRUE(r.contains("jobs")) << r.dump();
+  const json& step = r["jobs"]["step"];
+  EXPECT_GE(step["alone"].get<double>(), gradient_bound_us(step["alone_run"]["training"], 2));
+  EXPECT_GT(step["slowdown"].get<double>(), 1.0);
+  EXPECT_LE(step["slowdown"].get<double>(), 2.0 * 1.1);
+  EXPECT_GT(r["jobs"]["noisy"]["shared_run"]["end_us"].get<double>(), step["shared"].get<double>());
+}
+
 TEST(tenants, a_run_is_deterministic) {
   const std::string yaml = fabric + "jobs:\n  - {name: ring, hosts: [h0, h4], " + ring_1mib +
                            "}\n  - {name: web, hosts: [h1, h2, h5, h6], workload: {kind: generated, flow_count: 40, "
@@ -124,7 +181,7 @@ TEST(tenants, bad_jobs_are_refused_naming_the_key) {
             "t.yaml:4: jobs.0.hosts: range 'h3-h1' runs backwards (write the lower host first, e.g. h0-h7)");
   EXPECT_EQ(error_of([&] { load("  - {name: a, hosts: h0-h1, workload: {kind: writes}}\n"); }),
             "t.yaml:4: jobs.0.workload.kind: a job cannot run workload.kind writes (a job runs one of collective, "
-            "permutation, all_to_all, incast, generated)");
+            "permutation, all_to_all, incast, generated, training)");
   EXPECT_EQ(error_of([&] { load("  - {name: a, hosts: h0, workload: {kind: collective}}\n"); }),
             "t.yaml:4: jobs.0.hosts: a collective job needs at least 2 hosts (its ranks), got 1");
   EXPECT_EQ(error_of([&] { load("  - {name: a, hosts: h0-h1, workload: {kind: incast, memory: dense}}\n"); }),
@@ -139,7 +196,32 @@ TEST(tenants, bad_jobs_are_refused_naming_the_key) {
                                  "t.yaml");
             }),
             "t.yaml:3: workload: not used beside jobs: each job has its own workload (jobs.N.workload, "
-            "jobs.N.collective); move it into a job");
+            "jobs.N.collective, jobs.N.training); move it into a job");
+  EXPECT_EQ(error_of([&] {
+              load("  - {name: a, hosts: h0-h1, workload: {kind: training}, training: {comm_backend: cluster}}\n");
+            }),
+            "t.yaml:4: jobs.0.training.comm_backend: a training job's collectives run on the fabric between its "
+            "hosts: only comm_backend fabric, got cluster");
+  EXPECT_EQ(error_of([&] { load("  - {name: a, hosts: h0-h1, workload: {kind: training}, training: {gpus: 4}}\n"); }),
+            "t.yaml:4: jobs.0.training.gpus: the job has 2 hosts (one GPU per host), got 4");
+  EXPECT_EQ(error_of([&] { load("  - {name: a, hosts: h0-h1, workload: {kind: incast}, training: {layers: 2}}\n"); }),
+            "t.yaml:4: jobs.0.training: applies to workload.kind training only (this job's kind is incast)");
+  EXPECT_EQ(error_of([&] {
+              load_scenario_text(
+                  "name: t\nsystem: {preset: hgx_b200, nodes: 2}\njobs:\n  - {name: a, hosts: h0-h1, workload: "
+                  "{kind: training}}\n",
+                  "t.yaml");
+            }),
+            "t.yaml:2: system.preset: a training job (jobs.0) runs on a flat scale-out fabric; system.preset "
+            "hgx_b200 builds a cluster of NVLink domains for one step over the whole system (remove the preset, "
+            "or run that step alone with workload.kind training)");
+  // At run time: a parallelism the job's hosts do not hold, naming the job.
+  EXPECT_NE(error_of([&] {
+              run(fabric +
+                  "jobs:\n  - {name: a, hosts: h0-h2, workload: {kind: training}, training: {tensor: "
+                  "2}}\n");
+            }).find("t.yaml: jobs.0: training."),
+            std::string::npos);
   // At planning: an incast target outside the job.
   EXPECT_EQ(error_of([&] {
               run(fabric + "jobs:\n  - {name: a, hosts: h0-h3, workload: {kind: incast, incast_target: h5}}\n");
