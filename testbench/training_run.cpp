@@ -347,6 +347,10 @@ nlohmann::json run_training_cluster(const scenario& s, const run_options& opts) 
 nlohmann::json run_training(const scenario& s, const run_options& opts) {
   check_run_basics(s);
   if (s.system.preset != "none") return run_training_cluster(s, opts);
+  if (s.training.tp_algo != "nvlink_ring")
+    throw config_error(s.source + ": training.tp_algo " + s.training.tp_algo +
+                       ": NVLink SHARP runs in the switch chips of a system preset's NVLink domains (set "
+                       "system.preset, or leave training.tp_algo nvlink_ring)");
   const size_t hosts = s.topology.host_count();
   const step_source src = step_graph(s, s.training, hosts);
   const training_graph& graph = src.graph;
