@@ -270,8 +270,8 @@ nlohmann::json run_hierarchical_alltoall(const scenario& s, const run_options& o
     if (cs.data) row.wrong = check_received(s, run, layout_of(bytes, cs.gpus), cs.dtype, result_checked);
   };
   const sweep_result sw = run_sweep(s.collective, cs.sizes, iterate, check);
-  nlohmann::json r =
-      nvlink_report(s, opts, run.ctx(), run.cluster().domains(), sw.rows, result_checked, sw.all_done, cs.wall_s(), cs.gpus);
+  nlohmann::json r = nvlink_report(s, opts, run.ctx(), run.cluster().domains(), sw.rows, result_checked, sw.all_done,
+                                   cs.wall_s(), cs.gpus);
   const auto writes = cluster_writes(run.cluster());
   complete_cluster_report(r, s, writes);
   r["alltoall"] = alltoall_object(s, writes);

@@ -45,8 +45,12 @@ alltoall_bounds hierarchical_alltoall_bounds(const scenario& s);
 // `from`'s block for member `to` moves. The sweep runs it on every GPU (L = G); the training step's cluster
 // backend on an expert-parallel group (testbench/training_cluster.h).
 struct pxn_route {
-  enum kind_t { nvlink, rdma, pxn } kind = nvlink;  // inside the domain; its own NIC (the destination's rail);
-                                                    // NVLink to the proxy, then the proxy's NIC
+  enum kind_t {
+    nvlink,
+    rdma,
+    pxn
+  } kind = nvlink;     // inside the domain; its own NIC (the destination's rail);
+                       // NVLink to the proxy, then the proxy's NIC
   uint32_t proxy = 0;  // pxn: the member at the destination's position in the sender's domain
   uint32_t slot = 0;   // pxn: the block's slot in the proxy's staging area (one per sender position and
                        // destination domain: member index of (destination domain, sender position))

@@ -247,7 +247,8 @@ nlohmann::json run_hierarchical_allreduce(const scenario& s, const run_options& 
     for (const auto& g : dom.gpus()) members.push_back(g->host());
     const std::vector<uint8_t> ref = allreduce_reference(bytes, cs.dtype, s.seed, members);
     for (const auto& g : dom.gpus()) {
-      row.wrong += count_wrong_elements(g->hbm.data() + sweep_config(s, bytes).buffer_addr, ref.data(), bytes, cs.dtype);
+      row.wrong +=
+          count_wrong_elements(g->hbm.data() + sweep_config(s, bytes).buffer_addr, ref.data(), bytes, cs.dtype);
       result_checked += bytes;
     }
   };

@@ -224,7 +224,8 @@ struct cluster_backend::impl {
       for (uint32_t me = 0; me < n; ++me)
         for (uint32_t to = 0; to < n; ++to) {
           const pxn_route x = pxn_route_of(L, me, to);
-          if (x.kind != pxn_route::nvlink) out.push_back({c.members[x.kind == pxn_route::pxn ? x.proxy : me].gpu, c.members[to].gpu});
+          if (x.kind != pxn_route::nvlink)
+            out.push_back({c.members[x.kind == pxn_route::pxn ? x.proxy : me].gpu, c.members[to].gpu});
         }
     } else if (c.algo == "hierarchical") {
       for (size_t i = 0; i < c.by_domain[0].size(); ++i) {

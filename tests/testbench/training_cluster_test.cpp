@@ -18,8 +18,8 @@
 // Each run forks (tests/support).
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "testbench/scenario.h"
