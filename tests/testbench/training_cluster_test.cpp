@@ -14,6 +14,8 @@
 //   - an expert step on two nodes: the expert alltoall runs the hierarchical alltoall with PXN, above the
 //     hand bound of cluster_alltoall.h and within 1.3 times it; data-checked for a group on both nodes (PXN
 //     proxies) and one inside a node (NVLink copies);
+//   - a rail spread over two leaves (topology.groups 2 on 4 nodes): the pipeline sends between the groups
+//     cross the spines, whose links carry exactly those bytes; with the preset's one leaf per rail, none;
 //   - refusals.
 // Each run forks (tests/support).
 #include <gtest/gtest.h>
@@ -258,6 +260,39 @@ TEST(training_cluster, data_checked_expert_alltoall_through_proxies_and_inside_a
       EXPECT_GT(tr["rdma_writes"].get<uint64_t>(), 0u);
     }
   }
+}
+
+double spine_wire_bytes(const json& r) {
+  double b = 0;
+  for (const json& p : r["ports"])
+    if (p["link"].get<std::string>().find("spine") != std::string::npos) b += p["wire_bytes"].get<double>();
+  return b;
+}
+
+TEST(training_cluster, pipeline_sends_cross_the_spines_when_a_rail_spans_two_leaves) {
+  // 32 GPUs on 4 nodes: tensor 8 x pipeline 2 x data 2, stage 0 on nodes 0 and 1, stage 1 on nodes 2 and 3.
+  // topology.groups 2, hosts_per_leaf 2: nodes 0, 1 under one leaf per rail, nodes 2, 3 under another.
+  const std::string t =
+      "layers: 2, hidden: 512, ffn_hidden: 2048, heads: 8, seq_len: 512, vocab: 1024, "
+      "micro_batches: 2, tensor: 8, pipeline: 2, data: 2";
+  std::string spread = yaml(4, t);
+  spread.insert(spread.find("run:"), "topology: {groups: 2, hosts_per_leaf: 2}\n");
+  const json r = test::run_scenario_yaml(spread);
+  ASSERT_TRUE(r.contains("training")) << r.dump();
+  ASSERT_TRUE(r["training"]["completed"].get<bool>());
+  // Every send (b s h x 2 B = 512 KiB; forward and backward, 2 micro-batches, 16 stage-0 GPUs) crosses two
+  // spine links (leaf up, spine down), in 4096-byte packets with 26 bytes of InfiniBand headers each; the
+  // data-parallel rings stay under their leaf (both members of a group in one node pair). ACKs add a little.
+  const double packets = 512.0 * 1024 / 4096, sends = 2 * 2 * 16;
+  const double expected = sends * 2 * packets * (4096 + 26);
+  const double got = spine_wire_bytes(r);
+  EXPECT_GE(got, expected);
+  EXPECT_LE(got, 1.02 * expected);
+  std::cout << "spine wire bytes " << got << ", sends by hand " << expected << "\n";
+  // The preset's layout (one leaf per rail): nothing on the spines.
+  const json one = test::run_scenario_yaml(yaml(4, t));
+  ASSERT_TRUE(one.contains("training")) << one.dump();
+  EXPECT_EQ(spine_wire_bytes(one), 0.0);
 }
 
 std::string refusal(const std::string& y) {
