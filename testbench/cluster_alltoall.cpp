@@ -33,6 +33,35 @@ alltoall_bounds hierarchical_alltoall_bounds(const scenario& s) {
   return b;
 }
 
+pxn_route pxn_route_of(uint32_t L, uint32_t from, uint32_t to) {
+  const uint32_t d = from / L, r = from % L, e = to / L, q = to % L;
+  pxn_route x;
+  if (e == d) return x;
+  if (q == r) {
+    x.kind = pxn_route::rdma;
+    return x;
+  }
+  x.kind = pxn_route::pxn;
+  x.proxy = d * L + q;
+  x.slot = e * L + r;
+  return x;
+}
+
+uint64_t alltoall_wrong_elements(const std::vector<const uint8_t*>& recv, const std::vector<uint32_t>& ids,
+                                 uint64_t bytes, uint64_t block, sw::sharp_dtype dtype, uint64_t seed,
+                                 uint64_t& checked) {
+  std::vector<uint8_t> sent(bytes);
+  uint64_t wrong = 0;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    fill_allreduce_source(sent.data(), bytes, dtype, seed, ids[i]);
+    for (size_t j = 0; j < recv.size(); ++j) {
+      wrong += count_wrong_elements(recv[j] + i * block, sent.data() + j * block, block, dtype);
+      checked += block;
+    }
+  }
+  return wrong;
+}
+
 namespace {
 
 constexpr uint32_t staged_tag = 1u << 31;  // an NVLink copy into a proxy's staging area; low bits: the domain
@@ -129,7 +158,8 @@ class alltoall_run {
     // NCCL's order: at step i to GPU me + i, so that no GPU is every sender's first destination.
     for (uint32_t i = 1; i < gpus(); ++i) {
       const uint32_t to = (me + i) % gpus(), e = to / m_G, q = to % m_G;
-      if (e != d && q == r) {  // on its own rail: its own NIC
+      const pxn_route route = pxn_route_of(m_G, me, to);
+      if (route.kind == pxn_route::rdma) {  // on its own rail: its own NIC
         write(d, r, e, m_l.send + to * blk, me);
         continue;
       }
@@ -139,7 +169,7 @@ class alltoall_run {
       t.bytes = blk;
       // Inside the domain: into the receive buffer; else into proxy q's staging area, at the destination's
       // block with this GPU's rail (one slot per sender rail and destination domain).
-      t.dst_addr = e == d ? m_l.recv + me * blk : m_l.staging + rank(e, r) * blk;
+      t.dst_addr = e == d ? m_l.recv + me * blk : m_l.staging + route.slot * blk;
       t.tag = e == d ? 0 : staged_tag | e;
       m_cl.gpu(d, r).post(t);
     }
@@ -193,18 +223,13 @@ void fill_send(const scenario& s, alltoall_run& run, const alltoall_layout& l, s
 // Block i of GPU j's receive buffer against block j of what GPU i's send buffer was filled with, regenerated.
 uint64_t check_received(const scenario& s, alltoall_run& run, const alltoall_layout& l, sw::sharp_dtype dtype,
                         uint64_t& checked) {
-  const auto& gpus = run.cluster().domains().gpus();
-  std::vector<uint8_t> sent(l.bytes);
-  uint64_t wrong = 0;
-  for (size_t i = 0; i < gpus.size(); ++i) {
-    fill_allreduce_source(sent.data(), l.bytes, dtype, s.seed, gpus[i]->host());
-    for (size_t j = 0; j < gpus.size(); ++j) {
-      wrong +=
-          count_wrong_elements(gpus[j]->hbm.data() + l.recv + i * l.block, sent.data() + j * l.block, l.block, dtype);
-      checked += l.block;
-    }
+  std::vector<const uint8_t*> recv;
+  std::vector<uint32_t> ids;
+  for (const auto& g : run.cluster().domains().gpus()) {
+    recv.push_back(g->hbm.data() + l.recv);
+    ids.push_back(g->host());
   }
-  return wrong;
+  return alltoall_wrong_elements(recv, ids, l.bytes, l.block, dtype, s.seed, checked);
 }
 
 nlohmann::json alltoall_object(const scenario& s, std::pair<uint64_t, uint64_t> writes) {
@@ -225,23 +250,16 @@ nlohmann::json alltoall_object(const scenario& s, std::pair<uint64_t, uint64_t> 
 }  // namespace
 
 nlohmann::json run_hierarchical_alltoall(const scenario& s, const run_options& opts) {
-  check_hierarchical(s);
-  const collective_params& p = s.collective;
-  const sw::sharp_dtype dtype = nvlink_dtype(s);
-  const uint64_t N = s.nvlink.gpus_per_domain * s.nvlink.domains;
-  const std::vector<uint64_t> sizes = cluster_sweep_sizes(s, dtype, N);
-  const bool data = s.nic.place_data;
-  const auto wall0 = std::chrono::steady_clock::now();
-  alltoall_run run(s, sizes.back());
+  const cluster_sweep cs(s);
+  alltoall_run run(s, cs.sizes.back());
   if (opts.elaborate_only) return nlohmann::json::object();
   sc_core::sc_start(sc_core::SC_ZERO_TIME);
-  const picoseconds limit = picoseconds::from_ns(s.run.limit_us * 1000.0);
   uint64_t result_checked = 0;
   auto iterate = [&](uint64_t bytes, bool timed, sweep_row& row) {
-    const alltoall_layout l = layout_of(bytes, N);
-    if (data) fill_send(s, run, l, dtype);
+    const alltoall_layout l = layout_of(bytes, cs.gpus);
+    if (cs.data) fill_send(s, run, l, cs.dtype);
     std::array<picoseconds, 3> at{};
-    if (!run.iterate(l, limit, at)) return false;
+    if (!run.iterate(l, cs.limit, at)) return false;
     if (timed) {
       row.times.push_back(std::max(at[1], at[2]) - at[0]);
       row.phases.push_back({at[1] - at[0], at[2] - at[0], picoseconds{}});
@@ -249,12 +267,11 @@ nlohmann::json run_hierarchical_alltoall(const scenario& s, const run_options& o
     return true;
   };
   auto check = [&](uint64_t bytes, sweep_row& row) {
-    if (data) row.wrong = check_received(s, run, layout_of(bytes, N), dtype, result_checked);
+    if (cs.data) row.wrong = check_received(s, run, layout_of(bytes, cs.gpus), cs.dtype, result_checked);
   };
-  const sweep_result sw = run_sweep(p, sizes, iterate, check);
-  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-  nlohmann::json r =
-      nvlink_report(s, opts, run.ctx(), run.cluster().domains(), sw.rows, result_checked, sw.all_done, wall_s, N);
+  const sweep_result sw = run_sweep(s.collective, cs.sizes, iterate, check);
+  nlohmann::json r = nvlink_report(s, opts, run.ctx(), run.cluster().domains(), sw.rows, result_checked, sw.all_done,
+                                   cs.wall_s(), cs.gpus);
   const auto writes = cluster_writes(run.cluster());
   complete_cluster_report(r, s, writes);
   r["alltoall"] = alltoall_object(s, writes);

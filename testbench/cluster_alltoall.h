@@ -18,7 +18,11 @@
 // filled their send buffers with (regenerated from the seed, not read back from the model).
 #pragma once
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
+#include <vector>
+
+#include "sc_models/switch/quantum/sharp_aggregator.h"
 
 namespace fabricsim::testbench {
 
@@ -35,5 +39,30 @@ struct alltoall_bounds {
   double nvlink_algbw = 0.0, rail_algbw = 0.0, algbw = 0.0;  // GB/s
 };
 alltoall_bounds hierarchical_alltoall_bounds(const scenario& s);
+
+// The route of one block of the alltoall above, over n = L x D members numbered domain-major (member i is
+// position i mod L of domain i / L; the members at one position of every domain are on one rail): how member
+// `from`'s block for member `to` moves. The sweep runs it on every GPU (L = G); the training step's cluster
+// backend on an expert-parallel group (testbench/training_cluster.h).
+struct pxn_route {
+  enum kind_t {
+    nvlink,
+    rdma,
+    pxn
+  } kind = nvlink;     // inside the domain; its own NIC (the destination's rail);
+                       // NVLink to the proxy, then the proxy's NIC
+  uint32_t proxy = 0;  // pxn: the member at the destination's position in the sender's domain
+  uint32_t slot = 0;   // pxn: the block's slot in the proxy's staging area (one per sender position and
+                       // destination domain: member index of (destination domain, sender position))
+};
+pxn_route pxn_route_of(uint32_t L, uint32_t from, uint32_t to);
+
+// The data check: block i of member j's receive buffer (`recv[j]`, blocks of `block` bytes) against block j
+// of what member i's send buffer was filled with (fill_allreduce_source with `seed` and `ids[i]`, of `bytes`,
+// regenerated here, not read back from the model); the elements that differ, and the bytes compared added to
+// `checked`.
+uint64_t alltoall_wrong_elements(const std::vector<const uint8_t*>& recv, const std::vector<uint32_t>& ids,
+                                 uint64_t bytes, uint64_t block, sw::sharp_dtype dtype, uint64_t seed,
+                                 uint64_t& checked);
 
 }  // namespace fabricsim::testbench

@@ -115,6 +115,20 @@ std::vector<uint64_t> cluster_sweep_sizes(const scenario& s, sw::sharp_dtype dty
   return sizes;
 }
 
+cluster_sweep::cluster_sweep(const scenario& s) {
+  check_hierarchical(s);
+  dtype = nvlink_dtype(s);
+  gpus = s.nvlink.gpus_per_domain * s.nvlink.domains;
+  sizes = cluster_sweep_sizes(s, dtype, gpus);
+  data = s.nic.place_data;
+  limit = picoseconds::from_ns(s.run.limit_us * 1000.0);
+  wall0 = std::chrono::steady_clock::now();
+}
+
+double cluster_sweep::wall_s() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+}
+
 namespace {
 
 // The cluster, its per-domain rings and per-rail rings, and one iteration's three phases.
@@ -222,24 +236,17 @@ nlohmann::json hierarchical_object(const scenario& s, std::pair<uint64_t, uint64
 
 nlohmann::json run_hierarchical_allreduce(const scenario& s, const run_options& opts) {
   if (s.collective.op == "alltoall") return run_hierarchical_alltoall(s, opts);
-  check_hierarchical(s);
-  const collective_params& p = s.collective;
-  const sw::sharp_dtype dtype = nvlink_dtype(s);
-  const uint64_t N = s.nvlink.gpus_per_domain * s.nvlink.domains;
-  const std::vector<uint64_t> sizes = cluster_sweep_sizes(s, dtype, N);
-  const bool data = s.nic.place_data;
-  const auto wall0 = std::chrono::steady_clock::now();
-  hierarchical_run run(s, sizes.back());
+  const cluster_sweep cs(s);
+  hierarchical_run run(s, cs.sizes.back());
   topology::nvlink_domains& dom = run.cluster().domains();
   if (opts.elaborate_only) return nlohmann::json::object();
   sc_core::sc_start(sc_core::SC_ZERO_TIME);
-  const picoseconds limit = picoseconds::from_ns(s.run.limit_us * 1000.0);
   uint64_t result_checked = 0;
   auto iterate = [&](uint64_t bytes, bool timed, sweep_row& row) {
     const domain_allreduce_config c = sweep_config(s, bytes);
     fill_sources(s, dom, c);
     std::array<picoseconds, 4> at{};
-    if (!run.iterate(c, limit, at)) return false;
+    if (!run.iterate(c, cs.limit, at)) return false;
     if (timed) {
       row.times.push_back(at[3] - at[0]);
       row.phases.push_back({at[1] - at[0], at[2] - at[1], at[3] - at[2]});
@@ -247,18 +254,18 @@ nlohmann::json run_hierarchical_allreduce(const scenario& s, const run_options& 
     return true;
   };
   auto check = [&](uint64_t bytes, sweep_row& row) {
-    if (!data) return;
+    if (!cs.data) return;
     std::vector<uint32_t> members;
     for (const auto& g : dom.gpus()) members.push_back(g->host());
-    const std::vector<uint8_t> ref = allreduce_reference(bytes, dtype, s.seed, members);
+    const std::vector<uint8_t> ref = allreduce_reference(bytes, cs.dtype, s.seed, members);
     for (const auto& g : dom.gpus()) {
-      row.wrong += count_wrong_elements(g->hbm.data() + sweep_config(s, bytes).buffer_addr, ref.data(), bytes, dtype);
+      row.wrong +=
+          count_wrong_elements(g->hbm.data() + sweep_config(s, bytes).buffer_addr, ref.data(), bytes, cs.dtype);
       result_checked += bytes;
     }
   };
-  const sweep_result sw = run_sweep(p, sizes, iterate, check);
-  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-  nlohmann::json r = nvlink_report(s, opts, run.ctx(), dom, sw.rows, result_checked, sw.all_done, wall_s, N);
+  const sweep_result sw = run_sweep(s.collective, cs.sizes, iterate, check);
+  nlohmann::json r = nvlink_report(s, opts, run.ctx(), dom, sw.rows, result_checked, sw.all_done, cs.wall_s(), cs.gpus);
   const auto writes = cluster_writes(run.cluster());
   complete_cluster_report(r, s, writes);
   r["hierarchical"] = hierarchical_object(s, writes);

@@ -12,11 +12,13 @@
 // Every byte moves as packets; the result of every GPU is compared with a reference summed over all GPUs.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <utility>
 #include <vector>
 
+#include "sc_models/core/units.h"
 #include "sc_models/nic/supernic.h"
 #include "sc_models/switch/quantum/sharp_aggregator.h"
 
@@ -47,6 +49,18 @@ void complete_cluster_report(nlohmann::json& r, const scenario& s, std::pair<uin
 // The sizes of the sweep (collective_sizes, effective_bytes over `n` GPUs); config_error naming
 // collective.min_bytes for a size of fewer than one element per GPU.
 std::vector<uint64_t> cluster_sweep_sizes(const scenario& s, sw::sharp_dtype dtype, uint64_t n);
+// What every sweep on a cluster starts with (the allreduce's and the alltoall's): check_hierarchical, the
+// dtype, the GPUs, the sizes, whether real bytes move, the run's time limit, and the wall clock at the start.
+struct cluster_sweep {
+  explicit cluster_sweep(const scenario& s);
+  double wall_s() const;
+  sw::sharp_dtype dtype;
+  uint64_t gpus;
+  std::vector<uint64_t> sizes;
+  bool data;
+  core::picoseconds limit;
+  std::chrono::steady_clock::time_point wall0;
+};
 
 // The hand bounds (GB/s of busbw, N = G x D GPUs, bus factor 2(N-1)/N), from link rates and wire formats:
 // NVLink: phases 1 and 3 send 2(G-1)/G of the buffer per GPU at B_nv (nvlink_ring_busbw_bound), so

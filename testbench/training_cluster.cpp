@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <deque>
 #include <map>
 #include <unordered_map>
@@ -13,6 +14,7 @@
 #include "sc_models/core/params.h"
 #include "sc_models/switch/quantum/sharp_aggregator.h"
 #include "sc_models/topology/gpu_cluster.h"
+#include "testbench/cluster_alltoall.h"
 #include "testbench/cluster_run.h"
 #include "testbench/nvlink_collective.h"
 #include "testbench/scenario.h"
@@ -99,6 +101,7 @@ struct cluster_backend::impl {
     std::vector<std::vector<xfer>> phases;
     size_t phase = 0, left = 0;
     uint64_t bytes = 0, seq = 0;
+    uint32_t nvls_group = 0, nvls_tag = 0;  // nvls: its multicast group in the domain's switch chips, its tag
   };
   struct flight {
     uint32_t comm = 0, xfer = 0;
@@ -120,6 +123,9 @@ struct cluster_backend::impl {
   std::vector<std::unordered_map<uint64_t, uint32_t>> landing;  // by GPU: RDMA destination address -> flight
   std::map<std::pair<uint32_t, uint32_t>, uint32_t> qp;         // (source GPU, destination GPU) -> its send QP
   std::vector<uint32_t> rkey;                                   // by GPU
+  std::unordered_map<uint32_t, uint32_t> nvls_comm;             // NVLS tag -> communicator
+  std::map<uint32_t, uint32_t> nvls_groups;                     // domain -> NVLS communicators planned in it
+  uint32_t nvls_tags = 0;
   uint64_t wr = 0, nvlink = 0;
   check_result check;
 
@@ -139,31 +145,67 @@ struct cluster_backend::impl {
     c.op = g.op;
     c.max_bytes = std::max<uint64_t>(g.max_bytes, k_elt) / k_elt * k_elt;
     c.stage = round_up(c.max_bytes);
+    const uint64_t spans = g.op == "alltoall" ? 3 : 2;  // buffer and staging; alltoall: send, receive, PXN staging
     for (uint32_t r : g.ranks) {
       if (r >= hbm_used.size()) hbm_used.resize(r + 1, 0);
       c.members.push_back({r, hbm_used[r]});
-      hbm_used[r] += 2 * c.stage;
+      hbm_used[r] += spans * c.stage;
     }
     std::map<uint32_t, std::vector<ring_member>> dom;
     for (const ring_member& m : c.members) dom[domain(m.gpu)].push_back(m);
+    const bool nvls = g.kind == group_kind::tp && s.training.tp_algo == "nvls" && dom.size() == 1 &&
+                      g.op == "allreduce" && c.members.size() > 1;
+    if (nvls) {  // the switch chips place every member's result at one address: align the members' buffers
+      uint64_t base = 0;
+      for (const ring_member& m : c.members) base = std::max(base, m.base);
+      for (ring_member& m : c.members) {
+        hbm_used[m.gpu] += base - m.base;
+        m.base = base;
+      }
+      c.nvls_group = nvls_groups[dom.begin()->first]++;
+    }
     bool equal = true;
     for (const auto& [d, v] : dom) equal = equal && v.size() == dom.begin()->second.size();
     if (g.op == "send")
       c.algo = "send";
+    else if (g.op == "alltoall")
+      c.algo = alltoall_algo(g, dom, equal);
     else if (g.op != "allreduce")
       throw config_error(
           fmt::format("{}: training: a {} on a system preset is not modelled yet (cluster backend: "
-                      "allreduce and pipeline sends)",
+                      "allreduce, alltoall and pipeline sends)",
                       s.source, g.op));
+    else if (nvls)
+      c.algo = "nvls";
     else if (dom.size() == 1)
       c.algo = "nvlink_ring";
     else if (equal)
       c.algo = "hierarchical";
     else
       c.algo = "ring";
-    if (c.algo == "hierarchical")
+    if (c.algo == "hierarchical" || c.algo == "hierarchical_alltoall") {
       for (auto& [d, v] : dom) c.by_domain.push_back(std::move(v));
+      if (c.algo == "hierarchical_alltoall") {  // members domain-major, as pxn_route_of numbers them
+        c.members.clear();
+        for (const auto& v : c.by_domain) c.members.insert(c.members.end(), v.begin(), v.end());
+      }
+    }
     comms.push_back(std::move(c));
+  }
+
+  // An expert-parallel alltoall: NVLink copies inside one domain; across domains the hierarchical alltoall
+  // with PXN (testbench/cluster_alltoall.h), which needs the same number of members in every domain.
+  std::string alltoall_algo(const comm_group& g, const std::map<uint32_t, std::vector<ring_member>>& dom,
+                            bool equal) const {
+    if (dom.size() == 1) return "nvlink_alltoall";
+    if (equal) return "hierarchical_alltoall";
+    std::string spread;
+    for (const auto& [d, v] : dom) spread += fmt::format("{}{} in domain {}", spread.empty() ? "" : ", ", v.size(), d);
+    throw config_error(fmt::format(
+        "{}: training.expert {}: an expert-parallel group of {} GPUs spreads unevenly over the NVLink domains of "
+        "nvlink.gpus_per_domain {} ({}); the hierarchical alltoall needs the same number of members in every "
+        "domain (choose training.expert and training.tensor so that a group fills whole domains or sits in one)",
+        s.source, s.training.expert, g.ranks.size(), G, spread));
   }
 
   // The GPU pairs in different domains that exchange RDMA WRITEs.
@@ -177,6 +219,14 @@ struct cluster_backend::impl {
     };
     if (c.algo == "send") {
       if (domain(c.members[0].gpu) != domain(c.members[1].gpu)) out.push_back({c.members[0].gpu, c.members[1].gpu});
+    } else if (c.algo == "hierarchical_alltoall") {
+      const uint32_t n = uint32_t(c.members.size()), L = uint32_t(c.by_domain[0].size());
+      for (uint32_t me = 0; me < n; ++me)
+        for (uint32_t to = 0; to < n; ++to) {
+          const pxn_route x = pxn_route_of(L, me, to);
+          if (x.kind != pxn_route::nvlink)
+            out.push_back({c.members[x.kind == pxn_route::pxn ? x.proxy : me].gpu, c.members[to].gpu});
+        }
     } else if (c.algo == "hierarchical") {
       for (size_t i = 0; i < c.by_domain[0].size(); ++i) {
         std::vector<ring_member> rail;
@@ -202,7 +252,12 @@ struct cluster_backend::impl {
     for (uint32_t g = 0; g < gpus; ++g) {
       nvlink::gpu_endpoint& e = *cl->domains().gpus()[g];
       e.set_data(data);
-      e.on_arrival([this, g](const nvlink::gpu_arrival& a) { landed(g, a.tag, a.at); });
+      e.on_arrival([this, g](const nvlink::gpu_arrival& a) {
+        if (a.src == nvlink::gpu_endpoint::nvls_source)
+          nvls_landed(a.tag);
+        else
+          landed(g, a.tag, a.at);
+      });
       topology::host& h = cl->scale_out().hosts()[g];
       rkey[g] = h.nic->register_region(0, hbm);
       // Data: a WRITE is done when the tray has put its last byte into HBM. Timing only: the NIC places no
@@ -239,6 +294,11 @@ struct cluster_backend::impl {
       c.phases.push_back({std::move(x)});
       return;
     }
+    if (c.algo == "nvlink_alltoall" || c.algo == "hierarchical_alltoall") {
+      c.phases.emplace_back();
+      add_alltoall(c, bytes, c.phases.back());
+      return;
+    }
     if (c.algo != "hierarchical") {
       c.phases.emplace_back();
       add_ring(c.phases.back(), c.members, c.stage, 0, bytes, 0, 2 * n - 3, slice);
@@ -258,6 +318,47 @@ struct cluster_backend::impl {
     for (const auto& v : c.by_domain) add_ring(c.phases[2], v, c.stage, 0, bytes, L - 1, 2 * L - 3, slice);
   }
 
+  // The alltoall's transfers: member i's block j (bytes / n, whole elements) from its send buffer (at base) to
+  // block i of member j's receive buffer (at base + stage), each moved as pxn_route_of says: NVLink copies
+  // inside a domain, an RDMA WRITE on the sender's own rail, or an NVLink copy into the proxy's staging area
+  // (at base + 2 stage) followed, once it has landed, by the proxy's RDMA WRITE. Its own block is copied at
+  // the start (data-checked mode), not timed. NCCL's order: member i sends to i + 1, i + 2, ...
+  void add_alltoall(const comm& c, uint64_t bytes, std::vector<xfer>& xs) const {
+    const uint32_t n = uint32_t(c.members.size());
+    const uint32_t L = c.by_domain.empty() ? n : uint32_t(c.by_domain[0].size());
+    const uint64_t blk = bytes / n / k_elt * k_elt;
+    if (blk == 0) return;
+    const auto& m = c.members;
+    for (uint32_t me = 0; me < n; ++me)
+      for (uint32_t i = 1; i < n; ++i) {
+        const uint32_t to = (me + i) % n;
+        const pxn_route route = pxn_route_of(L, me, to);
+        xfer x;
+        x.src = m[me].gpu;
+        x.src_addr = m[me].base + to * blk;
+        x.bytes = blk;
+        if (route.kind == pxn_route::pxn) {
+          const ring_member& p = m[route.proxy];
+          x.dst = p.gpu;
+          x.dst_addr = p.base + 2 * c.stage + route.slot * blk;
+          x.next.push_back(uint32_t(xs.size() + 1));
+          xfer y;
+          y.src = p.gpu;
+          y.src_addr = x.dst_addr;
+          y.bytes = blk;
+          y.deps = 1;
+          y.dst = m[to].gpu;
+          y.dst_addr = m[to].base + c.stage + me * blk;
+          xs.push_back(std::move(x));
+          xs.push_back(std::move(y));
+          continue;
+        }
+        x.dst = m[to].gpu;
+        x.dst_addr = m[to].base + c.stage + me * blk;
+        xs.push_back(std::move(x));
+      }
+  }
+
   uint64_t op_seed(const comm& c, uint32_t ci) const { return s.seed * 1000003ull + ci * 7919ull + c.seq; }
 
   void start(uint32_t ci) {
@@ -269,12 +370,60 @@ struct cluster_backend::impl {
       const size_t fill = c.algo == "send" ? 1 : c.members.size();
       for (size_t r = 0; r < fill; ++r) {
         const ring_member& m = c.members[r];
-        fill_allreduce_source(cl->domains().gpus()[m.gpu]->hbm.data() + m.base, c.bytes, k_dtype, op_seed(c, ci),
-                              m.gpu);
+        uint8_t* hbm = cl->domains().gpus()[m.gpu]->hbm.data();
+        fill_allreduce_source(hbm + m.base, c.bytes, k_dtype, op_seed(c, ci), m.gpu);
+        if (alltoall(c)) {  // its own block, from its send buffer to its receive buffer
+          const uint64_t blk = c.bytes / fill / k_elt * k_elt;
+          std::memcpy(hbm + m.base + c.stage + r * blk, hbm + m.base + r * blk, blk);
+        }
       }
     }
     c.phase = 0;
-    start_phase(ci);
+    if (c.algo == "nvls")
+      start_nvls(ci);
+    else
+      start_phase(ci);
+  }
+
+  // NVLink SHARP: every member sends its whole buffer as contributions, packet k on link k mod links (so that
+  // chip k mod chips gets every member's packet k); the chips reduce and multicast each packet's result into
+  // every member's buffer (in place); the allreduce ends when the last member has its whole result.
+  void start_nvls(uint32_t ci) {
+    comm& c = comms[ci];
+    nvls_comm.erase(c.nvls_tag);
+    c.nvls_tag = ++nvls_tags;
+    nvls_comm[c.nvls_tag] = ci;
+    const nvlink::nvlink_params& np = cl->domains().params();
+    nvlink::nvls_op op;
+    op.tag = c.nvls_tag;
+    op.bytes = c.bytes;
+    op.packet_bytes = np.max_payload_bytes;
+    op.result_addr = c.members[0].base;
+    op.dtype = k_dtype;
+    op.data = data;
+    op.group = c.nvls_group;
+    std::vector<uint32_t> local;
+    for (const ring_member& m : c.members) local.push_back(m.gpu % G);
+    cl->domains().start_nvls(domain(c.members[0].gpu), op, local);
+    c.left = c.members.size();
+    for (const ring_member& m : c.members) {
+      nvlink::gpu_transfer t;
+      t.src_addr = m.base;
+      t.dst_addr = 0;  // contributions carry the offset in the buffer
+      t.bytes = c.bytes;
+      t.tag = c.nvls_tag;
+      t.opcode = core::bth_opcode::nvls_contribution;
+      t.fixed_first_link = true;
+      t.first_link = 0;
+      cl->domains().gpus()[m.gpu]->post(t);
+      ++nvlink;
+    }
+  }
+
+  // A member has its whole NVLS result.
+  void nvls_landed(uint32_t tag) {
+    const uint32_t ci = nvls_comm.at(tag);
+    if (--comms[ci].left == 0) finish(ci);
   }
 
   void start_phase(uint32_t ci) {
@@ -356,8 +505,22 @@ struct cluster_backend::impl {
     start_phase(ci);
   }
 
+  static bool alltoall(const comm& c) { return c.algo == "nvlink_alltoall" || c.algo == "hierarchical_alltoall"; }
+
   void verify(uint32_t ci) {
     comm& c = comms[ci];
+    if (alltoall(c)) {
+      std::vector<const uint8_t*> recv;
+      std::vector<uint32_t> ids;
+      for (const ring_member& m : c.members) {
+        recv.push_back(cl->domains().gpus()[m.gpu]->hbm.data() + m.base + c.stage);
+        ids.push_back(m.gpu);
+      }
+      const uint64_t blk = c.bytes / c.members.size() / k_elt * k_elt;
+      check.wrong += alltoall_wrong_elements(recv, ids, c.bytes, blk, k_dtype, op_seed(c, ci), check.bytes);
+      ++check.collectives;
+      return;
+    }
     std::vector<uint32_t> contributors;
     for (size_t r = 0; r < (c.algo == "send" ? 1 : c.members.size()); ++r) contributors.push_back(c.members[r].gpu);
     const std::vector<uint8_t> ref = allreduce_reference(c.bytes, k_dtype, op_seed(c, ci), contributors);
@@ -434,11 +597,6 @@ training_params cluster_training_params(const scenario& s) {
         "{}: training.comm_backend {} with system.preset {}: a system's GPUs exchange over NVLink and their "
         "trays' SuperNICs (comm_backend cluster, the default with a preset)",
         s.source, p.comm_backend, s.system.preset));
-  if (p.expert > 1)
-    throw config_error(fmt::format(
-        "{}: training.expert {}: the expert alltoall is not modelled on a system preset yet (no hierarchical "
-        "alltoall across NVLink domains); use training.expert 1, or the flat fabric without system.preset",
-        s.source, p.expert));
   const uint64_t G = s.nvlink.gpus_per_domain;
   if (s.key_sources.count("training.domain_size") && p.domain_size != G)
     throw config_error(

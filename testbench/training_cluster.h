@@ -14,6 +14,13 @@
 //     allreduce across the domains of each member's shard (member i of every domain, RDMA WRITEs), ring
 //     allgather over NVLink, each phase starting when the previous one has ended on every member; a group
 //     with unequal members per domain runs one ring over its members in order, each hop on NVLink or RDMA;
+//   - a tensor-parallel allreduce with training.tp_algo nvls runs NVLink SHARP instead of the ring: every
+//     member sends its whole buffer as contributions, the domain's switch chips reduce them and multicast each
+//     packet's result into every member's buffer (sc_models/nvlink/nvls_unit.h; each TP group of a rack is a
+//     multicast group of its own, so they reduce at once);
+//   - an expert-parallel alltoall inside one domain is NVLink copies; across domains (the same number of
+//     members in each) the hierarchical alltoall with PXN of testbench/cluster_alltoall.h (pxn_route_of):
+//     NVLink copies to the proxy on the destination's rail, then one RDMA WRITE on that rail;
 //   - a pipeline send is one transfer from the first rank to the second.
 // Each communicator runs one collective at a time, in the order they were asked for. Elements are fp32 (the
 // bytes moved are the step's): with nic.place_data true every GPU's source is filled from the payload
@@ -64,7 +71,8 @@ class cluster_backend final : public comm_backend {
     uint64_t collectives = 0, bytes = 0, wrong = 0;
   };
   check_result checked() const;
-  // How each communicator runs (by index): "nvlink_ring", "hierarchical", "ring" (across domains), "send".
+  // How each communicator runs (by index): "nvlink_ring", "nvls", "hierarchical", "ring" (across domains),
+  // "nvlink_alltoall", "hierarchical_alltoall", "send".
   std::vector<std::string> algorithms() const;
 
  private:
@@ -73,8 +81,8 @@ class cluster_backend final : public comm_backend {
 };
 
 // training.comm_backend "cluster" is for a system preset only: a config_error otherwise; and the preset's
-// checks of a training step: training.expert above 1 (no hierarchical alltoall yet), training.domain_size
-// other than nvlink.gpus_per_domain. Returns the training keys with domain_size set to the domain.
+// check of a training step: training.domain_size other than nvlink.gpus_per_domain. Returns the training keys
+// with domain_size set to the domain. (An expert group spread unevenly over domains is refused by plan().)
 struct training_params;
 training_params cluster_training_params(const scenario& s);
 

@@ -82,6 +82,14 @@ void training_params::visit(core::param_visitor& v) {
            0.0,
            {"fabric", "cluster"}},
           comm_backend);
+  v.field({"tp_algo",
+           "",
+           "comm_backend cluster: how a tensor-parallel allreduce runs inside its NVLink domain: nvlink_ring "
+           "(NCCL's ring over NVLink) or nvls (NVLink SHARP: the switch chips reduce and multicast)",
+           0.0,
+           0.0,
+           {"nvlink_ring", "nvls"}},
+          tp_algo);
   v.field({"chakra", "",
            "MLCommons Chakra execution traces to run instead of the model: a path prefix (files "
            "<prefix>.<rank>.et, one per GPU) or a directory holding one such set, relative to the scenario; the "

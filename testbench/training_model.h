@@ -41,6 +41,7 @@ struct training_params {
   double hbm_gib = 167.6;               // HBM per GPU, GiB (B200: 180 GB)
   uint64_t domain_size = 8;             // GPUs in one NVLink domain (8: HGX; 72: NVL72); consecutive hosts
   std::string comm_backend = "fabric";  // who carries the collectives (testbench/training_comm.h)
+  std::string tp_algo = "nvlink_ring";  // cluster backend: a TP allreduce as a ring over NVLink, or NVLS
   std::string chakra;                   // Chakra traces instead of the model (testbench/training_chakra.h)
   uint64_t timeline_gpus = 8;           // the report's timeline: every task of the first N GPUs
   void visit(core::param_visitor& v);

@@ -395,6 +395,10 @@ std::vector<std::pair<size_t, size_t>> training_step::staged_host_pairs() const 
 nlohmann::json run_training(const scenario& s, const run_options& opts) {
   check_run_basics(s);
   if (s.system.preset != "none") return run_training_cluster(s, opts);
+  if (s.training.tp_algo != "nvlink_ring")
+    throw config_error(s.source + ": training.tp_algo " + s.training.tp_algo +
+                       ": NVLink SHARP runs in the switch chips of a system preset's NVLink domains (set "
+                       "system.preset, or leave training.tp_algo nvlink_ring)");
   const size_t hosts = s.topology.host_count();
   std::vector<size_t> all(hosts);
   for (size_t h = 0; h < hosts; ++h) all[h] = h;  // GPU r on host r

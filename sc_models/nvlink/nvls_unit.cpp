@@ -26,66 +26,89 @@ void nvls_unit::start(const nvls_op& op) {
   core::require(op.mode == nvls_mode::allreduce || (op.owner_bytes > 0 && op.owner_bytes % op.packet_bytes == 0 &&
                                                     op.owner_bytes * op.members.size() >= op.bytes),
                 "nvls", "reduce_scatter and allgather need each member's share in whole packets, covering the buffer");
-  m_op = op;
-  m_active = true;
-  m_member_of_gpu.clear();
+  if (op.group >= m_slots.size()) m_slots.resize(op.group + 1);
+  slot& sl = m_slots[op.group];
+  m_partials -= sl.partials;  // an operation replaced before it ended leaves nothing partly reduced
+  sl.partials = 0;
+  sl.op = op;
+  sl.active = true;
+  sl.member_of_gpu.clear();
   for (size_t i = 0; i < op.members.size(); ++i) {
-    if (op.members[i].gpu >= m_member_of_gpu.size()) m_member_of_gpu.resize(op.members[i].gpu + 1, -1);
-    m_member_of_gpu[op.members[i].gpu] = int32_t(i);
+    if (op.members[i].gpu >= sl.member_of_gpu.size()) sl.member_of_gpu.resize(op.members[i].gpu + 1, -1);
+    sl.member_of_gpu[op.members[i].gpu] = int32_t(i);
   }
   const uint64_t packets = (op.bytes + op.packet_bytes - 1) / op.packet_bytes;
   const uint64_t local = (packets + m_chips - 1) / m_chips;  // packets k = chip + j x chips
-  m_count.assign(local, 0);
-  if (op.data) m_acc.assign(local * op.packet_bytes, 0);
-  m_partials = 0;
+  sl.count.assign(local, 0);
+  if (op.data) sl.acc.assign(local * op.packet_bytes, 0);
 }
 
-uint64_t nvls_unit::owned_bytes(size_t i) const {
-  const uint64_t begin = i * m_op.owner_bytes;
-  return begin >= m_op.bytes ? 0 : std::min(m_op.owner_bytes, m_op.bytes - begin);
+nvls_unit::slot* nvls_unit::slot_of(uint32_t tag) {
+  if (m_last < m_slots.size() && m_slots[m_last].active && m_slots[m_last].op.tag == tag) return &m_slots[m_last];
+  for (size_t i = 0; i < m_slots.size(); ++i)
+    if (m_slots[i].active && m_slots[i].op.tag == tag) {
+      m_last = i;
+      return &m_slots[i];
+    }
+  return nullptr;
+}
+
+uint64_t nvls_unit::owned_bytes(const nvls_op& op, size_t i) {
+  const uint64_t begin = i * op.owner_bytes;
+  return begin >= op.bytes ? 0 : std::min(op.owner_bytes, op.bytes - begin);
 }
 
 void nvls_unit::contribution(const core::packet& p, unsigned port, picoseconds t) {
-  const uint64_t k = p.reth.va / m_op.packet_bytes;
-  const bool member = p.lrh.slid < m_member_of_gpu.size() && m_member_of_gpu[p.lrh.slid] >= 0;
-  const bool gather = m_op.mode == nvls_mode::allgather;
-  if (!m_active || p.reth.rkey != m_op.tag || !member || k % m_chips != m_chip || k / m_chips >= m_count.size() ||
-      (gather && size_t(m_member_of_gpu[p.lrh.slid]) != owner_of(k))) {
+  slot* sl = slot_of(p.reth.rkey);
+  if (sl == nullptr) {
+    ++m_c.unexpected;
+    return;
+  }
+  const nvls_op& op = sl->op;
+  const uint64_t k = p.reth.va / op.packet_bytes;
+  const bool member = p.lrh.slid < sl->member_of_gpu.size() && sl->member_of_gpu[p.lrh.slid] >= 0;
+  const bool gather = op.mode == nvls_mode::allgather;
+  if (!member || k % m_chips != m_chip || k / m_chips >= sl->count.size() ||
+      (gather && size_t(sl->member_of_gpu[p.lrh.slid]) != owner_of(op, k))) {
     ++m_c.unexpected;
     return;
   }
   const uint64_t j = k / m_chips;
   const uint64_t len = p.payload_bytes;
-  if (m_op.data && p.payload != nullptr) {
-    uint8_t* acc = m_acc.data() + j * m_op.packet_bytes;
-    if (m_count[j] == 0) {
+  if (op.data && p.payload != nullptr) {
+    uint8_t* acc = sl->acc.data() + j * op.packet_bytes;
+    if (sl->count[j] == 0) {
       std::memcpy(acc, p.payload, len);
     } else {
-      sw::sharp_reduce(m_op.dtype, acc, p.payload, len);
+      sw::sharp_reduce(op.dtype, acc, p.payload, len);
     }
   }
-  if (m_count[j]++ == 0) m_c.max_partials = std::max(m_c.max_partials, ++m_partials);
+  if (sl->count[j]++ == 0) {
+    ++sl->partials;
+    m_c.max_partials = std::max(m_c.max_partials, ++m_partials);
+  }
   ++m_c.contributions;
   if (!gather) m_c.bytes_reduced += len;
-  if (m_count[j] != (gather ? 1u : m_op.members.size())) return;
+  if (sl->count[j] != (gather ? 1u : op.members.size())) return;
   // Every member's packet k is in (allgather: the owner's): multicast the result.
+  --sl->partials;
   --m_partials;
   ++m_c.results;
   const picoseconds ready = t + m_latency;
-  if (m_op.mode == nvls_mode::reduce_scatter) {
-    const size_t o = owner_of(k);
-    emit_result(p, m_op.members[o], port, j, owned_bytes(o), ready);
+  if (op.mode == nvls_mode::reduce_scatter) {
+    const size_t o = owner_of(op, k);
+    emit_result(p, *sl, op.members[o], port, j, owned_bytes(op, o), ready);
     return;
   }
-  for (size_t i = 0; i < m_op.members.size(); ++i) {
-    if (gather && i == owner_of(k)) continue;  // the owner has it
-    emit_result(p, m_op.members[i], port, j, gather ? m_op.bytes - owned_bytes(i) : m_op.bytes, ready);
+  for (size_t i = 0; i < op.members.size(); ++i) {
+    if (gather && i == owner_of(op, k)) continue;  // the owner has it
+    emit_result(p, *sl, op.members[i], port, j, gather ? op.bytes - owned_bytes(op, i) : op.bytes, ready);
   }
 }
 
 // One copy of packet p's result (partial j of this chip) to member m; `total`: the bytes m receives in all.
-void nvls_unit::emit_result(const core::packet& p, const nvls_member& m, unsigned port, uint64_t j, uint64_t total,
-                            picoseconds ready) {
+void nvls_unit::emit_result(const core::packet& p, const slot& sl, const nvls_member& m, unsigned port, uint64_t j,
+                            uint64_t total, picoseconds ready) {
   const uint64_t len = p.payload_bytes;
   const uint64_t wire = (m_header + len + m_flit - 1) / m_flit * m_flit;
   core::packet* r = m_ctx.pool.acquire();
@@ -93,11 +116,11 @@ void nvls_unit::emit_result(const core::packet& p, const nvls_member& m, unsigne
   r->bth.opcode = core::bth_opcode::nvls_result;
   r->lrh.dlid = uint16_t(m.gpu);
   r->lrh.slid = uint16_t(0xffff);  // the switch: every chip's results count towards one transfer
-  r->reth.va = m_op.result_addr + p.reth.va;
-  r->reth.rkey = m_op.tag;
+  r->reth.va = sl.op.result_addr + p.reth.va;
+  r->reth.rkey = sl.op.tag;
   r->reth.dma_length = uint32_t(total);
   r->payload_bytes = uint32_t(len);
-  r->payload = m_op.data ? m_acc.data() + j * m_op.packet_bytes : nullptr;
+  r->payload = sl.op.data ? sl.acc.data() + j * sl.op.packet_bytes : nullptr;
   r->sealed_wire_bytes = uint32_t(wire);
   r->hop_in_port = UINT16_MAX;  // made here: holds no ingress credit
   ++m_c.copies;

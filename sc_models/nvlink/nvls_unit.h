@@ -13,7 +13,9 @@
 //
 // Simplifications, stated: the reduction runs at line rate (no ALU queue); the partial results are held in
 // an SRAM of their own, not in the ports' ingress buffers, so a contribution's credits go back as soon as it
-// is reduced (the SRAM's high-water mark in packets is counted: `max_partials`); one operation at a time.
+// is reduced (the SRAM's high-water mark in packets is counted: `max_partials`). One operation at a time per
+// multicast group (nvls_op::group): several groups of GPUs (the tensor-parallel groups of a rack) reduce at
+// once, each with its own partial results; a group's next operation replaces its previous one.
 #pragma once
 
 #include <cstdint>
@@ -51,6 +53,7 @@ struct nvls_op {
   std::vector<nvls_member> members;
   nvls_mode mode = nvls_mode::allreduce;
   uint64_t owner_bytes = 0;  // reduce_scatter, allgather: each member's share, a multiple of packet_bytes
+  uint32_t group = 0;        // the multicast group: operations of different groups run at once
 };
 
 class nvls_unit {
@@ -64,7 +67,6 @@ class nvls_unit {
   nvls_unit& operator=(const nvls_unit&) = delete;
 
   void start(const nvls_op& op);
-  bool active() const { return m_active; }
   // A contribution arrived on `port` at `t`; the caller releases its credits and the descriptor afterwards.
   void contribution(const core::packet& p, unsigned port, core::picoseconds t);
 
@@ -79,23 +81,32 @@ class nvls_unit {
   const counters_t& counters() const { return m_c; }
 
  private:
+  // One multicast group's operation in progress (or done; its partial results stay until the next one,
+  // since the result packets in flight point into them).
+  struct slot {
+    bool active = false;
+    nvls_op op;
+    std::vector<int32_t> member_of_gpu;  // gpu -> member index, -1: not a member
+    std::vector<uint8_t> acc;            // partial results, by local chunk
+    std::vector<uint32_t> count;         // contributions reduced, by local chunk
+    uint64_t partials = 0;               // packets partly reduced
+  };
+  // The active operation whose tag a contribution carries, or null.
+  slot* slot_of(uint32_t tag);
+  // Member i's share of the buffer (reduce_scatter, allgather), and packet k's owner.
+  static uint64_t owned_bytes(const nvls_op& op, size_t i);
+  static size_t owner_of(const nvls_op& op, uint64_t k) { return size_t(k * op.packet_bytes / op.owner_bytes); }
+  void emit_result(const core::packet& p, const slot& sl, const nvls_member& m, unsigned port, uint64_t j,
+                   uint64_t total, core::picoseconds ready);
+
   nvls_egress& m_egress;
   core::sim_context& m_ctx;
   unsigned m_chip, m_chips, m_links_per_chip;
-  // Member i's share of the buffer (reduce_scatter, allgather), and packet k's owner.
-  uint64_t owned_bytes(size_t i) const;
-  size_t owner_of(uint64_t k) const { return size_t(k * m_op.packet_bytes / m_op.owner_bytes); }
-  void emit_result(const core::packet& p, const nvls_member& m, unsigned port, uint64_t j, uint64_t total,
-                   core::picoseconds ready);
-
   uint64_t m_header, m_flit;
   core::picoseconds m_latency;
-  bool m_active = false;
-  nvls_op m_op;
-  std::vector<int32_t> m_member_of_gpu;  // gpu -> member index, -1: not a member
-  std::vector<uint8_t> m_acc;            // partial results, by local chunk
-  std::vector<uint32_t> m_count;         // contributions reduced, by local chunk
-  uint64_t m_partials = 0;
+  std::vector<slot> m_slots;  // by group
+  size_t m_last = 0;          // the slot the previous contribution belonged to
+  uint64_t m_partials = 0;    // packets partly reduced, over every group
   counters_t m_c;
 };
 

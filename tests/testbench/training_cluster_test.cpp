@@ -7,10 +7,20 @@
 //     hand bound of cluster_run.h (NVLink phases, then the rail phase) and within 1.3 times it;
 //   - data-checked: tensor, pipeline (sends between nodes) and hierarchical data parallelism on 4 nodes with
 //     real bytes, every GPU's result equal to the reference;
+//   - the same step with training.tp_algo nvls: every TP allreduce runs NVLink SHARP between its link bound
+//     (S / B: each GPU sends its buffer once and receives the result once) and 1.1 times it, and faster than
+//     the ring by the ratio of the two bounds, 2(n-1)/n; data-checked with two TP groups reducing at once in
+//     one domain's switch chips;
+//   - an expert step on two nodes: the expert alltoall runs the hierarchical alltoall with PXN, above the
+//     hand bound of cluster_alltoall.h and within 1.3 times it; data-checked for a group on both nodes (PXN
+//     proxies) and one inside a node (NVLink copies);
+//   - a rail spread over two leaves (topology.groups 2 on 4 nodes): the pipeline sends between the groups
+//     cross the spines, whose links carry exactly those bytes; with the preset's one leaf per rail, none;
 //   - refusals.
 // Each run forks (tests/support).
 #include <gtest/gtest.h>
 
+#include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -143,6 +153,148 @@ TEST(training_cluster, data_checked_step_matches_the_reference_on_every_gpu) {
   EXPECT_GT(tr["rdma_writes"].get<uint64_t>(), 0u);
 }
 
+// The TP step of the first test: one layer, h 2048, s 2048, tensor 8 on one node (8 MiB allreduces).
+const char* k_tp_step =
+    "layers: 1, hidden: 2048, ffn_hidden: 8192, heads: 16, seq_len: 2048, vocab: 1024, "
+    "micro_batches: 1, tensor: 8, pipeline: 1, data: 1";
+
+TEST(training_cluster, tensor_parallel_nvls_within_its_bound_and_faster_than_the_ring) {
+  const json r = test::run_scenario_yaml(yaml(1, std::string(k_tp_step) + ", tp_algo: nvls"));
+  ASSERT_TRUE(r.contains("training")) << r.dump();
+  const json& tr = r["training"];
+  ASSERT_TRUE(tr["completed"].get<bool>());
+  EXPECT_EQ(tr["communicators_by_algorithm"]["nvls"].get<uint64_t>(), 1u) << tr.dump(1);
+  const json* tp = row(tr, "tp");
+  ASSERT_NE(tp, nullptr) << tr.dump(1);
+  ASSERT_EQ((*tp)["count"].get<uint64_t>(), 4u);
+  // NVLS (docs/systems.md): every GPU sends its 8 MiB once as contributions and receives the result once, so
+  // an allreduce takes at least S / B (busbw 2(n-1)/n x B, nvlink_run.h's nvls_busbw_bound).
+  const double S = double(8u << 20), n = 8;
+  const double bound_us = S / k_nvlink_gbytes * 1e-3;  // 9.90 us
+  const double nvls_us = (*tp)["total_us"].get<double>() / 4;
+  EXPECT_GE(nvls_us, bound_us);
+  EXPECT_LE(nvls_us, 1.1 * bound_us);
+  EXPECT_EQ(tr["rdma_writes"].get<uint64_t>(), 0u);
+  // The ring on the same step: its bound is 2(n-1)/n S / B, so NVLS is faster by 2(n-1)/n = 1.75 at the
+  // bounds; both within 10 % of theirs, the ratio within 10 % of 1.75.
+  const json ring = test::run_scenario_yaml(yaml(1, k_tp_step));
+  ASSERT_TRUE(ring.contains("training")) << ring.dump();
+  const double ring_us = (*row(ring["training"], "tp"))["total_us"].get<double>() / 4;
+  const double ratio = 2 * (n - 1) / n;
+  EXPECT_GT(ring_us / nvls_us, ratio / 1.1) << ring_us << " us ring, " << nvls_us << " us NVLS";
+  EXPECT_LT(ring_us / nvls_us, ratio * 1.1);
+  std::cout << "TP allreduce: NVLS " << nvls_us << " us (bound " << bound_us << "), ring " << ring_us << " us\n";
+  EXPECT_LT(tr["step_time_us"].get<double>(), ring["training"]["step_time_us"].get<double>());
+}
+
+TEST(training_cluster, data_checked_nvls_with_two_groups_reducing_at_once) {
+  // Tensor 4 x data 2 on one node: two TP groups in the node's switch chips at once, NVLS; the gradient
+  // bucket as the ring over NVLink.
+  const std::string t =
+      "layers: 2, hidden: 256, ffn_hidden: 1024, heads: 4, seq_len: 256, vocab: 512, "
+      "micro_batches: 2, tensor: 4, pipeline: 1, data: 2, tp_algo: nvls";
+  const json r = test::run_scenario_yaml(yaml(1, t, true));
+  ASSERT_TRUE(r.contains("training")) << r.dump();
+  const json& tr = r["training"];
+  ASSERT_TRUE(tr["completed"].get<bool>());
+  EXPECT_EQ(tr["communicators_by_algorithm"]["nvls"].get<uint64_t>(), 2u) << tr.dump(1);
+  // 2 layers x 2 micro-batches x 4 allreduces (2 forward, 2 backward) per group, 2 groups; plus the bucket.
+  EXPECT_EQ((*row(tr, "tp"))["count"].get<uint64_t>(), 32u);
+  const json& chk = tr["data_check"];
+  EXPECT_GE(chk["collectives"].get<uint64_t>(), 33u);
+  EXPECT_EQ(chk["wrong_elements"].get<uint64_t>(), 0u);
+  EXPECT_TRUE(r["verified"].get<bool>());
+}
+
+// An MoE layer (48 experts of width h, top 2) with expert parallelism over the data ranks; one layer, one
+// micro-batch.
+std::string moe(unsigned tensor, unsigned data, unsigned expert, unsigned h, unsigned seq) {
+  return "layers: 1, hidden: " + std::to_string(h) + ", ffn_hidden: " + std::to_string(h) +
+         ", heads: 8, seq_len: " + std::to_string(seq) +
+         ", vocab: 1024, micro_batches: 1, experts: 48, top_k: 2, tensor: " + std::to_string(tensor) +
+         ", pipeline: 1, data: " + std::to_string(data) + ", expert: " + std::to_string(expert);
+}
+
+TEST(training_cluster, expert_alltoall_across_two_nodes_above_its_hand_bound) {
+  // 16 GPUs on 2 nodes, expert 16: every alltoall on all 16 GPUs (G = 8, D = 2). Each GPU sends S = b s h
+  // top_k x 2 B = 2048 x 512 x 2 x 2 = 4 MiB, S / 16 to each GPU.
+  const json r = test::run_scenario_yaml(yaml(2, moe(1, 16, 16, 512, 2048)));
+  ASSERT_TRUE(r.contains("training")) << r.dump();
+  const json& tr = r["training"];
+  ASSERT_TRUE(tr["completed"].get<bool>());
+  EXPECT_EQ(tr["communicators_by_algorithm"]["hierarchical_alltoall"].get<uint64_t>(), 1u) << tr.dump(1);
+  const json* ep = row(tr, "ep");
+  ASSERT_NE(ep, nullptr) << tr.dump(1);
+  const double S = 2048.0 * 512 * 2 * 2;
+  EXPECT_EQ((*ep)["bytes"].get<uint64_t>(), uint64_t(S));
+  ASSERT_EQ((*ep)["count"].get<uint64_t>(), 4u);  // dispatch and combine, forward and backward
+  // The hand bound (cluster_alltoall.h): NVLink carries (G-1)/G of S per GPU (its own domain's blocks and, by
+  // PXN, the blocks for the other domain's GPUs on other rails), the NIC (N-G)/N of S; at the same time.
+  const double G = 8, N = 16;
+  const double bound_us = std::max((G - 1) / G * S / k_nvlink_gbytes, (N - G) / N * S / k_rail_gbytes) * 1e-3;
+  const double each_us = (*ep)["total_us"].get<double>() / 4;
+  EXPECT_GE(each_us, bound_us);
+  EXPECT_LE(each_us, 1.3 * bound_us);
+  std::cout << "expert alltoall " << each_us << " us, hand bound " << bound_us << " us\n";
+  // At least one RDMA WRITE per block between the nodes, 8 per GPU per alltoall (the gradient buckets' rail
+  // rings add theirs).
+  EXPECT_GE(tr["rdma_writes"].get<uint64_t>(), 4u * 16 * 8);
+  EXPECT_EQ(r["failed"].get<uint64_t>(), 0u);
+}
+
+TEST(training_cluster, data_checked_expert_alltoall_through_proxies_and_inside_a_node) {
+  for (unsigned expert : {8u, 4u}) {
+    // Tensor 2 x data 8 on 2 nodes: expert 8 puts every second GPU of both nodes in a group (4 per node, the
+    // same positions: PXN proxies on the destination's rail); expert 4 keeps a group inside a node.
+    const json r = test::run_scenario_yaml(yaml(2, moe(2, 8, expert, 256, 256), true));
+    ASSERT_TRUE(r.contains("training")) << r.dump();
+    const json& tr = r["training"];
+    ASSERT_TRUE(tr["completed"].get<bool>());
+    const std::string algo = expert == 8 ? "hierarchical_alltoall" : "nvlink_alltoall";
+    EXPECT_EQ(tr["communicators_by_algorithm"][algo].get<uint64_t>(), expert == 8 ? 2u : 4u) << tr.dump(1);
+    const json& chk = tr["data_check"];
+    EXPECT_GT(chk["collectives"].get<uint64_t>(), 0u);
+    EXPECT_EQ(chk["wrong_elements"].get<uint64_t>(), 0u);
+    EXPECT_TRUE(r["verified"].get<bool>());
+    if (expert == 8) {
+      EXPECT_GT(tr["rdma_writes"].get<uint64_t>(), 0u);
+    }
+  }
+}
+
+double spine_wire_bytes(const json& r) {
+  double b = 0;
+  for (const json& p : r["ports"])
+    if (p["link"].get<std::string>().find("spine") != std::string::npos) b += p["wire_bytes"].get<double>();
+  return b;
+}
+
+TEST(training_cluster, pipeline_sends_cross_the_spines_when_a_rail_spans_two_leaves) {
+  // 32 GPUs on 4 nodes: tensor 8 x pipeline 2 x data 2, stage 0 on nodes 0 and 1, stage 1 on nodes 2 and 3.
+  // topology.groups 2, hosts_per_leaf 2: nodes 0, 1 under one leaf per rail, nodes 2, 3 under another.
+  const std::string t =
+      "layers: 2, hidden: 512, ffn_hidden: 2048, heads: 8, seq_len: 512, vocab: 1024, "
+      "micro_batches: 2, tensor: 8, pipeline: 2, data: 2";
+  std::string spread = yaml(4, t);
+  spread.insert(spread.find("run:"), "topology: {groups: 2, hosts_per_leaf: 2}\n");
+  const json r = test::run_scenario_yaml(spread);
+  ASSERT_TRUE(r.contains("training")) << r.dump();
+  ASSERT_TRUE(r["training"]["completed"].get<bool>());
+  // Every send (b s h x 2 B = 512 KiB; forward and backward, 2 micro-batches, 16 stage-0 GPUs) crosses two
+  // spine links (leaf up, spine down), in 4096-byte packets with 26 bytes of InfiniBand headers each; the
+  // data-parallel rings stay under their leaf (both members of a group in one node pair). ACKs add a little.
+  const double packets = 512.0 * 1024 / 4096, sends = 2 * 2 * 16;
+  const double expected = sends * 2 * packets * (4096 + 26);
+  const double got = spine_wire_bytes(r);
+  EXPECT_GE(got, expected);
+  EXPECT_LE(got, 1.02 * expected);
+  std::cout << "spine wire bytes " << got << ", sends by hand " << expected << "\n";
+  // The preset's layout (one leaf per rail): nothing on the spines.
+  const json one = test::run_scenario_yaml(yaml(4, t));
+  ASSERT_TRUE(one.contains("training")) << one.dump();
+  EXPECT_EQ(spine_wire_bytes(one), 0.0);
+}
+
 std::string refusal(const std::string& y) {
   const test::child_result c = test::run_in_child([&] { return run_scenario(load_scenario_text(y, "t.yaml")).dump(); });
   EXPECT_FALSE(c.ok) << c.output;
@@ -151,8 +303,14 @@ std::string refusal(const std::string& y) {
 
 TEST(training_cluster, refusals_name_the_keys) {
   const std::string base = "layers: 2, hidden: 256, heads: 4, seq_len: 256, vocab: 512, tensor: 2";
-  std::string e = refusal(yaml(2, base + ", pipeline: 1, data: 8, expert: 2, experts: 4"));
-  EXPECT_NE(e.find("training.expert 2"), std::string::npos) << e;
+  // 24 GPUs on 3 nodes, expert 12: a group of 8 GPUs on node 0 and 4 on node 1.
+  std::string e = refusal(yaml(3, moe(1, 24, 12, 256, 256)));
+  EXPECT_NE(e.find("training.expert 12"), std::string::npos) << e;
+  EXPECT_NE(e.find("(8 in domain 0, 4 in domain 1)"), std::string::npos) << e;
+  e = refusal(
+      "topology: {kind: single_switch, hosts: 4}\nworkload: {kind: training}\n"
+      "training: {layers: 2, hidden: 256, heads: 4, seq_len: 256, tensor: 2, data: 2, tp_algo: nvls}\n");
+  EXPECT_NE(e.find("training.tp_algo nvls"), std::string::npos) << e;
   e = refusal(yaml(2, base + ", pipeline: 1, data: 8, comm_backend: fabric"));
   EXPECT_NE(e.find("training.comm_backend fabric"), std::string::npos) << e;
   e = refusal(yaml(2, base + ", pipeline: 1, data: 8, domain_size: 4"));
