@@ -90,7 +90,10 @@ class link : public sc_core::sc_module, public calendar_client {
 
   // Fault injection (link down, flapping, loss, bit errors): at most one injector; nullptr detaches. A link
   // without one pays one null check per frame.
-  void set_fault(fault_injector* f) { m_fault = f; }
+  void set_fault(fault_injector* f) {
+    m_ctx.links_with_fault += uint64_t(f != nullptr) - uint64_t(m_fault != nullptr);
+    m_fault = f;
+  }
   fault_injector* fault() const { return m_fault; }
   // The switch at this link's transmitting end knows the carrier is down (routing keeps clear of it).
   bool known_down(picoseconds t) const { return m_fault != nullptr && m_fault->known_down(t); }
@@ -144,11 +147,11 @@ class link : public sc_core::sc_module, public calendar_client {
   // Loss injection: the frame is serialized (it used the wire) and vanishes before the far end; the draw is
   // made when it is put on the wire, from the link's own stream, so a run is repeatable.
   uint64_t m_drop_threshold = 0;  // drop when the 53-bit draw is below this; 0: no loss injection
-  rng_stream m_drop_rng;
   uint64_t m_dropped_injected = 0;
-  fault_injector* m_fault = nullptr;
+  fault_injector* m_fault = nullptr;  // read by every transmit: with the hot fields, before the 2.5 KB stream
   link_proxy* m_proxy = nullptr;
   uint64_t m_fault_lost = 0, m_fcs_errors = 0, m_tx_known_down = 0;
+  rng_stream m_drop_rng;  // last: its state spans 40 cache lines that a link without loss injection never reads
 };
 
 }  // namespace fabricsim::core

@@ -31,6 +31,9 @@ struct sim_context {
   uint64_t seed = 1;
   uint64_t packet_hops = 0;  // packets delivered across any link: the speed figure's numerator
   uint64_t events = 0;       // timed kernel wake-ups of the models (arrival calendar, NIC transmitters)
+  // Links with a fault injector attached (link::set_fault). While none is, no link is ever known down, and
+  // routing skips asking each port's link (a cache line per port of an adaptive scan).
+  uint64_t links_with_fault = 0;
   // One-way latency of every payload-carrying packet a NIC receives, in ps: from the start of its
   // serialization onto the sender's first link to its arrival at the receiving NIC (queueing, serialization
   // and propagation of every hop). Run-wide (one histogram, not one per NIC); the run registers it as

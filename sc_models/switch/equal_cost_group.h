@@ -51,8 +51,13 @@ struct equal_cost_group {
   template <class Cost>
   choice least_loaded(uint32_t start, Cost&& cost) const {
     choice best;
+    if (count == 0) return best;
+    // ports[(start + k) mod count], the 32-bit sum wrapping first, without a division per port: the index
+    // steps from (start + k) mod count by one and, where the sum wraps past 2^32, to 0.
+    uint32_t i = start % count;
     for (uint32_t k = 0; k < count; ++k) {
-      const unsigned port = ports[uint32_t(start + k) % count];
+      if (k > 0) i = uint32_t(start + k) == 0 ? 0 : (i + 1 == count ? 0 : i + 1);
+      const unsigned port = ports[i];
       int64_t c = 0;
       if (!cost(port, c)) continue;
       ++best.eligible;

@@ -25,11 +25,11 @@ scheduled_port::scheduled_port(const std::string& name, unsigned index, core::li
     : m_fifo_mask(uint8_t(fifo_mask(config.tx_fifo_frames))),
       m_fifo_frames(uint8_t(config.tx_fifo_frames)),
       m_out(&out),
-      m_name(name),
-      m_index(index),
-      m_config(config),
       m_owner(owner),
-      m_ctx(ctx) {
+      m_ctx(ctx),
+      m_index(index),
+      m_name(name),
+      m_config(config) {
   core::require(config.tx_fifo_frames >= 1 && config.tx_fifo_frames <= fifo_slots, name,
                 "tx_fifo_frames must be in [1, 64]");
   m_busy_until = out.wire_free_at();
@@ -57,11 +57,11 @@ scheduled_port::scheduled_port(const std::string& name, unsigned index, core::li
   for (unsigned tc = 0; tc < traffic_classes; ++tc) {
     if (!config.counted[tc]) continue;
     const std::string q = m_name + ".tc" + std::to_string(tc);
-    tc_counters& c = m_tc[tc];
+    const class_queue& c = m_cq[tc];
     s.counter(q, "queue_tx_packets", "packets", "frames of this class sent", &c.tx_packets);
     s.counter(q, "queue_tx_bytes", "bytes", "wire bytes of this class sent", &c.tx_bytes);
-    s.counter(q, "queue_dropped", "packets", "frames of this class dropped at admission", &c.dropped);
-    s.counter(q, "queue_ecn_marked", "packets", "frames of this class marked CE", &c.ecn_marked);
+    s.counter(q, "queue_dropped", "packets", "frames of this class dropped at admission", &m_tc[tc].dropped);
+    s.counter(q, "queue_ecn_marked", "packets", "frames of this class marked CE", &m_tc[tc].ecn_marked);
     s.counter(q, "queue_max_bytes", "bytes", "deepest this class queue got, at an enqueue", &c.max_queue_bytes);
     s.gauge(q, "paused_us", "us", "time this priority was paused by the peer",
             [this, tc] { return double(paused_ps(tc)) / 1e6; });
@@ -106,7 +106,7 @@ uint64_t scheduled_port::depth(unsigned tc, picoseconds t) {
 }
 
 bool scheduled_port::idle(picoseconds t) {
-  return m_queued_total == 0 && m_busy_until <= t && m_control.empty();  // the same as depth(t) == 0
+  return m_queued_total == 0 && m_busy_until <= t && !m_control_waiting;  // the same as depth(t) == 0
 }
 
 uint64_t scheduled_port::paused_ps(unsigned prio) const {
@@ -126,8 +126,8 @@ void scheduled_port::commit(packet* p, unsigned tc, picoseconds start, picosecon
   fifo_push(m_out->transmit(p, start), size);
   ++m_tx_packets;
   m_tx_bytes += size;
-  ++m_tc[tc].tx_packets;
-  m_tc[tc].tx_bytes += size;
+  ++m_cq[tc].tx_packets;
+  m_cq[tc].tx_bytes += size;
 }
 
 void scheduled_port::enqueue(packet* p, unsigned tc, picoseconds ready, picoseconds now) {
@@ -136,15 +136,15 @@ void scheduled_port::enqueue(packet* p, unsigned tc, picoseconds ready, picoseco
   const uint64_t before = m_queued_total + m_fifo_bytes;
   m_depth_at_enqueue.add(before);
   m_max_queue_bytes = std::max(m_max_queue_bytes, before + size);
-  m_tc[tc].max_queue_bytes = std::max(m_tc[tc].max_queue_bytes, m_class[tc].queue_bytes + m_fifo_bytes + size);
+  class_queue& cq = m_cq[tc];
+  cq.max_queue_bytes = std::max(cq.max_queue_bytes, m_class[tc].queue_bytes + m_fifo_bytes + size);
   // An uncongested port: nothing waits and the MAC FIFO has room, so the frame goes straight to the MAC
   // (the order is the arrival order either way) and no wake-up is needed.
-  if (m_queued_total == 0 && m_fifo_size < m_fifo_frames && !paused(tc, now) && !m_in_refill &&
-      m_control.empty()) {
+  if (m_queued_total == 0 && m_fifo_size < m_fifo_frames && !paused(tc, now) && !m_in_refill && !m_control_waiting) {
     commit(p, tc, max(ready, m_busy_until), now);
     return;
   }
-  m_queue[tc].push_back({p, ready, size});
+  cq.queue.push_back({p, ready, size});
   m_nonempty |= 1u << tc;
   m_class[tc].queue_bytes += size;
   account_queue(now);
@@ -162,6 +162,7 @@ void scheduled_port::enqueue(packet* p, unsigned tc, picoseconds ready, picoseco
 
 void scheduled_port::send_control(packet* p) {
   m_control.push_back(p);
+  m_control_waiting = true;
   if (m_in_refill) return;
   retire(core::now());
   if (m_fifo_size < m_fifo_frames)
@@ -176,7 +177,7 @@ void scheduled_port::pause(unsigned prio, picoseconds until) {
   m_pause_from[prio] = t;
   m_class[prio].pause_until = max(until, t);
   ++m_pause_frames_received;
-  if (m_queue[prio].empty() || m_in_refill) return;
+  if (m_cq[prio].queue.empty() || m_in_refill) return;
   if (until > t) {
     wake_at(until);  // resumes then unless an XON comes first
     return;
@@ -189,11 +190,14 @@ void scheduled_port::pause(unsigned prio, picoseconds until) {
 }
 
 int scheduled_port::pick(picoseconds horizon, picoseconds t) {
-  auto ready = [&](unsigned tc) { return eligible(tc, t) && m_queue[tc].front().ready <= horizon; };
+  auto ready = [&](unsigned tc) { return eligible(tc, t) && m_cq[tc].queue.front().ready <= horizon; };
   if ((m_nonempty & (m_nonempty - 1)) == 0) {  // one class waiting (the common case): no arbitration
     const unsigned tc = unsigned(__builtin_ctz(m_nonempty));
     if (!eligible(tc, t)) return -1;
-    if (!m_config.strict[tc] && m_quantum[tc] > 0) m_deficit[tc] = 0;  // alone, it owes nobody
+    if (m_owing >> tc & 1) {  // alone, it owes nobody (only a weighted class, served by DWRR, has a deficit)
+      m_deficit[tc] = 0;
+      m_owing = uint8_t(m_owing & ~(1u << tc));
+    }
     return int(tc);
   }
   for (unsigned tc = traffic_classes; tc-- > 0;)
@@ -209,9 +213,10 @@ int scheduled_port::pick(picoseconds horizon, picoseconds t) {
       if (!m_config.strict[c] && m_quantum[c] > 0 && ready(c)) {
         if (m_rr_fresh) {
           m_deficit[c] += m_quantum[c];
+          m_owing = uint8_t(m_owing | 1u << c);
           m_rr_fresh = false;
         }
-        const uint64_t size = m_queue[c].front().bytes;
+        const uint64_t size = m_cq[c].queue.front().bytes;
         if (size <= m_deficit[c]) {
           m_deficit[c] -= size;
           return int(c);
@@ -226,7 +231,7 @@ int scheduled_port::pick(picoseconds horizon, picoseconds t) {
   // Nothing is ready by the time the wire frees: serve whichever eligible head becomes ready first.
   int best = -1;
   for (unsigned tc = 0; tc < traffic_classes; ++tc)
-    if (eligible(tc, t) && (best < 0 || m_queue[tc].front().ready < m_queue[unsigned(best)].front().ready))
+    if (eligible(tc, t) && (best < 0 || m_cq[tc].queue.front().ready < m_cq[unsigned(best)].queue.front().ready))
       best = int(tc);
   return best;
 }
@@ -239,14 +244,15 @@ void scheduled_port::refill(picoseconds t) {
   // The frames about to be committed waited microseconds and are cold: start fetching them all now rather
   // than miss on each in turn.
   for (uint32_t mask = m_nonempty; mask != 0; mask &= mask - 1) {
-    const core::ring<queued>& q = m_queue[unsigned(__builtin_ctz(mask))];
-    for (size_t i = 0; i < q.size() && i < m_config.tx_fifo_frames; ++i) __builtin_prefetch(q[i].p);
+    const core::ring<queued>& q = m_cq[unsigned(__builtin_ctz(mask))].queue;
+    for (size_t i = 0; i < q.size() && i < m_fifo_frames; ++i) __builtin_prefetch(q[i].p);
   }
   while (m_fifo_size < m_fifo_frames) {
     const picoseconds horizon = max(t, m_busy_until);
-    if (!m_control.empty()) {
+    if (m_control_waiting) {
       packet* p = m_control.front();
       m_control.pop_front();
+      m_control_waiting = !m_control.empty();
       const uint32_t size = uint32_t(p->wire().value);
       fifo_push(m_out->transmit(p, horizon), size);
       ++m_tx_packets;
@@ -257,19 +263,23 @@ void scheduled_port::refill(picoseconds t) {
     if (m_nonempty == 0) break;
     const int tc = pick(horizon, t);
     if (tc < 0) break;
-    const queued q = m_queue[unsigned(tc)].front();
-    m_queue[unsigned(tc)].pop_front();
+    core::ring<queued>& queue = m_cq[unsigned(tc)].queue;
+    const queued q = queue.front();
+    queue.pop_front();
     const uint64_t size = q.bytes;
     m_class[unsigned(tc)].queue_bytes -= size;
     account_queue(std::max(t, m_queue_changed_at));
     m_queued_total -= size;
-    if (m_queue[unsigned(tc)].empty()) {
-      m_deficit[unsigned(tc)] = 0;
+    if (queue.empty()) {
+      if (m_owing >> tc & 1) {
+        m_deficit[unsigned(tc)] = 0;
+        m_owing = uint8_t(m_owing & ~(1u << unsigned(tc)));
+      }
       m_nonempty &= ~(1u << unsigned(tc));
     }
     commit(q.p, unsigned(tc), max(q.ready, horizon), t);
   }
-  bool more = !m_control.empty();
+  bool more = m_control_waiting;
   picoseconds resume = never;
   // The classes still holding frames (m_nonempty: bit tc set while m_queue[tc] is not empty), without
   // reading the eight queues' rings, which span four cache lines.

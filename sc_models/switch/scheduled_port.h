@@ -99,9 +99,6 @@ class alignas(64) scheduled_port : public core::calendar_client {  // its hot fi
     core::picoseconds leaves;
     uint32_t bytes;
   };
-  struct tc_counters {
-    uint64_t tx_packets = 0, tx_bytes = 0, dropped = 0, ecn_marked = 0, max_queue_bytes = 0;
-  };
 
   void retire(core::picoseconds t);
   in_fifo& fifo_at(unsigned i) { return m_fifo[(m_fifo_head + i) & m_fifo_mask]; }
@@ -115,9 +112,13 @@ class alignas(64) scheduled_port : public core::calendar_client {  // its hot fi
   bool eligible(unsigned tc, core::picoseconds t) const { return (m_nonempty >> tc & 1) && !paused(tc, t); }
   void wake_at(core::picoseconds t);
 
-  // Hot: read for every frame that reaches the port, and by adaptive routing's scan of a group's ports
-  // (depth(tc, t), paused(tc, t)), so kept together in the object's first cache line (with the calendar
-  // client's vtable pointer and key), then the classes' queue and pause pairs, one line holding four.
+  // Laid out by use. Line 0 (with the calendar client's vtable pointer and key): what every frame reaching
+  // the port reads, and what adaptive routing's scan reads (depth(tc, t), paused(tc, t)) with the classes'
+  // queue and pause pairs in the next two lines (four classes a line). Line 3: what each frame committed to
+  // the wire updates (the owner, the port's counters, the pending wake-up). Then the MAC FIFO's slots (a
+  // 4-frame FIFO: one line), each class's queue ring with its per-frame counters in one line of its own, the
+  // depth histogram, and the rest (configuration, DWRR, pause records, rare counters), which a frame on an
+  // uncongested port does not read.
   uint64_t m_queued_total = 0;
   core::picoseconds m_busy_until{};  // the last committed frame's last bit leaves (the link's wire-free time)
   uint16_t m_nonempty = 0;           // bit tc set while class tc's queue holds a frame
@@ -126,6 +127,7 @@ class alignas(64) scheduled_port : public core::calendar_client {  // its hot fi
   bool m_in_refill = false;
   uint8_t m_fifo_head = 0, m_fifo_size = 0;  // the MAC FIFO: frames committed whose last bit has not left,
   uint8_t m_fifo_frames;                     // in slots of m_fifo (inline: no pointer to chase)
+  bool m_control_waiting = false;            // m_control holds a frame (read here, not in m_control's line)
   core::link* m_out;  // here, not with the cold fields: adaptive routing reads it (known_down) for every port
   uint64_t m_fifo_bytes = 0;
   core::picoseconds m_fifo_next{UINT64_MAX};  // when the FIFO's oldest frame leaves (m_fifo's head; never
@@ -135,16 +137,33 @@ class alignas(64) scheduled_port : public core::calendar_client {  // its hot fi
     core::picoseconds pause_until{};
   };
   std::array<class_state, traffic_classes> m_class{};
+
+  port_owner& m_owner;
+  core::sim_context& m_ctx;
+  uint64_t m_tx_packets = 0, m_tx_bytes = 0, m_max_queue_bytes = 0;
+  core::picoseconds m_wake{UINT64_MAX};
+  unsigned m_index;
+  uint8_t m_owing = 0;                     // bit tc set while m_deficit[tc] may be above 0 (a class DWRR has served)
+  core::picoseconds m_queue_changed_at{};  // time-weighted queue accounting (report only), with m_queue_byte_ps
+
   static constexpr unsigned fifo_slots = 64;  // the largest tx_fifo_frames
   std::array<in_fifo, fifo_slots> m_fifo;
 
-  std::string m_name;
-  unsigned m_index;
-  scheduler_config m_config;
-  port_owner& m_owner;
-  core::sim_context& m_ctx;
+  // One class's queue and the counters a frame of it updates, in one cache line.
+  struct alignas(64) class_queue {
+    core::ring<queued> queue;
+    uint64_t max_queue_bytes = 0, tx_packets = 0, tx_bytes = 0;
+  };
+  std::array<class_queue, traffic_classes> m_cq;
+  core::histogram m_depth_at_enqueue;
 
-  std::array<core::ring<queued>, traffic_classes> m_queue;
+  double m_queue_byte_ps = 0.0;  // closed at every change of m_queued_total
+  void account_queue(core::picoseconds t) {
+    m_queue_byte_ps += double(m_queued_total) * double(t.value - m_queue_changed_at.value);
+    m_queue_changed_at = t;
+  }
+  std::string m_name;
+  scheduler_config m_config;
   core::ring<core::packet*> m_control;
 
   // DWRR state.
@@ -156,19 +175,12 @@ class alignas(64) scheduled_port : public core::calendar_client {  // its hot fi
   std::array<core::picoseconds, traffic_classes> m_pause_from{};
   std::array<uint64_t, traffic_classes> m_paused_ps{};
 
-  core::picoseconds m_wake{UINT64_MAX};
-
-  uint64_t m_tx_packets = 0, m_tx_bytes = 0, m_max_queue_bytes = 0, m_dropped_total = 0, m_ecn_total = 0;
+  uint64_t m_dropped_total = 0, m_ecn_total = 0;
   uint64_t m_pause_frames_sent = 0, m_pause_frames_received = 0;
-  // Time-weighted queue accounting (report only): closed at every change of m_queued_total.
-  double m_queue_byte_ps = 0.0;
-  core::picoseconds m_queue_changed_at{};
-  void account_queue(core::picoseconds t) {
-    m_queue_byte_ps += double(m_queued_total) * double(t.value - m_queue_changed_at.value);
-    m_queue_changed_at = t;
-  }
-  std::array<tc_counters, traffic_classes> m_tc{};
-  core::histogram m_depth_at_enqueue;
+  struct tc_rare {
+    uint64_t dropped = 0, ecn_marked = 0;
+  };
+  std::array<tc_rare, traffic_classes> m_tc{};
 };
 
 }  // namespace fabricsim::sw

@@ -374,14 +374,18 @@ bool spectrum_switch::live(unsigned port, uint16_t dlid, picoseconds t) const {
 unsigned spectrum_switch::select_egress(const route& r, const packet* p, unsigned tc, picoseconds t) {
   const equal_cost_group g = m_groups.group(r.ports);
   const uint16_t dlid = m_reach_set ? uint16_t(p->ip.dst.v4_value() - ib_host_ip_base + 1u) : 0;
-  if (g.count == 1) return live(g[0], dlid, t) ? g[0] : no_port;
+  // With no fault injector on any link of this process and no reachability table, every port is live:
+  // the scan then reads no link (each would be a cache line of its own).
+  const bool faults = m_reach_set || m_ctx.links_with_fault != 0;
+  auto usable = [&](unsigned port) { return !faults || live(port, dlid, t); };
+  if (g.count == 1) return usable(g[0]) ? g[0] : no_port;
   const uint32_t hash = p->five_tuple_hash(m_hash_seed);
   unsigned hashed = g[hash % g.count];
   // A port whose link is known down, or (after a fault notification) whose far switch can no longer reach the
   // destination, leaves the equal-cost set until that changes: ECMP rehashes over what is left, so flows on
   // live ports keep their port.
-  if (!live(hashed, dlid, t)) {
-    hashed = g.nth_live(hash, [&](unsigned port) { return live(port, dlid, t); });
+  if (!usable(hashed)) {
+    hashed = g.nth_live(hash, usable);
     if (hashed == no_port) return no_port;
   }
   if (!m_adaptive) return hashed;
@@ -397,7 +401,7 @@ unsigned spectrum_switch::select_egress(const route& r, const packet* p, unsigne
   const uint32_t start = uint32_t(m_ar_rng() >> 32);
   const equal_cost_group::choice best = g.least_loaded(start, [&](unsigned port, int64_t& cost) {
     scheduled_port& sp = *m_ports[port];
-    if (sp.paused(tc, t) || !live(port, dlid, t)) return false;
+    if (sp.paused(tc, t) || !usable(port)) return false;
     cost = int64_t(sp.depth(tc, t));
     return true;
   });
