@@ -388,9 +388,7 @@ nlohmann::json training_step::report(double wall_s) const {
 
 uint64_t training_step::writes_posted() const { return m->comm->writes_posted(); }
 
-std::vector<std::pair<size_t, size_t>> training_step::staged_host_pairs() const {
-  return m->comm->staged_host_pairs();
-}
+std::vector<std::pair<size_t, size_t>> training_step::staged_host_pairs() const { return m->comm->staged_host_pairs(); }
 
 nlohmann::json run_training(const scenario& s, const run_options& opts) {
   check_run_basics(s);
