@@ -229,7 +229,7 @@ nlohmann::json run_collective(const scenario& s, const run_options& opts) {
   eng.elaborate(setup, s.seed, placing);
   setting_up.reset();
   if (opts.elaborate_only) return nlohmann::json::object();
-  memory_guard::check_set_up(s, fab.hosts().size());
+  memory_guard::check_run(s, fab, report_entries(so, ctx.stats));
   if (so.distributed()) so.on_window_end([&eng] { eng.window_end(); });
 
   // Until the sweep is over and the fabric idle (the last ACKs), or the time limit.

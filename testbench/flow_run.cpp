@@ -411,7 +411,13 @@ void flow_run::run() {
   m_sample_period = picoseconds::from_ns(
       (s.run.sample_us > 0 || m_setup->faults().empty() ? s.run.sample_us : s.fault.sample_us) * 1e3);
   find_bottleneck();
-  memory_guard::check_set_up(s, fab().hosts().size());
+  // What the run may add: packets in flight, the report, and the time series (one sample per sending QP).
+  const uint64_t samples =
+      m_sample_period.value > 0 ? uint64_t(m_run_end_us * 1e6 / double(m_sample_period.value)) + 1 : 0;
+  memory_guard::check_run(
+      s, fab(), report_entries(so(), m_setup->ctx.stats),
+      {{"the time series of " + std::to_string(m_senders.size()) + " sending queue pairs",
+        s.run.sample_us > 0 ? "run.sample_us" : "fault.sample_us", samples * m_senders.size() * sizeof(qp_sample)}});
   m_last_placed.assign(m_senders.size(), 0);
   bool window_open = s.run.warmup_us == 0;
   picoseconds next_sample = m_sample_period.value > 0 ? m_sample_period : picoseconds{UINT64_MAX};

@@ -1,11 +1,20 @@
-// Refuses a run whose model would not fit in memory, from the memory its first hosts took (memory_guard.h).
+// Refuses a run whose model would not fit in memory, from the memory its first hosts took and from what its
+// traffic and report can add (memory_guard.h).
 #include "testbench/memory_guard.h"
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
+#include <sstream>
 
+#include "sc_models/core/packet.h"
+#include "sc_models/core/packet_pool.h"
 #include "sc_models/core/params.h"
+#include "sc_models/core/stats.h"
+#include "sc_models/topology/fabric.h"
+#include "sc_models/topology/multi_site.h"
+#include "testbench/scale_out.h"
 #include "testbench/scenario.h"
 
 namespace fabricsim::testbench {
@@ -66,12 +75,195 @@ void memory_guard::host_built(size_t built) {
                            "; " + advice);
 }
 
-void memory_guard::check_set_up(const scenario& s, size_t hosts) {
+void memory_guard::check_run(const scenario& s, size_t hosts, std::vector<memory_term> terms) {
   const uint64_t now = resident_bytes();
-  if (now <= memory_limit_bytes(s)) return;
-  throw core::config_error(s.source + ": the set-up of " + std::to_string(hosts) + " hosts (" +
-                           host_keys(s.topology.kind) + ") took " + mib(now) + " before the first event, more than " +
-                           memory_limit_text(s) + "; " + advice);
+  const uint64_t limit = memory_limit_bytes(s);
+  const std::string run = std::to_string(hosts) + " hosts (" + host_keys(s.topology.kind) + ")";
+  if (now > limit)
+    throw core::config_error(s.source + ": the set-up of " + run + " took " + mib(now) +
+                             " before the first event, more than " + memory_limit_text(s) + "; " + advice);
+  uint64_t total = now;
+  for (const memory_term& t : terms) total += t.bytes;
+  if (total <= limit) return;
+  std::stable_sort(terms.begin(), terms.end(),
+                   [](const memory_term& a, const memory_term& b) { return a.bytes > b.bytes; });
+  std::string parts;
+  uint64_t small = 0;
+  for (const memory_term& t : terms) {
+    if (t.bytes >= (uint64_t(1) << 20))
+      parts += ", " + mib(t.bytes) + " for " + t.what + " (" + t.key + ")";
+    else
+      small += t.bytes;
+  }
+  if (small > 0) parts += ", " + std::to_string((small + 1023) >> 10) + " KiB for the rest";
+  throw core::config_error(s.source + ": the run of " + run + " would need up to " + mib(total) + ": " + mib(now) +
+                           " held once set up" + parts + "; more than " + memory_limit_text(s) +
+                           "; the largest term is " + terms.front().key + ": lower it, or " + advice);
+}
+
+void memory_guard::check_run(const scenario& s, topology::fabric& fab, uint64_t report_entries,
+                             std::vector<memory_term> extra) {
+  std::vector<memory_term> terms = in_flight_terms(s, fab);
+  if (report_entries > 0) terms.push_back(report_term(report_entries));
+  for (memory_term& t : extra) terms.push_back(std::move(t));
+  check_run(s, fab.hosts().size(), std::move(terms));
+}
+
+uint64_t descriptor_bytes(bool telemetry) {
+  const uint64_t slots = 2 * sizeof(core::packet*) + 2 * 24;
+  return sizeof(core::packet) + slots +
+         (telemetry ? sizeof(core::packet_pool::telemetry_records) + 2 * sizeof(uint32_t) : 0);
+}
+
+uint64_t smallest_data_frame(const scenario& s) {
+  auto payload_of = [](const nic::supernic_params& n) {
+    return n.path_mtu_bytes > 0 ? std::min(n.path_mtu_bytes, n.mtu_bytes) : n.mtu_bytes;
+  };
+  uint64_t payload = payload_of(s.nic);
+  for (const auto& [host, n] : s.nic_overrides) payload = std::min(payload, payload_of(n));
+  const std::string& kind = s.workload.kind;
+  if (kind == "permutation" || kind == "all_to_all" || kind == "incast")
+    payload = std::min(payload, s.workload.message_bytes);
+  namespace hb = core::header_bytes;
+  if (s.switch_model.infiniband() || s.nic.link_layer == "infiniband")
+    return payload + hb::ib_lrh + hb::bth + hb::icrc + hb::ib_vcrc;
+  return std::max(payload + hb::ethernet + hb::ipv4 + hb::udp + hb::bth + hb::icrc + hb::fcs, hb::min_frame);
+}
+
+namespace {
+
+std::string format_us(double us) {
+  std::ostringstream o;
+  o << us << " us";
+  return o.str();
+}
+
+// "1 switch", "3 switches".
+std::string count(uint64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+// Adds one term of `frames` data frames, plus one ACK per nic.ack_every_packets of them.
+void add_frames(std::vector<memory_term>& terms, const scenario& s, uint64_t frames, std::string what, std::string key,
+                uint64_t per_descriptor) {
+  if (frames == 0) return;
+  const uint64_t every = std::max<uint64_t>(1, s.nic.ack_every_packets);
+  const uint64_t descriptors = frames + (frames + every - 1) / every;
+  terms.push_back({std::move(what), std::move(key), descriptors * per_descriptor});
+}
+
+// The switches built here: bytes each can buffer, by the key that sets it.
+void switch_terms(std::vector<memory_term>& terms, const scenario& s, topology::fabric& fab, uint64_t frame,
+                  uint64_t per_descriptor) {
+  const std::string& model = s.switch_model.name;
+  uint64_t switches = 0, edges = 0, frames = 0, edge_frames = 0, ports = 0;
+  for (size_t i = 0; i < fab.switches().size(); ++i) {
+    if (!fab.switches()[i]) continue;
+    const uint64_t n = fab.switches()[i]->ports();
+    ports += n;
+    if (model == "oq") {
+      frames += n * ((s.oq.port_buffer_bytes + frame - 1) / frame);
+    } else if (model == "quantum_x800") {
+      frames += n * s.quantum.data_vls * ((s.quantum.credit.vl_buffer_bytes + frame - 1) / frame);
+    } else if (topology::is_site_edge(fab.switch_name(i))) {
+      ++edges;
+      edge_frames += (s.topology.edge_buffer_bytes + frame - 1) / frame;
+      continue;
+    } else {
+      frames += (s.switch_.buffer_bytes + frame - 1) / frame;
+    }
+    ++switches;
+  }
+  const std::string of = " of " + std::to_string(frame) + "-byte frames";
+  if (model == "oq")
+    add_frames(terms, s, frames, "packets in the buffers of " + count(ports, "switch port", "switch ports") + of,
+               "oq.port_buffer_bytes", per_descriptor);
+  else if (model == "quantum_x800")
+    add_frames(terms, s, frames, "packets in the VL buffers of " + count(ports, "switch port", "switch ports") + of,
+               "quantum.vl_buffer_bytes", per_descriptor);
+  else
+    add_frames(terms, s, frames, "packets in the shared buffers of " + count(switches, "switch", "switches") + of,
+               "switch.buffer_bytes", per_descriptor);
+  add_frames(terms, s, edge_frames, "packets in the buffers of " + count(edges, "site edge", "site edges") + of,
+             "topology.edge_buffer_bytes", per_descriptor);
+  if (model == "spectrum4")
+    add_frames(terms, s, ports * s.switch_.tx_fifo_frames, "frames in the switch ports' transmit FIFOs",
+               "switch.tx_fifo_frames", per_descriptor);
+}
+
+// No packet lives longer than the run, and every packet in flight was sent by a NIC at its line rate or is a
+// pause frame of a switch port: when all the hosts' links at their rates for the whole run (run.duration_us,
+// or run.limit_us without one) carry fewer frames than the places above hold, that is the bound instead. Not
+// with SHARP (quantum_x800), whose switches make result packets of their own.
+std::vector<memory_term> injection_bound(const scenario& s, topology::fabric& fab, uint64_t frame, uint64_t per,
+                                         std::vector<memory_term> terms) {
+  if (s.switch_model.infiniband() || terms.empty()) return terms;
+  const double run_ns = (s.run.duration_us > 0 ? s.run.duration_us : s.run.limit_us) * 1e3;
+  const double wire = double(frame + core::header_bytes::preamble_sfd + core::header_bytes::inter_frame_gap);
+  uint64_t frames = 0;
+  const topology::fabric_layout& layout = fab.layout();
+  for (size_t l = 0; l < layout.links(); ++l)
+    if (layout.link_from(l) < layout.hosts)  // a host's transmit link, built here or not
+      frames += uint64_t(layout.link_params(l).rate_gbps * run_ns / 8.0 / wire) + 1;
+  for (const topology::fabric_layout::switch_entry& sw : layout.switches) frames += 2 * sw.ports;
+  std::vector<memory_term> bound;
+  add_frames(bound, s, frames,
+             "packets the " + count(fab.hosts().size(), "host", "hosts") + " can send at their line rates in " +
+                 format_us(run_ns / 1e3),
+             s.run.duration_us > 0 ? "run.duration_us" : "run.limit_us", per);
+  uint64_t held = 0;
+  for (const memory_term& t : terms) held += t.bytes;
+  return bound.empty() || bound.front().bytes >= held ? terms : bound;
+}
+
+}  // namespace
+
+std::vector<memory_term> in_flight_terms(const scenario& s, topology::fabric& fab) {
+  const uint64_t frame = smallest_data_frame(s);
+  bool telemetry = s.nic.cc == "hpcc";
+  for (const auto& [host, n] : s.nic_overrides) telemetry = telemetry || n.cc == "hpcc";
+  const uint64_t per = descriptor_bytes(telemetry);
+  std::vector<memory_term> terms;
+  switch_terms(terms, s, fab, frame, per);
+  // A cable holds what its flight time and FEC latency at its rate carry, and the frame being serialized.
+  uint64_t cable_frames = 0;
+  for (size_t l = 0; l < fab.links().size(); ++l) {
+    if (!fab.links()[l]) continue;
+    const core::link_params& lp = fab.layout().link_params(l);
+    const double bytes = (lp.propagation_ns + lp.fec_latency_ns) * lp.rate_gbps / 8.0;
+    cable_frames += uint64_t(bytes / double(frame)) + 2;
+  }
+  add_frames(terms, s, cable_frames, "frames on the cables of " + count(fab.links().size(), "link", "links"),
+             "link.ns_per_metre x the topology's cable lengths", per);
+  uint64_t fifo = 0, stash = 0, qps = 0, pcie = 0;
+  for (topology::host& h : fab.hosts()) {
+    if (!h.nic) continue;
+    const nic::supernic_params& p = h.nic->params();
+    fifo += p.tx_fifo_frames;
+    const uint64_t window =
+        p.send_window_packets > 0 ? std::min(p.send_window_packets, p.reorder_window) : p.reorder_window;
+    stash += h.nic->qp_count() * window;
+    qps += h.nic->qp_count();
+    if (p.placement == "pcie") pcie += (p.rx_buffer_bytes + frame - 1) / frame + p.tx_read_ahead_packets;
+  }
+  add_frames(terms, s, stash, "packets in the reorder stashes of " + count(qps, "queue pair", "queue pairs"),
+             "nic.reorder_window", per);
+  add_frames(terms, s, fifo, "frames in the NICs' transmit FIFOs", "nic.tx_fifo_frames", per);
+  add_frames(terms, s, pcie, "packets in the NICs' PCIe receive buffers and read-ahead", "nic.rx_buffer_bytes", per);
+  return injection_bound(s, fab, frame, per, std::move(terms));
+}
+
+uint64_t report_entries(scale_out& so, core::stats_registry& stats) {
+  uint64_t entries = 0;
+  stats.for_each_entry([&entries](const core::stats_registry::merge_entry&) { ++entries; });
+  if (!so.distributed()) return entries;
+  const uint64_t all = so.sum(entries);
+  return so.rank() == 0 ? all : 0;
+}
+
+memory_term report_term(uint64_t entries) {
+  return {"the report of " + std::to_string(entries) + " statistics", "the fabric's NICs and switch ports",
+          entries * report_bytes_per_entry};
 }
 
 }  // namespace fabricsim::testbench

@@ -1,24 +1,66 @@
 // Refuses a run whose model would not fit in this machine's memory, from what building it actually costs
-// (issue 19, item 5). With generated payloads (workload.memory) no buffer holds bytes, so what grows with the
-// fabric is the model itself: NICs (queue pairs, reorder stashes, RTL blocks, statistics), switches and links.
-// fabric_setup::build measures the process's resident memory while the NICs are built (core::sim_context::
-// elaboration_probe) and, after 256 built hosts and again at every doubling, projects the whole build from the
-// memory those hosts took. A projection past the limit stops the build there, before the rest of the
-// memory is taken: "<source>: building N hosts (<keys>) would take at least P MiB (K KiB per host over the
-// first B built; switches, links and queue pairs not counted), more than <limit>; <advice>". The projection is
-// a floor (the queue pairs, links and statistics come later), so the run checks again once its set-up is done,
-// before the first event: the memory then held is the real need so far (check_set_up). The limit is
-// run.memory_limit_mib, or 3/4 of the machine's physical memory when it is 0. Dense buffers are checked before the
-// build (check_memory_budget).
+// and from what its traffic and its report can add (issue 19, item 5). With generated payloads
+// (workload.memory) no buffer holds bytes, so what grows with the fabric is the model itself: NICs (queue
+// pairs, reorder stashes, RTL blocks, statistics), switches and links. fabric_setup::build measures the
+// process's resident memory while the NICs are built (core::sim_context::elaboration_probe) and, after 256
+// built hosts and again at every doubling, projects the whole build from the memory those hosts took. A
+// projection past the limit stops the build there, before the rest of the memory is taken: "<source>:
+// building N hosts (<keys>) would take at least P MiB (K KiB per host over the first B built; switches, links
+// and queue pairs not counted), more than <limit>; <advice>". Once the set-up is done, before the first event,
+// the run checks again (check_run): the memory then held ("the set-up of N hosts took M MiB"), and then that
+// plus what can come after it: packet descriptors in flight, bounded by where a packet can be (the switches'
+// buffers in bytes, the cables' flight, the NICs' transmit FIFOs, reorder stashes and receive buffers: each
+// a term named with its key, in_flight_terms) and the report, from the statistics registry's entry count
+// (report_term). The limit is run.memory_limit_mib, or 3/4 of the machine's physical memory when it is 0.
+// Dense buffers are checked before the build (check_memory_budget).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
+
+namespace fabricsim::core {
+class stats_registry;
+}
+namespace fabricsim::topology {
+class fabric;
+}
 
 namespace fabricsim::testbench {
 
 struct scenario;
+class scale_out;
+
+// One holder of memory a run adds after its first event: what it is, the key that sets its size, its bytes.
+struct memory_term {
+  std::string what;  // e.g. "packets in 32 switches' shared buffers of 128 MiB (4158-byte frames)"
+  std::string key;   // e.g. "switch.buffer_bytes"
+  uint64_t bytes = 0;
+};
+
+// What one packet descriptor in flight costs: the descriptor, the pool's free-list pointer to it and the slot
+// of the queue, link or stash that holds it, the last two twice over (the vectors and rings holding them
+// double and never shrink): sizeof(core::packet) + 2 x 8 + 2 x 24 (scheduled_port::queued, link::in_flight).
+uint64_t descriptor_bytes(bool telemetry);
+// The smallest data frame a buffer holds, in bytes (the divisor that turns a buffer's bytes into descriptors):
+// the smallest payload (nic.mtu_bytes, nic.path_mtu_bytes, or workload.message_bytes when smaller) plus the
+// fewest header bytes (RoCEv2: Ethernet, IPv4, UDP, BTH, ICRC, FCS; InfiniBand: LRH, BTH, ICRC, VCRC).
+uint64_t smallest_data_frame(const scenario& s);
+// Packets in flight once the traffic runs, bounded by where a packet can be, for the part of `fab` built in
+// this process: the switches' buffers, the cables, the NICs' transmit FIFOs, reorder stashes (reorder_window
+// per queue pair, or send_window_packets when smaller) and PCIe receive buffers; each in data frames of
+// smallest_data_frame(), plus one control frame (ACK) per nic.ack_every_packets of them. Zero terms are left out.
+std::vector<memory_term> in_flight_terms(const scenario& s, topology::fabric& fab);
+// The report built from `entries` statistics (the whole fabric's: rank 0 gathers every rank's), at
+// report_bytes_per_entry each: the whole process's peak (wait4) less its peak when the loop ended, over the
+// registry's entries, measured 334 to 368 bytes on bench/scale_4096.yaml cut to 256 and 1,024 hosts
+// (docs/performance.md), with room for histograms with more buckets filled.
+constexpr uint64_t report_bytes_per_entry = 512;
+memory_term report_term(uint64_t entries);
+// The statistics rank 0's report will hold: `stats`' entries, summed over the ranks under mpirun (a collective
+// call: every rank makes it), and 0 on the other ranks, which write no report.
+uint64_t report_entries(scale_out& so, core::stats_registry& stats);
 
 // Resident memory of this process (/proc/self/statm), bytes; 0 where it cannot be read.
 uint64_t resident_bytes();
@@ -39,8 +81,13 @@ class memory_guard {
   static constexpr size_t first_checkpoint = 256;
   // Once the set-up is done (fabric, queue pairs, buffers), before the first simulated event: throws
   // core::config_error when the process already holds more than the limit ("<source>: the set-up of N hosts
-  // took M MiB, more than <limit>; <advice>").
-  static void check_set_up(const scenario& s, size_t hosts);
+  // took M MiB, more than <limit>; <advice>"), or when that and `terms` (what the traffic and the report can
+  // add) would be ("<source>: the run of N hosts (<keys>) would need up to T MiB: H MiB held once set up, X MiB
+  // for <what> (<key>), ...; more than <limit>; the largest term is <key>: lower it, <advice>").
+  static void check_run(const scenario& s, size_t hosts, std::vector<memory_term> terms);
+  // check_run with in_flight_terms(s, fab) and, when `report_entries` > 0, report_term(report_entries).
+  static void check_run(const scenario& s, topology::fabric& fab, uint64_t report_entries,
+                        std::vector<memory_term> extra = {});
 
  private:
   const scenario& m_s;

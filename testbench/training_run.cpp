@@ -418,7 +418,7 @@ nlohmann::json run_training(const scenario& s, const run_options& opts) {
                        " MPI ranks of this partition, so they cannot keep in step: run it in one process");
   step.elaborate(setup, "training_timers");
   if (opts.elaborate_only) return nlohmann::json::object();
-  memory_guard::check_set_up(s, setup.fab().hosts().size());
+  memory_guard::check_run(s, setup.fab(), report_entries(so, setup.ctx.stats));
   const auto wall0 = std::chrono::steady_clock::now();
   const double end_us = s.run.duration_us > 0 ? s.run.duration_us : s.run.limit_us;
   setup.so.start(picoseconds::from_ns(end_us * 1e3), sc_core::SC_EXIT_ON_STARVATION);

@@ -160,6 +160,7 @@ class supernic : public sc_core::sc_module,
   const std::vector<recv_completion>& recv_completions() const { return m_responder->recv_completions(); }
   uint64_t outstanding_work() const;  // posted WRs not yet completed (successfully or in error)
   const supernic_params& params() const { return m_params; }
+  size_t qp_count() const { return m_qps.size(); }      // queue pairs created (each has a reorder stash)
   const core::link* out_link() const { return m_out; }  // the NIC's transmit link (line rate)
   // nic.placement pcie: the transmit buffer, where the NIC's PCIe reads put each payload at its own address
   // (a packet's payload refers into it); nullptr otherwise. Its size is the memory's (memory_size()).
