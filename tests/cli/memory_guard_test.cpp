@@ -76,7 +76,8 @@ TEST(memory_guard, in_flight_packets_past_the_limit_are_refused_naming_the_key) 
   const uint64_t frames = (buffer + frame - 1) / frame;
   const uint64_t descriptors = frames + (frames + 15) / 16;  // one ACK per nic.ack_every_packets (16) frames
   const uint64_t expected_mib = (descriptors * per_descriptor) >> 20;
-  const std::string run = "run " + scenarios + "default.yaml --quiet --set switch.buffer_bytes=" + std::to_string(buffer);
+  const std::string run =
+      "run " + scenarios + "default.yaml --quiet --set switch.buffer_bytes=" + std::to_string(buffer);
 
   const run_result r = fabricsim(run + " --set run.memory_limit_mib=" + std::to_string(expected_mib));
   ASSERT_EQ(r.exit_code, 2) << r.output;
