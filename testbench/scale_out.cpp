@@ -148,8 +148,7 @@ void scale_out::merge_statistics() {
   if (!distributed()) return;
   // Only rank 0 writes the report: the whole fabric's statistics are gathered there alone, so that the
   // other ranks' memory stays their share of the fabric (their own entries keep their own values).
-  const std::vector<std::vector<uint8_t>> records =
-      m_world.gather_v(m_merge.pack(m_ctx->stats, m_part, rank()));
+  const std::vector<std::vector<uint8_t>> records = m_world.gather_v(m_merge.pack(m_ctx->stats, m_part, rank()));
   if (rank() == 0) m_adopted = m_merge.merge(m_ctx->stats, records);
   // Hops and kernel wake-ups: every rank counts its own (a time at which several ranks have arrivals wakes
   // each of them, so `events` is the sum of the ranks' wake-ups).
@@ -297,8 +296,7 @@ std::string scale_out_lines(const nlohmann::json& report) {
     out += fmt::format(
         "{:>5} {:>10.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>11} {:>11} {:>11} {:>8.3f} "
         "{:>8.3f} {:>8.3f}\n",
-        r,
-        t["busy_cpu_s"][r].get<double>(), t["busy_s"][r].get<double>(), t["pack_s"][r].get<double>(),
+        r, t["busy_cpu_s"][r].get<double>(), t["busy_s"][r].get<double>(), t["pack_s"][r].get<double>(),
         t["wait_s"][r].get<double>(), t["exchange_s"][r].get<double>(), t["unpack_s"][r].get<double>(),
         t["hook_s"][r].get<double>(), t["loop_s"][r].get<double>(), t["packet_hops"][r].get<uint64_t>(),
         t["frames_sent"][r].get<uint64_t>(), t["frames_received"][r].get<uint64_t>(), t["setup_s"][r].get<double>(),

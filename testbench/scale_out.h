@@ -9,12 +9,11 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <systemc>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
-#include <systemc>
 
 #include "sc_models/core/sim_context.h"
 #include "sc_models/mpi/link_exchange.h"

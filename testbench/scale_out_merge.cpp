@@ -202,7 +202,8 @@ std::vector<uint8_t> stats_merge::pack(core::stats_registry& stats, const mpi::p
                                          return std::less<const uint64_t*>()(b.first, k);
                                        });
       if (it == m_base.end() || it->first != e.counter)
-        throw std::logic_error("scale_out: counter " + e.instance + "." + e.name + " was registered after the run began");
+        throw std::logic_error("scale_out: counter " + e.instance + "." + e.name +
+                               " was registered after the run began");
       out.put(*e.counter - it->second);
       out.put(it->second);
     } else if (k == stat_kind::counter) {
