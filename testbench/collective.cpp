@@ -243,9 +243,9 @@ nlohmann::json run_collective(const scenario& s, const run_options& opts) {
     nic::rethrow_rtl_divergence(ctx.lockstep);  // a lockstep pair stopped the run: say so, by type
     throw;
   }
+  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   setup.flush_rtl_log();
   so.merge_statistics();  // under mpirun: every rank's counters, so that each holds the whole fabric's
-  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   const picoseconds sim_end = core::now();
 
   const auto [completed, failed] = write_completions(fab, so);

@@ -456,13 +456,14 @@ void flow_run::run() {
       if (!so().pending()) break;
     }
   }
+  // The loop's wall time (docs/report.md `wall_time_s`): the merge, the RTL log and the CSV are not in it.
+  m_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - m_wall0).count();
   if (m_progress) m_progress->finish();
   // Host memory, before the report (and, under mpirun, the merge) add the whole fabric's statistics.
   m_peak_rss_mib = scale_out::peak_rss_mib();
-  so().merge_statistics();  // under mpirun: every rank's counters, so that each holds the whole fabric's
+  so().merge_statistics();  // under mpirun: every rank's counters, the whole fabric's on rank 0
   m_setup->flush_rtl_log();
   if (!s.run.timeseries_csv.empty()) write_timeseries_csv(s, so(), fab(), m_senders, m_samples);
-  m_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - m_wall0).count();
   m_sim_end = core::now();
   m_window_start = std::min(picoseconds::from_ns(s.run.warmup_us * 1e3), m_sim_end);
 }

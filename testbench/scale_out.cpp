@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -17,6 +18,19 @@
 #include "testbench/simulation.h"
 
 namespace fabricsim::testbench {
+
+namespace {
+// The program's start, as near as a static initialiser gets to it: a rank's set-up time counts from here.
+const std::chrono::steady_clock::time_point k_program_start = std::chrono::steady_clock::now();
+
+double seconds(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
+}  // namespace
+
+double scale_out::thread_cpu_s() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
 
 void check_scale_out_supported(const scenario& s, const run_options& /*opts*/) {
   mpi::world& w = mpi::world::get();
@@ -104,9 +118,7 @@ std::vector<bool> scale_out::built() const {
 scale_out::attachment scale_out::attach(topology::fabric& fab, core::sim_context& ctx, bool ship_payload) {
   m_ctx = &ctx;
   m_exchange = std::make_unique<mpi::link_exchange>(m_world, m_part, fab, ctx, ship_payload);
-  ctx.stats.for_each_entry([&](const core::stats_registry::merge_entry& e) {
-    if (e.counter && m_part.instance_rank(e.instance) < 0) m_counter_base[{e.instance, e.name}] = *e.counter;
-  });
+  m_merge.take_bases(ctx.stats, m_part);
   return attachment(*this);
 }
 
@@ -119,52 +131,6 @@ std::vector<nlohmann::json> scale_out::gather(const nlohmann::json& mine) {
   return all;
 }
 
-namespace {
-
-// The merge's wire format: one record per entry a rank contributes.
-enum class stat_kind : uint8_t { counter, gauge, hist, fine };
-enum class stat_mode : uint8_t { owned, summed };  // the owner's value; a change summed over the ranks
-
-class record_writer {
- public:
-  template <class T>
-  void put(const T& v) {
-    const auto* b = reinterpret_cast<const uint8_t*>(&v);
-    bytes.insert(bytes.end(), b, b + sizeof(T));
-  }
-  void put_text(const char* s) {
-    const std::string_view v = s ? s : "";
-    put(uint32_t(v.size()));
-    bytes.insert(bytes.end(), v.begin(), v.end());
-  }
-  std::vector<uint8_t> bytes;
-};
-
-class record_reader {
- public:
-  explicit record_reader(const std::vector<uint8_t>& b) : m_b(b) {}
-  bool done() const { return m_at >= m_b.size(); }
-  template <class T>
-  T get() {
-    T v;
-    std::memcpy(static_cast<void*>(&v), m_b.data() + m_at, sizeof(T));
-    m_at += sizeof(T);
-    return v;
-  }
-  std::string get_text() {
-    const uint32_t n = get<uint32_t>();
-    std::string s(reinterpret_cast<const char*>(m_b.data() + m_at), n);
-    m_at += n;
-    return s;
-  }
-
- private:
-  const std::vector<uint8_t>& m_b;
-  size_t m_at = 0;
-};
-
-}  // namespace
-
 double scale_out::peak_rss_mib() {
   std::ifstream status("/proc/self/status");
   std::string line;
@@ -173,152 +139,26 @@ double scale_out::peak_rss_mib() {
   return 0.0;
 }
 
-namespace {
-
-// One statistics entry as gathered from every rank.
-struct merged {
-  stat_kind kind;
-  std::string unit, description;
-  uint64_t counter = 0;
-  bool have_base = false;
-  double gauge = 0.0;
-  bool have_gauge = false;
-  // Only a histogram entry holds one: a fine histogram is 15 KiB, and a 4,096-NIC fabric has hundreds of
-  // thousands of counters, whose merge would otherwise take gigabytes (10.7 GB peak per rank measured).
-  std::unique_ptr<core::histogram> hist;
-  std::unique_ptr<core::fine_histogram> fine;
-};
-using merged_stats = std::map<std::pair<std::string, std::string>, merged>;
-
-// The ranks' records (merge_statistics), merged in rank order.
-merged_stats merge_records(const std::vector<std::vector<uint8_t>>& records) {
-  merged_stats all;
-  // Rank order: a gauge not tied to a device is the lowest rank's; a summed counter starts from the lowest
-  // rank's value before the run (every rank that has it built it alike).
-  // Only rank 0 writes the report: the whole fabric's statistics are gathered there alone, so that the
-  // other ranks' memory stays their share of the fabric (their own entries keep their own values).
-  for (const std::vector<uint8_t>& bytes : records) {
-    record_reader in(bytes);
-    while (!in.done()) {
-      const auto k = in.get<stat_kind>();
-      const auto mode = in.get<stat_mode>();
-      std::string instance = in.get_text(), name = in.get_text();
-      merged& m = all[{std::move(instance), std::move(name)}];
-      m.kind = k;
-      m.unit = in.get_text();
-      m.description = in.get_text();
-      if (k == stat_kind::counter) {
-        const uint64_t v = in.get<uint64_t>(), base = in.get<uint64_t>();
-        if (mode == stat_mode::owned) {
-          m.counter = v;
-        } else {
-          m.counter += v;
-          if (!m.have_base) m.counter += base;
-          m.have_base = true;
-        }
-      } else if (k == stat_kind::gauge) {
-        const double v = in.get<double>();
-        if (!m.have_gauge) m.gauge = v;
-        m.have_gauge = true;
-      } else if (k == stat_kind::fine) {
-        if (!m.fine) m.fine = std::make_unique<core::fine_histogram>();
-        m.fine->merge(in.get<core::fine_histogram>());
-      } else {
-        if (!m.hist) m.hist = std::make_unique<core::histogram>();
-        m.hist->merge(in.get<core::histogram>());
-      }
-    }
-  }
-  return all;
-}
-
-// Written back (rank 0): into the entries this rank has, and added for the blocks it did not build.
-void write_back(core::stats_registry& stats, const merged_stats& all) {
-  std::map<std::pair<std::string, std::string>, core::stats_registry::merge_entry> here;
-  if (!all.empty())
-    stats.for_each_entry(
-        [&](const core::stats_registry::merge_entry& e) { here.emplace(std::make_pair(e.instance, e.name), e); });
-  for (const auto& [key, m] : all) {
-    const auto it = here.find(key);
-    if (it == here.end()) {
-      if (m.kind == stat_kind::counter)
-        stats.adopt_counter(key.first, key.second, m.unit, m.description, m.counter);
-      else if (m.kind == stat_kind::gauge)
-        stats.adopt_gauge(key.first, key.second, m.unit, m.description, m.gauge);
-      else if (m.kind == stat_kind::fine)
-        stats.adopt_fine_hist(key.first, key.second, m.unit, m.description, *m.fine);
-      else
-        stats.adopt_hist(key.first, key.second, m.unit, m.description, *m.hist);
-      continue;
-    }
-    const core::stats_registry::merge_entry& e = it->second;
-    if ((e.fine && !m.fine) || (e.hist && !m.hist))
-      throw std::logic_error("scale_out: statistic " + key.first + "." + key.second +
-                             " is a histogram on this rank and not in the gathered records");
-    if (e.counter) {
-      *e.counter = m.counter;
-    } else if (e.gauge) {
-      const double v = m.gauge;
-      *e.gauge = [v] { return v; };
-    } else if (e.fine) {
-      *e.fine = *m.fine;
-    } else if (e.hist) {
-      *e.hist = *m.hist;
-    }
-  }
-}
-
-// Each rank sends the entries it has a say in: every block of a device it simulates (the owner's value),
-// and every entry not tied to one device -- a link's (its transmitter counts on one rank, its receiver's
-// drops on the other) or a run-wide one -- as its change since the run started, with the value before.
-void write_own_statistics(record_writer& out, core::stats_registry& stats, const mpi::partition& part, int rank,
-                          const std::map<std::pair<std::string, std::string>, uint64_t>& counter_base) {
-  stats.for_each_entry([&](const core::stats_registry::merge_entry& e) {
-    const int owner = part.instance_rank(e.instance);
-    if (owner >= 0 && owner != rank) return;
-    const stat_kind k = e.counter ? stat_kind::counter
-                        : e.gauge ? stat_kind::gauge
-                        : e.fine  ? stat_kind::fine
-                                  : stat_kind::hist;
-    const bool summed = owner < 0 && k == stat_kind::counter;
-    out.put(k);
-    out.put(summed ? stat_mode::summed : stat_mode::owned);
-    out.put_text(e.instance.c_str());
-    out.put_text(e.name.c_str());
-    out.put_text(e.unit);
-    out.put_text(e.description);
-    if (k == stat_kind::counter) {
-      const uint64_t base = summed ? counter_base.at({e.instance, e.name}) : 0;
-      out.put(*e.counter - base);
-      out.put(base);
-    } else if (k == stat_kind::gauge) {
-      out.put((*e.gauge)());
-    } else if (k == stat_kind::fine) {
-      out.put(*e.fine);
-    } else {
-      out.put(*e.hist);
-    }
-  });
-}
-
-}  // namespace
-
 void scale_out::merge_statistics() {
+  const auto t0 = std::chrono::steady_clock::now();
+  const double cpu0 = thread_cpu_s();
   m_peak_rss_mib = peak_rss_mib();
   m_local_hops = m_ctx->packet_hops;
   m_local_events = m_ctx->events;
   if (!distributed()) return;
-  record_writer out;
-  write_own_statistics(out, m_ctx->stats, m_part, rank(), m_counter_base);
-  // Rank order: a gauge not tied to a device is the lowest rank's; a summed counter starts from the lowest
-  // rank's value before the run (every rank that has it built it alike).
   // Only rank 0 writes the report: the whole fabric's statistics are gathered there alone, so that the
   // other ranks' memory stays their share of the fabric (their own entries keep their own values).
-  write_back(m_ctx->stats, merge_records(m_world.gather_v(out.bytes)));
+  const std::vector<std::vector<uint8_t>> records = m_world.gather_v(m_merge.pack(m_ctx->stats, m_part, rank()));
+  if (rank() == 0) m_adopted = m_merge.merge(m_ctx->stats, records);
   // Hops and kernel wake-ups: every rank counts its own (a time at which several ranks have arrivals wakes
   // each of them, so `events` is the sum of the ranks' wake-ups).
   m_ctx->packet_hops = sum(m_ctx->packet_hops);
   m_ctx->events = sum(m_ctx->events);
+  m_merge_end = std::chrono::steady_clock::now();
+  m_merge_s = seconds(m_merge_end - t0);
+  m_merge_end_cpu_s = thread_cpu_s();
+  m_merge_cpu_s = m_merge_end_cpu_s - cpu0;
+  m_peak_rss_after_merge_mib = peak_rss_mib();
 }
 
 void scale_out::merge_outcomes(const std::vector<std::pair<size_t, size_t>>& hosts,
@@ -369,6 +209,8 @@ void scale_out::merge_outcomes(const std::vector<std::pair<size_t, size_t>>& hos
 }
 
 nlohmann::json scale_out::report() {
+  const double report_s = seconds(std::chrono::steady_clock::now() - m_merge_end);
+  const double report_cpu_s = thread_cpu_s() - m_merge_end_cpu_s;
   nlohmann::json j;
   j["ranks"] = m_world.size();
   j["cross_links"] = m_part.cross_links();
@@ -402,7 +244,15 @@ nlohmann::json scale_out::report() {
     return a;
   };
   nlohmann::json t;
+  // Around the loop (wall time, and this thread's CPU time, which a shared machine does not inflate; a rank
+  // waiting for another at a collective spins, which counts as CPU time).
+  t["setup_s"] = each_d(seconds(m_loop_begin - k_program_start));
+  t["setup_cpu_s"] = each_d(m_loop_begin_cpu_s);
   t["loop_s"] = each_d(p.loop_s);
+  t["merge_s"] = each_d(m_merge_s);
+  t["merge_cpu_s"] = each_d(m_merge_cpu_s);
+  t["report_s"] = each_d(report_s);
+  t["report_cpu_s"] = each_d(report_cpu_s);
   t["busy_s"] = each_d(p.busy_s);
   t["busy_cpu_s"] = each_d(p.busy_cpu_s);
   t["pack_s"] = each_d(p.pack_s);
@@ -424,6 +274,8 @@ nlohmann::json scale_out::report() {
   for (size_t r = 0; r < n; ++r) wait[r] = wait[r] > 0 ? (wait[r] - busy[r]) / wait[r] : 0.0;
   j["wait_share_per_rank"] = wait;
   j["peak_rss_mib_per_rank"] = each_d(m_peak_rss_mib);
+  j["peak_rss_after_merge_mib_per_rank"] = each_d(m_peak_rss_after_merge_mib);
+  j["statistics_adopted"] = m_adopted;  // rank 0: entries of blocks other ranks simulated
   return j;
 }
 
@@ -437,16 +289,18 @@ std::string scale_out_lines(const nlohmann::json& report) {
       so["ranks"].get<int>(), so["cross_links"].get<uint64_t>(), so["lookahead_ns"].dump(),
       so["windows"].get<uint64_t>(), so["messages_per_window"].get<double>(), so["bytes_per_window"].get<double>(),
       so["collectives_per_window"].get<double>());
-  out += fmt::format("{:>5} {:>10} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>11} {:>11} {:>11}\n", "rank",
-                     "busy_cpu_s", "busy_s", "pack_s", "wait_s", "exch_s", "unpack_s", "hook_s", "loop_s",
-                     "packet_hops", "frames_out", "frames_in");
+  out += fmt::format("{:>5} {:>10} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>11} {:>11} {:>11} {:>8} {:>8} {:>8}\n",
+                     "rank", "busy_cpu_s", "busy_s", "pack_s", "wait_s", "exch_s", "unpack_s", "hook_s", "loop_s",
+                     "packet_hops", "frames_out", "frames_in", "setup_s", "merge_s", "report_s");
   for (size_t r = 0; r < so["hosts_per_rank"].size(); ++r)
     out += fmt::format(
-        "{:>5} {:>10.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>11} {:>11} {:>11}\n", r,
-        t["busy_cpu_s"][r].get<double>(), t["busy_s"][r].get<double>(), t["pack_s"][r].get<double>(),
+        "{:>5} {:>10.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>11} {:>11} {:>11} {:>8.3f} "
+        "{:>8.3f} {:>8.3f}\n",
+        r, t["busy_cpu_s"][r].get<double>(), t["busy_s"][r].get<double>(), t["pack_s"][r].get<double>(),
         t["wait_s"][r].get<double>(), t["exchange_s"][r].get<double>(), t["unpack_s"][r].get<double>(),
         t["hook_s"][r].get<double>(), t["loop_s"][r].get<double>(), t["packet_hops"][r].get<uint64_t>(),
-        t["frames_sent"][r].get<uint64_t>(), t["frames_received"][r].get<uint64_t>());
+        t["frames_sent"][r].get<uint64_t>(), t["frames_received"][r].get<uint64_t>(), t["setup_s"][r].get<double>(),
+        t["merge_s"][r].get<double>(), t["report_s"][r].get<double>());
   return out;
 }
 

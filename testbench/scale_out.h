@@ -4,18 +4,16 @@
 // In a plain run (one process) every call is the single-process behaviour: own everything, sc_start.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <map>
-#include <string>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <systemc>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
-#include <systemc>
 
 #include "sc_models/core/sim_context.h"
 #include "sc_models/mpi/link_exchange.h"
@@ -23,6 +21,7 @@
 #include "sc_models/mpi/partition.h"
 #include "sc_models/nic/supernic.h"
 #include "sc_models/topology/fabric.h"
+#include "testbench/scale_out_merge.h"
 #include "testbench/scenario.h"
 #include "testbench/taps.h"
 
@@ -85,7 +84,14 @@ class scale_out {
   link_filter tap_filter() const;
 
   // The kernel drive (link_exchange::start / pending): sc_start and sc_pending_activity in one process.
-  void start(core::picoseconds stop, sc_core::sc_starvation_policy policy) { m_exchange->start(stop, policy); }
+  void start(core::picoseconds stop, sc_core::sc_starvation_policy policy) {
+    if (!m_loop_begun) {
+      m_loop_begin = std::chrono::steady_clock::now();
+      m_loop_begin_cpu_s = thread_cpu_s();
+    }
+    m_loop_begun = true;
+    m_exchange->start(stop, policy);
+  }
   bool pending() { return m_exchange->pending(); }
   // Work done on every rank at the end of every window (link_exchange::on_window_end); under mpirun only.
   void on_window_end(std::function<void()> hook) { m_exchange->on_window_end(std::move(hook)); }
@@ -109,8 +115,10 @@ class scale_out {
   // and event counts summed on every rank.
   void merge_statistics();
   // This process's peak resident memory so far (VmHWM), MiB: taken by merge_statistics, before the merge
-  // and the report add the whole fabric's statistics to every rank.
+  // and the merge adds the whole fabric's statistics to rank 0.
   static double peak_rss_mib();
+  // This thread's CPU time so far (CLOCK_THREAD_CPUTIME_ID), s.
+  static double thread_cpu_s();
   // What every rank contributes (`mine`), in rank order, on every rank; one process: {mine}.
   std::vector<nlohmann::json> gather(const nlohmann::json& mine);
   // Every rank's bytes in rank order on rank 0 (empty elsewhere); one process: {mine}.
@@ -140,7 +148,9 @@ class scale_out {
                       std::vector<const nic::placed_message*>& resp);
 
   // The report's `scale_out` object (docs/report.md): ranks, partition, lookahead, windows, exchange volume
-  // and where the wall time went (rank 0's view, plus the slowest rank's waiting share).
+  // and where the wall time went (rank 0's view, plus the slowest rank's waiting share): per rank the set-up
+  // (from the program's start to the first window), the loop, the merge and the report (from the merge's end
+  // to this call, which the report makes last).
   nlohmann::json report();
 
  private:
@@ -148,9 +158,13 @@ class scale_out {
   mpi::partition m_part;
   core::sim_context* m_ctx = nullptr;
   std::unique_ptr<mpi::link_exchange> m_exchange;
-  // Counters not tied to one device (links, run-wide figures) before the run: they merge as sums of changes.
-  std::map<std::pair<std::string, std::string>, uint64_t> m_counter_base;
+  stats_merge m_merge;  // holds the values of the entries rank 0 adopts: declared before nothing that reads them
+  size_t m_adopted = 0;
   double m_peak_rss_mib = 0.0;  // before the merge
+  bool m_loop_begun = false;
+  std::chrono::steady_clock::time_point m_loop_begin, m_merge_end;
+  double m_merge_s = 0.0, m_merge_cpu_s = 0.0, m_merge_end_cpu_s = 0.0, m_loop_begin_cpu_s = 0.0;
+  double m_peak_rss_after_merge_mib = 0.0;
   uint64_t m_local_hops = 0, m_local_events = 0;  // this rank's own, before the merge sums them
   std::deque<nic::completion> m_completions;
   std::deque<nic::placed_message> m_placed;

@@ -422,9 +422,9 @@ nlohmann::json run_training(const scenario& s, const run_options& opts) {
   const auto wall0 = std::chrono::steady_clock::now();
   const double end_us = s.run.duration_us > 0 ? s.run.duration_us : s.run.limit_us;
   setup.so.start(picoseconds::from_ns(end_us * 1e3), sc_core::SC_EXIT_ON_STARVATION);
+  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   setup.flush_rtl_log();
   so.merge_statistics();  // under mpirun: every rank's counters, the whole fabric's on rank 0
-  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   const picoseconds sim_end = core::now();
   core::sim_context& ctx = setup.ctx;
   nlohmann::json r;

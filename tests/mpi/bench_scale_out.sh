@@ -15,19 +15,22 @@ fabricsim=$build/testbench/fabricsim
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 out=$(mktemp -d)
 for n in "${ranks[@]}"; do
+  t0=$EPOCHREALTIME
   if [ "$n" -eq 1 ]; then
     "$fabricsim" run "$scenario" --json "$out/$n.json" --quiet
   else
     # shellcheck disable=SC2086
     mpirun --oversubscribe ${FABRICSIM_MPIRUN_ARGS:-} -n "$n" "$fabricsim" run "$scenario" --json "$out/$n.json" --quiet
   fi
+  echo "$t0 $EPOCHREALTIME" > "$out/$n.whole"
 done
 python3 - "$out" "${ranks[@]}" <<'PY'
 import json, sys
 out, ranks = sys.argv[1], [int(r) for r in sys.argv[2:]]
 base = None
 print(f"{'ranks':>5} {'packet_hops':>12} {'wall_s':>8} {'hops/s':>12} {'speed-up':>8} {'efficiency':>10} "
-      f"{'windows':>8} {'frames_x':>9} {'wait share (max)':>16} {'busy cpu s (max)':>16} {'meetings/window':>15}")
+      f"{'windows':>8} {'frames_x':>9} {'wait share (max)':>16} {'busy cpu s (max)':>16} {'meetings/window':>15} "
+      f"{'whole_s':>8} {'setup_s':>8} {'merge_s':>8} {'report_s':>8}")
 for n in ranks:
     r = json.load(open(f"{out}/{n}.json"))
     rate = r["packet_hops"] / r["wall_time_s"]
@@ -36,9 +39,16 @@ for n in ranks:
     wait = max(so.get("wait_share_per_rank", [0.0]))
     # CPU time simulating (does not grow with the machine's load; one process: not measured, see
     # scripts/scale_out_model) and the ranks' meetings per window.
-    cpu = max(so.get("per_rank", {}).get("busy_cpu_s", [0.0]))
+    t = so.get("per_rank", {})
+    cpu = max(t.get("busy_cpu_s", [0.0]))
+    # Outside the loop (under mpirun; docs/scale_out.md): the whole process (launch to exit, by this script),
+    # the slowest rank's set-up, and rank 0's merge of the statistics and report (it alone writes it).
+    start, end = (float(v) for v in open(f"{out}/{n}.whole").read().split())
+    whole = end - start
+    setup, merge, rep = (max(t.get("setup_s", [0.0])), t.get("merge_s", [0.0])[0], t.get("report_s", [0.0])[0])
     print(f"{n:>5} {r['packet_hops']:>12} {r['wall_time_s']:>8.2f} {rate:>12.0f} {rate / base:>8.2f} "
           f"{rate / base / n:>10.2f} {so.get('windows', 0):>8} {so.get('frames_exchanged', 0):>9} {wait:>16.2f} "
-          f"{cpu:>16.3f} {so.get('collectives_per_window', 0):>15.2f}")
+          f"{cpu:>16.3f} {so.get('collectives_per_window', 0):>15.2f} {whole:>8.2f} {setup:>8.2f} {merge:>8.2f} "
+          f"{rep:>8.2f}")
 PY
 rm -rf "$out"

@@ -52,7 +52,8 @@ def check_profile(tag, n, rep):
     so = rep["scale_out"]
     t = so.get("per_rank", {})
     for key in ("loop_s", "busy_s", "busy_cpu_s", "pack_s", "wait_s", "exchange_s", "unpack_s", "hook_s",
-                "frames_sent", "frames_received", "bytes_sent", "bytes_received", "packet_hops", "events"):
+                "frames_sent", "frames_received", "bytes_sent", "bytes_received", "packet_hops", "events",
+                "setup_s", "setup_cpu_s", "merge_s", "merge_cpu_s", "report_s", "report_cpu_s"):
         check(len(t.get(key, [])) == n, f"{tag}: {n} ranks: per_rank.{key} has {len(t.get(key, []))} entries")
     if any(len(v) != n for v in t.values()):
         return
@@ -70,6 +71,9 @@ def check_profile(tag, n, rep):
         check(0 < t["busy_cpu_s"][r] and t["pack_s"][r] <= t["busy_s"][r] and parts <= t["loop_s"][r] * 1.001 + 1e-3,
               f"{tag}: rank {r} of {n}: busy {t['busy_s'][r]} (cpu {t['busy_cpu_s'][r]}, pack {t['pack_s'][r]}), "
               f"parts {parts} against the loop's {t['loop_s'][r]}")
+    # Around the loop: every rank set up before its first window and merged after its last.
+    check(all(t["setup_s"][r] > 0 and t["merge_s"][r] >= 0 and t["report_s"][r] >= 0 for r in range(n)),
+          f"{tag}: {n} ranks: set-up {t['setup_s']}, merge {t['merge_s']}, report {t['report_s']} s")
     # One message per ordered pair of ranks per window, which carries every frame for that rank.
     check(so["messages_per_window"] == n * (n - 1), f"{tag}: {n} ranks: {so['messages_per_window']} messages "
           "per window")
@@ -554,6 +558,40 @@ if 1 in recorded:
         for f in ref:
             check(recorded[n].get(f) == ref[f], f"rec: {n} ranks: {f} differs from one process's "
                   f"({len(recorded[n].get(f, b''))} bytes vs {len(ref[f])})")
+
+
+# Memory (docs/scale_out.md, Memory): rank 0 alone adopts the statistics of the blocks other ranks built, and
+# holds no more than one process does (its devices are a share of the fabric, the merged statistics the same
+# entries) plus the cost of being an MPI rank, measured here as the peak of a rank that builds no device (a
+# partition by hand puts every switch and host on rank 1). Each rank's peak after the merge (VmHWM) is
+# bounded so. The merge that gave each entry a 15 KiB histogram (10.7 GB per rank at 4,096 NICs) would add
+# about 150 MB here, against a bound near 60 MB. 128 NICs (8 leaves of 16, 4 spines), timing only, 0.2 us.
+def memory_bounded():
+    scenario = os.path.join(HERE, "bench_leaf_spine.yaml")
+    extra = ["--set", "run.duration_us=0.2", "--set", "topology.leaves=8", "--set", "topology.spines=4"]
+    one, _ = run(scenario, 1, "mem", extra=extra)
+    two, _ = run(scenario, 2, "mem", extra=extra)
+    devices = ",".join([f"leaf{i}" for i in range(8)] + [f"spine{i}" for i in range(4)])
+    empty, _ = run(scenario, 2, "mem_empty", extra=extra + ["--set", f"partition=[[],[{devices}]]"])
+    if one is None or two is None or empty is None:
+        return
+    so = empty["scale_out"]
+    check(so["hosts_per_rank"] == [0, 128] and so["switches_per_rank"] == [0, 12],
+          f"mem: the partition by hand gave {so['hosts_per_rank']} hosts, {so['switches_per_rank']} switches")
+    entries = sum(len(v) for v in empty["stats"].values())
+    check(so["statistics_adopted"] > 0.9 * entries,
+          f"mem: rank 0 with no device adopted {so['statistics_adopted']} of {entries} statistics")
+    rank_cost = so["peak_rss_mib_per_rank"][0]
+    bound = one["peak_rss_mib"] + rank_cost
+    for tag, rep in (("2 ranks", two), ("rank 0 without devices", empty)):
+        s2 = rep["scale_out"]
+        for r, (before, after) in enumerate(zip(s2["peak_rss_mib_per_rank"], s2["peak_rss_after_merge_mib_per_rank"])):
+            check(before <= after <= bound,
+                  f"mem: {tag}: rank {r}: peak {before:.1f} MiB before the merge, {after:.1f} after, above "
+                  f"{bound:.1f} (one process {one['peak_rss_mib']:.1f} + a rank without devices {rank_cost:.1f})")
+
+
+memory_bounded()
 
 
 # Verdicts under mpirun as in one process (docs/report.md, "Exit status"). A payload misplaced by h7's NIC
