@@ -33,6 +33,16 @@ void check_scale_out_supported(const scenario& s, const run_options& /*opts*/) {
   // NVLink domains, trays and rails are one gpu_cluster that each process would build whole.
   if (s.workload.kind == "training" && s.system.preset != "none")
     refuse("workload.kind training on system.preset " + s.system.preset + " (training.comm_backend cluster)");
+  // On a system preset the NVLink domain is the unit of partition (testbench/cluster_part.h): the hierarchical
+  // allreduce with a ring across the rails is cut; the rest of what runs on the domains is not yet.
+  if (s.workload.kind == "collective" && s.system.preset != "none" && s.collective.algo == "hierarchical") {
+    if (s.collective.op == "alltoall") refuse("collective.algo hierarchical with collective.op alltoall");
+    if (s.collective.inter == "sharp") refuse("collective.inter sharp (SHARP across the rails)");
+  }
+  if (s.topology.kind == "nvl72" || (s.system.preset != "none" && s.workload.kind == "collective" &&
+                                     (s.collective.algo == "nvlink_ring" || s.collective.algo == "nvls")))
+    refuse("a collective inside the NVLink domains alone (collective.algo " + s.collective.algo +
+           "; no link joins two domains, so nothing would cross)");
   if (s.switch_model.name != "spectrum4" && s.switch_model.name != "quantum_x800")
     refuse("switch.model " + s.switch_model.name);
   // A credit update crossing ranks must arrive beyond the lookahead (the shortest crossing cable): the cable's
@@ -288,7 +298,10 @@ void write_own_statistics(record_writer& out, core::stats_registry& stats, const
     out.put_text(e.unit);
     out.put_text(e.description);
     if (k == stat_kind::counter) {
-      const uint64_t base = summed ? counter_base.at({e.instance, e.name}) : 0;
+      // An entry registered after attach() (an NVLink GPU's or chip's, at the end of elaboration, on the rank
+      // of its domain only) started at 0.
+      const auto b = summed ? counter_base.find({e.instance, e.name}) : counter_base.end();
+      const uint64_t base = b == counter_base.end() ? 0 : b->second;
       out.put(*e.counter - base);
       out.put(base);
     } else if (k == stat_kind::gauge) {
