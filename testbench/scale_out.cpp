@@ -36,11 +36,10 @@ void check_scale_out_supported(const scenario& s, const run_options& /*opts*/) {
            " (training.comm_backend cluster: its collectives' phase ends are counted in one process, not summed at "
            "window ends)");
   // On a system preset the NVLink domain is the unit of partition (testbench/cluster_part.h): the hierarchical
-  // allreduce with a ring across the rails is cut; the rest of what runs on the domains is not yet.
-  if (s.workload.kind == "collective" && s.system.preset != "none" && s.collective.algo == "hierarchical") {
-    if (s.collective.op == "alltoall") refuse("collective.algo hierarchical with collective.op alltoall");
-    if (s.collective.inter == "sharp") refuse("collective.inter sharp (SHARP across the rails)");
-  }
+  // allreduce with a ring across the rails and the hierarchical alltoall are cut; SHARP on the rails is not.
+  if (s.workload.kind == "collective" && s.system.preset != "none" && s.collective.algo == "hierarchical" &&
+      s.collective.inter == "sharp")
+    refuse("collective.inter sharp (SHARP across the rails)");
   if (s.topology.kind == "nvl72" || (s.system.preset != "none" && s.workload.kind == "collective" &&
                                      (s.collective.algo == "nvlink_ring" || s.collective.algo == "nvls")))
     refuse("a collective inside the NVLink domains alone (collective.algo " + s.collective.algo +
