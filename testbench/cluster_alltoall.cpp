@@ -291,17 +291,7 @@ nlohmann::json run_hierarchical_alltoall(const scenario& s, const run_options& o
   };
   sweep_result sw = run_sweep(s.collective, cs.sizes, iterate, check);
   scale_out& so = run.so();
-  so.merge_statistics();  // under mpirun: every rank's counters, the whole fabric's on rank 0
-  std::vector<uint64_t> counts{result_checked};
-  for (const sweep_row& row : sw.rows) counts.push_back(row.wrong);
-  if (so.distributed()) so.sum(counts);
-  result_checked = counts[0];
-  for (size_t i = 0; i < sw.rows.size(); ++i) sw.rows[i].wrong = counts[i + 1];
-  nlohmann::json r = nvlink_report(s, opts, run.ctx(), run.cluster().domains(), sw.rows, result_checked, sw.all_done,
-                                   cs.wall_s(), cs.gpus, &so);
-  auto writes = cluster_writes(run.cluster());
-  if (so.distributed()) writes = {so.sum(writes.first), so.sum(writes.second)};
-  complete_cluster_report(r, s, writes);
+  auto [r, writes] = cluster_sweep_report(s, opts, cs, so, run.ctx(), run.cluster(), sw, result_checked);
   r["alltoall"] = alltoall_object(s, writes);
   if (so.distributed()) r["scale_out"] = so.report();
   return r;

@@ -346,17 +346,7 @@ nlohmann::json run_hierarchical_allreduce(const scenario& s, const run_options& 
   };
   sweep_result sw = run_sweep(s.collective, cs.sizes, iterate, check);
   scale_out& so = run.so();
-  so.merge_statistics();  // under mpirun: every rank's counters, the whole fabric's on rank 0
-  std::vector<uint64_t> counts{result_checked};
-  for (const sweep_row& row : sw.rows) counts.push_back(row.wrong);
-  if (so.distributed()) so.sum(counts);
-  result_checked = counts[0];
-  for (size_t i = 0; i < sw.rows.size(); ++i) sw.rows[i].wrong = counts[i + 1];
-  nlohmann::json r =
-      nvlink_report(s, opts, run.ctx(), dom, sw.rows, result_checked, sw.all_done, cs.wall_s(), cs.gpus, &so);
-  auto writes = cluster_writes(run.cluster());
-  if (so.distributed()) writes = {so.sum(writes.first), so.sum(writes.second)};
-  complete_cluster_report(r, s, writes);
+  auto [r, writes] = cluster_sweep_report(s, opts, cs, so, run.ctx(), run.cluster(), sw, result_checked);
   r["hierarchical"] = hierarchical_object(s, writes);
   const nlohmann::json sharp = run.sharp_summary();
   if (!sharp.is_null()) {  // a SHARP packet lost or unexpected, or a credit broken: not verified
@@ -366,6 +356,22 @@ nlohmann::json run_hierarchical_allreduce(const scenario& s, const run_options& 
   }
   if (so.distributed()) r["scale_out"] = so.report();
   return r;
+}
+
+std::pair<nlohmann::json, std::pair<uint64_t, uint64_t>> cluster_sweep_report(
+    const scenario& s, const run_options& opts, const cluster_sweep& cs, scale_out& so, const core::sim_context& ctx,
+    topology::gpu_cluster& cl, sweep_result& sw, uint64_t result_checked) {
+  so.merge_statistics();  // under mpirun: every rank's counters, the whole fabric's on rank 0
+  std::vector<uint64_t> counts{result_checked};
+  for (const sweep_row& row : sw.rows) counts.push_back(row.wrong);
+  if (so.distributed()) so.sum(counts);
+  for (size_t i = 0; i < sw.rows.size(); ++i) sw.rows[i].wrong = counts[i + 1];
+  nlohmann::json r =
+      nvlink_report(s, opts, ctx, cl.domains(), sw.rows, counts[0], sw.all_done, cs.wall_s(), cs.gpus, &so);
+  auto writes = cluster_writes(cl);
+  if (so.distributed()) writes = {so.sum(writes.first), so.sum(writes.second)};
+  complete_cluster_report(r, s, writes);
+  return {std::move(r), writes};
 }
 
 nic::supernic_params cluster_nic_params(const scenario& s) {
