@@ -9,10 +9,12 @@
 #include <vector>
 
 #include "sc_models/topology/gpu_cluster.h"
+#include "testbench/cluster_part.h"
 #include "testbench/cluster_run.h"
 #include "testbench/collective_ops.h"
 #include "testbench/nvlink_collective.h"
 #include "testbench/nvlink_run.h"
+#include "testbench/scale_out.h"
 #include "testbench/scenario.h"
 #include "testbench/simulation.h"
 #include "testbench/switch_factory.h"
@@ -49,13 +51,14 @@ pxn_route pxn_route_of(uint32_t L, uint32_t from, uint32_t to) {
 
 uint64_t alltoall_wrong_elements(const std::vector<const uint8_t*>& recv, const std::vector<uint32_t>& ids,
                                  uint64_t bytes, uint64_t block, sw::sharp_dtype dtype, uint64_t seed,
-                                 uint64_t& checked) {
+                                 uint64_t& checked, const std::vector<uint32_t>& recv_member) {
   std::vector<uint8_t> sent(bytes);
   uint64_t wrong = 0;
   for (size_t i = 0; i < ids.size(); ++i) {
     fill_allreduce_source(sent.data(), bytes, dtype, seed, ids[i]);
     for (size_t j = 0; j < recv.size(); ++j) {
-      wrong += count_wrong_elements(recv[j] + i * block, sent.data() + j * block, block, dtype);
+      const uint64_t m = recv_member.empty() ? j : recv_member[j];
+      wrong += count_wrong_elements(recv[j] + i * block, sent.data() + m * block, block, dtype);
       checked += block;
     }
   }
@@ -82,10 +85,11 @@ class alltoall_run {
       : m_G(uint32_t(s.nvlink.gpus_per_domain)),
         m_D(uint32_t(s.nvlink.domains)),
         m_hbm(3 * layout_of(max_bytes, 1).recv + 4096),
-        m_cl(s.nvlink, s.topology, s.link, make_switch_factory(s, ctx_init(s)), cluster_nic(s), s.pcie, m_hbm, m_ctx),
+        m_part(s, ctx_init(s), m_hbm, cluster_nic(s), s.nic.place_data),
+        m_cl(m_part.cl),
         m_data(s.nic.place_data) {
     for (uint32_t d = 0; d < m_D; ++d)
-      for (uint32_t r = 0; r < m_G; ++r) {
+      for (uint32_t r = 0; r < m_G && m_cl.domain_built(d); ++r) {
         nvlink::gpu_endpoint& g = m_cl.gpu(d, r);
         g.set_data(m_data);
         g.on_arrival([this, d, r](const nvlink::gpu_arrival& a) { nvlink_arrived(d, r, a); });
@@ -101,6 +105,7 @@ class alltoall_run {
   }
 
   topology::gpu_cluster& cluster() { return m_cl; }
+  scale_out& so() { return m_part.so; }
   const core::sim_context& ctx() const { return m_ctx; }
   uint32_t gpus() const { return m_G * m_D; }
 
@@ -113,10 +118,20 @@ class alltoall_run {
     m_at = &at;
     at = {core::now(), core::now(), core::now()};
     for (uint32_t d = 0; d < m_D; ++d)
-      for (uint32_t r = 0; r < m_G; ++r) post_gpu(d, r);
+      for (uint32_t r = 0; r < m_G && m_cl.domain_built(d); ++r) post_gpu(d, r);
     if (gpus() == 1) return true;
-    if (core::now() < limit) sc_core::sc_start(core::to_sc_time(limit - core::now()), sc_core::SC_EXIT_ON_STARVATION);
-    return m_finished == gpus();
+    if (!so().distributed()) {
+      if (core::now() < limit) sc_core::sc_start(core::to_sc_time(limit - core::now()), sc_core::SC_EXIT_ON_STARVATION);
+      return m_finished == gpus();
+    }
+    // Under mpirun each rank counts its GPUs; the windows end, as one kernel does, at the last event anywhere
+    // (or the limit), and the iteration's figures are the ranks' sum and latest times.
+    so().start(limit, sc_core::SC_EXIT_ON_STARVATION);
+    std::vector<uint64_t> last{at[1].value, at[2].value};
+    so().max(last);
+    at[1] = picoseconds{last[0]};
+    at[2] = picoseconds{last[1]};
+    return so().sum(uint64_t(m_finished)) == gpus();
   }
 
  private:
@@ -132,17 +147,18 @@ class alltoall_run {
     const size_t n = size_t(m_G) * m_D;
     m_sq.assign(n, std::vector<uint32_t>(m_D, 0));
     m_rkey.assign(n, 0);
+    // A NIC another process simulates hands out the same numbers by its own rules (gpu_cluster::create_qp).
     for (uint32_t d = 0; d < m_D; ++d)
-      for (uint32_t r = 0; r < m_G; ++r) m_rkey[rank(d, r)] = m_cl.nic_host(d, r).nic->register_region(0, m_hbm);
+      for (uint32_t r = 0; r < m_G; ++r) m_rkey[rank(d, r)] = m_cl.register_region(m_cl.host_of(d, r), 0, m_hbm);
     for (uint32_t r = 0; r < m_G; ++r)
       for (uint32_t d = 0; d < m_D; ++d)
         for (uint32_t e = 0; e < m_D; ++e) {
           if (e == d) continue;
           topology::host& a = m_cl.nic_host(d, r);
           topology::host& b = m_cl.nic_host(e, r);
-          const uint32_t sq = a.nic->create_qp(), rq = b.nic->create_qp();
-          a.nic->connect_qp(sq, b.ip, rq, 0, 0);
-          b.nic->connect_qp(rq, a.ip, sq, 0, 0);
+          const uint32_t sq = m_cl.create_qp(m_cl.host_of(d, r)), rq = m_cl.create_qp(m_cl.host_of(e, r));
+          if (a.built()) a.nic->connect_qp(sq, b.ip, rq, 0, 0);
+          if (b.built()) b.nic->connect_qp(rq, a.ip, sq, 0, 0);
           m_sq[rank(d, r)][e] = sq;
         }
   }
@@ -201,7 +217,8 @@ class alltoall_run {
   core::sim_context m_ctx;
   uint32_t m_G, m_D;
   uint64_t m_hbm;
-  topology::gpu_cluster m_cl;
+  cluster_part m_part;  // this rank's NVLink domains (all in one process)
+  topology::gpu_cluster& m_cl;
   bool m_data;
   alltoall_layout m_l;
   std::vector<std::vector<uint32_t>> m_sq;  // by rank, then peer domain: the QP on the rank's rail
@@ -215,6 +232,7 @@ class alltoall_run {
 // Every GPU's send buffer: the allreduce's source values (distinct per GPU and element).
 void fill_send(const scenario& s, alltoall_run& run, const alltoall_layout& l, sw::sharp_dtype dtype) {
   for (const auto& g : run.cluster().domains().gpus()) {
+    if (!g) continue;  // another process simulates it
     fill_allreduce_source(g->hbm.data() + l.send, l.bytes, dtype, s.seed, g->host());
     std::memset(g->hbm.data() + l.recv, 0, l.bytes);
   }
@@ -224,12 +242,14 @@ void fill_send(const scenario& s, alltoall_run& run, const alltoall_layout& l, s
 uint64_t check_received(const scenario& s, alltoall_run& run, const alltoall_layout& l, sw::sharp_dtype dtype,
                         uint64_t& checked) {
   std::vector<const uint8_t*> recv;
-  std::vector<uint32_t> ids;
+  std::vector<uint32_t> ids, here;  // every GPU sends; the receivers this process simulates are checked here
+  for (uint32_t g = 0; g < run.gpus(); ++g) ids.push_back(g);  // GPU i of domain d is host d x G + i
   for (const auto& g : run.cluster().domains().gpus()) {
+    if (!g) continue;
     recv.push_back(g->hbm.data() + l.recv);
-    ids.push_back(g->host());
+    here.push_back(g->host());
   }
-  return alltoall_wrong_elements(recv, ids, l.bytes, l.block, dtype, s.seed, checked);
+  return alltoall_wrong_elements(recv, ids, l.bytes, l.block, dtype, s.seed, checked, here);
 }
 
 nlohmann::json alltoall_object(const scenario& s, std::pair<uint64_t, uint64_t> writes) {
@@ -269,12 +289,11 @@ nlohmann::json run_hierarchical_alltoall(const scenario& s, const run_options& o
   auto check = [&](uint64_t bytes, sweep_row& row) {
     if (cs.data) row.wrong = check_received(s, run, layout_of(bytes, cs.gpus), cs.dtype, result_checked);
   };
-  const sweep_result sw = run_sweep(s.collective, cs.sizes, iterate, check);
-  nlohmann::json r = nvlink_report(s, opts, run.ctx(), run.cluster().domains(), sw.rows, result_checked, sw.all_done,
-                                   cs.wall_s(), cs.gpus);
-  const auto writes = cluster_writes(run.cluster());
-  complete_cluster_report(r, s, writes);
+  sweep_result sw = run_sweep(s.collective, cs.sizes, iterate, check);
+  scale_out& so = run.so();
+  auto [r, writes] = cluster_sweep_report(s, opts, cs, so, run.ctx(), run.cluster(), sw, result_checked);
   r["alltoall"] = alltoall_object(s, writes);
+  if (so.distributed()) r["scale_out"] = so.report();
   return r;
 }
 

@@ -60,9 +60,10 @@ pxn_route pxn_route_of(uint32_t L, uint32_t from, uint32_t to);
 // The data check: block i of member j's receive buffer (`recv[j]`, blocks of `block` bytes) against block j
 // of what member i's send buffer was filled with (fill_allreduce_source with `seed` and `ids[i]`, of `bytes`,
 // regenerated here, not read back from the model); the elements that differ, and the bytes compared added to
-// `checked`.
+// `checked`. `recv_member` (empty: 0, 1, ...): the member j each receive buffer is, when only some are here
+// (the GPUs this process simulates, docs/scale_out.md).
 uint64_t alltoall_wrong_elements(const std::vector<const uint8_t*>& recv, const std::vector<uint32_t>& ids,
                                  uint64_t bytes, uint64_t block, sw::sharp_dtype dtype, uint64_t seed,
-                                 uint64_t& checked);
+                                 uint64_t& checked, const std::vector<uint32_t>& recv_member = {});
 
 }  // namespace fabricsim::testbench

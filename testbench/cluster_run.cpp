@@ -5,15 +5,19 @@
 #include <chrono>
 #include <limits>
 #include <memory>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "sc_models/topology/gpu_cluster.h"
 #include "testbench/cluster_alltoall.h"
+#include "testbench/cluster_part.h"
 #include "testbench/collective_ops.h"
 #include "testbench/nvlink_collective.h"
 #include "testbench/nvlink_run.h"
 #include "testbench/rail_ring.h"
 #include "testbench/rail_sharp.h"
+#include "testbench/scale_out.h"
 #include "testbench/scenario.h"
 #include "testbench/simulation.h"
 #include "testbench/switch_factory.h"
@@ -81,9 +85,10 @@ hierarchical_bounds hierarchical_allreduce_bounds(const scenario& s) {
 }
 
 std::pair<uint64_t, uint64_t> cluster_writes(topology::gpu_cluster& cl) {
+  static const std::vector<nic::completion> k_none;  // a host another process simulates (its own count there)
   uint64_t n = 0, failed = 0;
   for (const topology::host& h : cl.scale_out().hosts())
-    for (const auto& comp : h.nic->completions()) {
+    for (const auto& comp : h.built() ? h.nic->completions() : k_none) {
       ++n;
       failed += comp.status != nic::completion_status::success;
     }
@@ -131,17 +136,27 @@ double cluster_sweep::wall_s() const {
 
 namespace {
 
-// The cluster, its per-domain rings and per-rail rings, and one iteration's three phases.
-class hierarchical_run {
+// The cluster, its per-domain rings and per-rail rings, and one iteration's three phases. Under mpirun
+// (cluster_part: this rank's NVLink domains) a phase's end is a global condition: each rank counts the units
+// it simulates that have finished (domains in phases 1 and 3, a rail's GPUs in phase 2), and at every window's
+// end the ranks sum the counts; the phase has ended at the latest finish of any rank, and the next one starts
+// collective.barrier_ns after it on every rank (at least the lookahead, so no earlier than the window's end).
+// A positive barrier_ns does the same in one process (the next phase starts barrier_ns after the last unit).
+class hierarchical_run : public core::calendar_client {
  public:
   hierarchical_run(const scenario& s, uint64_t max_bytes)
       : m_G(s.nvlink.gpus_per_domain),
         m_D(s.nvlink.domains),
         m_hbm(domain_allreduce_hbm_bytes(max_bytes)),
-        m_cl(s.nvlink, s.topology, s.link, make_switch_factory(s, ctx_init(s)), cluster_nic(s), s.pcie, m_hbm, m_ctx) {
-    for (const auto& g : m_cl.domains().gpus()) g->set_data(s.nic.place_data);
+        m_barrier(picoseconds::from_ns(s.collective.barrier_ns)),
+        m_part(s, ctx_init(s), m_hbm, cluster_nic(s), s.nic.place_data),
+        m_cl(m_part.cl) {
+    for (const auto& g : m_cl.domains().gpus())
+      if (g) g->set_data(s.nic.place_data);
     for (unsigned d = 0; d < m_D; ++d)
-      m_intra.push_back(make_domain_allreduce(s.collective.intra, m_cl.domains(), d, m_ctx.calendar));
+      m_intra.push_back(m_cl.domain_built(d)
+                            ? make_domain_allreduce(s.collective.intra, m_cl.domains(), d, m_ctx.calendar)
+                            : nullptr);
     if (s.collective.inter == "sharp") {
       m_sharp = make_rail_sharps(m_cl, s);
       for (auto& r : m_sharp) m_rails.push_back(r.get());
@@ -151,13 +166,21 @@ class hierarchical_run {
       m_rings.back()->connect(m_hbm);
       m_rails.push_back(m_rings.back().get());
     }
+    set_calendar_key(UINT64_MAX);  // a phase starts after that picosecond's arrivals, in every partition
+    if (so().distributed()) {
+      check_collective_lookahead(s, so(), {},
+                                 "a phase of the hierarchical allreduce ends when its last GPU "
+                                 "finishes on any process");
+      so().on_window_end([this] { phase_check(); });
+    }
   }
 
   // collective.inter sharp: the rails' trees (rail_sharp_summary); null for the ring.
   nlohmann::json sharp_summary() const { return m_sharp.empty() ? nlohmann::json() : rail_sharp_summary(m_sharp); }
 
   topology::gpu_cluster& cluster() { return m_cl; }
-  const core::sim_context& ctx() const { return m_ctx; }
+  scale_out& so() { return m_part.so; }
+  core::sim_context& ctx() { return m_ctx; }
 
   // One iteration of `c` (all phases, one after another); false when it did not end before `limit`.
   bool iterate(const domain_allreduce_config& c, picoseconds limit, std::array<picoseconds, 4>& at) {
@@ -165,9 +188,20 @@ class hierarchical_run {
     m_at = &at;
     at[0] = core::now();
     start_phase(1);
-    if (core::now() < limit) sc_core::sc_start(core::to_sc_time(limit - core::now()), sc_core::SC_EXIT_ON_STARVATION);
-    return m_phase == 3 && m_done == m_D;
+    if (!so().distributed()) {
+      if (core::now() < limit) sc_core::sc_start(core::to_sc_time(limit - core::now()), sc_core::SC_EXIT_ON_STARVATION);
+      return m_phase == 3 && m_ended;
+    }
+    // The windows find every phase's end; a phase that ended without any event (nothing to send) is found
+    // after them, by the same global count.
+    while (!(m_phase == 3 && m_ended) && core::now() < limit) {
+      so().start(limit, sc_core::SC_EXIT_ON_STARVATION);
+      if (!phase_check()) break;
+    }
+    return m_phase == 3 && m_ended;
   }
+
+  void on_due(picoseconds) override { start_phase(m_phase + 1); }
 
  private:
   core::sim_context& ctx_init(const scenario& s) {
@@ -178,15 +212,21 @@ class hierarchical_run {
   void start_phase(unsigned ph) {
     m_phase = ph;
     m_done = 0;
+    m_ended = false;
+    m_done_at = core::now();
+    // Under mpirun no rank sees a whole phase: its units are counted (phase_check), not the callbacks' end.
     auto done = [this](picoseconds) { unit_done(); };
     if (ph != 2) {
       domain_allreduce_config pc = m_c;
       pc.phase = ph == 1 ? domain_phase::reduce_scatter : domain_phase::allgather;
-      for (auto& a : m_intra) a->start(pc, done);
+      for (auto& a : m_intra)
+        if (a) a->start(pc, done);
       return;
     }
-    for (unsigned r = 0; r < m_G; ++r) {
-      const auto [off, len] = m_intra[0]->owned_chunk(m_c, r);  // what GPU r holds after the reduce-scatter
+    const domain_allreduce* any = nullptr;
+    for (const auto& a : m_intra) any = any ? any : a.get();
+    for (unsigned r = 0; r < m_G && any; ++r) {
+      const auto [off, len] = any->owned_chunk(m_c, r);  // what GPU r holds after the reduce-scatter
       rail_shard sh;
       sh.addr = m_c.buffer_addr + off;
       sh.bytes = len;
@@ -194,28 +234,67 @@ class hierarchical_run {
       sh.slice_bytes = m_c.slice_bytes;
       sh.dtype = m_c.dtype;
       sh.data = m_c.data;
-      m_rails[r]->start(sh, done);
+      m_rails[r]->start(sh, so().distributed() ? std::function<void(picoseconds)>() : done);
     }
   }
 
-  // A domain (phases 1, 3) or a rail (phase 2) has finished: the phase ends with the last of them.
+  // A domain (phases 1, 3) or a rail (phase 2) has finished: in one process the phase ends with the last of
+  // them.
   void unit_done() {
-    if (++m_done < (m_phase == 2 ? m_G : m_D)) return;
-    (*m_at)[m_phase] = core::now();
-    if (m_phase < 3) start_phase(m_phase + 1);
+    ++m_done;
+    m_done_at = core::now();
+    if (so().distributed() || m_done < (m_phase == 2 ? m_G : m_D)) return;
+    end_phase(core::now());
+  }
+
+  // Under mpirun, at a window's end (and after the run's last window) on every rank: whether the running phase
+  // has ended on every rank; if so, it ends at the latest finish. Returns whether a phase ended.
+  bool phase_check() {
+    if (m_phase == 0 || m_ended) return false;
+    uint64_t finished = m_done;
+    picoseconds at = m_done_at;
+    if (m_phase == 2 && !m_rings.empty()) {
+      finished = 0;
+      for (const auto& r : m_rings) {
+        finished += r->finished();
+        at = std::max(at, r->finished_at());
+      }
+    }
+    const uint64_t expected = m_phase != 2 ? m_D : m_rings.empty() ? m_G : m_G * m_D;
+    if (so().sum(finished) < expected) return false;
+    end_phase(picoseconds{so().max(at.value)});
+    return true;
+  }
+
+  void end_phase(picoseconds at) {
+    m_ended = true;
+    (*m_at)[m_phase] = at;
+    if (m_phase == 3) return;
+    if (m_barrier.value == 0) {
+      start_phase(m_phase + 1);
+      return;
+    }
+    if (at + m_barrier < core::now())
+      throw std::logic_error("hierarchical allreduce: phase " + std::to_string(m_phase + 1) + " would start at " +
+                             std::to_string(at.value + m_barrier.value) + " ps, before now");
+    m_ctx.calendar.schedule(this, at + m_barrier);
   }
 
   core::sim_context m_ctx;
   uint64_t m_G, m_D, m_hbm;
-  topology::gpu_cluster m_cl;
-  std::vector<std::unique_ptr<domain_allreduce>> m_intra;
-  std::vector<std::unique_ptr<rail_ring>> m_rings;   // collective.inter ring
-  std::vector<std::unique_ptr<rail_sharp>> m_sharp;  // collective.inter sharp
-  std::vector<rail_allreduce*> m_rails;              // phase 2, by rail
+  picoseconds m_barrier;
+  cluster_part m_part;
+  topology::gpu_cluster& m_cl;
+  std::vector<std::unique_ptr<domain_allreduce>> m_intra;  // by domain; null where another rank has it
+  std::vector<std::unique_ptr<rail_ring>> m_rings;         // collective.inter ring
+  std::vector<std::unique_ptr<rail_sharp>> m_sharp;        // collective.inter sharp
+  std::vector<rail_allreduce*> m_rails;                    // phase 2, by rail
   domain_allreduce_config m_c;
   std::array<picoseconds, 4>* m_at = nullptr;
   unsigned m_phase = 0;
   uint64_t m_done = 0;
+  picoseconds m_done_at{};
+  bool m_ended = false;
 };
 
 nlohmann::json hierarchical_object(const scenario& s, std::pair<uint64_t, uint64_t> writes) {
@@ -256,18 +335,18 @@ nlohmann::json run_hierarchical_allreduce(const scenario& s, const run_options& 
   auto check = [&](uint64_t bytes, sweep_row& row) {
     if (!cs.data) return;
     std::vector<uint32_t> members;
-    for (const auto& g : dom.gpus()) members.push_back(g->host());
+    for (uint32_t g = 0; g < cs.gpus; ++g) members.push_back(g);  // GPU i of domain d is host d x G + i
     const std::vector<uint8_t> ref = allreduce_reference(bytes, cs.dtype, s.seed, members);
     for (const auto& g : dom.gpus()) {
+      if (!g) continue;  // another process checks it
       row.wrong +=
           count_wrong_elements(g->hbm.data() + sweep_config(s, bytes).buffer_addr, ref.data(), bytes, cs.dtype);
       result_checked += bytes;
     }
   };
-  const sweep_result sw = run_sweep(s.collective, cs.sizes, iterate, check);
-  nlohmann::json r = nvlink_report(s, opts, run.ctx(), dom, sw.rows, result_checked, sw.all_done, cs.wall_s(), cs.gpus);
-  const auto writes = cluster_writes(run.cluster());
-  complete_cluster_report(r, s, writes);
+  sweep_result sw = run_sweep(s.collective, cs.sizes, iterate, check);
+  scale_out& so = run.so();
+  auto [r, writes] = cluster_sweep_report(s, opts, cs, so, run.ctx(), run.cluster(), sw, result_checked);
   r["hierarchical"] = hierarchical_object(s, writes);
   const nlohmann::json sharp = run.sharp_summary();
   if (!sharp.is_null()) {  // a SHARP packet lost or unexpected, or a credit broken: not verified
@@ -275,7 +354,24 @@ nlohmann::json run_hierarchical_allreduce(const scenario& s, const run_options& 
     r["verified"] = r["verified"].get<bool>() && sharp["unexpected"] == 0u && sharp["host_unexpected"] == 0u &&
                     sharp["credit_violations"] == 0u && sharp["credit_overruns"] == 0u;
   }
+  if (so.distributed()) r["scale_out"] = so.report();
   return r;
+}
+
+std::pair<nlohmann::json, std::pair<uint64_t, uint64_t>> cluster_sweep_report(
+    const scenario& s, const run_options& opts, const cluster_sweep& cs, scale_out& so, const core::sim_context& ctx,
+    topology::gpu_cluster& cl, sweep_result& sw, uint64_t result_checked) {
+  so.merge_statistics();  // under mpirun: every rank's counters, the whole fabric's on rank 0
+  std::vector<uint64_t> counts{result_checked};
+  for (const sweep_row& row : sw.rows) counts.push_back(row.wrong);
+  if (so.distributed()) so.sum(counts);
+  for (size_t i = 0; i < sw.rows.size(); ++i) sw.rows[i].wrong = counts[i + 1];
+  nlohmann::json r =
+      nvlink_report(s, opts, ctx, cl.domains(), sw.rows, counts[0], sw.all_done, cs.wall_s(), cs.gpus, &so);
+  auto writes = cluster_writes(cl);
+  if (so.distributed()) writes = {so.sum(writes.first), so.sum(writes.second)};
+  complete_cluster_report(r, s, writes);
+  return {std::move(r), writes};
 }
 
 nic::supernic_params cluster_nic_params(const scenario& s) {

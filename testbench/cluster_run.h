@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "sc_models/core/sim_context.h"
 #include "sc_models/core/units.h"
 #include "sc_models/nic/supernic.h"
 #include "sc_models/switch/quantum/sharp_aggregator.h"
@@ -32,6 +33,8 @@ namespace fabricsim::testbench {
 
 struct scenario;
 struct run_options;
+struct sweep_result;
+class scale_out;
 
 // `collective.op: alltoall` goes to run_hierarchical_alltoall (testbench/cluster_alltoall.h).
 nlohmann::json run_hierarchical_allreduce(const scenario& s, const run_options& opts);
@@ -61,6 +64,13 @@ struct cluster_sweep {
   core::picoseconds limit;
   std::chrono::steady_clock::time_point wall0;
 };
+
+// The end of a sweep on a cluster (the allreduce's and the alltoall's): statistics merged over the ranks, each
+// size's wrong elements and the result bytes checked summed (the ranks check their own GPUs), nvlink_report,
+// the rail WRITEs summed and complete_cluster_report. The report and the WRITEs (completed, failed).
+std::pair<nlohmann::json, std::pair<uint64_t, uint64_t>> cluster_sweep_report(
+    const scenario& s, const run_options& opts, const cluster_sweep& cs, scale_out& so, const core::sim_context& ctx,
+    topology::gpu_cluster& cl, sweep_result& sw, uint64_t result_checked);
 
 // The hand bounds (GB/s of busbw, N = G x D GPUs, bus factor 2(N-1)/N), from link rates and wire formats:
 // NVLink: phases 1 and 3 send 2(G-1)/G of the buffer per GPU at B_nv (nvlink_ring_busbw_bound), so

@@ -10,6 +10,7 @@
 #include "sc_models/topology/nvlink_domain.h"
 #include "testbench/collective_ops.h"
 #include "testbench/nvlink_collective.h"
+#include "testbench/scale_out.h"
 #include "testbench/scenario.h"
 #include "testbench/simulation.h"
 
@@ -60,7 +61,7 @@ domain_allreduce_config sweep_config(const scenario& s, uint64_t bytes) {
 void fill_sources(const scenario& s, topology::nvlink_domains& dom, const domain_allreduce_config& c) {
   if (!c.data) return;
   for (const auto& g : dom.gpus())
-    fill_allreduce_source(g->hbm.data() + c.buffer_addr, c.bytes, c.dtype, s.seed, g->host());
+    if (g) fill_allreduce_source(g->hbm.data() + c.buffer_addr, c.bytes, c.dtype, s.seed, g->host());
 }
 
 namespace {
@@ -167,7 +168,7 @@ sweep_result run_sweep(const collective_params& p, const std::vector<uint64_t>& 
 
 nlohmann::json nvlink_report(const scenario& s, const run_options& opts, const core::sim_context& ctx,
                              topology::nvlink_domains& dom, const std::vector<sweep_row>& rows, uint64_t result_checked,
-                             bool all_done, double wall_s, uint64_t n) {
+                             bool all_done, double wall_s, uint64_t n, scale_out* so) {
   const collective_params& p = s.collective;
   nlohmann::json r;
   add_run_header(r, s, opts, ctx, core::now(), wall_s);
@@ -178,7 +179,8 @@ nlohmann::json nvlink_report(const scenario& s, const run_options& opts, const c
   c["ranks"] = n;
   c["placement"] = "nvl72";
   nlohmann::json hosts = nlohmann::json::array();
-  for (unsigned i = 0; i < n; ++i) hosts.push_back(dom.gpus()[i]->name());
+  for (unsigned i = 0; i < n; ++i)  // a GPU another process simulates by its name (topology/nvlink_domain.h)
+    hosts.push_back(fmt::format("d{}_gpu{}", i / dom.gpus_per_domain(), i % dom.gpus_per_domain()));
   c["rank_hosts"] = std::move(hosts);
   c["iterations"] = p.iterations;
   c["warmup_iterations"] = p.warmup_iterations;
@@ -196,17 +198,26 @@ nlohmann::json nvlink_report(const scenario& s, const run_options& opts, const c
   c["rows"] = out.rows;
   uint64_t landed = 0, transfers = 0, max_used_flits = 0, stall_ps = 0, nvls_copies = 0, nvls_unexpected = 0;
   for (const auto& g : dom.gpus()) {
+    if (!g) continue;  // another process simulates it: its figures are summed below
     landed += g->landed_bytes();
     transfers += ctx.stats.counter_value(g->name(), "transfers_landed");
     for (unsigned l = 0; l < g->links(); ++l) stall_ps += g->port(l).sender().stall_ps(0, core::now());
   }
   for (const auto& chip : dom.chips()) {
+    if (!chip) continue;
     for (unsigned i = 0; i < chip->ports(); ++i)
       max_used_flits = std::max(max_used_flits, chip->receiver(i).max_used(0));
     nvls_copies += chip->nvls().counters().copies;
     nvls_unexpected += chip->nvls().counters().unexpected;
   }
-  const uint64_t overruns = dom.credit_overruns(), violations = dom.credit_violations();
+  uint64_t overruns = dom.credit_overruns(), violations = dom.credit_violations(), in_use = ctx.pool.in_use();
+  if (so && so->distributed()) {  // every rank's GPUs and chips
+    std::vector<uint64_t> v{landed, transfers, stall_ps, nvls_copies, nvls_unexpected, overruns, violations, in_use};
+    so->sum(v);
+    landed = v[0], transfers = v[1], stall_ps = v[2], nvls_copies = v[3], nvls_unexpected = v[4];
+    overruns = v[5], violations = v[6], in_use = v[7];
+    max_used_flits = so->max(max_used_flits);
+  }
   r["collective"] = std::move(c);
   r["nvlink"] = {{"domains", s.nvlink.domains},
                  {"gpus_per_domain", n},
@@ -230,7 +241,7 @@ nlohmann::json nvlink_report(const scenario& s, const run_options& opts, const c
   r["ports"] = nlohmann::json::array();
   r["stats"] = ctx.stats.to_json();
   r["stat_descriptions"] = ctx.stats.descriptions_json();  // each statistic's unit and description, once
-  r["packets_in_use_at_end"] = ctx.pool.in_use();
+  r["packets_in_use_at_end"] = in_use;
   r["data_checked"] = s.nic.place_data;
   r["placed_bytes"] = landed;
   r["mismatched_bytes"] = 0;

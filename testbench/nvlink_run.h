@@ -22,6 +22,7 @@ namespace fabricsim::testbench {
 struct scenario;
 struct run_options;
 struct collective_params;
+class scale_out;
 
 nlohmann::json run_nvlink_collective(const scenario& s, const run_options& opts);
 
@@ -58,10 +59,11 @@ sweep_result run_sweep(const collective_params& p, const std::vector<uint64_t>& 
 
 // The report of a sweep on NVLink domains: the fields every collective report has (docs/report.md; the
 // nccl-tests table reads them) and the `nvlink` object; `ranks`: GPUs taking part (the first `ranks` of
-// dom.gpus()), for the bus factor.
+// dom.gpus()), for the bus factor. `so`: under mpirun the GPUs' and chips' figures are summed over the ranks
+// (`rows` and `result_checked` must be already).
 nlohmann::json nvlink_report(const scenario& s, const run_options& opts, const core::sim_context& ctx,
                              topology::nvlink_domains& dom, const std::vector<sweep_row>& rows, uint64_t result_checked,
-                             bool all_done, double wall_s, uint64_t ranks);
+                             bool all_done, double wall_s, uint64_t ranks, scale_out* so = nullptr);
 
 // collective.dtype as the NVLink reductions take it (float, int32, bfloat16); config_error for another.
 sw::sharp_dtype nvlink_dtype(const scenario& s);

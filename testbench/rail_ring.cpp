@@ -21,6 +21,7 @@ rail_ring::rail_ring(topology::gpu_cluster& cl, unsigned rail, core::arrival_cal
   // PCIe hop into HBM is not timed).
   for (uint32_t d = 0; d < m_n; ++d) {
     topology::host& h = m_cl.nic_host(d, m_rail);
+    if (!h.built()) continue;  // another process simulates that domain (docs/scale_out.md)
     h.tray->set_on_message_landed([this, d](const pcie::landed_message& m) {
       if (m_s.data) landed(d, m);
     });
@@ -35,19 +36,20 @@ void rail_ring::connect(uint64_t hbm_bytes) {
   std::vector<uint32_t> rq(m_n);
   m_sq.resize(m_n);
   m_rkey.resize(m_n);
+  // A NIC another process simulates hands out the same numbers by its own rules (gpu_cluster::create_qp).
   for (uint32_t d = 0; d < m_n; ++d) {
-    nic::supernic& nic = *m_cl.nic_host(d, m_rail).nic;
-    m_rkey[d] = nic.register_region(0, hbm_bytes);
-    m_sq[d] = nic.create_qp();
+    const size_t h = m_cl.host_of(d, m_rail);
+    m_rkey[d] = m_cl.register_region(h, 0, hbm_bytes);
+    m_sq[d] = m_cl.create_qp(h);
   }
   // Each domain's NIC: one QP towards the next domain (requester) and one from the previous (responder).
-  for (uint32_t d = 0; d < m_n; ++d) rq[(d + 1) % m_n] = m_cl.nic_host((d + 1) % m_n, m_rail).nic->create_qp();
+  for (uint32_t d = 0; d < m_n; ++d) rq[(d + 1) % m_n] = m_cl.create_qp(m_cl.host_of((d + 1) % m_n, m_rail));
   for (uint32_t d = 0; d < m_n; ++d) {
     const uint32_t next = (d + 1) % m_n;
     topology::host& a = m_cl.nic_host(d, m_rail);
     topology::host& b = m_cl.nic_host(next, m_rail);
-    a.nic->connect_qp(m_sq[d], b.ip, rq[next], 0, 0);
-    b.nic->connect_qp(rq[next], a.ip, m_sq[d], 0, 0);
+    if (a.built()) a.nic->connect_qp(m_sq[d], b.ip, rq[next], 0, 0);
+    if (b.built()) b.nic->connect_qp(rq[next], a.ip, m_sq[d], 0, 0);
   }
 }
 
@@ -66,15 +68,16 @@ void rail_ring::start(const rail_shard& s, std::function<void(picoseconds)> done
   m_elements = s.bytes / elt();
   m_slice = std::max<uint64_t>(s.slice_bytes / elt(), 1) * elt();
   m_finished = 0;
-  m_last = core::now();
+  m_last = m_finished_at = core::now();
   m_left.assign(m_n, s.bytes);
   m_reduce_free.assign(m_n, picoseconds{});
   if (m_n < 2 || s.bytes == 0) {
+    for (uint32_t r = 0; r < m_n; ++r) m_finished += m_cl.nic_host(r, m_rail).built() ? 1 : 0;
     if (m_done) m_done(core::now());
     return;
   }
   for (uint32_t r = 0; r < m_n; ++r)
-    for (uint32_t j = 0; j < slices(chunk_sent(r, 0)); ++j) send(r, 0, j);
+    for (uint32_t j = 0; m_cl.nic_host(r, m_rail).built() && j < slices(chunk_sent(r, 0)); ++j) send(r, 0, j);
 }
 
 void rail_ring::send(uint32_t r, uint32_t g, uint32_t j) {
@@ -137,6 +140,7 @@ void rail_ring::account(uint32_t q, uint64_t len, picoseconds t) {
   m_left[q] -= len;
   if (m_left[q] != 0) return;
   m_last = std::max(m_last, t);
+  m_finished_at = core::now();
   if (++m_finished == m_n && m_done) m_done(m_last);
 }
 

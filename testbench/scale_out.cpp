@@ -43,10 +43,21 @@ void check_scale_out_supported(const scenario& s, const run_options& /*opts*/) {
   // Collectives are cut on Spectrum and Quantum fabrics (docs/scale_out.md); SHARP's aggregation trees in the
   // switches are not cut yet.
   if (s.workload.kind == "collective" && s.collective.algo == "sharp") refuse("collective.algo sharp");
-  // A training step is cut on a flat fabric (training.comm_backend fabric); on a system preset the GPUs'
-  // NVLink domains, trays and rails are one gpu_cluster that each process would build whole.
+  // A training step is cut on a flat fabric (training.comm_backend fabric); on a system preset the cluster
+  // backend's phase and collective ends are local counts and callbacks, not yet summed at window ends.
   if (s.workload.kind == "training" && s.system.preset != "none")
-    refuse("workload.kind training on system.preset " + s.system.preset + " (training.comm_backend cluster)");
+    refuse("workload.kind training on system.preset " + s.system.preset +
+           " (training.comm_backend cluster: its collectives' phase ends are counted in one process, not summed at "
+           "window ends)");
+  // On a system preset the NVLink domain is the unit of partition (testbench/cluster_part.h): the hierarchical
+  // allreduce with a ring across the rails and the hierarchical alltoall are cut; SHARP on the rails is not.
+  if (s.workload.kind == "collective" && s.system.preset != "none" && s.collective.algo == "hierarchical" &&
+      s.collective.inter == "sharp")
+    refuse("collective.inter sharp (SHARP across the rails)");
+  if (s.topology.kind == "nvl72" || (s.system.preset != "none" && s.workload.kind == "collective" &&
+                                     (s.collective.algo == "nvlink_ring" || s.collective.algo == "nvls")))
+    refuse("a collective inside the NVLink domains alone (collective.algo " + s.collective.algo +
+           "; no link joins two domains, so nothing would cross)");
   if (s.switch_model.name != "spectrum4" && s.switch_model.name != "quantum_x800")
     refuse("switch.model " + s.switch_model.name);
   // A credit update crossing ranks must arrive beyond the lookahead (the shortest crossing cable): the cable's

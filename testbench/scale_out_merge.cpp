@@ -201,11 +201,11 @@ std::vector<uint8_t> stats_merge::pack(core::stats_registry& stats, const mpi::p
                                        [](const std::pair<const uint64_t*, uint64_t>& b, const uint64_t* k) {
                                          return std::less<const uint64_t*>()(b.first, k);
                                        });
-      if (it == m_base.end() || it->first != e.counter)
-        throw std::logic_error("scale_out: counter " + e.instance + "." + e.name +
-                               " was registered after the run began");
-      out.put(*e.counter - it->second);
-      out.put(it->second);
+      // An entry registered after the bases were taken (an NVLink GPU's or chip's, at the end of elaboration,
+      // on the rank of its domain only) started at 0.
+      const uint64_t base = (it == m_base.end() || it->first != e.counter) ? 0 : it->second;
+      out.put(*e.counter - base);
+      out.put(base);
     } else if (k == stat_kind::counter) {
       out.put(*e.counter);
     } else if (k == stat_kind::gauge) {

@@ -201,8 +201,12 @@ void link_exchange::inject(const std::vector<uint8_t>& in) {
       topology::host& src = m_fab.hosts()[size_t(h.payload_host)];
       const bool here = m_part.host_rank(size_t(h.payload_host)) == m_world.rank();
       // A payload from a NIC's transmit buffer refers to it again where that NIC is simulated; elsewhere it
-      // lands in the mirror of the host's memory at the same address (the buffer mirrors those addresses).
-      const bool in_tx = here && payload_place(h.vl) == payload_place::transmit_buffer;
+      // lands in the mirror of the host's memory at the same address (the buffer mirrors those addresses). A
+      // frame back home after a detour through another rank (a leaf-spine-leaf path whose spine is there)
+      // names that rank's mirror (place memory), but a NIC with a transmit buffer sends only from it: its
+      // memory may not hold the bytes (a GPU's NIC reads HBM through its tray, topology/gpu_cluster.h).
+      const bool in_tx =
+          here && (payload_place(h.vl) == payload_place::transmit_buffer || src.nic->transmit_buffer() != nullptr);
       const uint8_t* where = (in_tx ? src.nic->transmit_buffer() : src.buffer().data()) + h.payload_offset;
       if (h.has_payload) {
         // The bytes land in this rank's mirror of the sending host's memory, at the same place: the descriptor

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "sc_models/core/sim_context.h"
 #include "sc_models/nic/supernic.h"
@@ -31,11 +32,15 @@ topology_params cluster_scale_out(const nvlink::nvlink_params& nv, topology_para
 class gpu_cluster {
  public:
   // `hbm_bytes`: each GPU's HBM modelled. `nic` must have placement pcie (the tray is the GPU's path);
-  // `scale_out` is checked by cluster_scale_out.
+  // `scale_out` is checked by cluster_scale_out. `built` (the scale-out fabric's device mask, fabric's
+  // constructor; empty: everything) says what this process builds in a scale-out run (docs/scale_out.md): an
+  // NVLink domain is built where its GPUs' NICs are, which must all be on one process (std::logic_error
+  // otherwise); the other domains' GPUs and chips are nullptr (nvlink_domains).
   gpu_cluster(const nvlink::nvlink_params& nv, const topology_params& scale_out, const cable_params& cable,
               const sw::switch_factory& make_switch, const nic::supernic_params& nic,
               const pcie::host_tray_params& tray, uint64_t hbm_bytes, core::sim_context& ctx,
-              const std::map<std::string, nic::supernic_params>& nic_overrides = {});
+              const std::map<std::string, nic::supernic_params>& nic_overrides = {},
+              const std::vector<bool>& built = {});
   gpu_cluster(const gpu_cluster&) = delete;
   gpu_cluster& operator=(const gpu_cluster&) = delete;
 
@@ -46,10 +51,21 @@ class gpu_cluster {
   // The scale-out host (SuperNIC and tray) of GPU i of `domain`.
   size_t host_of(unsigned domain, unsigned i) const { return size_t(domain) * gpus_per_domain() + i; }
   host& nic_host(unsigned domain, unsigned i) { return m_fabric->hosts()[host_of(domain, i)]; }
+  bool domain_built(unsigned domain) const { return m_domains.built(domain); }
+
+  // What a GPU's NIC hands out at set-up: by the NIC where it is built here, else by the NIC's own rules
+  // (supernic::qpn_of, rkey_of), so that every process numbers a queue pair or region alike.
+  uint32_t create_qp(size_t host);
+  uint32_t register_region(size_t host, uint64_t va, uint64_t bytes);
 
  private:
   nvlink_domains m_domains;
   std::unique_ptr<fabric> m_fabric;
+  std::vector<size_t> m_remote_qps, m_remote_regions;  // [host]: handed out for a NIC built elsewhere
 };
+
+// The NVLink domain of each host of a cluster's scale-out fabric (GPU r of domain d is host d x G + r), and
+// the mask of domains built from the fabric's device mask (empty: all).
+std::vector<bool> built_domains(const nvlink::nvlink_params& nv, const std::vector<bool>& built);
 
 }  // namespace fabricsim::topology

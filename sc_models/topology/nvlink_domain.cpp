@@ -1,9 +1,13 @@
 // The NVLink scale-up domain builder.
 #include "sc_models/topology/nvlink_domain.h"
 
+#include <stdexcept>
+#include <string>
+
 namespace fabricsim::topology {
 
-nvlink_domains::nvlink_domains(const nvlink::nvlink_params& params, uint64_t hbm_bytes, core::sim_context& ctx)
+nvlink_domains::nvlink_domains(const nvlink::nvlink_params& params, uint64_t hbm_bytes, core::sim_context& ctx,
+                               const std::vector<bool>& built)
     : m_params(params) {
   params.validate("nvlink");
   const unsigned G = gpus_per_domain(), C = chips_per_domain(), L = unsigned(params.links_per_gpu);
@@ -12,7 +16,19 @@ nvlink_domains::nvlink_domains(const nvlink::nvlink_params& params, uint64_t hbm
   lp.rate_gbps = params.link_gbytes_per_s * 8.0;
   lp.propagation_ns = params.link_latency_ns;
   lp.fec_latency_ns = 0.0;
+  if (!built.empty() && built.size() != domains())
+    throw std::logic_error("nvlink_domains: a mask of " + std::to_string(built.size()) + " domains, not " +
+                           std::to_string(domains()));
+  // Calendar keys in build order as if every domain were built, so simultaneous events are served in an order
+  // the model defines, the same in every partition.
+  uint64_t key = 0;
   for (unsigned d = 0; d < domains(); ++d) {
+    if (!built.empty() && !built[d]) {
+      m_gpus.resize(m_gpus.size() + G);
+      m_chips.resize(m_chips.size() + C);
+      key += 2 * uint64_t(G) * L;
+      continue;
+    }
     const std::string dn = "d" + std::to_string(d) + "_";
     for (unsigned i = 0; i < G; ++i)
       m_gpus.push_back(std::make_unique<nvlink::gpu_endpoint>((dn + "gpu" + std::to_string(i)).c_str(), params, i,
@@ -37,11 +53,10 @@ nvlink_domains::nvlink_domains(const nvlink::nvlink_params& params, uint64_t hbm
         up.bind(s, port);
         s.connect_port(port, down);
         down.bind(g, l);
+        up.set_calendar_key(++key);
+        down.set_calendar_key(++key);
       }
   }
-  // Calendar keys in build order, so simultaneous events are served in an order the model defines.
-  uint64_t key = 0;
-  for (auto& l : m_links) l->set_calendar_key(++key);
 }
 
 void nvlink_domains::start_nvls(unsigned domain, nvlink::nvls_op op, const std::vector<uint32_t>& members) {
@@ -52,15 +67,15 @@ void nvlink_domains::start_nvls(unsigned domain, nvlink::nvls_op op, const std::
 
 uint64_t nvlink_domains::credit_overruns() const {
   uint64_t n = 0;
-  for (const auto& g : m_gpus) n += g->credit_overruns();
-  for (const auto& s : m_chips) n += s->credit_overruns();
+  for (const auto& g : m_gpus) n += g ? g->credit_overruns() : 0;
+  for (const auto& s : m_chips) n += s ? s->credit_overruns() : 0;
   return n;
 }
 
 uint64_t nvlink_domains::credit_violations() const {
   uint64_t n = 0;
-  for (const auto& g : m_gpus) n += g->credit_violations();
-  for (const auto& s : m_chips) n += s->credit_violations();
+  for (const auto& g : m_gpus) n += g ? g->credit_violations() : 0;
+  for (const auto& s : m_chips) n += s ? s->credit_violations() : 0;
   return n;
 }
 

@@ -23,8 +23,11 @@ namespace fabricsim::topology {
 class nvlink_domains {
  public:
   // `hbm_bytes`: the HBM modelled per GPU (what the workload allocates). GPU host ids (payload pattern) run
-  // 0 .. domains x gpus_per_domain - 1 across domains.
-  nvlink_domains(const nvlink::nvlink_params& params, uint64_t hbm_bytes, core::sim_context& ctx);
+  // 0 .. domains x gpus_per_domain - 1 across domains. `built[d]` (empty: all) says which domains this
+  // process builds (a scale-out rank, docs/scale_out.md): the GPUs and chips of the others are nullptr in
+  // gpus() and chips(), and their links are not built; every link keeps the calendar key it has when all are.
+  nvlink_domains(const nvlink::nvlink_params& params, uint64_t hbm_bytes, core::sim_context& ctx,
+                 const std::vector<bool>& built = {});
   nvlink_domains(const nvlink_domains&) = delete;
   nvlink_domains& operator=(const nvlink_domains&) = delete;
 
@@ -32,6 +35,8 @@ class nvlink_domains {
   unsigned domains() const { return unsigned(m_params.domains); }
   unsigned gpus_per_domain() const { return unsigned(m_params.gpus_per_domain); }
   unsigned chips_per_domain() const { return unsigned(m_params.switch_chips); }
+  // Whether this process builds domain `d` (always, outside a scale-out run).
+  bool built(unsigned d) const { return m_gpus[size_t(d) * gpus_per_domain()] != nullptr; }
   nvlink::gpu_endpoint& gpu(unsigned domain, unsigned i) { return *m_gpus[domain * gpus_per_domain() + i]; }
   nvlink::nvlink_switch& chip(unsigned domain, unsigned c) { return *m_chips[domain * chips_per_domain() + c]; }
   const std::vector<std::unique_ptr<nvlink::gpu_endpoint>>& gpus() const { return m_gpus; }
@@ -43,7 +48,7 @@ class nvlink_domains {
   // Starts an NVLS operation on every chip of `domain` over the GPUs `members` (indices in the domain).
   void start_nvls(unsigned domain, nvlink::nvls_op op, const std::vector<uint32_t>& members);
 
-  // Credits: overruns of any receiver and sends beyond the advertised limit, over every GPU and chip.
+  // Credits: overruns of any receiver and sends beyond the advertised limit, over every GPU and chip built here.
   uint64_t credit_overruns() const;
   uint64_t credit_violations() const;
 

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <string>
 #include <vector>
 
 #include "sc_models/switch/oq_switch.h"
@@ -170,6 +171,73 @@ TEST(gpu_cluster, a_nic_without_its_tray_is_refused) {
   });
   EXPECT_FALSE(c.ok);
   EXPECT_NE(c.output.find("nic.placement dmi"), std::string::npos) << c.output;
+}
+
+// What a process of a scale-out run builds (docs/scale_out.md, System presets): with the device mask of the
+// scale-out fabric (hosts 0..7, then leaves 0..3 and the spine), only the NVLink domains whose NICs are built.
+// Returns each NVLink link's name and calendar key, what the NICs of hosts 0 and 4 hand out, and the nulls.
+json build_masked(const std::vector<bool>& built) {
+  const child_result c = run_in_child([&] {
+    core::sim_context ctx;
+    const sw::switch_factory make = [&](const std::string& name, unsigned ports) {
+      return std::make_unique<sw::oq_switch>(name.c_str(), sw::oq_switch_params{}, ports, ctx);
+    };
+    nic::supernic_params np;
+    np.placement = "pcie";
+    topology::gpu_cluster cl(two_domains(), rails(), {}, make, np, {}, k_hbm, ctx, {}, built);
+    json out;
+    for (const auto& l : cl.domains().links()) out["keys"][l->name()] = l->calendar_key();
+    for (size_t h : {0, 4}) {
+      const uint32_t q0 = cl.create_qp(h), q1 = cl.create_qp(h), k0 = cl.register_region(h, 0, 4096);
+      out["numbers"].push_back({q0, q1, k0});
+    }
+    for (const auto& g : cl.domains().gpus()) out["gpus"].push_back(g != nullptr);
+    for (const auto& s : cl.domains().chips()) out["chips"].push_back(s != nullptr);
+    out["built"] = {cl.domain_built(0), cl.domain_built(1)};
+    out["nics"] = {cl.nic_host(0, 0).built(), cl.nic_host(1, 0).built()};
+    return out.dump();
+  });
+  EXPECT_TRUE(c.ok) << c.output;
+  return c.ok ? json::parse(c.output) : json();
+}
+
+TEST(gpu_cluster, a_mask_builds_only_its_domains_with_the_numbers_and_keys_of_the_whole_cluster) {
+  const json all = build_masked({});
+  std::vector<bool> mask(8 + 5, true);             // 8 hosts, 4 rail leaves, 1 spine
+  for (size_t h = 0; h < 4; ++h) mask[h] = false;  // domain 0 elsewhere
+  const json part = build_masked(mask);
+  ASSERT_FALSE(all.is_null());
+  ASSERT_FALSE(part.is_null());
+  EXPECT_EQ(part["built"], json({false, true}));
+  EXPECT_EQ(part["nics"], json({false, true}));
+  EXPECT_EQ(part["gpus"], json({false, false, false, false, true, true, true, true}));
+  EXPECT_EQ(part["chips"], json({false, false, true, true}));
+  // Domain 1's links only (4 GPUs x 4 links, both directions), each with the key the whole cluster gives it:
+  // domain 0's 32 links come first, so domain 1's first (d1_gpu0_to_nvsw0_0: 2 links per chip) is 33.
+  ASSERT_EQ(part["keys"].size(), 32u);
+  EXPECT_EQ(all["keys"].size(), 64u);
+  EXPECT_EQ(part["keys"]["d1_gpu0_to_nvsw0_0"], 33u);
+  for (const auto& [name, key] : part["keys"].items()) EXPECT_EQ(key, all["keys"][name]) << name;
+  // A NIC built elsewhere hands out, by its rules, what the real NIC does in the whole cluster.
+  EXPECT_EQ(part["numbers"], all["numbers"]);
+  EXPECT_NE(all["numbers"][0][0], all["numbers"][0][1]);
+}
+
+TEST(gpu_cluster, a_mask_that_splits_a_domain_is_refused) {
+  const child_result c = run_in_child([] {
+    core::sim_context ctx;
+    const sw::switch_factory make = [&](const std::string& name, unsigned ports) {
+      return std::make_unique<sw::oq_switch>(name.c_str(), sw::oq_switch_params{}, ports, ctx);
+    };
+    nic::supernic_params np;
+    np.placement = "pcie";
+    std::vector<bool> mask(13, true);
+    mask[3] = false;  // GPU 3 of domain 0 on another process than GPUs 0-2
+    topology::gpu_cluster cl(two_domains(), rails(), {}, make, np, {}, k_hbm, ctx, {}, mask);
+    return std::string("built");
+  });
+  EXPECT_FALSE(c.ok);
+  EXPECT_NE(c.output.find("NVLink domain 0 are not all built by one process"), std::string::npos) << c.output;
 }
 
 }  // namespace

@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""Scale-out test of the system presets (docs/scale_out.md, "System presets"): a cluster of NVLink domains cut
+over MPI ranks with the domain as the unit gives the one-process report (apart from wall-clock figures, kernel
+wake-ups and the `scale_out` object: tests/mpi/compare_reports.py); the partition, the crossing links and the
+lookahead are the hand-derived ones; what is not cut yet is refused with a clear error.
+
+Usage: preset_scale_out_test.py FABRICSIM SOURCE_DIR WORK_DIR"""
+import json
+import os
+import subprocess
+import sys
+
+FABRICSIM, SOURCE, WORK = sys.argv[1:4]
+HERE = os.path.join(SOURCE, "tests", "mpi")
+sys.path.insert(0, HERE)
+import compare_reports  # noqa: E402
+
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+           OMPI_MCA_rmaps_base_oversubscribe="1")
+TIMEOUT = float(os.environ.get("FABRICSIM_MPI_TEST_TIMEOUT", "120"))
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+
+
+def run(scenario, ranks, tag, expect_status=0, extra=()):
+    out = os.path.join(WORK, f"preset_{tag}.{ranks}.json")
+    cmd = [FABRICSIM, "run", scenario, "--json", out, "--quiet"] + list(extra)
+    if ranks > 1:
+        cmd = ["mpirun", "--oversubscribe", "-n", str(ranks)] + cmd
+    p = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=TIMEOUT)
+    if p.returncode != expect_status:
+        failures.append(f"{' '.join(cmd)}: exit {p.returncode}, expected {expect_status}\n{p.stderr[-2000:]}")
+        return None, p
+    return (json.load(open(out)) if expect_status == 0 else None), p
+
+
+def refused(scenario, ranks, tag, needle, extra=()):
+    _, p = run(scenario, ranks, tag, expect_status=2, extra=extra)
+    check(needle in p.stderr, f"{tag}: under {ranks} ranks the refusal names '{needle}': {p.stderr[-600:]}")
+
+
+def same_as_one_process(tag, scenario, expected, lookahead_ns, extra=()):
+    """expected: {ranks: (hosts_per_rank, switches_per_rank, cross_links)}, derived by hand in the comments."""
+    ref, _ = run(scenario, 1, tag, extra=extra)
+    if ref is None:
+        return
+    check(ref["verified"] and ref["collective"]["result_checked_bytes"] > 0 and ref["collective"]["completed"],
+          f"{tag}: one process: verified {ref['verified']}, result bytes checked "
+          f"{ref['collective']['result_checked_bytes']}")
+    obj = ref.get("hierarchical", ref.get("alltoall", {}))
+    check(obj.get("rail_writes", 0) > 0 and obj.get("rail_writes_failed") == 0, f"{tag}: rail WRITEs {obj}")
+    for n, (hosts, switches, cross) in expected.items():
+        rep, _ = run(scenario, n, tag, extra=extra)
+        if rep is None:
+            continue
+        diffs = []
+        compare_reports.diff(ref, rep, "", diffs)
+        check(not diffs, f"{tag}: {n} ranks differ from one process in {len(diffs)} fields: " + "; ".join(diffs[:10]))
+        so = rep.get("scale_out", {})
+        got = (so.get("hosts_per_rank"), so.get("switches_per_rank"), so.get("cross_links"))
+        check(got == (hosts, switches, cross), f"{tag}: {n} ranks: partition {got}, expected {(hosts, switches, cross)}")
+        check(so.get("lookahead_ns") == lookahead_ns, f"{tag}: {n} ranks: lookahead {so.get('lookahead_ns')} ns, "
+              f"expected {lookahead_ns}")
+        # Rail WRITEs crossed, with their payloads (data placed), and every rank simulated part of the fabric.
+        hops = so.get("per_rank", {}).get("packet_hops", [])
+        check(so.get("frames_exchanged", 0) > 0 and so.get("bytes_exchanged", 0) > so.get("frames_exchanged", 0) * 1024,
+              f"{tag}: {n} ranks: {so.get('frames_exchanged')} frames, {so.get('bytes_exchanged')} bytes exchanged")
+        check(len(hops) == n and all(h > 0 for h in hops) and sum(hops) == rep["packet_hops"],
+              f"{tag}: {n} ranks: per-rank packet hops {hops} against {rep['packet_hops']}")
+
+
+# 2 HGX B200 nodes on Spectrum-X (tests/mpi/hgx_hierarchical.yaml): 16 NICs h0..h15 (GPU r of node d is
+# h(8d + r)), one group of 8 rail leaves (leaf r holds h r and h 8+r), 2 spines, every leaf to every spine.
+# 2 ranks: node d on rank d with its 8 NICs; leaves in blocks, 0-3 on rank 0 and 4-7 on rank 1; a spine sees 4
+# leaves on each rank, so it goes to the least loaded rank: spine0 to rank 0, spine1 to rank 1 (5 switches
+# each). Crossing cables: h4-h7 to leaves 4-7 and h8-h11 to leaves 0-3 (8), spine0 to leaves 4-7 and spine1
+# to leaves 0-3 (8): 16 cables, 32 links. The shortest is a NIC's 2 m cable: 2 x 5 + 100 ns of FEC = 110 ns.
+same_as_one_process("hgx_spectrum", os.path.join(HERE, "hgx_hierarchical.yaml"),
+                    {2: ([8, 8], [5, 5], 32)}, 110.0)
+# 4 HGX B200 nodes on Quantum-X800, a group of 8 rail leaves per node (tests/mpi/hgx_hierarchical_ib.yaml):
+# 32 NICs, 32 leaves (group g: leaves 8g..8g+7), 4 spines reaching all 32 leaves.
+# 2 ranks: nodes 0,1 and leaves 0-15 on rank 0, nodes 2,3 and leaves 16-31 on rank 1; every spine sees 16
+# leaves on each rank: spines 0,2 to rank 0 and 1,3 to rank 1 (18 switches each); each spine's 16 cables to
+# the other rank's leaves cross: 64 cables, 128 links.
+# 4 ranks: node and leaf group g on rank g; spine k to rank k (9 switches each); each spine has 24 leaves
+# elsewhere: 96 cables, 192 links. Only leaf-spine cables cross (10 m: 50 + 100 = 150 ns).
+same_as_one_process("hgx_quantum", os.path.join(HERE, "hgx_hierarchical_ib.yaml"),
+                    {2: ([16, 16], [18, 18], 128), 4: ([8, 8, 8, 8], [9, 9, 9, 9], 192)}, 150.0)
+# The hierarchical alltoall (NVLink copies, PXN, one rail WRITE per block across) on the same partitions:
+# every block a GPU receives is checked against the regenerated send buffers.
+same_as_one_process("hgx_spectrum_alltoall", os.path.join(HERE, "hgx_hierarchical.yaml"),
+                    {2: ([8, 8], [5, 5], 32)}, 110.0, ["--set", "collective.op=alltoall"])
+same_as_one_process("hgx_quantum_alltoall", os.path.join(HERE, "hgx_hierarchical_ib.yaml"),
+                    {4: ([8, 8, 8, 8], [9, 9, 9, 9], 192)}, 150.0, ["--set", "collective.op=alltoall"])
+
+# A phase's end is learnt at a window's end: a barrier below the lookahead is refused, naming the key.
+refused(os.path.join(HERE, "hgx_hierarchical.yaml"), 2, "short_barrier",
+        "collective.barrier_ns 100 ns is below the 110 ns lookahead", ["--set", "collective.barrier_ns=100"])
+# 4 nodes over 3 ranks: node 1 on rank 0, but its rail-3 leaf (leaf11) on rank 1; an HCA may not cross.
+refused(os.path.join(HERE, "hgx_hierarchical_ib.yaml"), 3, "ib_cable",
+        "h11 (GPU 3 of NVLink domain 1) is on rank 0 with its domain, its rail leaf leaf11 on rank 1")
+# Not cut yet: SHARP across the rails, collectives inside the domains alone.
+refused(os.path.join(HERE, "hgx_hierarchical_ib.yaml"), 2, "sharp", "collective.inter sharp",
+        ["--set", "collective.inter=sharp"])
+refused(os.path.join(HERE, "hgx_hierarchical.yaml"), 2, "nvlink_only", "collective.algo nvlink_ring",
+        ["--set", "collective.algo=nvlink_ring"])
+
+if failures:
+    print("\n".join(failures))
+    sys.exit(1)
+print("preset scale-out: the hierarchical allreduce and alltoall on 2 HGX nodes (Spectrum-X, 2 ranks) and 4 "
+      "(Quantum-X800, 2 and 4 ranks) as in one process; refusals named")
