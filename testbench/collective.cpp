@@ -219,7 +219,11 @@ nlohmann::json run_collective(const scenario& s, const run_options& opts) {
   fabric_setup setup(s, opts);
   core::sim_context& ctx = setup.ctx;
   scale_out& so = setup.so;
-  check_collective_lookahead(s, so, eng.staged_host_pairs(), "every iteration ends with a barrier across processes");
+  check_collective_lookahead(
+      s, so, eng.staged_host_pairs(),
+      s.collective.algo == "sharp"
+          ? "every iteration ends when the SHARP results reach every rank, learnt at a window end"
+          : "every iteration ends with a barrier across processes");
   setup.build(mem_bytes, {}, placing);  // no PCIe trays: a collective's buffers are host memory
   topology::fabric& fab = setup.fab();
   tap_set& taps = setup.taps();

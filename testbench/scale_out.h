@@ -31,8 +31,8 @@ namespace fabricsim::testbench {
 struct run_options;
 
 // Throws core::config_error when this process is one of several ranks and the scenario uses something not
-// cut across processes yet (SHARP collectives, a training step on a system preset, a switch model other
-// than Spectrum-4 and Quantum-X800); a single-process run passes.
+// cut across processes yet (a training step on a system preset, a switch model other than Spectrum-4 and
+// Quantum-X800); a single-process run passes.
 void check_scale_out_supported(const scenario& s, const run_options& opts);
 
 class scale_out;
@@ -93,6 +93,14 @@ class scale_out {
   // After attach(): link `link`'s destroyed frames arriving from another rank go to `l` (link_exchange).
   void on_arrival_loss(size_t link, core::wire_loss_listener* l) {
     if (m_exchange) m_exchange->on_arrival_loss(link, l);
+  }
+  // Payload spaces besides the hosts' memories (link_exchange::add_payload_space, add_payload_mirror: a SHARP
+  // unit's partial results); nothing to do in one process.
+  void add_payload_space(uint32_t id, const uint8_t* base, uint64_t size) {
+    if (m_exchange && m_exchange->windowed()) m_exchange->add_payload_space(id, base, size);
+  }
+  void add_payload_mirror(uint32_t id, uint8_t* base, uint64_t size) {
+    if (m_exchange && m_exchange->windowed()) m_exchange->add_payload_mirror(id, base, size);
   }
   // The rank that simulates host h, and the lookahead of the windows (UINT64_MAX ps when nothing crosses).
   int host_rank(size_t h) const { return m_part.host_rank(h); }
