@@ -102,8 +102,9 @@ class scale_out {
   void add_payload_mirror(uint32_t id, uint8_t* base, uint64_t size) {
     if (m_exchange && m_exchange->windowed()) m_exchange->add_payload_mirror(id, base, size);
   }
-  // The rank that simulates host h, and the lookahead of the windows (UINT64_MAX ps when nothing crosses).
+  // The rank that simulates host h (switch s), and the lookahead of the windows (UINT64_MAX ps when nothing crosses).
   int host_rank(size_t h) const { return m_part.host_rank(h); }
+  int switch_rank(size_t s) const { return m_part.switch_rank(s); }
   core::picoseconds lookahead() const { return m_part.lookahead(); }
   // out[r] to rank r; returns what each rank sent here, in rank order (mpi::world::all_to_all).
   std::vector<std::vector<uint8_t>> all_to_all(const std::vector<std::vector<uint8_t>>& out) {

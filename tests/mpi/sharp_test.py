@@ -3,7 +3,7 @@
 (tests/mpi/collective_sharp.yaml) in one process and under `mpirun -n 2` and `-n 4` gives the same report apart
 from what tests/mpi/compare_reports.py strips; the tree, the reduction counts and the checked bytes are the
 hand-derived ones; the partial results that cross ranks travel with their values (the bytes exchanged differ
-from a timing-only run's by exactly their payload); a barrier shorter than the lookahead is refused.
+from a timing-only run's by exactly their payload); a barrier shorter than the lookahead is refused, and so is an HCA placed away from its switch.
 
 Usage: sharp_test.py FABRICSIM SOURCE_DIR WORK_DIR"""
 import json
@@ -95,8 +95,20 @@ _, p = run(2, "short_barrier", expect_status=2, extra=["--set", "collective.barr
 check("collective.barrier_ns 100 ns is below the 150 ns lookahead" in p.stderr,
       f"a SHARP barrier shorter than the lookahead under 2 ranks is refused: {p.stderr[-500:]}")
 
+# Not cut: an HCA away from its switch (a hand partition putting h0 on rank 1, its leaf0 on rank 0): its credits
+# start from the switch's. Refused before the run on every rank, naming the host, the switch and their ranks
+# (such a run used to hang).
+away = os.path.join(WORK, "sharp_h0_away.yaml")
+with open(away, "w") as f:
+    f.write(open(SCENARIO).read() + "partition:\n  - [leaf0, leaf1, spine0, spine2]\n  - [h0, leaf2, leaf3, spine1, spine3]\n")
+SCENARIO, saved = away, SCENARIO
+_, p = run(2, "h0_away", expect_status=2)
+SCENARIO = saved
+check("partition: host h0 is on rank 1 and its switch leaf0 on rank 0: an InfiniBand HCA's cable cannot cross "
+      "processes" in p.stderr, f"an HCA away from its leaf under 2 ranks is refused: {p.stderr[-500:]}")
+
 if failures:
     print("FAILED:\n" + "\n".join(failures))
     sys.exit(1)
 print("sharp: a SHARP allreduce's report identical on 1, 2 and 4 ranks, tree and counts as derived, partial "
-      "results' values shipped across ranks, a barrier below the lookahead refused")
+      "results' values shipped across ranks, a barrier below the lookahead and an HCA away from its switch refused")
