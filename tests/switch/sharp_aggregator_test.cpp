@@ -6,10 +6,12 @@
 // a running fabric are tested through the collective engine (tests/testbench/sharp_collective_test.cpp).
 #include "sc_models/switch/quantum/sharp_aggregator.h"
 
-#include <cstring>
-#include <sstream>
-
 #include <gtest/gtest.h>
+
+#include <cstring>
+#include <map>
+#include <memory>
+#include <sstream>
 
 #include "sc_models/switch/quantum/quantum_switch.h"
 #include "sc_models/topology/fabric.h"
@@ -50,20 +52,28 @@ TEST(sharp_aggregator, the_alu_adds_fp32_bf16_and_wraps_int32) {
   EXPECT_EQ(ia[1], -4);
 }
 
+// A fabric of Quantum switches wired as `t` (call it in a child process: SystemC elaborates once per process).
+std::unique_ptr<topology::fabric> quantum_fabric(const topology::topology_params& t, core::sim_context& ctx,
+                                                 const sw::quantum_params& qp) {
+  const sw::switch_factory make = [&](const std::string& name, unsigned ports) {
+    return std::make_unique<sw::quantum_switch>(name.c_str(), qp, ports, ctx);
+  };
+  return std::make_unique<topology::fabric>(t, topology::cable_params{}, make, nic::supernic_params{},
+                                            std::map<std::string, nic::supernic_params>{},
+                                            std::vector<uint64_t>(t.host_count(), 0), ctx);
+}
+
 // Builds a leaf_spine of Quantum switches and the tree for the hosts `members`; describes it.
 std::string tree_of(uint64_t leaves, uint64_t spines, uint64_t hosts_per_leaf, const std::vector<size_t>& members) {
   const child_result c = run_in_child([&] {
     core::sim_context ctx;
-    sw::quantum_params qp;
-    const sw::switch_factory make = [&](const std::string& name, unsigned ports) {
-      return std::make_unique<sw::quantum_switch>(name.c_str(), qp, ports, ctx);
-    };
     topology::topology_params t;
     t.kind = "leaf_spine";
     t.leaves = leaves;
     t.spines = spines;
     t.hosts_per_leaf = hosts_per_leaf;
-    topology::fabric fab(t, {}, make, {}, {}, std::vector<uint64_t>(t.host_count(), 0), ctx);
+    const auto owned = quantum_fabric(t, ctx, sw::quantum_params{});
+    topology::fabric& fab = *owned;
     std::vector<sw::quantum_switch*> sws;
     for (auto& s : fab.switches()) sws.push_back(dynamic_cast<sw::quantum_switch*>(s.get()));
     std::vector<std::pair<size_t, unsigned>> m;
@@ -133,10 +143,6 @@ TEST(sharp_aggregator, the_tree_from_the_wiring_alone_by_hand) {
 std::string layout_tree_differs(const std::string& kind, const std::vector<size_t>& members, size_t choice) {
   const child_result c = run_in_child([&] {
     core::sim_context ctx;
-    sw::quantum_params qp;
-    const sw::switch_factory make = [&](const std::string& name, unsigned ports) {
-      return std::make_unique<sw::quantum_switch>(name.c_str(), qp, ports, ctx);
-    };
     topology::topology_params t;
     t.kind = kind;
     t.leaves = 4;
@@ -144,7 +150,8 @@ std::string layout_tree_differs(const std::string& kind, const std::vector<size_
     t.hosts_per_leaf = 2;
     t.pods = 2;
     t.cores = 4;
-    topology::fabric fab(t, {}, make, {}, {}, std::vector<uint64_t>(t.host_count(), 0), ctx);
+    const auto owned = quantum_fabric(t, ctx, sw::quantum_params{});
+    topology::fabric& fab = *owned;
     std::vector<sw::quantum_switch*> sws;
     for (auto& s : fab.switches()) sws.push_back(dynamic_cast<sw::quantum_switch*>(s.get()));
     const topology::fabric_layout& lay = fab.layout();
