@@ -176,6 +176,12 @@ std::pair<uint64_t, uint64_t> write_completions(topology::fabric& fab, scale_out
   return {completed, failed};
 }
 
+// What a barrier below the lookahead would break (check_collective_lookahead's message).
+std::string barrier_reason(const collective_params& p) {
+  return p.algo == "sharp" ? "every iteration ends when the SHARP results reach every rank, learnt at a window end"
+                           : "every iteration ends with a barrier across processes";
+}
+
 }  // namespace
 
 nlohmann::json collective_job_report(const scenario& s, collective_engine& eng, topology::fabric& fab,
@@ -219,7 +225,7 @@ nlohmann::json run_collective(const scenario& s, const run_options& opts) {
   fabric_setup setup(s, opts);
   core::sim_context& ctx = setup.ctx;
   scale_out& so = setup.so;
-  check_collective_lookahead(s, so, eng.staged_host_pairs(), "every iteration ends with a barrier across processes");
+  check_collective_lookahead(s, so, eng.staged_host_pairs(), barrier_reason(s.collective));
   setup.build(mem_bytes, {}, placing);  // no PCIe trays: a collective's buffers are host memory
   topology::fabric& fab = setup.fab();
   tap_set& taps = setup.taps();

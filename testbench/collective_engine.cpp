@@ -89,9 +89,12 @@ void collective_engine::elaborate(fabric_setup& setup, uint64_t seed, bool fill)
   if (m_sharp) {
     m_sharp_path->on_rank_done = [this](picoseconds t, bool last) {
       m_iter_end = core::max(m_iter_end, t);
-      if (last) end_iteration();  // the iteration ends when the last rank has its result (at m_iter_end)
+      ++m_sharp_done;
+      // The iteration ends when the last rank has its result (at m_iter_end); under mpirun the ranks' counts
+      // are summed at window ends (window_end), as a ring's placements are.
+      if (last && !m_so) end_iteration();
     };
-    m_sharp_path->elaborate(fab(), m_ranks, m_max_bytes, seed, fill);
+    m_sharp_path->elaborate(fab(), m_ranks, m_max_bytes, seed, fill, m_so);
   }
   start_size(0, picoseconds{});
 }
@@ -137,9 +140,11 @@ void collective_engine::window_end() {
     }
   for (uint32_t c : credited) try_post(conns[c]);
   if (finished()) return;
-  const uint64_t placed = m_so->sum(m_placed);
+  // The iteration's WRITEs placed, or with SHARP its ranks that have their result.
+  const uint64_t placed = m_so->sum(m_sharp ? m_sharp_done : m_placed);
   const uint64_t end = m_so->max(m_iter_end.value);
-  if (placed != m_sched.transfers().size() || m_sched.transfers().empty()) return;
+  const uint64_t needed = m_sharp ? m_n : m_sched.transfers().size();
+  if (placed != needed || needed == 0) return;
   m_iter_end = picoseconds{end};
   end_iteration();
 }
@@ -167,7 +172,7 @@ void collective_engine::merge_counts(scale_out& so) {
 
 nlohmann::json collective_engine::sharp_report() const {
   if (!m_sharp) return nlohmann::json();
-  return m_sharp_path->report(*m_fab_ptr);
+  return m_sharp_path->report(*m_fab_ptr, m_so);
 }
 
 void collective_engine::start_size(size_t index, picoseconds at) {
@@ -193,6 +198,7 @@ void collective_engine::start_iteration(picoseconds at) {
   m_iter_start = at;
   m_iter_end = at;
   m_placed = 0;
+  m_sharp_done = 0;
   std::fill(m_group_count.begin(), m_group_count.end(), 0);
   for (size_t i = 0; i < xs.size(); ++i) {
     m_deps[i] = xs[i].deps;

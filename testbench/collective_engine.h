@@ -150,6 +150,7 @@ class collective_engine {
   std::vector<size_result> m_results;
   size_t m_size = 0;
   uint64_t m_iter = 0, m_placed = 0, m_wr_id = 0, m_mismatched = 0, m_unexpected = 0;
+  uint64_t m_sharp_done = 0;  // SHARP: the ranks that have their result this iteration (on this process)
   uint64_t m_placement_checked = 0, m_result_checked = 0;
   core::picoseconds m_iter_start{}, m_iter_end{};
 };

@@ -22,6 +22,8 @@ class fabric;
 
 namespace fabricsim::testbench {
 
+class scale_out;
+
 class collective_sharp {
  public:
   collective_sharp(const collective_params& p, const sw::sharp_params& sharp, uint64_t mtu_bytes,
@@ -31,14 +33,18 @@ class collective_sharp {
 
   // The tree over the switches of the ranks, an aggregation unit on each of its switches, a SHARP end on each
   // rank's NIC. Float sources are refilled with finite values in [-1, 1) (the random bytes of the other
-  // algorithms would be NaNs and infinities as floats).
+  // algorithms would be NaNs and infinities as floats). Under mpirun (`so`; null in one process) only on the
+  // switches and hosts this process builds; the partial results crossing to another process travel with
+  // their bytes (docs/scale_out.md, SHARP).
   void elaborate(topology::fabric& fab, const std::vector<rank_memory>& ranks, uint64_t max_bytes, uint64_t seed,
-                 bool fill);
+                 bool fill, scale_out* so = nullptr);
   // The parts of elaborate, for a group of members that is not a collective's ranks (the hierarchical
   // allreduce's rails, testbench/rail_sharp.h): the tree over the switches of the fabric's `hosts` (root_choice:
   // sw::build_sharp_tree's), then an aggregation unit on each of its switches with `slots[i]` slots on node i
   // (empty: sharp.slots; added beside the switch's other units) and a SHARP end on each host, reading and
-  // placing `memory[i]` (host i's memory: its GPU's HBM on a cluster).
+  // placing `memory[i]` (host i's memory: its GPU's HBM on a cluster). The tree comes from the fabric's layout,
+  // so every process of a run cut across ranks has the same one; units and ends are made only for the switches
+  // and hosts this process builds.
   static sw::sharp_tree tree_over(topology::fabric& fab, const std::vector<size_t>& hosts, size_t root_choice = 0);
   void build(sw::sharp_tree tree, topology::fabric& fab, const std::vector<size_t>& hosts,
              const std::vector<uint8_t*>& memory, const std::vector<uint64_t>& slots);
@@ -60,14 +66,23 @@ class collective_sharp {
     uint64_t wrong = 0, checked_bytes = 0;
   };
   check_counts check(topology::fabric& fab, const std::vector<rank_memory>& ranks, uint64_t bytes);
-  // The tree, its units' counters and the largest float error seen (relative to sum|x_i|).
-  nlohmann::json report(topology::fabric& fab) const;
+  // The tree, its units' counters and the largest float error seen (relative to sum|x_i|). Under mpirun (`so`)
+  // each unit's figures from the process that simulates it, the rest summed or maximized over the processes: a
+  // collective call.
+  nlohmann::json report(topology::fabric& fab, scale_out* so = nullptr) const;
 
  private:
   sw::sharp_dtype dtype() const;
   uint32_t next_op();
   // gamma_(n-1) for the element type: the float results' tolerance relative to sum|x_i| (see check()).
   double gamma() const;
+  // Member r's send bytes [off, off + len): its memory where this process builds its host, else regenerated
+  // from the seeded streams that filled it (elaborate; the engine's for int32) into `scratch`.
+  const uint8_t* send_block(uint32_t r, uint64_t send_addr, uint64_t off, uint64_t len,
+                            std::vector<uint8_t>& scratch) const;
+  // Under mpirun: the aggregation buffers pinned, named to the link exchange, and mirrors for the units of
+  // other processes whose partial results come here.
+  void share_buffers(scale_out& so, uint64_t max_bytes);
 
   collective_params m_p;
   uint32_t m_n = 0;
@@ -78,7 +93,10 @@ class collective_sharp {
   sw::sharp_tree m_tree;
   std::vector<std::unique_ptr<sw::sharp_aggregator>> m_aggs;
   std::vector<std::unique_ptr<sw::sharp_host>> m_hosts;
-  std::vector<size_t> m_members;  // the fabric's host of each member
+  std::vector<size_t> m_members;   // the fabric's host of each member
+  std::vector<uint8_t*> m_memory;  // each member's memory, null where another process builds the host
+  uint64_t m_seed = 0;
+  std::vector<std::unique_ptr<uint8_t[]>> m_mirrors;  // under mpirun: other processes' units' buffers
   uint32_t m_op = 0, m_op_stride = 1, m_done = 0;
   double m_worst = 0.0;
 };

@@ -137,6 +137,19 @@ fabric_setup::fabric_setup(const scenario& s, const run_options& opts)
   if (s.switch_model.infiniband()) {
     m_nic_params.link_layer = "infiniband";
     for (auto& [name, params] : m_nic_overrides) params.link_layer = "infiniband";
+    // An HCA's cable cannot cross processes (its initial credit limit comes from its switch, ib_endpoint):
+    // refused here alike on every rank, before the run, rather than met by one rank while the others wait.
+    if (so.distributed()) {
+      const topology::fabric_layout lay = topology::plan_fabric(s.topology, s.link);
+      for (size_t h = 0; h < lay.hosts; ++h)
+        if (so.host_rank(h) != so.switch_rank(lay.host_leaf[h]))
+          throw core::config_error(s.source + ": partition: host " + topology::host_name(h) + " is on rank " +
+                                   std::to_string(so.host_rank(h)) + " and its switch " +
+                                   lay.switches[lay.host_leaf[h]].name + " on rank " +
+                                   std::to_string(so.switch_rank(lay.host_leaf[h])) +
+                                   ": an InfiniBand HCA's cable cannot cross processes (its credits start from "
+                                   "the switch's); keep each host with its switch (docs/scale_out.md)");
+    }
   }
 }
 

@@ -40,9 +40,7 @@ void check_scale_out_supported(const scenario& s, const run_options& /*opts*/) {
     throw core::config_error(s.source + ": " + what + " is not cut across processes yet: run it in one process, "
                              "not " + ranks + " MPI ranks (docs/scale_out.md)");
   };
-  // Collectives are cut on Spectrum and Quantum fabrics (docs/scale_out.md); SHARP's aggregation trees in the
-  // switches are not cut yet.
-  if (s.workload.kind == "collective" && s.collective.algo == "sharp") refuse("collective.algo sharp");
+  // Collectives are cut on Spectrum and Quantum fabrics, SHARP's aggregation trees included (docs/scale_out.md).
   // A training step is cut on a flat fabric (training.comm_backend fabric); on a system preset the cluster
   // backend's phase and collective ends are local counts and callbacks, not yet summed at window ends.
   if (s.workload.kind == "training" && s.system.preset != "none")

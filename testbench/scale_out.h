@@ -30,8 +30,8 @@ namespace fabricsim::testbench {
 struct run_options;
 
 // Throws core::config_error when this process is one of several ranks and the scenario uses something not
-// cut across processes yet (SHARP collectives, a training step on a system preset, a switch model other
-// than Spectrum-4 and Quantum-X800); a single-process run passes.
+// cut across processes yet (a training step on a system preset, a switch model other than Spectrum-4 and
+// Quantum-X800); a single-process run passes.
 void check_scale_out_supported(const scenario& s, const run_options& opts);
 
 class scale_out;
@@ -100,8 +100,17 @@ class scale_out {
   void on_arrival_loss(size_t link, core::wire_loss_listener* l) {
     if (m_exchange) m_exchange->on_arrival_loss(link, l);
   }
-  // The rank that simulates host h, and the lookahead of the windows (UINT64_MAX ps when nothing crosses).
+  // Payload spaces besides the hosts' memories (link_exchange::add_payload_space, add_payload_mirror: a SHARP
+  // unit's partial results); nothing to do in one process.
+  void add_payload_space(uint32_t id, const uint8_t* base, uint64_t size) {
+    if (m_exchange && m_exchange->windowed()) m_exchange->add_payload_space(id, base, size);
+  }
+  void add_payload_mirror(uint32_t id, uint8_t* base, uint64_t size) {
+    if (m_exchange && m_exchange->windowed()) m_exchange->add_payload_mirror(id, base, size);
+  }
+  // The rank that simulates host h (switch s), and the lookahead of the windows (UINT64_MAX ps when nothing crosses).
   int host_rank(size_t h) const { return m_part.host_rank(h); }
+  int switch_rank(size_t s) const { return m_part.switch_rank(s); }
   core::picoseconds lookahead() const { return m_part.lookahead(); }
   // out[r] to rank r; returns what each rank sent here, in rank order (mpi::world::all_to_all).
   std::vector<std::vector<uint8_t>> all_to_all(const std::vector<std::vector<uint8_t>>& out) {

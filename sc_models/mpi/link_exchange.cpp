@@ -80,7 +80,18 @@ void link_exchange::map_regions() {
       m_regions.push_back(
           {host.nic->transmit_buffer(), host.nic->memory_size(), uint32_t(h), payload_place::transmit_buffer});
   }
+  m_regions.insert(m_regions.end(), m_spaces.begin(), m_spaces.end());
   std::sort(m_regions.begin(), m_regions.end(), [](const region& a, const region& b) { return a.base < b.base; });
+}
+
+void link_exchange::add_payload_space(uint32_t id, const uint8_t* base, uint64_t size) {
+  m_spaces.push_back({base, size, id, payload_place::space});
+  m_regions.clear();  // mapped again at the next frame
+}
+
+void link_exchange::add_payload_mirror(uint32_t id, uint8_t* base, uint64_t size) {
+  if (m_mirrors.size() <= id) m_mirrors.resize(size_t(id) + 1, mirror{nullptr, 0});
+  m_mirrors[id] = {base, size};
 }
 
 link_exchange::~link_exchange() {
@@ -111,7 +122,8 @@ void link_exchange::forward(core::link& l, core::packet* p, core::picoseconds ar
     h.payload_host = int32_t(it->host);
     h.payload_offset = uint64_t(p->payload - it->base);
     h.vl = uint32_t(it->place);
-    h.has_payload = m_ship_payload && p->payload_bytes > 0;
+    // A payload space's bytes exist only here: they always travel.
+    h.has_payload = (m_ship_payload || it->place == payload_place::space) && p->payload_bytes > 0;
   }
   put(b, h);
   put(b, *p);
@@ -197,7 +209,18 @@ void link_exchange::inject(const std::vector<uint8_t>& in) {
       }
     }
     p->payload = nullptr;
-    if (h.payload_host >= 0) {
+    if (h.payload_host >= 0 && payload_place(h.vl) == payload_place::space) {
+      // Bytes from another rank's payload space land in this rank's mirror of it, at the same offset.
+      const size_t id = size_t(h.payload_host);
+      if (id >= m_mirrors.size() || m_mirrors[id].base == nullptr ||
+          h.payload_offset + p->payload_bytes > m_mirrors[id].size || !h.has_payload)
+        throw std::logic_error(std::string(m_fab.links()[h.link]->name()) + ": a frame's payload from space " +
+                               std::to_string(id) + " has no mirror on this rank to land in");
+      uint8_t* where = m_mirrors[id].base + h.payload_offset;
+      std::memcpy(where, in.data() + at, p->payload_bytes);
+      at += p->payload_bytes;
+      p->payload = where;
+    } else if (h.payload_host >= 0) {
       topology::host& src = m_fab.hosts()[size_t(h.payload_host)];
       const bool here = m_part.host_rank(size_t(h.payload_host)) == m_world.rank();
       // A payload from a NIC's transmit buffer refers to it again where that NIC is simulated; elsewhere it

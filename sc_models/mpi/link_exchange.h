@@ -55,6 +55,13 @@ class link_exchange : public core::link_proxy {
   // on the transmitting rank, which has no sink to tell), as the frame is injected, with the times it was on
   // the wire; in one process the link's injector tells it as it judges (InfiniBand credit recovery).
   void on_arrival_loss(size_t link, core::wire_loss_listener* l);
+  // A buffer besides the hosts' memories that frames' payloads point into (a SHARP aggregation unit's partial
+  // results), named by `id` alike on every rank, and never moved or resized while frames may point into it. On
+  // the rank that owns it, add_payload_space: a payload in it travels as (id, offset) with its bytes, always
+  // (they exist nowhere else). On a rank that receives such frames, add_payload_mirror: where they land, at the
+  // same offset, and where the injected descriptor then points (as a host's mirror does for its payloads).
+  void add_payload_space(uint32_t id, const uint8_t* base, uint64_t size);
+  void add_payload_mirror(uint32_t id, uint8_t* base, uint64_t size);
 
   // Where this rank's time went (docs/scale_out.md, "Where a rank's time goes"). Wall-clock figures grow with
   // the machine's load; busy_cpu_s (this thread's CPU time, CLOCK_THREAD_CPUTIME_ID) and the counts do not.
@@ -122,13 +129,20 @@ class link_exchange : public core::link_proxy {
   uint64_t m_sent_first = UINT64_MAX;       // the earliest arrival of anything sent this window
   // Where a frame's payload refers to: a host's memory (or this rank's mirror of it), or the transmit buffer
   // of a NIC with nic.placement pcie, which keeps each payload at its memory address.
-  enum class payload_place : uint8_t { memory = 0, transmit_buffer = 1 };
+  // Or a payload space (add_payload_space), whose id stands in the host field.
+  enum class payload_place : uint8_t { memory = 0, transmit_buffer = 1, space = 2 };
   struct region {
     const uint8_t* base;
     uint64_t size;
     uint32_t host;
     payload_place place;
   };
+  std::vector<region> m_spaces;  // this rank's payload spaces
+  struct mirror {
+    uint8_t* base;
+    uint64_t size;
+  };
+  std::vector<mirror> m_mirrors;  // [space id]: where its bytes land here ({nullptr, 0}: none)
   void map_regions();
   std::vector<region> m_regions;                       // by address, to name a payload by (host, place, offset)
   std::vector<std::unique_ptr<credit_inbox>> m_inbox;  // [link index], made at the first update on the link

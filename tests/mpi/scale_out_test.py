@@ -401,9 +401,7 @@ refused_below_lookahead(os.path.join(HERE, "training_leaf_spine.yaml"), 4, "trai
                         "training: a slot credit faster than the lookahead is refused at 4 ranks")
 
 # Not cut yet: a clear error, exit status 2, no report.
-_, p = run(os.path.join(SOURCE, "testbench", "scenarios", "allreduce_sharp_64.yaml"), 2, "sharp", expect_status=2)
-check("is not cut across processes yet" in p.stderr and "sharp" in p.stderr,
-      f"a SHARP collective under 2 ranks names what is not supported: {p.stderr[-500:]}")
+# (SHARP collectives are cut: tests/mpi/sharp_test.py.)
 _, p = run(os.path.join(SOURCE, "testbench", "scenarios", "gb200_training.yaml"), 2, "preset_training",
            expect_status=2)
 check("is not cut across processes yet" in p.stderr and "system.preset" in p.stderr,

@@ -1,13 +1,17 @@
 // SHARP building blocks (sc_models/switch/quantum/sharp_aggregator): the ALU's arithmetic on hand-picked
 // values (bf16 rounding to nearest even, fp32, int32 wrap-around) and the aggregation tree over a two-level
-// fat tree of Quantum switches (root, depth and children counted by hand). The timing and the reductions in
+// fat tree of Quantum switches (root, depth and children counted by hand); the tree from the wiring alone
+// (what every process of a run cut across MPI ranks builds) on a hand-wired fabric, and against the tree read
+// from built switches' links on several fabrics. The timing and the reductions in
 // a running fabric are tested through the collective engine (tests/testbench/sharp_collective_test.cpp).
 #include "sc_models/switch/quantum/sharp_aggregator.h"
 
-#include <cstring>
-#include <sstream>
-
 #include <gtest/gtest.h>
+
+#include <cstring>
+#include <map>
+#include <memory>
+#include <sstream>
 
 #include "sc_models/switch/quantum/quantum_switch.h"
 #include "sc_models/topology/fabric.h"
@@ -48,20 +52,28 @@ TEST(sharp_aggregator, the_alu_adds_fp32_bf16_and_wraps_int32) {
   EXPECT_EQ(ia[1], -4);
 }
 
+// A fabric of Quantum switches wired as `t` (call it in a child process: SystemC elaborates once per process).
+std::unique_ptr<topology::fabric> quantum_fabric(const topology::topology_params& t, core::sim_context& ctx,
+                                                 const sw::quantum_params& qp) {
+  const sw::switch_factory make = [&](const std::string& name, unsigned ports) {
+    return std::make_unique<sw::quantum_switch>(name.c_str(), qp, ports, ctx);
+  };
+  return std::make_unique<topology::fabric>(t, topology::cable_params{}, make, nic::supernic_params{},
+                                            std::map<std::string, nic::supernic_params>{},
+                                            std::vector<uint64_t>(t.host_count(), 0), ctx);
+}
+
 // Builds a leaf_spine of Quantum switches and the tree for the hosts `members`; describes it.
 std::string tree_of(uint64_t leaves, uint64_t spines, uint64_t hosts_per_leaf, const std::vector<size_t>& members) {
   const child_result c = run_in_child([&] {
     core::sim_context ctx;
-    sw::quantum_params qp;
-    const sw::switch_factory make = [&](const std::string& name, unsigned ports) {
-      return std::make_unique<sw::quantum_switch>(name.c_str(), qp, ports, ctx);
-    };
     topology::topology_params t;
     t.kind = "leaf_spine";
     t.leaves = leaves;
     t.spines = spines;
     t.hosts_per_leaf = hosts_per_leaf;
-    topology::fabric fab(t, {}, make, {}, {}, std::vector<uint64_t>(t.host_count(), 0), ctx);
+    const auto owned = quantum_fabric(t, ctx, sw::quantum_params{});
+    topology::fabric& fab = *owned;
     std::vector<sw::quantum_switch*> sws;
     for (auto& s : fab.switches()) sws.push_back(dynamic_cast<sw::quantum_switch*>(s.get()));
     std::vector<std::pair<size_t, unsigned>> m;
@@ -95,6 +107,82 @@ TEST(sharp_aggregator, the_tree_is_rooted_at_a_spine_and_covers_the_members_leav
   EXPECT_EQ(tree_of(4, 2, 2, {0, 1, 4}), "spine1 d0 c2;leaf0 d1 c2;leaf2 d1 c1;");
   // Every member on leaf 1: the leaf alone is the tree.
   EXPECT_EQ(tree_of(4, 2, 2, {2, 3}), "leaf1 d0 c2;");
+}
+
+// The tree from the wiring alone (no switch object): 2 leaves (switches 0, 1) and 2 spines (2, 3), leaf port p
+// + 2 to spine p, spine port l to leaf l; members h0, h1 on leaf0 ports 0, 1 and h2 on leaf1 port 0. Both
+// spines reach both leaves in one hop (a leaf is two hops from the other leaf), so the root is the last spine
+// created (3), or with root_choice 1 the one before (2); each leaf's parent port is its cable to that spine.
+TEST(sharp_aggregator, the_tree_from_the_wiring_alone_by_hand) {
+  const std::vector<sw::sharp_cable> cables{{0, 2, 2, 0}, {0, 3, 3, 0}, {1, 2, 2, 1}, {1, 3, 3, 1}};
+  const std::vector<std::pair<size_t, unsigned>> members{{0, 0}, {0, 1}, {1, 0}};
+  for (size_t choice : {0u, 1u}) {
+    const sw::sharp_tree t = sw::build_sharp_tree(4, cables, members, choice);
+    ASSERT_EQ(t.nodes.size(), 3u);
+    const unsigned spine_port = choice == 0 ? 3 : 2;  // leaf port towards the root spine
+    EXPECT_EQ(t.nodes[0].switch_index, choice == 0 ? 3u : 2u);
+    EXPECT_EQ(t.nodes[0].parent, -1);
+    EXPECT_EQ(t.nodes[0].parent_port, -1);
+    EXPECT_EQ(t.nodes[0].child_ports, (std::vector<unsigned>{0, 1}));  // spine ports to leaf0, leaf1
+    EXPECT_EQ(t.nodes[1].switch_index, 0u);
+    EXPECT_EQ(t.nodes[1].parent, 0);
+    EXPECT_EQ(t.nodes[1].parent_port, int(spine_port));
+    EXPECT_EQ(t.nodes[1].depth, 1u);
+    EXPECT_EQ(t.nodes[1].child_ports, (std::vector<unsigned>{0, 1}));
+    EXPECT_EQ(t.nodes[2].switch_index, 1u);
+    EXPECT_EQ(t.nodes[2].child_ports, (std::vector<unsigned>{0}));
+    for (const auto& n : t.nodes) EXPECT_EQ(n.sw, nullptr);
+  }
+  // No cable between the members' switches: no tree spans them.
+  EXPECT_THROW(sw::build_sharp_tree(4, {{0, 2, 2, 0}}, {{0, 0}, {1, 0}}), core::config_error);
+}
+
+// The same tree from the layout's cables as from the built switches' links (a second reading of the same
+// wiring): node for node, on a leaf-spine and a three-tier fabric, for every host and for scattered members,
+// with the roots spread (root_choice).
+std::string layout_tree_differs(const std::string& kind, const std::vector<size_t>& members, size_t choice) {
+  const child_result c = run_in_child([&] {
+    core::sim_context ctx;
+    topology::topology_params t;
+    t.kind = kind;
+    t.leaves = 4;
+    t.spines = 4;
+    t.hosts_per_leaf = 2;
+    t.pods = 2;
+    t.cores = 4;
+    const auto owned = quantum_fabric(t, ctx, sw::quantum_params{});
+    topology::fabric& fab = *owned;
+    std::vector<sw::quantum_switch*> sws;
+    for (auto& s : fab.switches()) sws.push_back(dynamic_cast<sw::quantum_switch*>(s.get()));
+    const topology::fabric_layout& lay = fab.layout();
+    std::vector<sw::sharp_cable> cables;
+    for (const auto& k : lay.cables)
+      if (k.a >= lay.hosts && k.b >= lay.hosts)
+        cables.push_back({k.a - lay.hosts, k.a_port, k.b - lay.hosts, k.b_port});
+    std::vector<std::pair<size_t, unsigned>> m;
+    for (size_t h : members) m.push_back({fab.hosts()[h].leaf, fab.host_port(h)});
+    const sw::sharp_tree a = sw::build_sharp_tree(sws, m, choice);
+    const sw::sharp_tree b = sw::build_sharp_tree(lay.switches.size(), cables, m, choice);
+    std::ostringstream out;
+    if (a.nodes.size() != b.nodes.size()) out << "nodes " << a.nodes.size() << " vs " << b.nodes.size();
+    for (size_t i = 0; i < std::min(a.nodes.size(), b.nodes.size()); ++i) {
+      const auto &x = a.nodes[i], &y = b.nodes[i];
+      if (x.sw != sws[x.switch_index] || x.switch_index != y.switch_index || x.parent != y.parent ||
+          x.parent_port != y.parent_port || x.child_ports != y.child_ports || x.depth != y.depth)
+        out << "node " << i << " differs;";
+    }
+    if (a.nodes.size() < 2) out << "a trivial tree";
+    return out.str();
+  });
+  return c.ok ? c.output : "child failed: " + c.output;
+}
+
+TEST(sharp_aggregator, the_tree_from_the_layout_is_the_tree_from_the_switches) {
+  for (const std::string kind : {"leaf_spine", "three_tier"})
+    for (size_t choice : {0u, 1u, 2u}) {
+      EXPECT_EQ(layout_tree_differs(kind, {0, 1, 2, 3, 4, 5, 6, 7}, choice), "") << kind << " " << choice;
+      EXPECT_EQ(layout_tree_differs(kind, {0, 3, 6}, choice), "") << kind << " " << choice;
+    }
 }
 
 }  // namespace

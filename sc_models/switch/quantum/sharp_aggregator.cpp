@@ -88,23 +88,18 @@ void sharp_reduce(sharp_dtype t, uint8_t* acc, const uint8_t* in, uint64_t bytes
 
 // ---- tree ----
 
-sharp_tree build_sharp_tree(const std::vector<quantum_switch*>& switches,
-                            const std::vector<std::pair<size_t, unsigned>>& members, size_t root_choice) {
-  const size_t n = switches.size();
-  // Switch-to-switch cables: [switch] -> (port, neighbour switch, neighbour port).
-  struct edge {
-    unsigned port;
-    size_t peer;
-    unsigned peer_port;
-  };
-  std::vector<std::vector<edge>> adj(n);
-  for (size_t i = 0; i < n; ++i)
-    for (unsigned port = 0; port < switches[i]->ports(); ++port) {
-      if (!switches[i]->connected(port)) continue;
-      core::link& out = switches[i]->port(port).out();
-      const auto it = std::find(switches.begin(), switches.end(), dynamic_cast<quantum_switch*>(out.sink()));
-      if (it != switches.end()) adj[i].push_back({port, size_t(it - switches.begin()), out.sink_port()});
-    }
+namespace {
+
+// Switch-to-switch cables by switch: (port, neighbour switch, neighbour port), in port order.
+struct tree_edge {
+  unsigned port;
+  size_t peer;
+  unsigned peer_port;
+};
+
+sharp_tree tree_from_adjacency(const std::vector<std::vector<tree_edge>>& adj,
+                               const std::vector<std::pair<size_t, unsigned>>& members, size_t root_choice) {
+  const size_t n = adj.size();
   std::vector<bool> member_switch(n, false);
   for (const auto& m : members) member_switch.at(m.first) = true;
   // Breadth-first from root r: distances, parents, the port at the node towards its parent and the port at the
@@ -120,7 +115,7 @@ sharp_tree build_sharp_tree(const std::vector<quantum_switch*>& switches,
     std::vector<size_t> queue{r};
     best_dist[r] = 0;
     for (size_t q = 0; q < queue.size(); ++q)
-      for (const edge& e : adj[queue[q]])
+      for (const tree_edge& e : adj[queue[q]])
         if (best_dist[e.peer] == unreached) {
           best_dist[e.peer] = best_dist[queue[q]] + 1;
           best_parent[e.peer] = queue[q];
@@ -154,7 +149,7 @@ sharp_tree build_sharp_tree(const std::vector<quantum_switch*>& switches,
     if (index[s] >= 0) return;
     index[s] = int(tree.nodes.size());
     sharp_tree_node node;
-    node.sw = switches[s];
+    node.switch_index = s;
     node.depth = unsigned(best_dist[s]);
     node.parent_port = s == best_root ? -1 : int(best_parent_port[s]);
     tree.nodes.push_back(node);
@@ -164,9 +159,41 @@ sharp_tree build_sharp_tree(const std::vector<quantum_switch*>& switches,
     if (member_switch[s])
       for (size_t k = s; k != best_root; k = best_parent[k]) join(k);
   for (size_t s = 0; s < n; ++s)
-    if (index[s] > 0) tree.nodes[size_t(index[best_parent[s]])].child_ports.push_back(best_child_port[s]);
+    if (index[s] > 0) {
+      tree.nodes[size_t(index[s])].parent = index[best_parent[s]];
+      tree.nodes[size_t(index[best_parent[s]])].child_ports.push_back(best_child_port[s]);
+    }
   for (const auto& m : members) tree.nodes[size_t(index[m.first])].child_ports.push_back(m.second);
   for (sharp_tree_node& node : tree.nodes) std::sort(node.child_ports.begin(), node.child_ports.end());
+  return tree;
+}
+
+}  // namespace
+
+sharp_tree build_sharp_tree(size_t switches, const std::vector<sharp_cable>& cables,
+                            const std::vector<std::pair<size_t, unsigned>>& members, size_t root_choice) {
+  std::vector<std::vector<tree_edge>> adj(switches);
+  for (const sharp_cable& c : cables) {
+    adj.at(c.a).push_back({c.a_port, c.b, c.b_port});
+    adj.at(c.b).push_back({c.b_port, c.a, c.a_port});
+  }
+  for (auto& edges : adj)
+    std::sort(edges.begin(), edges.end(), [](const tree_edge& x, const tree_edge& y) { return x.port < y.port; });
+  return tree_from_adjacency(adj, members, root_choice);
+}
+
+sharp_tree build_sharp_tree(const std::vector<quantum_switch*>& switches,
+                            const std::vector<std::pair<size_t, unsigned>>& members, size_t root_choice) {
+  std::vector<std::vector<tree_edge>> adj(switches.size());
+  for (size_t i = 0; i < switches.size(); ++i)
+    for (unsigned port = 0; port < switches[i]->ports(); ++port) {
+      if (!switches[i]->connected(port)) continue;
+      core::link& out = switches[i]->port(port).out();
+      const auto it = std::find(switches.begin(), switches.end(), dynamic_cast<quantum_switch*>(out.sink()));
+      if (it != switches.end()) adj[i].push_back({port, size_t(it - switches.begin()), out.sink_port()});
+    }
+  sharp_tree tree = tree_from_adjacency(adj, members, root_choice);
+  for (sharp_tree_node& node : tree.nodes) node.sw = switches[node.switch_index];
   return tree;
 }
 
@@ -210,6 +237,10 @@ void sharp_aggregator::start_op(uint32_t op, uint64_t bytes, uint32_t chunk_byte
   m_data = data;
   if (data && m_acc.size() < bytes) m_acc.resize(bytes);
   m_slot_of.assign((bytes + chunk_bytes - 1) / chunk_bytes, -1);
+}
+
+void sharp_aggregator::reserve(uint64_t bytes) {
+  if (m_acc.size() < bytes) m_acc.resize(bytes);
 }
 
 bool sharp_aggregator::can_admit(uint32_t chunk) const { return m_slot_of[chunk] >= 0 || !m_free.empty(); }

@@ -59,18 +59,33 @@ void sharp_reduce(sharp_dtype t, uint8_t* acc, const uint8_t* in, uint64_t bytes
 // farthest member switch is nearest (ties: the switch created last, i.e. the top tier); every other switch on
 // a shortest path from a member switch to the root joins, with the port towards the root as its parent.
 struct sharp_tree_node {
-  quantum_switch* sw = nullptr;
+  quantum_switch* sw = nullptr;  // null where this process does not build the switch (a run cut across ranks)
+  size_t switch_index = 0;       // in creation order (fabric::switches(), the layout's switches)
   int parent_port = -1;  // -1: the root
+  int parent = -1;       // the parent's index in sharp_tree::nodes; -1: the root
   std::vector<unsigned> child_ports;
   unsigned depth = 0;    // hops from the root
 };
 struct sharp_tree {
   std::vector<sharp_tree_node> nodes;  // the root first
 };
-// `switches` in creation order; `members` the (switch index, port) of every member host. Throws
+// A cable between two switches: switch indices (creation order) and their ports.
+struct sharp_cable {
+  size_t a;
+  unsigned a_port;
+  size_t b;
+  unsigned b_port;
+};
+// The tree from the fabric's wiring alone: `switches` switches joined by `cables`; `members` the (switch index,
+// port) of every member host. Every node's `sw` is left null for the caller to fill with the switches it built,
+// so every process of a run cut across MPI ranks builds the same tree (docs/scale_out.md). Throws
 // core::config_error if the members' switches are not connected. `root_choice` k picks, among the switches tied
 // for root, the (k + 1)-th from the last created (0: the last), so that trees over different members (one per
 // rail) can spread their roots over the spines.
+sharp_tree build_sharp_tree(size_t switches, const std::vector<sharp_cable>& cables,
+                            const std::vector<std::pair<size_t, unsigned>>& members, size_t root_choice = 0);
+// The same over built switches, `switches` in creation order, the cables read from their ports' links; `sw`
+// filled.
 sharp_tree build_sharp_tree(const std::vector<quantum_switch*>& switches,
                             const std::vector<std::pair<size_t, unsigned>>& members, size_t root_choice = 0);
 
@@ -83,6 +98,11 @@ class sharp_aggregator : public core::calendar_client {
 
   // A new operation of `bytes` in chunks of `chunk_bytes`; `data`: reduce the bytes (else timing only).
   void start_op(uint32_t op, uint64_t bytes, uint32_t chunk_bytes, sharp_dtype dtype, bool data);
+  // The partial results' buffer sized for operations of up to `bytes` before the run, so that it never moves:
+  // the packets this unit sends point into it (a run cut across ranks ships those bytes by their offset in it).
+  void reserve(uint64_t bytes);
+  const uint8_t* buffer() const { return m_acc.data(); }
+  uint64_t buffer_bytes() const { return m_acc.size(); }
 
   // From quantum_switch: a SHARP packet arrived (its ingress blocks are counted, not yet released), and a
   // packet this unit made has been committed to an egress wire.
