@@ -157,8 +157,7 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
   m_dma = std::make_unique<payload_dma>(dma_host, params.placement == "pcie", params.tx_read_ahead_packets,
                                         m_wqe_latency, params.place_data, inst);
 
-  SC_METHOD(transmit);  // runs once at time 0 to pick up work posted before the start, then on every wake-up
-  sensitive << m_tx_event;
+  SC_METHOD(initial_transmit);  // runs once at time 0 to pick up work posted before the start
 
   register_counters(inst);
 }
@@ -328,7 +327,17 @@ uint64_t supernic::outstanding_work() const {
 void supernic::wake_transmitter(picoseconds at) {
   if (!(at < m_tx_wake)) return;  // an earlier wake-up is already pending; it re-evaluates everything
   m_tx_wake = at;
-  m_tx_event.notify(core::to_sc_time(at - core::now()));
+  m_ctx.transmit_calendar.schedule(this, at);
+}
+
+void supernic::on_wake(picoseconds /*t*/) { transmit(); }
+
+void supernic::initial_transmit() {
+  // A wake-up asked before this first run (work posted by a process that ran first at time 0) still runs
+  // after it, as the kernel event it used to be would have fired: unless this run asked for an earlier one.
+  const picoseconds pending = m_tx_wake;
+  transmit();
+  if (pending < m_tx_wake) m_tx_wake = pending;  // the calendar keeps the earlier of the two
 }
 
 void supernic::transmit() {

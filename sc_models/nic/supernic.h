@@ -6,8 +6,8 @@
 // MIDDLE names no buffer: which message it belongs to is only certain once every earlier PSN is in),
 // answers READs with READ RESPONSE packets that the requester places at their offsets in any order, and
 // acknowledges. A SEND or WRITE with immediate that finds no receive posted gets an RNR NAK; the requester
-// resends from that PSN after nic.rnr_timer_us. One transmit scheduler owns the port: one kernel event per transmitted packet.
-// Loss recovery (IBTA RC): the responder re-acknowledges duplicates and sends a NAK "PSN sequence error" for
+// resends from that PSN after nic.rnr_timer_us. One transmit scheduler owns the port, woken through the run's transmit
+// calendar. Loss recovery (IBTA RC): the responder re-acknowledges duplicates and sends a NAK "PSN sequence error" for
 // its expected PSN once per gap; the requester resends go-back-N or selectively, on NAK or on the local ACK
 // timeout, and after nic.retry_count fruitless retries moves the QP to the error state (error completions).
 #pragma once
@@ -83,7 +83,8 @@ class supernic : public sc_core::sc_module,
                  private ack_host,
                  private responder_host,
                  private requester_host,
-                 private payload_dma_host {
+                 private payload_dma_host,
+                 private core::wakeup_client {
  public:
   void attach_port_client(port_client* c) { m_client = c; }
   void wake_port_client(core::picoseconds at) {
@@ -175,6 +176,8 @@ class supernic : public sc_core::sc_module,
   // Transmit scheduler: ACKs first, then round-robin over QPs with sendable work.
   void transmit();
   void wake_transmitter(core::picoseconds at);
+  void on_wake(core::picoseconds t) override;  // the transmit calendar's wake-up
+  void initial_transmit();                     // once at time 0: work posted before the start
   core::packet* next_ack();
   core::packet* next_data(core::picoseconds* next_ready);
   core::packet* build_read_response(queue_pair& qp, read_job& job);
@@ -261,8 +264,9 @@ class supernic : public sc_core::sc_module,
   // nic.retransmission. Its one pending timer wake-up (the earliest QP deadline) is served by the
   // transmitter's own event: no extra process.
   std::unique_ptr<loss_recovery> m_lr;
-  sc_core::sc_event m_tx_event;
-  core::picoseconds m_tx_wake{UINT64_MAX};  // earliest pending transmitter wake-up
+  // The transmitter's one wake-up is an entry of the run's transmit calendar (core/wakeup_calendar.h), not a
+  // kernel event: m_tx_wake, the earliest asked for since it last ran.
+  core::picoseconds m_tx_wake{UINT64_MAX};
   // PFC: the switch port above may pause the priority the NIC's frames travel on (priority = DSCP / 8).
   unsigned m_priority;
   void on_pause(const core::packet* p);
