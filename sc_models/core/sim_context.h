@@ -12,6 +12,7 @@
 #include "sc_models/core/fine_histogram.h"
 #include "sc_models/core/packet_pool.h"
 #include "sc_models/core/stats.h"
+#include "sc_models/core/wakeup_calendar.h"
 
 namespace fabricsim::core {
 
@@ -40,6 +41,8 @@ struct sim_context {
   // `fabric.data_packet_latency` and clears it when the measurement window opens.
   fine_histogram data_latency;
   arrival_calendar calendar{"arrival_calendar", events};
+  // The NIC transmitters' timed wake-ups (their own count is `events`'s share; the calendar's passes are not).
+  wakeup_calendar transmit_calendar{"transmit_calendar"};
   // RTL transaction recording (run.record_rtl_dir), owned by the run; null: off, and the blocks are not wrapped.
   transaction_log* rtl_log = nullptr;
   lockstep_sink lockstep;

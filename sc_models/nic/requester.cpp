@@ -139,7 +139,7 @@ packet* requester::build(size_t q, size_t index, uint32_t psn, picoseconds t) {
   tx_qp& qp = *m_qps[q];
   work_request& wr = qp.wqes[index];
   const uint32_t k = (psn - wr.first_psn) & core::psn_mask;  // packet k of the message
-  packet* p = m_host.data_packet(q);
+  packet* p = m_host.data_packet(q, t);
   p->bth.psn = psn;
   if (wr.op == rdma_op::read)
     build_read_request(qp, wr, k, p);

@@ -29,8 +29,9 @@ class congestion_control;
 class requester_host {
  public:
   virtual ~requester_host() = default;
-  // A fresh data packet of QP q with its headers filled (addresses, QPN, the UDP port path entropy picks).
-  virtual core::packet* data_packet(size_t q) = 0;
+  // A fresh data packet of QP q with its headers filled (addresses, QPN, the UDP port path entropy picks
+  // at `t`, now).
+  virtual core::packet* data_packet(size_t q, core::picoseconds t) = 0;
   // Sets `p`'s payload to [va, +bytes) of source memory; `fresh`: its PSN is sent for the first time.
   virtual void attach_payload(size_t q, core::packet* p, uint64_t va, uint64_t bytes, bool fresh) = 0;
   // May QP q send the new PSN `psn` of `wr` now (nic.placement pcie: its payload's read is complete)?

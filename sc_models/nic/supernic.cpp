@@ -38,9 +38,10 @@ struct supernic::queue_pair {
   uint32_t remote_qpn = 0;
   uint16_t src_port = 0;
   uint64_t mtu = 0;  // the QP's path MTU: payload bytes per packet, at most the NIC's nic.mtu_bytes
-  // HPCC responder: the telemetry of the newest data packet, echoed by the next ACK.
-  std::array<core::int_record, core::max_int_hops> echo{};
+  // HPCC responder: the telemetry of the newest data packet, echoed by the next ACK. Its count beside the
+  // header fields: every ACK built reads it.
   uint8_t echo_hops = 0;
+  std::array<core::int_record, core::max_int_hops> echo{};
 };
 
 // The keys whose checks need more than a range (check_ranges does the rest): fails naming this NIC and the keys.
@@ -111,14 +112,17 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
                    core::sim_context& ctx)
     : sc_core::sc_module(name),
       dma("dma"),
-      m_params(params),
-      m_ip(ip),
-      m_mac(mac),
       m_ctx(ctx),
-      m_rng(nic_stream(ctx.seed, this->name())),
+      m_rx_buffer_bytes(params.rx_buffer_bytes),
+      m_rx_pfc_xoff_bytes(params.rx_pfc_xoff_bytes),
+      m_mac(mac),
+      m_ip(ip),
+      m_priority(unsigned(params.dscp >> 3) & 7u),
+      m_dscp(uint8_t(params.dscp)),
+      m_params(params),
       m_wqe_latency(picoseconds::from_ns(params.wqe_latency_ns)),
       m_rx_latency(picoseconds::from_ns(params.rx_latency_ns)),
-      m_priority(unsigned(params.dscp >> 3) & 7u) {
+      m_rng(nic_stream(ctx.seed, this->name())) {
   const std::string inst = this->name();
   m_rx_pfc = params.rx_overflow == "pfc";
   check_params(params, inst);
@@ -157,8 +161,7 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
   m_dma = std::make_unique<payload_dma>(dma_host, params.placement == "pcie", params.tx_read_ahead_packets,
                                         m_wqe_latency, params.place_data, inst);
 
-  SC_METHOD(transmit);  // runs once at time 0 to pick up work posted before the start, then on every wake-up
-  sensitive << m_tx_event;
+  SC_METHOD(initial_transmit);  // runs once at time 0 to pick up work posted before the start
 
   register_counters(inst);
 }
@@ -328,7 +331,17 @@ uint64_t supernic::outstanding_work() const {
 void supernic::wake_transmitter(picoseconds at) {
   if (!(at < m_tx_wake)) return;  // an earlier wake-up is already pending; it re-evaluates everything
   m_tx_wake = at;
-  m_tx_event.notify(core::to_sc_time(at - core::now()));
+  m_ctx.transmit_calendar.schedule(this, at);
+}
+
+void supernic::on_wake(picoseconds /*t*/) { transmit(); }
+
+void supernic::initial_transmit() {
+  // A wake-up asked before this first run (work posted by a process that ran first at time 0) still runs
+  // after it, as the kernel event it used to be would have fired: unless this run asked for an earlier one.
+  const picoseconds pending = m_tx_wake;
+  transmit();
+  if (pending < m_tx_wake) m_tx_wake = pending;  // the calendar keeps the earlier of the two
 }
 
 void supernic::transmit() {
@@ -355,11 +368,11 @@ void supernic::transmit() {
       credit_blocked = true;
       break;
     }
-    packet* p = next_pfc();  // MAC control: never paused itself
-    if (p == nullptr) p = next_cnp();
-    if (p == nullptr && !paused) p = next_ack();
+    packet* p = next_pfc(t);  // MAC control: never paused itself
+    if (p == nullptr) p = next_cnp(t);
+    if (p == nullptr && !paused) p = next_ack(t);
     if (p == nullptr && !paused && m_client != nullptr) p = m_client->next_packet(t, &next_ready);
-    if (p == nullptr && !paused) p = next_data(&next_ready);
+    if (p == nullptr && !paused) p = next_data(t, &next_ready);
     if (p == nullptr) break;
     const picoseconds start = max(t, m_out->wire_free_at());
     m_mac_tx->sent(p->wire().value, t);
@@ -400,7 +413,7 @@ void supernic::fill_headers(packet* p, const queue_pair& qp, uint16_t src_port) 
   }
   p->eth.src_mac = m_mac;
   p->eth.dst_mac = 0x02'00'00'00'00'01ull;  // the first-hop router
-  p->ip.dscp = uint8_t(m_params.dscp);
+  p->ip.dscp = m_dscp;
   p->ip.ecn = ecn_ect0;
   p->ip.src = m_ip;
   p->ip.dst = qp.remote_ip;
@@ -408,9 +421,9 @@ void supernic::fill_headers(packet* p, const queue_pair& qp, uint16_t src_port) 
   p->bth.dest_qp = qp.remote_qpn;
 }
 
-packet* supernic::next_ack() {
+packet* supernic::next_ack(picoseconds t) {
   ack_frame a;
-  if (!m_ack->next(core::now(), &a)) return nullptr;
+  if (!m_ack->next(t, &a)) return nullptr;
   queue_pair& qp = *m_qps[a.q];
   packet* p = m_ctx.pool.acquire();
   fill_headers(p, qp, qp.src_port);
@@ -438,8 +451,7 @@ void supernic::ack_wake(picoseconds ready) {
   if (m_started) wake_transmitter(max(ready, m_out->wire_free_at()));
 }
 
-packet* supernic::next_data(picoseconds* next_ready) {
-  const picoseconds t = core::now();
+packet* supernic::next_data(picoseconds t, picoseconds* next_ready) {
   const size_t n = m_qps.size();
   for (size_t i = 0; i < n; ++i) {
     const size_t q = (m_rr + i) % n;
@@ -461,7 +473,7 @@ packet* supernic::next_data(picoseconds* next_ready) {
       // nic.placement pcie: only once the response's payload is in its transmit buffer.
       if (t >= job.ready && m_dma->response_ready(q, job)) {
         m_rr = (m_rr + i + 1) % n;
-        packet* p = build_read_response(qp, job);
+        packet* p = build_read_response(qp, job, t);
         if (++job.k == job.packets) {
           responses.pop_front();
           m_dma->response_done(q);
@@ -479,14 +491,14 @@ packet* supernic::next_data(picoseconds* next_ready) {
   return nullptr;
 }
 
-uint16_t supernic::data_port(queue_pair& qp) {
-  return m_entropy->data_port(qp.qpn - first_qpn, qp.src_port, core::now(), m_out->wire_free_at());
+uint16_t supernic::data_port(queue_pair& qp, picoseconds t) {
+  return m_entropy->data_port(qp.qpn - first_qpn, qp.src_port, t, m_out->wire_free_at());
 }
 
-packet* supernic::data_packet(size_t q) {
+packet* supernic::data_packet(size_t q, picoseconds t) {
   queue_pair& qp = *m_qps[q];
   packet* p = m_ctx.pool.acquire();
-  fill_headers(p, qp, data_port(qp));
+  fill_headers(p, qp, data_port(qp, t));
   return p;
 }
 
@@ -510,13 +522,13 @@ void supernic::requester_wake(picoseconds at) {
   if (m_started) wake_transmitter(at);
 }
 
-packet* supernic::build_read_response(queue_pair& qp, read_job& job) {
+packet* supernic::build_read_response(queue_pair& qp, read_job& job, picoseconds t) {
   const uint64_t mtu = qp.mtu;
   const uint64_t offset = uint64_t(job.k) * mtu;
   const uint64_t payload = std::min(mtu, job.length - std::min(job.length, offset));
   const bool first = job.k == 0, last = job.k + 1 == job.packets;
   packet* p = m_ctx.pool.acquire();
-  fill_headers(p, qp, data_port(qp));
+  fill_headers(p, qp, data_port(qp, t));
   p->bth.opcode = first && last ? bth_opcode::rc_rdma_read_response_only
                   : first       ? bth_opcode::rc_rdma_read_response_first
                   : last        ? bth_opcode::rc_rdma_read_response_last
@@ -535,14 +547,14 @@ packet* supernic::build_read_response(queue_pair& qp, read_job& job) {
   p->seal();
   ++m_tx_read_responses;
   m_shared.tx_payload_bytes += payload;
-  account_data(qp, p);
+  account_data(qp, p, t);
   return p;
 }
 
-void supernic::account_data(queue_pair& qp, packet* p) {
+void supernic::account_data(queue_pair& qp, packet* p, picoseconds t) {
   // The policy counts the bytes and sets the pace: the next packet may start once this one's wire bytes
   // have gone at the current rate.
-  m_cc->sent(qp.qpn - first_qpn, p->wire().value, core::now());
+  m_cc->sent(qp.qpn - first_qpn, p->wire().value, t);
 }
 
 // ---- loss recovery at the requester (the scheme's host) ---------------------------------------------------
@@ -563,19 +575,20 @@ void supernic::recovery_idle() {
 
 // ---- receive -------------------------------------------------------------------------------------------
 
-void supernic::on_pause(const packet* p) {
+void supernic::on_pause(const packet* p, picoseconds t) {
   ++m_rx_pause_frames;
   // Quanta of 512 bit times at the link's rate; zero resumes at once.
-  if (!m_mac_tx->pause(p->pfc.class_enable, p->pfc.quanta[m_priority], m_out->rate(), core::now())) return;
+  if (!m_mac_tx->pause(p->pfc.class_enable, p->pfc.quanta[m_priority], m_out->rate(), t)) return;
   if (m_started) wake_transmitter(m_mac_tx->paused_until());  // resume then (or now, for an XON)
 }
 
 void supernic::receive(packet* p, unsigned /*port*/) {
+  const picoseconds t = core::now();
   if (m_ib && p->kind == core::frame_kind::infiniband) {
     // The HCA takes a packet out of its receive buffer at once: the credit goes straight back.
     const uint64_t blocks = sw::ib::blocks_of(p->wire().value);
     m_ib_rx->received(0, blocks);
-    m_ib_rx->released(0, blocks, core::now());
+    m_ib_rx->released(0, blocks, t);
   }
   if (m_client != nullptr && (p->bth.opcode == core::bth_opcode::sharp_up ||
                               p->bth.opcode == core::bth_opcode::sharp_down)) {
@@ -583,14 +596,14 @@ void supernic::receive(packet* p, unsigned /*port*/) {
     return;
   }
   if (p->kind == core::frame_kind::pfc) {
-    on_pause(p);
+    on_pause(p, t);
     m_ctx.pool.release(p);
     return;
   }
   ++m_rx_packets;
-  if (p->payload_bytes > 0) m_ctx.data_latency.add((core::now() - p->injected_at).value);
+  if (p->payload_bytes > 0) m_ctx.data_latency.add((t - p->injected_at).value);
   if (p->bth.opcode == bth_opcode::rc_acknowledge)
-    on_ack(p);
+    on_ack(p, t);
   else if (p->bth.opcode == bth_opcode::cnp)
     on_cnp(p);
   else if (is_read_response(p->bth.opcode))
@@ -620,10 +633,10 @@ void supernic::notify_congestion(queue_pair& qp) {
   if (m_started) wake_transmitter(ready);
 }
 
-packet* supernic::next_cnp() {
+packet* supernic::next_cnp(picoseconds t) {
   // One generator: its results come in arrival order (transmit() wakes for the front one).
   size_t q = 0;
-  if (!m_ack->next_cnp(core::now(), &q)) return nullptr;
+  if (!m_ack->next_cnp(t, &q)) return nullptr;
   queue_pair& qp = *m_qps[q];
   packet* p = m_ctx.pool.acquire();
   fill_headers(p, qp, qp.src_port);
@@ -636,7 +649,7 @@ packet* supernic::next_cnp() {
   return p;
 }
 
-void supernic::on_ack(packet* p) {
+void supernic::on_ack(packet* p, picoseconds t) {
   ++m_rx_acks;
   const uint32_t qpn = p->bth.dest_qp;
   if (qpn < first_qpn || qpn - first_qpn >= m_qps.size()) {
@@ -644,7 +657,7 @@ void supernic::on_ack(packet* p) {
     m_ctx.pool.release(p);
     return;
   }
-  m_requester->on_ack(qpn - first_qpn, p, core::now());
+  m_requester->on_ack(qpn - first_qpn, p, t);
   m_ctx.pool.release(p);
 }
 
@@ -711,8 +724,8 @@ uint64_t supernic::rx_buffer_occupancy() const {
 bool supernic::rx_buffer_admits(const core::packet* p) {
   if (p->payload_bytes == 0) return true;
   const uint64_t occupancy = rx_buffer_occupancy() + p->payload_bytes;
-  if (occupancy <= m_params.rx_buffer_bytes) {
-    if (m_rx_pfc && !m_rx_xoff && occupancy >= m_params.rx_pfc_xoff_bytes) {
+  if (occupancy <= m_rx_buffer_bytes) {
+    if (m_rx_pfc && !m_rx_xoff && occupancy >= m_rx_pfc_xoff_bytes) {
       m_rx_xoff = true;
       m_pfc_owed = true;
       if (m_started) wake_transmitter(core::now());
@@ -734,8 +747,7 @@ void supernic::rx_drained() {
 
 // 802.1Qbb from the NIC to the switch port above, for the priority its RoCE traffic arrives on; an XOFF is
 // refreshed at half its pause time for as long as the buffer stays above XON.
-packet* supernic::next_pfc() {
-  const picoseconds t = core::now();
+packet* supernic::next_pfc(picoseconds t) {
   if (m_rx_xoff && m_pfc_refresh_at <= t) m_pfc_owed = true;
   if (!m_pfc_owed) return nullptr;
   m_pfc_owed = false;

@@ -6,8 +6,8 @@
 // MIDDLE names no buffer: which message it belongs to is only certain once every earlier PSN is in),
 // answers READs with READ RESPONSE packets that the requester places at their offsets in any order, and
 // acknowledges. A SEND or WRITE with immediate that finds no receive posted gets an RNR NAK; the requester
-// resends from that PSN after nic.rnr_timer_us. One transmit scheduler owns the port: one kernel event per transmitted packet.
-// Loss recovery (IBTA RC): the responder re-acknowledges duplicates and sends a NAK "PSN sequence error" for
+// resends from that PSN after nic.rnr_timer_us. One transmit scheduler owns the port, woken through the run's transmit
+// calendar. Loss recovery (IBTA RC): the responder re-acknowledges duplicates and sends a NAK "PSN sequence error" for
 // its expected PSN once per gap; the requester resends go-back-N or selectively, on NAK or on the local ACK
 // timeout, and after nic.retry_count fruitless retries moves the QP to the error state (error completions).
 #pragma once
@@ -83,7 +83,8 @@ class supernic : public sc_core::sc_module,
                  private ack_host,
                  private responder_host,
                  private requester_host,
-                 private payload_dma_host {
+                 private payload_dma_host,
+                 private core::wakeup_client {
  public:
   void attach_port_client(port_client* c) { m_client = c; }
   void wake_port_client(core::picoseconds at) {
@@ -176,13 +177,16 @@ class supernic : public sc_core::sc_module,
   // Transmit scheduler: ACKs first, then round-robin over QPs with sendable work.
   void transmit();
   void wake_transmitter(core::picoseconds at);
-  core::packet* next_ack();
-  core::packet* next_data(core::picoseconds* next_ready);
-  core::packet* build_read_response(queue_pair& qp, read_job& job);
-  uint16_t data_port(queue_pair& qp);  // UDP source port of the next data packet (path entropy)
-  void account_data(queue_pair& qp, core::packet* p);  // pacing
+  void on_wake(core::picoseconds t) override;  // the transmit calendar's wake-up
+  void initial_transmit();                     // once at time 0: work posted before the start
+  // Each at the transmitter's run time `t`.
+  core::packet* next_ack(core::picoseconds t);
+  core::packet* next_data(core::picoseconds t, core::picoseconds* next_ready);
+  core::packet* build_read_response(queue_pair& qp, read_job& job, core::picoseconds t);
+  uint16_t data_port(queue_pair& qp, core::picoseconds t);  // UDP source port of the next data packet (path entropy)
+  void account_data(queue_pair& qp, core::packet* p, core::picoseconds t);  // pacing
   // The requester (requester.h) asks for packets with their headers, payloads, staging and wake-ups.
-  core::packet* data_packet(size_t q) override;
+  core::packet* data_packet(size_t q, core::picoseconds t) override;
   void attach_payload(size_t q, core::packet* p, uint64_t va, uint64_t bytes, bool fresh) override;
   bool payload_ready(size_t q, uint32_t psn, const work_request& wr) override;
   core::picoseconds staged_at(size_t q, uint64_t va, uint64_t length, core::picoseconds post_at) override;
@@ -208,7 +212,7 @@ class supernic : public sc_core::sc_module,
   core::ring<read_job>& dma_responses(size_t q) override;
   void dma_wake(core::picoseconds at) override { wake_transmitter(at); }
   // Receive paths.
-  void on_ack(core::packet* p);
+  void on_ack(core::packet* p, core::picoseconds t);
   // A request packet (WRITE, SEND, READ request) at its reorder-block transaction: to the responder.
   void on_request(core::packet* p);
   // The acknowledgements and CNPs owed (ack_engine.h): the engine decides, the NIC builds the packets.
@@ -217,7 +221,7 @@ class supernic : public sc_core::sc_module,
   // Congestion control: the policy (nic.cc) paces the QPs; the NIC sends and receives its CNPs.
   void on_cnp(core::packet* p);                 // reaction point: a CNP for one of our QPs
   void notify_congestion(queue_pair& qp);       // notification point: a CE-marked arrival
-  core::packet* next_cnp();                     // a CNP whose generator result is due, if any
+  core::packet* next_cnp(core::picoseconds t);  // a CNP whose generator result is due, if any
   void fill_headers(core::packet* p, const queue_pair& qp, uint16_t src_port);
 
   static void check_params(const supernic_params& params, const std::string& inst);
@@ -226,15 +230,6 @@ class supernic : public sc_core::sc_module,
   void start_of_simulation() override;
   void check_work_request(const work_request& wr) const;
 
-  supernic_params m_params;
-  // nic.link_layer infiniband: the HCA end of the credit flow control (one data VL).
-  bool m_ib = false;
-  port_client* m_client = nullptr;  // attach_port_client
-  // The MAC transmit side: FIFO, the PFC pause of our priority, the credits of the data VL (mac_transmit.h).
-  std::unique_ptr<mac_transmit> m_mac_tx;
-  std::unique_ptr<sw::ib::credit_receiver> m_ib_rx;
-  // Payloads: DMI or PCIe placement, transmit reads ahead of the wire, bounce buffers, generated payloads.
-  std::unique_ptr<payload_dma> m_dma;
   // nic.placement pcie: false (and the packet counted) when its payload would overflow the receive buffer.
   bool rx_buffer_admits(const core::packet* p);
   // nic.rx_overflow pfc: XON once the buffer has drained below rx_pfc_xon_bytes.
@@ -242,31 +237,27 @@ class supernic : public sc_core::sc_module,
   // Receive-buffer occupancy: payload waiting for the clocked reorder block, plus (nic.placement pcie)
   // payload whose writes have not landed.
   uint64_t rx_buffer_occupancy() const;
+  core::packet* next_pfc(core::picoseconds t);  // an XOFF (or its refresh) or XON owed to the switch, if any
+  void on_pause(const core::packet* p, core::picoseconds t);
+
+  // ---- What a transmitter run or a received packet reads comes first, together (four cache lines after
+  // the module's bases); the parameters and the cold state after it. A NIC is cold at nearly every packet of
+  // a large fabric, so each line here is a miss per packet (docs/performance.md, "The NIC's hot path").
+  core::sim_context& m_ctx;
+  port_client* m_client = nullptr;  // attach_port_client
+  // The MAC transmit side: FIFO, the PFC pause of our priority, the credits of the data VL (mac_transmit.h).
+  std::unique_ptr<mac_transmit> m_mac_tx;
+  // nic.link_layer infiniband: the HCA end of the credit flow control (one data VL).
+  std::unique_ptr<sw::ib::credit_receiver> m_ib_rx;
+  // Payloads: DMI or PCIe placement, transmit reads ahead of the wire, bounce buffers, generated payloads.
+  std::unique_ptr<payload_dma> m_dma;
   // The reorder tracker as clocked hardware (nic.clock_mhz): data packets wait in it for their transaction.
   std::unique_ptr<block_clock> m_rx_block;
-  core::packet* next_pfc();  // an XOFF (or its refresh) or XON owed to the switch, if any
-  bool m_rx_xoff = false;    // the switch port above is paused by us
-  bool m_rx_pfc = false;     // nic.rx_overflow pfc
-  bool m_pfc_owed = false;   // a PFC frame (XOFF if m_rx_xoff, else XON) waits for the wire
-  core::picoseconds m_pfc_refresh_at{UINT64_MAX};
-  uint64_t m_tx_pause_frames = 0;
-  uint64_t m_mem_size = 0;
-  bool m_started = false;
-  core::ip_address m_ip;
-  uint64_t m_mac;
-  core::sim_context& m_ctx;
-  core::rng_stream m_rng;
   core::link* m_out = nullptr;
-  core::picoseconds m_wqe_latency, m_rx_latency;
   std::unique_ptr<path_entropy> m_entropy;  // nic.path_entropy: the UDP source port of data packets
   // nic.retransmission. Its one pending timer wake-up (the earliest QP deadline) is served by the
-  // transmitter's own event: no extra process.
+  // transmitter's own wake-up: no extra process.
   std::unique_ptr<loss_recovery> m_lr;
-  sc_core::sc_event m_tx_event;
-  core::picoseconds m_tx_wake{UINT64_MAX};  // earliest pending transmitter wake-up
-  // PFC: the switch port above may pause the priority the NIC's frames travel on (priority = DSCP / 8).
-  unsigned m_priority;
-  void on_pause(const core::packet* p);
   std::vector<std::unique_ptr<queue_pair>> m_qps;
   shared_counters m_shared;                  // rx_access_errors, placed_bytes, sack_overflow
   std::unique_ptr<ack_engine> m_ack;         // ACKs, NAKs, SACKs and CNPs owed
@@ -274,15 +265,35 @@ class supernic : public sc_core::sc_module,
   std::unique_ptr<requester> m_requester;    // work-request ring, segmentation, PSNs, READ requests
   std::unique_ptr<congestion_control> m_cc;  // nic.cc
   size_t m_rr = 0;                           // round-robin position over QPs
+  // The transmitter's one wake-up is an entry of the run's transmit calendar (core/wakeup_calendar.h), not a
+  // kernel event: m_tx_wake, the earliest asked for since it last ran.
+  core::picoseconds m_tx_wake{UINT64_MAX};
+  core::picoseconds m_pfc_refresh_at{UINT64_MAX};
+  uint64_t m_rx_buffer_bytes, m_rx_pfc_xoff_bytes;  // nic.rx_buffer_bytes, nic.rx_pfc_xoff_bytes
+  uint64_t m_tx_packets = 0, m_rx_packets = 0, m_rx_acks = 0;
+  uint64_t m_mac;
+  core::ip_address m_ip;
+  // PFC: the switch port above may pause the priority the NIC's frames travel on (priority = DSCP / 8).
+  unsigned m_priority;
+  uint8_t m_dscp;            // nic.dscp
+  bool m_ib = false;         // nic.link_layer infiniband
+  bool m_rx_xoff = false;    // the switch port above is paused by us
+  bool m_rx_pfc = false;     // nic.rx_overflow pfc
+  bool m_pfc_owed = false;   // a PFC frame (XOFF if m_rx_xoff, else XON) waits for the wire
+  bool m_started = false;
+
+  // ---- Cold.
+  supernic_params m_params;
+  uint64_t m_tx_pause_frames = 0;
+  uint64_t m_mem_size = 0;
+  core::picoseconds m_wqe_latency, m_rx_latency;
   std::vector<placed_message> m_placed;
   std::function<void(const placed_message&)> m_on_placed;
-
-  // Counters.
-  uint64_t m_tx_packets = 0;
-  uint64_t m_rx_packets = 0, m_rx_unknown_qp = 0, m_rx_acks = 0;
+  uint64_t m_rx_unknown_qp = 0;
   uint64_t m_rx_pause_frames = 0, m_rx_buffer_drops = 0;
   uint64_t m_rx_ecn_marked = 0, m_rx_cnps = 0;
   uint64_t m_tx_read_responses = 0, m_rx_read_responses = 0;
+  core::rng_stream m_rng;  // the NIC's seeded stream: initial PSNs and path entropy (2.5 KB: kept last)
 };
 
 }  // namespace fabricsim::nic

@@ -25,7 +25,7 @@ struct fake_tx_host final : requester_host {
   std::vector<uint64_t> retired;
   bool bounce = false;
   size_t failed = 0;
-  packet* data_packet(size_t) override { return pool->acquire(); }
+  packet* data_packet(size_t, picoseconds) override { return pool->acquire(); }
   void attach_payload(size_t, packet*, uint64_t va, uint64_t, bool) override { payload_va.push_back(va); }
   bool payload_ready(size_t, uint32_t, const work_request&) override { return true; }
   picoseconds staged_at(size_t, uint64_t, uint64_t, picoseconds post_at) override {
