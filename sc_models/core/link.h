@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-
 #include <systemc>
 
 #include "sc_models/core/fault_injector.h"

@@ -151,8 +151,10 @@ spectrum_switch::spectrum_switch(sc_core::sc_module_name name, const spectrum_pa
       m_cut_through(params.forwarding == "cut_through"),
       m_trust_pcp(params.trust == "pcp"),
       m_ecn_at_dequeue(params.ecn_mark_at == "dequeue"),
-      m_hot{params.ar_threshold_bytes, params.ar_hysteresis_bytes, params.cut_through_bytes, params.ecn_kmin_bytes,
-            params.ecn_kmax_bytes,      params.ecn_pmax,            params.dt_alpha,          params.telemetry},
+      m_hot{params.ar_threshold_bytes, params.ar_hysteresis_bytes,
+            params.cut_through_bytes,  params.ecn_kmin_bytes,
+            params.ecn_kmax_bytes,     params.ecn_pmax,
+            params.dt_alpha,           params.telemetry},
       m_ports(ports),
       m_pfc(ports, params.pfc_xoff_bytes, params.pfc_xon_bytes),
       m_refresh(ports),
@@ -409,8 +411,7 @@ unsigned spectrum_switch::select_egress(const route& r, const packet* p, unsigne
   });
   if (best.port == no_port) return hashed;  // every port paused: wait on the hashed one
   if (best.eligible >= 2) ++m_ar_decisions;
-  if (hashed_ok && m_hot.ar_hysteresis_bytes > 0 &&
-      uint64_t(best.cost) + m_hot.ar_hysteresis_bytes >= hashed_depth)
+  if (hashed_ok && m_hot.ar_hysteresis_bytes > 0 && uint64_t(best.cost) + m_hot.ar_hysteresis_bytes >= hashed_depth)
     return hashed;
   if (best.port != hashed) ++m_ar_rerouted;
   return best.port;
@@ -534,8 +535,8 @@ void spectrum_switch::receive(packet* p, unsigned in_port) {
   picoseconds ready = t + m_latency;
   // Cut-through: the frame's head left the parser while its tail was still arriving.
   if (m_cut_through && out.idle(t))
-    ready = ready - cut_through_advance(p->wire(), core::bytes(m_hot.cut_through_bytes),
-                                        m_ports[in_port]->out().rate(), out.out().rate());  // cables are symmetric
+    ready = ready - cut_through_advance(p->wire(), core::bytes(m_hot.cut_through_bytes), m_ports[in_port]->out().rate(),
+                                        out.out().rate());  // cables are symmetric
   out.enqueue(p, tc, ready, t);
 }
 
