@@ -17,7 +17,7 @@ void arrival_calendar::wake(picoseconds at) {
 }
 
 void arrival_calendar::schedule(calendar_client* c, picoseconds at, const void* head) {
-  m_queue.push(at, c->calendar_key(), c, head);
+  m_queue.push(at, c->calendar_key(), c, head, reinterpret_cast<calendar_queue::opaque_fn>(c->due()));
   if (!m_firing) wake(at);  // inside fire() one notification at the end covers everything scheduled
 }
 
@@ -42,13 +42,14 @@ void arrival_calendar::fire() {
   while (m_queue.pop_due(t, e)) {
     // Descriptors are cold by the time they arrive (a packet spends microseconds on a link): start
     // fetching the next ones due while this one is processed.
+    // The client's own fields start after its calendar_client header (a link's: the line after it).
     for (size_t i = 0; i < 2; ++i) {
       const calendar_queue::entry* n = m_queue.upcoming(i);
       if (n == nullptr) break;
       if (n->head) __builtin_prefetch(n->head);
-      __builtin_prefetch(n->client);
+      __builtin_prefetch(static_cast<const char*>(n->client) + sizeof(calendar_client));
     }
-    static_cast<calendar_client*>(e.client)->on_due(t);
+    reinterpret_cast<calendar_client::due_fn>(e.call)(*static_cast<calendar_client*>(e.client), t);
   }
   m_firing = false;
   if (!m_queue.empty()) wake(m_queue.next_at());

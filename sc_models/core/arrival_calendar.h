@@ -17,8 +17,15 @@ namespace fabricsim::core {
 // whose transmit FIFO needs refilling or whose pause has expired.
 class calendar_client {
  public:
+  // What the calendar calls when the client is due: on_due() by default. The calendar keeps it beside the
+  // client's pointer in its entry, so a client that names its own (a link) is called without the calendar
+  // reading the client's vtable pointer, a cache line the call would not otherwise touch.
+  using due_fn = void (*)(calendar_client& c, picoseconds t);
+
+  calendar_client() = default;
   virtual ~calendar_client() = default;
   virtual void on_due(picoseconds t) = 0;
+  due_fn due() const { return m_due; }
 
   // Clients due at the same time are served in order of this key, then in scheduling order. The fabric gives
   // every link its global index + 1, so simultaneous arrivals are ordered the same however the fabric is cut
@@ -27,8 +34,13 @@ class calendar_client {
   void set_calendar_key(uint64_t k) { m_calendar_key = k; }
   uint64_t calendar_key() const { return m_calendar_key; }
 
+ protected:
+  explicit calendar_client(due_fn f) : m_due(f) {}
+
  private:
+  static void call_on_due(calendar_client& c, picoseconds t) { c.on_due(t); }
   uint64_t m_calendar_key = 0;
+  due_fn m_due = &call_on_due;
 };
 
 class arrival_calendar : public sc_core::sc_module {

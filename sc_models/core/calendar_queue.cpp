@@ -24,8 +24,8 @@ calendar_queue::calendar_queue()
   m_late.reserve(64);
 }
 
-void calendar_queue::push(picoseconds at, uint64_t key, void* client, const void* head) {
-  const entry e{at, key, m_seq++, client, head};
+void calendar_queue::push(picoseconds at, uint64_t key, void* client, const void* head, opaque_fn call) {
+  const entry e{at, key, m_seq++, client, head, call};
   ++m_size;
   if (m_open != none && !(m_open_at < at)) {
     m_late.push_back(e);
@@ -139,6 +139,14 @@ bool calendar_queue::pop_due(picoseconds t, entry& out) {
       const std::vector<entry>& items = m_slots[m_open].items;
       const bool have_bucket = m_open_pos < items.size();
       const bool have_late = !m_late.empty();
+      if (have_bucket && !have_late) {  // the common case: nothing joined the open time while it drains
+        const entry& b = items[m_open_pos];
+        if (t < b.at) return false;
+        out = b;
+        ++m_open_pos;
+        --m_size;
+        return true;
+      }
       if (have_bucket || have_late) {
         const entry* b = have_bucket ? &items[m_open_pos] : nullptr;
         if (have_late && (b == nullptr || before(m_late.front(), *b))) {

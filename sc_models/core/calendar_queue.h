@@ -15,19 +15,23 @@ namespace fabricsim::core {
 
 class calendar_queue {
  public:
+  // A function the queue's owner keeps with an entry (cast back to its own type: a round trip through
+  // another function pointer type is well defined).
+  using opaque_fn = void (*)();
   struct entry {
     picoseconds at;
     uint64_t key;  // ties at one time are served in key order, then in the order they were pushed
     uint64_t seq;
     void* client;
     const void* head;  // memory the client will touch when due (prefetched), or null
+    opaque_fn call;    // the owner's (the arrival calendar's: the client's due_fn), carried unread
   };
 
   calendar_queue();
 
   // Adds an entry due at `at`. While a time is being drained (pop_due has returned one of its entries and
   // not yet reported it empty), an entry at or before that time joins it in (time, key, push order).
-  void push(picoseconds at, uint64_t key, void* client, const void* head);
+  void push(picoseconds at, uint64_t key, void* client, const void* head, opaque_fn call = nullptr);
 
   // The least entry in (time, key, push order) with time <= t; false when there is none.
   bool pop_due(picoseconds t, entry& out);

@@ -1,6 +1,7 @@
 // One direction of a cable.
 #include "sc_models/core/link.h"
 
+#include <memory>
 #include <stdexcept>
 
 namespace fabricsim::core {
@@ -20,11 +21,11 @@ void link_params::visit(param_visitor& v) {
 
 link::link(sc_core::sc_module_name name, const link_params& params, sim_context& ctx)
     : sc_core::sc_module(name),
+      calendar_client(&link::due),
       m_ctx(ctx),
       m_rate(params.rate()),
       m_latency(params.latency()),
-      m_drop_threshold(uint64_t(params.drop_probability * double(uint64_t(1) << 53))),
-      m_drop_rng(make_stream(ctx.seed, this->name(), "drop")) {
+      m_drop_threshold(uint64_t(params.drop_probability * double(uint64_t(1) << 53))) {
   require(params.rate_gbps > 0.0, this->name(), "rate_gbps must be positive");
   const std::string inst = this->name();
   require(params.drop_probability >= 0.0 && params.drop_probability <= 1.0, inst,
@@ -51,7 +52,7 @@ void link::bind(packet_sink& sink, unsigned sink_port) {
 }
 
 picoseconds link::transmit(packet* p, picoseconds start) {
-  if (m_sink == nullptr && m_proxy == nullptr)
+  if (m_sink == nullptr && (!m_attached || m_proxy == nullptr))
     throw std::logic_error(std::string(name()) + ": transmit on an unbound link");
   const bytes size = p->wire();
   const picoseconds ser = serialization_time(size, m_rate);
@@ -60,9 +61,23 @@ picoseconds link::transmit(packet* p, picoseconds start) {
   ++m_packets;
   m_wire_bytes += size.value;
   m_busy_ps += ser.value;
-  if (m_observer != nullptr) m_observer->on_transmit(*this, *p, start);
+  if (m_attached) return transmit_attached(p, start, end);
+  arrive(p, end + m_latency, loss_injected(*p) ? uint8_t(frame_lost | frame_injected) : uint8_t(0));
+  return end;
+}
+
+bool link::loss_injected(const packet& p) {
+  if (m_drop_threshold == 0 || p.kind != frame_kind::roce) return false;
+  if (!m_drop_rng) m_drop_rng = std::make_unique<rng_stream>(make_stream(m_ctx.seed, name(), "drop"));
   // A probability of 1 gives a threshold of 2^53, above every 53-bit draw: every RoCE frame is lost.
-  const bool injected = m_drop_threshold != 0 && p->kind == frame_kind::roce && (m_drop_rng() >> 11) < m_drop_threshold;
+  return ((*m_drop_rng)() >> 11) < m_drop_threshold;
+}
+
+// transmit() with an observer, a fault injector or a proxy attached: the observer sees the frame first, then
+// the loss draw, then the fault's verdict; a proxy takes the frame instead of the ring.
+picoseconds link::transmit_attached(packet* p, picoseconds start, picoseconds end) {
+  if (m_observer != nullptr) m_observer->on_transmit(*this, *p, start);
+  const bool injected = loss_injected(*p);
   bool lost = injected, corrupted = false;
   if (m_fault != nullptr && !lost) {
     // The frame still occupies the wire: the transmitter cannot tell (a corrupted one is caught at the far
@@ -73,15 +88,20 @@ picoseconds link::transmit(packet* p, picoseconds start) {
     corrupted = v == fault_injector::verdict::corrupted;
     m_fault_lost += lost;
   }
+  const uint8_t flags =
+      uint8_t((lost ? frame_lost : 0) | (corrupted ? frame_corrupted : 0) | (injected ? frame_injected : 0));
   if (m_proxy != nullptr) {  // the far end is in another process (docs/scale_out.md)
-    m_proxy->forward(*this, p, end + m_latency,
-                     uint8_t((lost ? frame_lost : 0) | (corrupted ? frame_corrupted : 0) | (injected ? frame_injected : 0)));
+    m_proxy->forward(*this, p, end + m_latency, flags);
     return end;
   }
-  const bool was_empty = m_in_flight.empty();
-  m_in_flight.push_back({end + m_latency, p, lost, corrupted, injected});
-  if (was_empty) m_ctx.calendar.schedule(this, end + m_latency, p);
+  arrive(p, end + m_latency, flags);
   return end;
+}
+
+void link::arrive(packet* p, picoseconds arrival, uint8_t flags) {
+  const bool was_empty = m_in_flight.empty();
+  m_in_flight.push_back({arrival, reinterpret_cast<uintptr_t>(p) | (flags & flag_mask)});
+  if (was_empty) m_ctx.calendar.schedule(this, arrival, p);
 }
 
 void link::inject(packet* p, picoseconds arrival, uint8_t flags) {
@@ -90,31 +110,27 @@ void link::inject(packet* p, picoseconds arrival, uint8_t flags) {
     throw std::logic_error(std::string(name()) + ": a frame from another process arrives at " +
                            std::to_string(arrival.value) + " ps, in this process's past (now " +
                            std::to_string(now().value) + " ps): the lookahead was violated");
-  const bool was_empty = m_in_flight.empty();
-  m_in_flight.push_back({arrival, p, (flags & frame_lost) != 0, (flags & frame_corrupted) != 0,
-                         (flags & frame_injected) != 0});
-  if (was_empty) m_ctx.calendar.schedule(this, arrival, p);
+  arrive(p, arrival, flags);
 }
 
 void link::deliver(picoseconds t) {
   // Delivery happens when the last bit has arrived (store-and-forward at the receiver); arrivals on one
   // link are in time order.
   while (!m_in_flight.empty() && m_in_flight.front().arrival <= t) {
-    packet* p = m_in_flight.front().p;
-    const in_flight& f = m_in_flight.front();
-    const bool lost = f.lost, corrupted = f.corrupted, injected = f.injected;
+    const in_flight f = m_in_flight.front();
     m_in_flight.pop_front();
-    if (lost || corrupted) {
+    packet* p = f.p();
+    if (f.flags() & (frame_lost | frame_corrupted)) {
       // The receiving MAC drops a frame whose FCS fails; a lost one never arrives.
-      m_fcs_errors += corrupted;
-      m_dropped_injected += injected;
+      m_fcs_errors += (f.flags() & frame_corrupted) != 0;
+      m_dropped_injected += (f.flags() & frame_injected) != 0;
       m_ctx.pool.release(p);
       continue;
     }
     ++m_ctx.packet_hops;
     m_sink->receive(p, m_sink_port);
   }
-  if (!m_in_flight.empty()) m_ctx.calendar.schedule(this, m_in_flight.front().arrival, m_in_flight.front().p);
+  if (!m_in_flight.empty()) m_ctx.calendar.schedule(this, m_in_flight.front().arrival, m_in_flight.front().p());
 }
 
 }  // namespace fabricsim::core

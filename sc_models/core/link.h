@@ -4,8 +4,9 @@
 // calendar, so a link costs no kernel event of its own.
 #pragma once
 
+#include <cstdint>
+#include <memory>
 #include <string>
-
 #include <systemc>
 
 #include "sc_models/core/fault_injector.h"
@@ -63,7 +64,12 @@ struct link_params {
   picoseconds latency() const { return picoseconds::from_ns(propagation_ns + fec_latency_ns); }  // after the last bit
 };
 
-class link : public sc_core::sc_module, public calendar_client {
+// Laid out by use (alignas(64): the calendar client's header ends at the end of a cache line, 256 bytes in,
+// so the fields after it start the next): the line the arrival calendar's call reads (the in-flight ring,
+// the far end, the context), then the line a transmitted frame writes (rate, latency, wire state and
+// counters), then what a plain link never reads (observer, fault injector, proxy, rare counters, the loss
+// stream).
+class alignas(64) link : public sc_core::sc_module, public calendar_client {
  public:
   link(sc_core::sc_module_name name, const link_params& params, sim_context& ctx);
   link(const link&) = delete;
@@ -85,7 +91,10 @@ class link : public sc_core::sc_module, public calendar_client {
   unsigned sink_port() const { return m_sink_port; }
 
   // At most one observer; nullptr detaches. Unobserved links pay one null check per frame.
-  void set_observer(link_observer* o) { m_observer = o; }
+  void set_observer(link_observer* o) {
+    m_observer = o;
+    update_attached();
+  }
   link_observer* observer() const { return m_observer; }
 
   // Fault injection (link down, flapping, loss, bit errors): at most one injector; nullptr detaches. A link
@@ -93,6 +102,7 @@ class link : public sc_core::sc_module, public calendar_client {
   void set_fault(fault_injector* f) {
     m_ctx.links_with_fault += uint64_t(f != nullptr) - uint64_t(m_fault != nullptr);
     m_fault = f;
+    update_attached();
   }
   fault_injector* fault() const { return m_fault; }
   // The switch at this link's transmitting end knows the carrier is down (routing keeps clear of it).
@@ -110,7 +120,10 @@ class link : public sc_core::sc_module, public calendar_client {
   // with an arrival no earlier than its present time. The frame is then delivered, dropped or counted exactly
   // as if it had been transmitted here.
   enum frame_flags : uint8_t { frame_lost = 1, frame_corrupted = 2, frame_injected = 4 };
-  void set_proxy(link_proxy* x) { m_proxy = x; }
+  void set_proxy(link_proxy* x) {
+    m_proxy = x;
+    update_attached();
+  }
   link_proxy* proxy() const { return m_proxy; }
   void inject(packet* p, picoseconds arrival, uint8_t flags);
 
@@ -125,21 +138,34 @@ class link : public sc_core::sc_module, public calendar_client {
   void on_due(picoseconds t) override { deliver(t); }
 
  private:
+  // A frame in flight: its arrival time and its descriptor, with the frame_flags in the pointer's low bits
+  // (a descriptor is 64-byte aligned): 16 bytes, four to a cache line.
   struct in_flight {
     picoseconds arrival;
-    packet* p;
-    bool lost;       // loss injection: released to the pool at its arrival time instead of delivered
-    bool corrupted;  // a bit error: the receiver's FCS check drops it on arrival
-    bool injected;   // lost by link.drop_probability (counted as dropped_injected on arrival)
+    uintptr_t tagged;
+    packet* p() const { return reinterpret_cast<packet*>(tagged & ~uintptr_t(flag_mask)); }
+    uint8_t flags() const { return uint8_t(tagged & flag_mask); }
   };
+  static constexpr uintptr_t flag_mask = frame_lost | frame_corrupted | frame_injected;
+  static_assert(alignof(packet) > flag_mask, "the frame flags live in a descriptor pointer's low bits");
 
+  // The calendar's call (calendar_client::due_fn): straight to deliver(), without reading the vtable pointer
+  // in the client's header line.
+  static void due(calendar_client& c, picoseconds t) { static_cast<link&>(c).deliver(t); }
+  void arrive(packet* p, picoseconds arrival, uint8_t flags);
+  picoseconds transmit_attached(packet* p, picoseconds start, picoseconds end);
+  bool loss_injected(const packet& p);  // loss injection's draw for `p` (link.drop_probability)
+  void update_attached() { m_attached = m_observer != nullptr || m_fault != nullptr || m_proxy != nullptr; }
+
+  // What deliver() reads (one line).
+  ring<in_flight> m_in_flight{4};
   sim_context& m_ctx;
-  bits_per_second m_rate;
-  picoseconds m_latency;
   packet_sink* m_sink = nullptr;
-  link_observer* m_observer = nullptr;
   unsigned m_sink_port = 0;
-  ring<in_flight> m_in_flight;
+  bool m_attached = false;  // an observer, a fault injector or a proxy: a plain link reads none of the three
+  // What transmit() reads and writes (one line).
+  alignas(64) bits_per_second m_rate;
+  picoseconds m_latency;
   picoseconds m_wire_free{};
   uint64_t m_packets = 0;
   uint64_t m_wire_bytes = 0;
@@ -147,11 +173,16 @@ class link : public sc_core::sc_module, public calendar_client {
   // Loss injection: the frame is serialized (it used the wire) and vanishes before the far end; the draw is
   // made when it is put on the wire, from the link's own stream, so a run is repeatable.
   uint64_t m_drop_threshold = 0;  // drop when the 53-bit draw is below this; 0: no loss injection
-  uint64_t m_dropped_injected = 0;
-  fault_injector* m_fault = nullptr;  // read by every transmit: with the hot fields, before the 2.5 KB stream
+  // The rest.
+  alignas(64) link_observer* m_observer = nullptr;
+  fault_injector* m_fault = nullptr;
   link_proxy* m_proxy = nullptr;
+  uint64_t m_dropped_injected = 0;
   uint64_t m_fault_lost = 0, m_fcs_errors = 0, m_tx_known_down = 0;
-  rng_stream m_drop_rng;  // last: its state spans 40 cache lines that a link without loss injection never reads
+  // The loss stream (std::mt19937_64, 2.5 KB), made at its first draw: its seed depends only on the run's
+  // seed and the link's name, so when it is made changes no draw, and a link without loss injection (all
+  // but a few) holds none.
+  std::unique_ptr<rng_stream> m_drop_rng;
 };
 
 }  // namespace fabricsim::core

@@ -185,6 +185,14 @@ TEST(link, loss_injection_drops_roce_frames_only_and_repeatably) {
   EXPECT_NEAR(a["dropped"].get<double>(), 450.0, 80.0);
   EXPECT_EQ(a["ids"], b["ids"]);
   EXPECT_NE(a["ids"], c["ids"]);
+  // Which frames: one 53-bit draw per RoCE frame, in order, from the link's own stream (the run's seed and
+  // the link's name), drawn here again. The link makes its stream at its first draw, not at construction:
+  // the same stream, the same frames lost.
+  rng_stream drop = make_stream(1, "lossy", "drop");
+  json kept = json::array();
+  for (uint64_t i = 0; i < 2000; ++i)
+    if (i % 10 == 0 || (drop() >> 11) >= uint64_t(0.25 * double(uint64_t(1) << 53))) kept.push_back(i);
+  EXPECT_EQ(a["ids"], kept);
   // Probability 1: every RoCE frame lost, every PFC frame delivered.
   EXPECT_EQ(all["dropped"], 1800u);
   ASSERT_EQ(all["ids"].size(), 200u);

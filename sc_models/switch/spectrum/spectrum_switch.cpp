@@ -144,19 +144,23 @@ spectrum_switch::spectrum_switch(sc_core::sc_module_name name, const spectrum_pa
                                  core::sim_context& ctx)
     : sc_core::sc_module(name),
       m_ctx(ctx),
-      m_params(params),
       m_latency(picoseconds::from_ns(params.parse_ns + params.classify_ns + params.lookup_ns + params.admit_ns +
                                      params.schedule_ns)),
+      m_hash_seed(uint32_t(core::stream_seed(ctx.seed, this->name(), "ecmp"))),
       m_adaptive(params.routing == "adaptive"),
       m_cut_through(params.forwarding == "cut_through"),
       m_trust_pcp(params.trust == "pcp"),
       m_ecn_at_dequeue(params.ecn_mark_at == "dequeue"),
-      m_hash_seed(uint32_t(core::stream_seed(ctx.seed, this->name(), "ecmp"))),
-      m_ecn_rng(core::make_stream(ctx.seed, this->name(), "ecn")),
-      m_ar_rng(core::make_stream(ctx.seed, this->name(), "adaptive_routing")),
+      m_hot{params.ar_threshold_bytes, params.ar_hysteresis_bytes,
+            params.cut_through_bytes,  params.ecn_kmin_bytes,
+            params.ecn_kmax_bytes,     params.ecn_pmax,
+            params.dt_alpha,           params.telemetry},
       m_ports(ports),
+      m_pfc(ports, params.pfc_xoff_bytes, params.pfc_xon_bytes),
       m_refresh(ports),
-      m_pfc(ports, params.pfc_xoff_bytes, params.pfc_xon_bytes) {
+      m_params(params),
+      m_ecn_rng(core::make_stream(ctx.seed, this->name(), "ecn")),
+      m_ar_rng(core::make_stream(ctx.seed, this->name(), "adaptive_routing")) {
   const std::string inst = this->name();
   const size_t x = params.port_config.find('x');
   const auto digits = [](const std::string& t) {
@@ -305,10 +309,10 @@ unsigned spectrum_switch::priority_of(const packet* p) const {
 }
 
 double spectrum_switch::ecn_probability(uint64_t q) const {
-  const uint64_t kmin = m_params.ecn_kmin_bytes, kmax = m_params.ecn_kmax_bytes;
+  const uint64_t kmin = m_hot.ecn_kmin_bytes, kmax = m_hot.ecn_kmax_bytes;
   if (q >= kmax) return 1.0;
   if (q <= kmin) return 0.0;
-  return m_params.ecn_pmax * double(q - kmin) / double(kmax - kmin);
+  return m_hot.ecn_pmax * double(q - kmin) / double(kmax - kmin);
 }
 
 picoseconds spectrum_switch::pause_time(unsigned port, uint16_t quanta) const {
@@ -397,7 +401,7 @@ unsigned spectrum_switch::select_egress(const route& r, const packet* p, unsigne
   scheduled_port& hp = *m_ports[hashed];
   const bool hashed_ok = !hp.paused(tc, t);
   const uint64_t hashed_depth = hp.depth(tc, t);
-  if (hashed_ok && m_params.ar_threshold_bytes > 0 && hashed_depth <= m_params.ar_threshold_bytes) return hashed;
+  if (hashed_ok && m_hot.ar_threshold_bytes > 0 && hashed_depth <= m_hot.ar_threshold_bytes) return hashed;
   const uint32_t start = uint32_t(m_ar_rng() >> 32);
   const equal_cost_group::choice best = g.least_loaded(start, [&](unsigned port, int64_t& cost) {
     scheduled_port& sp = *m_ports[port];
@@ -407,8 +411,7 @@ unsigned spectrum_switch::select_egress(const route& r, const packet* p, unsigne
   });
   if (best.port == no_port) return hashed;  // every port paused: wait on the hashed one
   if (best.eligible >= 2) ++m_ar_decisions;
-  if (hashed_ok && m_params.ar_hysteresis_bytes > 0 &&
-      uint64_t(best.cost) + m_params.ar_hysteresis_bytes >= hashed_depth)
+  if (hashed_ok && m_hot.ar_hysteresis_bytes > 0 && uint64_t(best.cost) + m_hot.ar_hysteresis_bytes >= hashed_depth)
     return hashed;
   if (best.port != hashed) ++m_ar_rerouted;
   return best.port;
@@ -436,7 +439,7 @@ bool spectrum_switch::admit(packet* p, unsigned in_port, unsigned egress, unsign
   } else {
     // Dynamic threshold: a lossy queue may grow to alpha times what is left of the shared pool.
     const uint64_t free = m_shared_size - m_shared_used;
-    const double limit = m_params.dt_alpha * double(free);
+    const double limit = m_hot.dt_alpha * double(free);
     if (size > free || double(m_ports[egress]->queued_bytes(tc) + size) > limit) {
       m_ports[egress]->count_drop(tc);
       return false;
@@ -461,7 +464,7 @@ void spectrum_switch::departing(packet* p, unsigned port, unsigned tc, picosecon
   // Marking at dequeue: the frame sees the queue it leaves behind, and carries the news without first
   // waiting through that queue.
   if (m_ecn_at_dequeue) mark_ecn(p, port, tc, t);
-  if (m_params.telemetry && p->int_requested && p->int_hops < core::max_int_hops) {
+  if (m_hot.telemetry && p->int_requested && p->int_hops < core::max_int_hops) {
     scheduled_port& sp = *m_ports[port];
     m_ctx.pool.telemetry(p)[p->int_hops] = {start, sp.tx_bytes(),
                                             uint32_t(std::min<uint64_t>(sp.depth(tc, t), UINT32_MAX)),
@@ -532,8 +535,8 @@ void spectrum_switch::receive(packet* p, unsigned in_port) {
   picoseconds ready = t + m_latency;
   // Cut-through: the frame's head left the parser while its tail was still arriving.
   if (m_cut_through && out.idle(t))
-    ready = ready - cut_through_advance(p->wire(), core::bytes(m_params.cut_through_bytes),
-                                        m_ports[in_port]->out().rate(), out.out().rate());  // cables are symmetric
+    ready = ready - cut_through_advance(p->wire(), core::bytes(m_hot.cut_through_bytes), m_ports[in_port]->out().rate(),
+                                        out.out().rate());  // cables are symmetric
   out.enqueue(p, tc, ready, t);
 }
 

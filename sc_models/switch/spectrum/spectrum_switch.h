@@ -72,7 +72,11 @@ struct spectrum_params {
   static std::string port_config_for(double gbps);
 };
 
-class spectrum_switch : public sc_core::sc_module, public switch_device, public port_owner, public reachability_user {
+// alignas(64): the bases end 256 bytes in, so the fields every frame reads start a cache line.
+class alignas(64) spectrum_switch : public sc_core::sc_module,
+                                    public switch_device,
+                                    public port_owner,
+                                    public reachability_user {
  public:
   spectrum_switch(sc_core::sc_module_name name, const spectrum_params& params, unsigned ports,
                   core::sim_context& ctx);
@@ -154,30 +158,40 @@ class spectrum_switch : public sc_core::sc_module, public switch_device, public 
   core::picoseconds pause_time(unsigned port, uint16_t quanta) const;
   void configure_classes();
 
+  // Laid out by use: what a frame's receive, routing, admission and departure read first (about four cache
+  // lines, the switch's parameters they read copied into m_hot), then the rest (the routing tables' other
+  // halves, the parameters as given, the two 2.5 KB random streams).
+  struct hot_params {  // the per-frame reads of m_params
+    uint64_t ar_threshold_bytes, ar_hysteresis_bytes, cut_through_bytes, ecn_kmin_bytes, ecn_kmax_bytes;
+    double ecn_pmax, dt_alpha;
+    bool telemetry;
+  };
   core::sim_context& m_ctx;
-  spectrum_params m_params;
   core::picoseconds m_latency;
+  uint32_t m_hash_seed;
   bool m_adaptive;
   bool m_cut_through;
   bool m_trust_pcp;
   bool m_ecn_at_dequeue;
-  unsigned m_max_ports;
-  double m_port_gbps;
-  uint32_t m_hash_seed;
-  core::rng_stream m_ecn_rng;
-  core::rng_stream m_ar_rng;  // adaptive routing: where the search for the least-loaded port starts
-  scheduler_config m_sched;
+  bool m_reach_set = false;
   std::array<bool, traffic_classes> m_lossless{};
   std::array<bool, traffic_classes> m_ecn{};
+  hot_params m_hot;
   std::vector<std::unique_ptr<scheduled_port>> m_ports;
-  std::vector<std::unique_ptr<pfc_refresh>> m_refresh;
+  std::vector<route> m_route_slots;
+  equal_cost_groups m_groups;
   pfc_unit m_pfc;  // lossless accounting per (ingress port, priority), XOFF/XON
   uint64_t m_shared_size = 0;
   uint64_t m_shared_used = 0;
+  uint64_t m_received = 0, m_admitted_bytes = 0, m_released_bytes = 0, m_max_shared_used = 0;
+  uint64_t m_ar_decisions = 0, m_ar_rerouted = 0;
 
-  std::vector<route> m_route_slots;
+  uint64_t m_no_live_port = 0, m_no_route = 0, m_ttl_expired = 0, m_headroom_overflow = 0;
   size_t m_route_count = 0;
-  equal_cost_groups m_groups;
+  unsigned m_max_ports;
+  double m_port_gbps;
+  scheduler_config m_sched;
+  std::vector<std::unique_ptr<pfc_refresh>> m_refresh;
   // The reachability tables (set_reachability): [1] from its `from` on, [0] before that; none set: every
   // port whose link is up is taken to reach every destination (only the cable's ends know of a fault).
   struct reach_table {
@@ -185,12 +199,9 @@ class spectrum_switch : public sc_core::sc_module, public switch_device, public 
     reach_rows beyond;  // [port][dlid]; an empty row: a host beyond the port, nothing to check
   };
   std::array<reach_table, 2> m_reach;
-  bool m_reach_set = false;
-
-  uint64_t m_no_live_port = 0;
-  uint64_t m_received = 0, m_no_route = 0, m_ttl_expired = 0, m_headroom_overflow = 0;
-  uint64_t m_ar_decisions = 0, m_ar_rerouted = 0, m_admitted_bytes = 0, m_released_bytes = 0;
-  uint64_t m_max_shared_used = 0;
+  spectrum_params m_params;
+  core::rng_stream m_ecn_rng;
+  core::rng_stream m_ar_rng;  // adaptive routing: where the search for the least-loaded port starts
 };
 
 }  // namespace fabricsim::sw
