@@ -42,9 +42,8 @@ class histogram {
   }
 
  private:
-  // The totals first: add() writes them every time, and with them the small buckets share their line.
-  uint64_t m_count = 0, m_sum = 0, m_min = UINT64_MAX, m_max = 0;
   uint64_t m_buckets[65] = {};
+  uint64_t m_count = 0, m_sum = 0, m_min = UINT64_MAX, m_max = 0;
 };
 
 class stats_registry {
