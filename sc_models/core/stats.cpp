@@ -161,33 +161,6 @@ void stats_registry::for_each_entry(const std::function<void(const merge_entry&)
          e.k == kind::fine ? const_cast<fine_histogram*>(e.fine) : nullptr, e.unit, e.description});
 }
 
-const char* stats_registry::keep(const std::string& text) {
-  return m_adopted_text.insert(text).first->c_str();  // a handful of distinct units and descriptions
-}
-
-void stats_registry::adopt_counter(const std::string& instance, const std::string& name, const std::string& unit,
-                                   const std::string& description, uint64_t value) {
-  m_adopted_counters.push_back(value);
-  counter(instance, name, keep(unit), keep(description), &m_adopted_counters.back());
-}
-
-void stats_registry::adopt_gauge(const std::string& instance, const std::string& name, const std::string& unit,
-                                 const std::string& description, double value) {
-  gauge(instance, name, keep(unit), keep(description), [value] { return value; });
-}
-
-void stats_registry::adopt_hist(const std::string& instance, const std::string& name, const std::string& unit,
-                                const std::string& description, const histogram& value) {
-  m_adopted_hists.push_back(value);
-  hist(instance, name, keep(unit), keep(description), &m_adopted_hists.back());
-}
-
-void stats_registry::adopt_fine_hist(const std::string& instance, const std::string& name, const std::string& unit,
-                                     const std::string& description, const fine_histogram& value) {
-  m_adopted_fine.push_back(value);
-  fine_hist(instance, name, keep(unit), keep(description), &m_adopted_fine.back());
-}
-
 void stats_registry::probe(const std::string& instance, const std::string& name, const char* unit,
                            const char* description, std::function<double()> read) {
   if (!m_probes[instance].emplace(name, probe_entry{unit, description, std::move(read), {}}).second)

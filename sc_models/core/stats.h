@@ -85,16 +85,6 @@ class stats_registry {
     const char* description;
   };
   void for_each_entry(const std::function<void(const merge_entry&)>& f);
-  // The merge adds the entries of blocks another process simulated (and this one did not build), with
-  // their merged values, kept here.
-  void adopt_counter(const std::string& instance, const std::string& name, const std::string& unit,
-                     const std::string& description, uint64_t value);
-  void adopt_gauge(const std::string& instance, const std::string& name, const std::string& unit,
-                   const std::string& description, double value);
-  void adopt_hist(const std::string& instance, const std::string& name, const std::string& unit,
-                  const std::string& description, const histogram& value);
-  void adopt_fine_hist(const std::string& instance, const std::string& name, const std::string& unit,
-                       const std::string& description, const fine_histogram& value);
   // The registered fine histogram; throws std::out_of_range when there is none.
   const fine_histogram& fine_hist_value(const std::string& instance, const std::string& name) const;
 
@@ -141,7 +131,6 @@ class stats_registry {
   // The (unit, description) each (pattern, name) is described by: the first instance's, in name order.
   using described = std::map<std::string, std::map<std::string, std::pair<const char*, const char*>>>;
   described descriptions() const;
-  const char* keep(const std::string& text);
   std::map<std::string, std::map<std::string, entry>> m_entries;
   struct probe_entry {
     const char* unit;
@@ -150,10 +139,6 @@ class stats_registry {
     std::function<nlohmann::json()> record;  // a record probe
   };
   std::map<std::string, std::map<std::string, probe_entry>> m_probes;
-  std::deque<uint64_t> m_adopted_counters;  // adopted values (stable addresses)
-  std::deque<histogram> m_adopted_hists;
-  std::deque<fine_histogram> m_adopted_fine;
-  std::set<std::string> m_adopted_text;     // their units and descriptions, each kept once
 };
 
 }  // namespace fabricsim::core
