@@ -77,6 +77,7 @@ std::string tree_of(uint64_t leaves, uint64_t spines, uint64_t hosts_per_leaf, c
     std::vector<sw::quantum_switch*> sws;
     for (auto& s : fab.switches()) sws.push_back(dynamic_cast<sw::quantum_switch*>(s.get()));
     std::vector<std::pair<size_t, unsigned>> m;
+    m.reserve(members.size());
     for (size_t h : members) m.push_back({fab.hosts()[h].leaf, fab.host_port(h)});
     const sw::sharp_tree tree = sw::build_sharp_tree(sws, m);
     std::ostringstream out;
@@ -160,6 +161,7 @@ std::string layout_tree_differs(const std::string& kind, const std::vector<size_
       if (k.a >= lay.hosts && k.b >= lay.hosts)
         cables.push_back({k.a - lay.hosts, k.a_port, k.b - lay.hosts, k.b_port});
     std::vector<std::pair<size_t, unsigned>> m;
+    m.reserve(members.size());
     for (size_t h : members) m.push_back({fab.hosts()[h].leaf, fab.host_port(h)});
     const sw::sharp_tree a = sw::build_sharp_tree(sws, m, choice);
     const sw::sharp_tree b = sw::build_sharp_tree(lay.switches.size(), cables, m, choice);
