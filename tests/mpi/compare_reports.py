@@ -3,10 +3,24 @@
 rank counts (docs/scale_out.md): wall-clock figures, kernel wake-ups (each rank wakes its own kernel) and the
 `scale_out` object. Usage: compare_reports.py REFERENCE OTHER... ; exit 1 and the differing paths on a mismatch."""
 import json
+import os
 import sys
 
 # Wall-clock and per-kernel figures: not results of the model.
 IGNORED = {"wall_time_s", "packet_hops_per_s", "peak_rss_mib", "events", "events_per_packet_hop", "scale_out"}
+
+
+# What the MPI tests run mpirun with (root in a container, more ranks than cores), and their shared check.
+MPI_ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_rmaps_base_oversubscribe="1")
+
+
+def checker(failures):
+    """check(cond, what): records `what` in `failures` when `cond` is false."""
+    def check(cond, what):
+        if not cond:
+            failures.append(what)
+    return check
 
 
 def diff(a, b, path, out):

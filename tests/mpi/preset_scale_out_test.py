@@ -15,15 +15,11 @@ HERE = os.path.join(SOURCE, "tests", "mpi")
 sys.path.insert(0, HERE)
 import compare_reports  # noqa: E402
 
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-           OMPI_MCA_rmaps_base_oversubscribe="1")
+ENV = compare_reports.MPI_ENV
 TIMEOUT = float(os.environ.get("FABRICSIM_MPI_TEST_TIMEOUT", "120"))
 failures = []
 
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
+check = compare_reports.checker(failures)
 
 
 def run(scenario, ranks, tag, expect_status=0, extra=()):

@@ -16,8 +16,7 @@ HERE = os.path.join(SOURCE, "tests", "mpi")
 sys.path.insert(0, HERE)
 import compare_reports  # noqa: E402
 
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-           OMPI_MCA_rmaps_base_oversubscribe="1")
+ENV = compare_reports.MPI_ENV
 failures = []
 # Seconds per run: FABRICSIM_MPI_TEST_TIMEOUT on a machine busy with other work (a rank descheduled at every
 # window end makes a run many times slower than its simulation).
@@ -35,10 +34,7 @@ def run(scenario, ranks, tag, expect_status=0, extra=(), cwd=None):
         return None, p
     return (json.load(open(out)) if expect_status == 0 else None), p
 
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
+check = compare_reports.checker(failures)
 
 
 def refused_below_lookahead(scenario, ranks, tag, key, value, what):

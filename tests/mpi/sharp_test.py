@@ -17,15 +17,11 @@ sys.path.insert(0, HERE)
 import compare_reports  # noqa: E402
 
 SCENARIO = os.path.join(HERE, "collective_sharp.yaml")
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-           OMPI_MCA_rmaps_base_oversubscribe="1")
+ENV = compare_reports.MPI_ENV
 TIMEOUT = float(os.environ.get("FABRICSIM_MPI_TEST_TIMEOUT", "60"))
 failures = []
 
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
+check = compare_reports.checker(failures)
 
 
 def run(ranks, tag, expect_status=0, extra=()):
