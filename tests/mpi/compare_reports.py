@@ -4,6 +4,7 @@ rank counts (docs/scale_out.md): wall-clock figures, kernel wake-ups (each rank 
 `scale_out` object. Usage: compare_reports.py REFERENCE OTHER... ; exit 1 and the differing paths on a mismatch."""
 import json
 import os
+import subprocess
 import sys
 
 # Wall-clock and per-kernel figures: not results of the model.
@@ -21,6 +22,25 @@ def checker(failures):
         if not cond:
             failures.append(what)
     return check
+
+
+def runner(fabricsim, work, failures, timeout, prefix=""):
+    """run(scenario, ranks, tag, expect_status=0, extra=(), cwd=None) -> (report or None, process): fabricsim in
+    one process (ranks 1) or under mpirun; an unexpected exit status is recorded in `failures`."""
+    def run(scenario, ranks, tag, expect_status=0, extra=(), cwd=None):
+        out = os.path.join(work, f"{prefix}{tag}.{ranks}.json")
+        cmd = [fabricsim, "run", scenario, "--json", out, "--quiet"] + list(extra)
+        if ranks > 1:
+            cmd = ["mpirun", "--oversubscribe", "-n", str(ranks)] + cmd
+        p = subprocess.run(cmd, env=MPI_ENV, capture_output=True, text=True, timeout=timeout, cwd=cwd)
+        if p.returncode != expect_status:
+            failures.append(f"{' '.join(cmd)}: exit {p.returncode}, expected {expect_status}\n{p.stderr[-2000:]}")
+            return None, p
+        if expect_status != 0:
+            return None, p
+        with open(out) as f:
+            return json.load(f), p
+    return run
 
 
 def diff(a, b, path, out):

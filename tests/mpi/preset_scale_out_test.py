@@ -5,9 +5,7 @@ wake-ups and the `scale_out` object: tests/mpi/compare_reports.py); the partitio
 lookahead are the hand-derived ones; what is not cut yet is refused with a clear error.
 
 Usage: preset_scale_out_test.py FABRICSIM SOURCE_DIR WORK_DIR"""
-import json
 import os
-import subprocess
 import sys
 
 FABRICSIM, SOURCE, WORK = sys.argv[1:4]
@@ -15,23 +13,13 @@ HERE = os.path.join(SOURCE, "tests", "mpi")
 sys.path.insert(0, HERE)
 import compare_reports  # noqa: E402
 
-ENV = compare_reports.MPI_ENV
 TIMEOUT = float(os.environ.get("FABRICSIM_MPI_TEST_TIMEOUT", "120"))
 failures = []
 
 check = compare_reports.checker(failures)
 
 
-def run(scenario, ranks, tag, expect_status=0, extra=()):
-    out = os.path.join(WORK, f"preset_{tag}.{ranks}.json")
-    cmd = [FABRICSIM, "run", scenario, "--json", out, "--quiet"] + list(extra)
-    if ranks > 1:
-        cmd = ["mpirun", "--oversubscribe", "-n", str(ranks)] + cmd
-    p = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=TIMEOUT)
-    if p.returncode != expect_status:
-        failures.append(f"{' '.join(cmd)}: exit {p.returncode}, expected {expect_status}\n{p.stderr[-2000:]}")
-        return None, p
-    return (json.load(open(out)) if expect_status == 0 else None), p
+run = compare_reports.runner(FABRICSIM, WORK, failures, TIMEOUT, prefix="preset_")
 
 
 def refused(scenario, ranks, tag, needle, extra=()):

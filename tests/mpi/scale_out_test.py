@@ -23,16 +23,7 @@ failures = []
 TIMEOUT = float(os.environ.get("FABRICSIM_MPI_TEST_TIMEOUT", "60"))
 
 
-def run(scenario, ranks, tag, expect_status=0, extra=(), cwd=None):
-    out = os.path.join(WORK, f"{tag}.{ranks}.json")
-    cmd = [FABRICSIM, "run", scenario, "--json", out, "--quiet"] + list(extra)
-    if ranks > 1:
-        cmd = ["mpirun", "--oversubscribe", "-n", str(ranks)] + cmd
-    p = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=TIMEOUT, cwd=cwd)
-    if p.returncode != expect_status:
-        failures.append(f"{' '.join(cmd)}: exit {p.returncode}, expected {expect_status}\n{p.stderr[-2000:]}")
-        return None, p
-    return (json.load(open(out)) if expect_status == 0 else None), p
+run = compare_reports.runner(FABRICSIM, WORK, failures, TIMEOUT)
 
 check = compare_reports.checker(failures)
 

@@ -6,9 +6,7 @@ hand-derived ones; the partial results that cross ranks travel with their values
 from a timing-only run's by exactly their payload); a barrier shorter than the lookahead is refused, and so is an HCA placed away from its switch.
 
 Usage: sharp_test.py FABRICSIM SOURCE_DIR WORK_DIR"""
-import json
 import os
-import subprocess
 import sys
 
 FABRICSIM, SOURCE, WORK = sys.argv[1:4]
@@ -17,23 +15,17 @@ sys.path.insert(0, HERE)
 import compare_reports  # noqa: E402
 
 SCENARIO = os.path.join(HERE, "collective_sharp.yaml")
-ENV = compare_reports.MPI_ENV
 TIMEOUT = float(os.environ.get("FABRICSIM_MPI_TEST_TIMEOUT", "60"))
 failures = []
 
 check = compare_reports.checker(failures)
 
 
+_run = compare_reports.runner(FABRICSIM, WORK, failures, TIMEOUT, prefix="sharp_")
+
+
 def run(ranks, tag, expect_status=0, extra=()):
-    out = os.path.join(WORK, f"sharp_{tag}.{ranks}.json")
-    cmd = [FABRICSIM, "run", SCENARIO, "--json", out, "--quiet"] + list(extra)
-    if ranks > 1:
-        cmd = ["mpirun", "--oversubscribe", "-n", str(ranks)] + cmd
-    p = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=TIMEOUT)
-    if p.returncode != expect_status:
-        failures.append(f"{' '.join(cmd)}: exit {p.returncode}, expected {expect_status}\n{p.stderr[-2000:]}")
-        return None, p
-    return (json.load(open(out)) if expect_status == 0 else None), p
+    return _run(SCENARIO, ranks, tag, expect_status, extra)
 
 
 # By hand: 16 ranks, 4 per leaf; 64 KiB and 128 KiB in 4,096-byte chunks (one per packet: the NIC's MTU), 16
