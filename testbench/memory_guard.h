@@ -41,7 +41,9 @@ struct memory_term {
 
 // What one packet descriptor in flight costs: the descriptor, the pool's free-list pointer to it and the slot
 // of the queue, link or stash that holds it, the last two twice over (the vectors and rings holding them
-// double and never shrink): sizeof(core::packet) + 2 x 8 + 2 x 24 (scheduled_port::queued, link::in_flight).
+// double and never shrink): sizeof(core::packet) + 2 x 8 + 2 x 24 (24: the larger of a port's queue slot,
+// scheduled_port::queued, 24 bytes, and a link's in-flight slot, link::in_flight, 16 bytes since its layout
+// change; a packet sits in one of the two at a time).
 uint64_t descriptor_bytes(bool telemetry);
 // The smallest data frame a buffer holds, in bytes (the divisor that turns a buffer's bytes into descriptors):
 // the smallest payload (nic.mtu_bytes, nic.path_mtu_bytes, or workload.message_bytes when smaller) plus the
