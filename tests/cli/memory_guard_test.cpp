@@ -23,6 +23,16 @@ using fabricsim::test::run_result;
 
 const std::string scenarios = std::string(FABRICSIM_SOURCE_DIR) + "/testbench/scenarios/";
 
+// The guard projects what a build without sanitizers holds. Under AddressSanitizer every allocation carries
+// redzones and freed blocks wait in a quarantine, so the kernel's peak for the same run is larger by an amount
+// that belongs to the sanitizer (the report's 50,465 statistics took 38 MiB there against 16 MiB in release):
+// the tests that compare the projection with a measured peak run in the release build only.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool sanitized = true;
+#else
+constexpr bool sanitized = false;
+#endif
+
 // Runs the binary in a child of its own and returns, with its exit status and output, the child's peak
 // resident memory in MiB as the kernel counts it (ru_maxrss of that one process, report included).
 struct measured_run {
@@ -106,6 +116,7 @@ TEST(memory_guard, in_flight_packets_past_the_limit_are_refused_naming_the_key) 
 // far above it (1.34 times when this test was written: 70 MiB against 52). The projection is read from the
 // refusal at a limit just above what the set-up holds, which the first refusal says.
 TEST(memory_guard, a_normal_runs_projection_bounds_its_measured_peak) {
+  if (sanitized) GTEST_SKIP() << "peak memory under AddressSanitizer is not what the guard projects";
   const std::string run = "run " + std::string(FABRICSIM_SOURCE_DIR) +
                           "/bench/scale_4096.yaml --set topology.leaves=4 --set topology.spines=4 "
                           "--set run.duration_us=20 --quiet";
@@ -130,6 +141,7 @@ TEST(memory_guard, a_normal_runs_projection_bounds_its_measured_peak) {
 // 4,096-NIC benchmark's, cut to 512 NICs and 16 switches of 128 ports (2,048 ports). When this test was
 // written the term was 24 MiB (50,465 statistics) against 16 MiB measured (85 MiB whole, 69 at the loop's end).
 TEST(memory_guard, the_report_term_bounds_what_the_report_takes) {
+  if (sanitized) GTEST_SKIP() << "peak memory under AddressSanitizer is not what the guard projects";
   const std::string run = "run " + std::string(FABRICSIM_SOURCE_DIR) +
                           "/bench/scale_4096.yaml --set topology.leaves=8 --set topology.spines=8 "
                           "--set run.duration_us=5 --quiet";
