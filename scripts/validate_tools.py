@@ -4,6 +4,7 @@ tshark's reading of the captures, replay against tshark's count of a sample capt
 process. Imported by scripts/validate at the place these sections take on the page."""
 import json
 import os
+import sys
 
 from validate_lib import ROOT, WIRE, load_golden_strip, pct, section, sh, tshark_frames, tshark_write_messages
 
@@ -227,3 +228,21 @@ def mpi_identity(v):
 `scripts/golden` strips and what docs/report.md names as per-process (`scale_out`, `events`,
 `events_per_packet_hop`). **Measured**: %s.
 """ % ("identical" if ok else ("differs in " + ", ".join(differ) if differ else "failed")))
+
+
+@section
+def docs_figures(v):
+    """The figures the README and docs quote, whole: the ctest docs_figures_check (scripts/docs_figures --check
+    --quick) computes only the first and last rows of the two clock tables; this runs every row."""
+    r = sh([sys.executable, os.path.join(ROOT, "scripts", "docs_figures"), "--check", "--build", v.build])
+    last = r.stdout.strip().splitlines()[-1] if r.stdout.strip() else ""
+    ok = r.returncode == 0
+    v.row("README and docs figures, the clock tables whole (scripts/docs_figures --check)",
+          "every block as the binary prints it", "the committed blocks", last or None, "exact, machine fields masked",
+          ok, "docs_figures", reason=None if ok else r.stdout[-1500:])
+    v.text("""## The figures the documentation quotes
+
+`scripts/docs_figures --check`: every marked block of README.md and docs/ against what this build prints, the
+two clock tables of docs/verification.md (`scripts/clock_table`, 156 runs each) with every row; the ctest
+`docs_figures_check` checks their first and last rows only. **Measured**: %s.
+""" % (last or "failed"))

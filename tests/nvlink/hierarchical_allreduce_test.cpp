@@ -71,7 +71,10 @@ void check_run(uint64_t nodes, uint64_t bytes, double fraction) {
             << b.rail << " serial " << b.serial << "; phases " << ph.dump() << "\n";
 }
 
-TEST(hierarchical_allreduce, two_nodes_reach_the_serial_bound_and_stay_under_both) { check_run(2, 16u << 20, 0.9); }
+// The buffers are the smallest at which the bound's fraction still holds with a margin (8 MiB on 2 nodes: 94 %
+// of the serial bound; 4 MiB on 4 nodes only 81 %, so 4 nodes keep 8 MiB): a smaller buffer, where latency
+// weighs more, asks more of the model than a larger one, and the run costs half.
+TEST(hierarchical_allreduce, two_nodes_reach_the_serial_bound_and_stay_under_both) { check_run(2, 8u << 20, 0.9); }
 
 TEST(hierarchical_allreduce, four_nodes_reach_the_serial_bound_and_stay_under_both) { check_run(4, 8u << 20, 0.9); }
 
@@ -168,23 +171,24 @@ void check_alltoall(uint64_t nodes, uint64_t bytes, double fraction) {
 
 TEST(hierarchical_alltoall, one_node_over_nvlink_reaches_its_bound) { check_alltoall(1, 8u << 20, 0.8); }
 
-TEST(hierarchical_alltoall, two_nodes_reach_the_rail_bound) { check_alltoall(2, 8u << 20, 0.8); }
+// 4 MiB on 2 nodes reaches 95 % of the bound, 2 MiB on 4 nodes 94 % (half the buffers they had).
+TEST(hierarchical_alltoall, two_nodes_reach_the_rail_bound) { check_alltoall(2, 4u << 20, 0.8); }
 
-TEST(hierarchical_alltoall, four_nodes_reach_the_rail_bound) { check_alltoall(4, 4u << 20, 0.8); }
+TEST(hierarchical_alltoall, four_nodes_reach_the_rail_bound) { check_alltoall(4, 2u << 20, 0.8); }
 
 // Timing only (nic.place_data false): the NICs place no bytes, so no tray reports a landing; a rail WRITE is done
 // when its NIC has received it. Both collectives must still finish within the same hand bounds (the PCIe hop
 // into HBM is not timed, so they may only come closer to them).
 TEST(hierarchical_collectives, timing_only_runs_finish_within_the_hand_bounds) {
   const std::string timing_only = "nic: {place_data: false}\n";
-  const json ar = test::run_scenario_yaml(cluster(2, 16u << 20, timing_only));
+  const json ar = test::run_scenario_yaml(cluster(2, 8u << 20, timing_only));  // 95 % of the bound
   ASSERT_TRUE(ar.contains("collective")) << ar.dump().substr(0, 2000);
   const json& row = ar["collective"]["rows"][0];
-  const bounds b = by_hand(2, double(16u << 20));
+  const bounds b = by_hand(2, double(8u << 20));
   EXPECT_LE(row["busbw_gbps"].get<double>(), b.serial);
   EXPECT_GE(row["busbw_gbps"].get<double>(), 0.9 * b.serial);
   EXPECT_EQ(ar["hierarchical"]["rail_writes_failed"], 0u);
-  const json a2a = test::run_scenario_yaml(cluster(2, 8u << 20, timing_only, "alltoall"));
+  const json a2a = test::run_scenario_yaml(cluster(2, 4u << 20, timing_only, "alltoall"));  // 97 %
   ASSERT_TRUE(a2a.contains("collective")) << a2a.dump().substr(0, 2000);
   const double bound = alltoall_bound_by_hand(2), algbw = a2a["collective"]["rows"][0]["algbw_gbps"].get<double>();
   EXPECT_LE(algbw, bound);
