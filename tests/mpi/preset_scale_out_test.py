@@ -81,6 +81,50 @@ same_as_one_process("hgx_spectrum_alltoall", os.path.join(HERE, "hgx_hierarchica
 same_as_one_process("hgx_quantum_alltoall", os.path.join(HERE, "hgx_hierarchical_ib.yaml"),
                     {4: ([8, 8, 8, 8], [9, 9, 9, 9], 192)}, 150.0, ["--set", "collective.op=alltoall"])
 
+def training_as_one_process(tag, extra, algorithms):
+    """A training step on 2 HGX nodes (tests/mpi/hgx_training.yaml, the partition of hgx_spectrum above): the
+    one-process report on 2 ranks, every GPU's results checked: the result bytes checked are, summed over the
+    ranks, every collective's bytes times its receivers (allreduce: all members, send: one), from the table."""
+    scenario = os.path.join(HERE, "hgx_training.yaml")
+    ref, _ = run(scenario, 1, tag, extra=extra)
+    if ref is None:
+        return
+    t = ref["training"]
+    members = {"tp": t["parallelism"]["tensor"], "dp": t["parallelism"]["data"]}
+    expected = sum(c["count"] * c["bytes"] * (1 if c["op"] == "send" else members[c["group"]])
+                   for c in t["collectives"])
+    check(ref["verified"] and t["completed"] and t["data_check"]["wrong_elements"] == 0 and
+          t["data_check"]["result_bytes"] == expected > 0,
+          f"{tag}: one process: verified {ref['verified']}, data check {t['data_check']}, expected {expected} bytes")
+    check(set(t["communicators_by_algorithm"]) == algorithms and ref["completed"] == ref["operations"] > 0,
+          f"{tag}: algorithms {t['communicators_by_algorithm']}, WRITEs {ref['completed']} of {ref['operations']}")
+    rep, _ = run(scenario, 2, tag, extra=extra)
+    if rep is None:
+        return
+    diffs = []
+    compare_reports.diff(ref, rep, "", diffs)
+    check(not diffs, f"{tag}: 2 ranks differ from one process in {len(diffs)} fields: " + "; ".join(diffs[:10]))
+    so = rep.get("scale_out", {})
+    got = (so.get("hosts_per_rank"), so.get("switches_per_rank"), so.get("cross_links"), so.get("lookahead_ns"))
+    check(got == ([8, 8], [5, 5], 32, 110.0), f"{tag}: 2 ranks: partition and lookahead {got}")
+    hops = so.get("per_rank", {}).get("packet_hops", [])
+    check(so.get("frames_exchanged", 0) > 0 and len(hops) == 2 and all(h > 0 for h in hops),
+          f"{tag}: 2 ranks: {so.get('frames_exchanged')} frames exchanged, per-rank hops {hops}")
+
+
+# Tensor 4 x pipeline 2 x data 2: TP and DP rings over NVLink inside a node, the pipeline sends across the
+# nodes (RDMA WRITEs: half of them cross processes, as the NIC cables of half the rails do).
+training_as_one_process("training_pp", [], {"nvlink_ring", "send"})
+# Tensor 2 (NVLink SHARP in each node's switch chips) x data 8: every data-parallel group has 4 GPUs on each
+# node and runs the hierarchical allreduce, whose rail phase crosses processes.
+training_as_one_process("training_dp", ["--set", "training.tensor=2", "--set", "training.pipeline=1",
+                                        "--set", "training.data=8", "--set", "training.tp_algo=nvls",
+                                        "--set", "training.hidden=256", "--set", "training.ffn_hidden=1024",
+                                        "--set", "training.heads=4", "--set", "training.vocab=4000"],
+                        {"hierarchical", "nvls"})
+refused(os.path.join(HERE, "hgx_training.yaml"), 2, "training_short_barrier",
+        "collective.barrier_ns 100 ns is below the 110 ns lookahead", ["--set", "collective.barrier_ns=100"])
+
 # A phase's end is learnt at a window's end: a barrier below the lookahead is refused, naming the key.
 refused(os.path.join(HERE, "hgx_hierarchical.yaml"), 2, "short_barrier",
         "collective.barrier_ns 100 ns is below the 110 ns lookahead", ["--set", "collective.barrier_ns=100"])
@@ -97,4 +141,4 @@ if failures:
     print("\n".join(failures))
     sys.exit(1)
 print("preset scale-out: the hierarchical allreduce and alltoall on 2 HGX nodes (Spectrum-X, 2 ranks) and 4 "
-      "(Quantum-X800, 2 and 4 ranks) as in one process; refusals named")
+      "(Quantum-X800, 2 and 4 ranks) and a training step on 2 nodes (2 ranks) as in one process; refusals named")
