@@ -41,12 +41,8 @@ void check_scale_out_supported(const scenario& s, const run_options& /*opts*/) {
                              "not " + ranks + " MPI ranks (docs/scale_out.md)");
   };
   // Collectives are cut on Spectrum and Quantum fabrics, SHARP's aggregation trees included (docs/scale_out.md).
-  // A training step is cut on a flat fabric (training.comm_backend fabric); on a system preset the cluster
-  // backend's phase and collective ends are local counts and callbacks, not yet summed at window ends.
-  if (s.workload.kind == "training" && s.system.preset != "none")
-    refuse("workload.kind training on system.preset " + s.system.preset +
-           " (training.comm_backend cluster: its collectives' phase ends are counted in one process, not summed at "
-           "window ends)");
+  // A training step is cut on a flat fabric (training.comm_backend fabric) and on a system preset (the cluster
+  // backend: phase ends summed at window ends, testbench/training_cluster.h).
   // On a system preset the NVLink domain is the unit of partition (testbench/cluster_part.h): the hierarchical
   // allreduce with a ring across the rails and the hierarchical alltoall are cut; SHARP on the rails is not.
   if (s.workload.kind == "collective" && s.system.preset != "none" && s.collective.algo == "hierarchical" &&

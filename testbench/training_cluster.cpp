@@ -15,6 +15,7 @@
 #include "sc_models/switch/quantum/sharp_aggregator.h"
 #include "sc_models/topology/gpu_cluster.h"
 #include "testbench/cluster_alltoall.h"
+#include "testbench/cluster_part.h"
 #include "testbench/cluster_run.h"
 #include "testbench/nvlink_collective.h"
 #include "testbench/scenario.h"
@@ -88,6 +89,7 @@ void add_ring(std::vector<xfer>& xs, const std::vector<ring_member>& m, uint64_t
 struct cluster_backend::impl {
   struct pending {
     uint64_t bytes;
+    uint32_t task;
     std::function<void()> on_done;
   };
   // One communicator: its members' GPUs and buffers, how it runs, and the collective in progress.
@@ -99,7 +101,11 @@ struct cluster_backend::impl {
     std::deque<pending> queue;
     bool busy = false;
     std::vector<std::vector<xfer>> phases;
-    size_t phase = 0, left = 0;
+    // The running phase (or NVLS allreduce): its units (transfers; NVLS: members), those that ended on this
+    // process and the latest of them; `open` until its end is known (under mpirun: at a window's end).
+    size_t phase = 0, target = 0, count = 0;
+    picoseconds last{};
+    bool open = false;
     uint64_t bytes = 0, seq = 0;
     uint32_t nvls_group = 0, nvls_tag = 0;  // nvls: its multicast group in the domain's switch chips, its tag
   };
@@ -109,8 +115,11 @@ struct cluster_backend::impl {
 
   const scenario& s;
   core::sim_context ctx;
-  std::unique_ptr<topology::gpu_cluster> cl;
+  std::unique_ptr<cluster_part> part;  // this process's NVLink domains (all in one process) and the rails
+  topology::gpu_cluster* cl = nullptr;
+  scale_out* so = nullptr;  // under mpirun
   timer_service* timers = nullptr;
+  picoseconds barrier;
   uint32_t G = 0;
   uint64_t slice = 0;
   double reduce_ps_per_byte = 0.0;
@@ -120,17 +129,18 @@ struct cluster_backend::impl {
   std::vector<picoseconds> reduce_free;
   std::vector<flight> flights;
   std::vector<uint32_t> free_flights;
-  std::vector<std::unordered_map<uint64_t, uint32_t>> landing;  // by GPU: RDMA destination address -> flight
-  std::map<std::pair<uint32_t, uint32_t>, uint32_t> qp;         // (source GPU, destination GPU) -> its send QP
-  std::vector<uint32_t> rkey;                                   // by GPU
-  std::unordered_map<uint32_t, uint32_t> nvls_comm;             // NVLS tag -> communicator
-  std::map<uint32_t, uint32_t> nvls_groups;                     // domain -> NVLS communicators planned in it
+  std::vector<std::unordered_map<uint64_t, flight>> landing;  // by GPU: RDMA destination address -> transfer
+  std::map<std::pair<uint32_t, uint32_t>, uint32_t> qp;       // (source GPU, destination GPU) -> its send QP
+  std::vector<uint32_t> rkey;                                 // by GPU
+  std::unordered_map<uint32_t, uint32_t> nvls_comm;           // NVLS tag -> communicator
+  std::map<uint32_t, uint32_t> nvls_groups;                   // domain -> NVLS communicators planned in it
   uint32_t nvls_tags = 0;
   uint64_t wr = 0, nvlink = 0;
   check_result check;
 
   explicit impl(const scenario& sc)
       : s(sc),
+        barrier(picoseconds::from_ns(sc.collective.barrier_ns)),
         G(uint32_t(sc.nvlink.gpus_per_domain)),
         slice(std::max<uint64_t>(sc.collective.chunk_bytes / k_elt, 1) * k_elt),
         reduce_ps_per_byte(sc.nvlink.reduce_gbytes_per_s > 0 ? 1000.0 / sc.nvlink.reduce_gbytes_per_s : 0.0),
@@ -139,6 +149,8 @@ struct cluster_backend::impl {
   }
 
   uint32_t domain(uint32_t gpu) const { return gpu / G; }
+  // Whether this process simulates the GPU (its NVLink domain; one process: all).
+  bool here(uint32_t gpu) const { return cl->domains().gpus()[gpu] != nullptr; }
 
   void plan_comm(const comm_group& g) {
     comm c;
@@ -242,24 +254,25 @@ struct cluster_backend::impl {
     timers = &t;
     uint64_t hbm = k_page;
     for (uint64_t u : hbm_used) hbm = std::max(hbm, u + k_page);
-    nic::supernic_params nic = cluster_nic_params(s);
-    cl = std::make_unique<topology::gpu_cluster>(s.nvlink, s.topology, s.link, make_switch_factory(s, ctx), nic, s.pcie,
-                                                 hbm, ctx);
+    part = std::make_unique<cluster_part>(s, ctx, hbm, cluster_nic_params(s), data);
+    cl = &part->cl;
+    if (part->so.distributed()) so = &part->so;
     const uint32_t gpus = uint32_t(cl->domains().gpus().size());
     reduce_free.assign(gpus, picoseconds{});
     landing.resize(gpus);
     rkey.resize(gpus);
     for (uint32_t g = 0; g < gpus; ++g) {
+      rkey[g] = cl->register_region(g, 0, hbm);  // a NIC built elsewhere: numbered by the NIC's rules
+      if (!here(g)) continue;                    // another process simulates its domain
       nvlink::gpu_endpoint& e = *cl->domains().gpus()[g];
       e.set_data(data);
       e.on_arrival([this, g](const nvlink::gpu_arrival& a) {
         if (a.src == nvlink::gpu_endpoint::nvls_source)
           nvls_landed(a.tag);
         else
-          landed(g, a.tag, a.at);
+          nvlink_landed(g, a.tag, a.at);
       });
       topology::host& h = cl->scale_out().hosts()[g];
-      rkey[g] = h.nic->register_region(0, hbm);
       // Data: a WRITE is done when the tray has put its last byte into HBM. Timing only: the NIC places no
       // bytes, so the tray sees none; it is done when the NIC has received it (the PCIe hop is not timed).
       if (data)
@@ -273,11 +286,19 @@ struct cluster_backend::impl {
       if (qp.count({a, b})) continue;
       topology::host& ha = cl->scale_out().hosts()[a];
       topology::host& hb = cl->scale_out().hosts()[b];
-      const uint32_t sq = ha.nic->create_qp(), rq = hb.nic->create_qp();
-      ha.nic->connect_qp(sq, hb.ip, rq, 0, 0);
-      hb.nic->connect_qp(rq, ha.ip, sq, 0, 0);
+      const uint32_t sq = cl->create_qp(a), rq = cl->create_qp(b);
+      if (ha.built()) ha.nic->connect_qp(sq, hb.ip, rq, 0, 0);
+      if (hb.built()) hb.nic->connect_qp(rq, ha.ip, sq, 0, 0);
       qp[{a, b}] = sq;
     }
+    if (!so) return;
+    check_collective_lookahead(s, *so, {},
+                               "a training step's collective phase ends when its last transfer lands on any "
+                               "process");
+    if (!so->windowed())
+      throw config_error(s.source + ": training: no link crosses between the " + std::to_string(so->ranks()) +
+                         " MPI ranks of this partition, so they cannot keep in step: run it in one process");
+    so->on_window_end([this] { window_end(); });
   }
 
   // The phases of one collective of `bytes` on `c`.
@@ -370,6 +391,7 @@ struct cluster_backend::impl {
       const size_t fill = c.algo == "send" ? 1 : c.members.size();
       for (size_t r = 0; r < fill; ++r) {
         const ring_member& m = c.members[r];
+        if (!here(m.gpu)) continue;  // filled by the process that simulates it
         uint8_t* hbm = cl->domains().gpus()[m.gpu]->hbm.data();
         fill_allreduce_source(hbm + m.base, c.bytes, k_dtype, op_seed(c, ci), m.gpu);
         if (alltoall(c)) {  // its own block, from its send buffer to its receive buffer
@@ -393,6 +415,8 @@ struct cluster_backend::impl {
     nvls_comm.erase(c.nvls_tag);
     c.nvls_tag = ++nvls_tags;
     nvls_comm[c.nvls_tag] = ci;
+    open_phase(c, c.members.size());
+    if (!here(c.members[0].gpu)) return;  // its domain is simulated by another process
     const nvlink::nvlink_params& np = cl->domains().params();
     nvlink::nvls_op op;
     op.tag = c.nvls_tag;
@@ -405,7 +429,6 @@ struct cluster_backend::impl {
     std::vector<uint32_t> local;
     for (const ring_member& m : c.members) local.push_back(m.gpu % G);
     cl->domains().start_nvls(domain(c.members[0].gpu), op, local);
-    c.left = c.members.size();
     for (const ring_member& m : c.members) {
       nvlink::gpu_transfer t;
       t.src_addr = m.base;
@@ -421,26 +444,41 @@ struct cluster_backend::impl {
   }
 
   // A member has its whole NVLS result.
-  void nvls_landed(uint32_t tag) {
-    const uint32_t ci = nvls_comm.at(tag);
-    if (--comms[ci].left == 0) finish(ci);
+  void nvls_landed(uint32_t tag) { unit_done(nvls_comm.at(tag)); }
+
+  static void open_phase(comm& c, size_t units) {
+    c.target = units;
+    c.count = 0;
+    c.last = core::now();
+    c.open = true;
   }
 
+  // The next phase with transfers from c.phase on; past the last one, the collective ends now (every process
+  // alike: the phases are the same everywhere).
   void start_phase(uint32_t ci) {
     comm& c = comms[ci];
     while (c.phase < c.phases.size() && c.phases[c.phase].empty()) ++c.phase;
     if (c.phase == c.phases.size()) {
-      finish(ci);
+      finish(ci, core::now());
       return;
     }
     std::vector<xfer>& xs = c.phases[c.phase];
-    c.left = xs.size();
+    open_phase(c, xs.size());
+    // A WRITE is matched where it lands by its destination address (unique in a phase: its own slice).
     for (uint32_t i = 0; i < xs.size(); ++i)
-      if (xs[i].deps == 0) post(ci, i);
+      if (domain(xs[i].src) != domain(xs[i].dst) && here(xs[i].dst)) landing[xs[i].dst][xs[i].dst_addr] = {ci, i};
+    for (uint32_t i = 0; i < xs.size(); ++i)
+      if (xs[i].deps == 0 && here(xs[i].src)) post(ci, i);
   }
 
   void post(uint32_t ci, uint32_t i) {
     const xfer& x = comms[ci].phases[comms[ci].phase][i];
+    if (!here(x.src)) throw std::logic_error("training: a transfer posted on a process without its source GPU");
+    if (domain(x.src) != domain(x.dst)) {
+      cl->scale_out().hosts()[x.src].nic->post_write(qp.at({x.src, x.dst}), ++wr, x.src_addr, x.dst_addr, rkey[x.dst],
+                                                     x.bytes, core::now());
+      return;
+    }
     uint32_t id = uint32_t(flights.size());
     if (free_flights.empty()) {
       flights.push_back({ci, i});
@@ -449,34 +487,32 @@ struct cluster_backend::impl {
       free_flights.pop_back();
       flights[id] = {ci, i};
     }
-    if (domain(x.src) == domain(x.dst)) {
-      nvlink::gpu_transfer t;
-      t.dst_gpu = x.dst % G;
-      t.src_addr = x.src_addr;
-      t.dst_addr = x.dst_addr;
-      t.bytes = x.bytes;
-      t.tag = id;
-      cl->domains().gpus()[x.src]->post(t);
-      ++nvlink;
-      return;
-    }
-    landing[x.dst][x.dst_addr] = id;
-    cl->scale_out().hosts()[x.src].nic->post_write(qp.at({x.src, x.dst}), ++wr, x.src_addr, x.dst_addr, rkey[x.dst],
-                                                   x.bytes, core::now());
+    nvlink::gpu_transfer t;
+    t.dst_gpu = x.dst % G;
+    t.src_addr = x.src_addr;
+    t.dst_addr = x.dst_addr;
+    t.bytes = x.bytes;
+    t.tag = id;
+    cl->domains().gpus()[x.src]->post(t);
+    ++nvlink;
+  }
+
+  void nvlink_landed(uint32_t q, uint32_t id, picoseconds at) {
+    const flight f = flights.at(id);
+    free_flights.push_back(id);
+    landed(q, f, at);
   }
 
   void rdma_landed(uint32_t q, uint64_t va, picoseconds at) {
     auto it = landing[q].find(va);
     if (it == landing[q].end()) return;
-    const uint32_t id = it->second;
+    const flight f = it->second;
     landing[q].erase(it);
-    landed(q, id, at);
+    landed(q, f, at);
   }
 
   // A transfer has landed in GPU q's HBM at `at`: reduce it (one slice at a time per GPU), then it is done.
-  void landed(uint32_t q, uint32_t id, picoseconds at) {
-    const flight f = flights.at(id);
-    free_flights.push_back(id);
+  void landed(uint32_t q, flight f, picoseconds at) {
     const xfer& x = comms[f.comm].phases[comms[f.comm].phase][f.xfer];
     if (x.reduce_addr == k_no_reduce) {
       done(f.comm, f.xfer);
@@ -495,55 +531,114 @@ struct cluster_backend::impl {
     timers->at(reduce_free[q], [this, f] { done(f.comm, f.xfer); });
   }
 
+  // Transfer i has landed (and been added) at its destination, on the process that simulates it: what waited
+  // for it there goes on (a slice moves on from where it landed), and the phase counts it.
   void done(uint32_t ci, uint32_t i) {
-    comm& c = comms[ci];
-    std::vector<xfer>& xs = c.phases[c.phase];
+    std::vector<xfer>& xs = comms[ci].phases[comms[ci].phase];
     for (uint32_t nx : xs[i].next)
       if (--xs[nx].deps == 0) post(ci, nx);
-    if (--c.left != 0) return;
+    unit_done(ci);
+  }
+
+  // One process: the phase ends with its last unit. Under mpirun the units are counted (window_end).
+  void unit_done(uint32_t ci) {
+    comm& c = comms[ci];
+    ++c.count;
+    c.last = core::now();
+    if (!so && c.count == c.target) end_phase(ci, core::now());
+  }
+
+  // The running phase's last unit ended at `at` (on some process): the next phase, or the end of the
+  // collective, collective.barrier_ns later (the time its GPUs learn it) on every process alike; with no barrier
+  // (one process only) at once, as the units' callbacks end it.
+  void end_phase(uint32_t ci, picoseconds at) {
+    comm& c = comms[ci];
+    c.open = false;
     ++c.phase;
-    start_phase(ci);
+    size_t next = c.phase;
+    while (next < c.phases.size() && c.phases[next].empty()) ++next;
+    if (c.algo == "nvls" || next == c.phases.size()) {
+      finish(ci, at + barrier);
+      return;
+    }
+    if (barrier.value == 0) {
+      start_phase(ci);
+      return;
+    }
+    timers->at(
+        at + barrier, [this, ci] { start_phase(ci); }, c.queue.front().task);
+  }
+
+  // Under mpirun, on every process after each window: each open phase's units summed over the processes and
+  // its latest end maximized; a phase whose units have all ended ends at that time (barrier_ns later, past this
+  // window, the next phase or the collective's end: collective.barrier_ns is at least the lookahead).
+  void window_end() {
+    std::vector<uint32_t> open;  // the same on every process: the phases start and end alike everywhere
+    for (uint32_t ci = 0; ci < comms.size(); ++ci)
+      if (comms[ci].open) open.push_back(ci);
+    if (open.empty()) return;
+    std::vector<uint64_t> count(open.size()), last(open.size());
+    for (size_t k = 0; k < open.size(); ++k) {
+      count[k] = comms[open[k]].count;
+      last[k] = comms[open[k]].last.value;
+    }
+    so->sum(count);
+    so->max(last);
+    for (size_t k = 0; k < open.size(); ++k)
+      if (count[k] == comms[open[k]].target) end_phase(open[k], picoseconds{last[k]});
   }
 
   static bool alltoall(const comm& c) { return c.algo == "nvlink_alltoall" || c.algo == "hierarchical_alltoall"; }
 
+  // The results of the members this process simulates (under mpirun the processes' counts are summed).
   void verify(uint32_t ci) {
     comm& c = comms[ci];
+    ++check.collectives;
     if (alltoall(c)) {
       std::vector<const uint8_t*> recv;
-      std::vector<uint32_t> ids;
-      for (const ring_member& m : c.members) {
-        recv.push_back(cl->domains().gpus()[m.gpu]->hbm.data() + m.base + c.stage);
+      std::vector<uint32_t> ids, which;
+      for (uint32_t j = 0; j < c.members.size(); ++j) {
+        const ring_member& m = c.members[j];
         ids.push_back(m.gpu);
+        if (!here(m.gpu)) continue;
+        recv.push_back(cl->domains().gpus()[m.gpu]->hbm.data() + m.base + c.stage);
+        which.push_back(j);
       }
       const uint64_t blk = c.bytes / c.members.size() / k_elt * k_elt;
-      check.wrong += alltoall_wrong_elements(recv, ids, c.bytes, blk, k_dtype, op_seed(c, ci), check.bytes);
-      ++check.collectives;
+      if (!recv.empty())
+        check.wrong += alltoall_wrong_elements(recv, ids, c.bytes, blk, k_dtype, op_seed(c, ci), check.bytes, which);
       return;
     }
     std::vector<uint32_t> contributors;
     for (size_t r = 0; r < (c.algo == "send" ? 1 : c.members.size()); ++r) contributors.push_back(c.members[r].gpu);
-    const std::vector<uint8_t> ref = allreduce_reference(c.bytes, k_dtype, op_seed(c, ci), contributors);
+    std::vector<uint8_t> ref;
     for (size_t r = c.algo == "send" ? 1 : 0; r < c.members.size(); ++r) {
       const ring_member& m = c.members[r];
+      if (!here(m.gpu)) continue;
+      if (ref.empty()) ref = allreduce_reference(c.bytes, k_dtype, op_seed(c, ci), contributors);
       check.wrong +=
           count_wrong_elements(cl->domains().gpus()[m.gpu]->hbm.data() + m.base, ref.data(), c.bytes, k_dtype);
       check.bytes += c.bytes;
     }
-    ++check.collectives;
   }
 
-  void finish(uint32_t ci) {
+  // The collective has ended (its results are in place): the tasks that waited for it go on at `at`.
+  void finish(uint32_t ci, picoseconds at) {
     comm& c = comms[ci];
+    c.open = false;
     if (data) verify(ci);
     ++c.seq;
     std::function<void()> cb = std::move(c.queue.front().on_done);
+    const uint32_t task = c.queue.front().task;
     c.queue.pop_front();
-    timers->at(core::now(), [this, ci, cb = std::move(cb)] {
-      cb();
-      comms[ci].busy = false;
-      if (!comms[ci].queue.empty()) start(ci);
-    });
+    timers->at(
+        at,
+        [this, ci, cb = std::move(cb)] {
+          cb();
+          comms[ci].busy = false;
+          if (!comms[ci].queue.empty()) start(ci);
+        },
+        task);
   }
 };
 
@@ -563,19 +658,20 @@ void cluster_backend::elaborate(fabric_setup&, timer_service&) {
 
 void cluster_backend::build(timer_service& timers) { m->build(timers); }
 
-void cluster_backend::run(const std::string& op, uint32_t group, uint64_t bytes, uint32_t /*task*/,
+void cluster_backend::run(const std::string& op, uint32_t group, uint64_t bytes, uint32_t task,
                           std::function<void()> on_done) {
   impl::comm& c = m->comms.at(group);
   if (op != c.op)
     throw std::logic_error("training: communicator " + std::to_string(group) + " runs " + c.op + ", not " + op);
   const uint64_t b = std::max<uint64_t>(bytes, k_elt) / k_elt * k_elt;
-  c.queue.push_back({std::min(b, c.max_bytes), std::move(on_done)});
+  c.queue.push_back({std::min(b, c.max_bytes), task, std::move(on_done)});
   if (!c.busy) m->start(group);
 }
 
 uint64_t cluster_backend::writes_posted() const { return m->wr; }
 topology::gpu_cluster& cluster_backend::cluster() { return *m->cl; }
 core::sim_context& cluster_backend::ctx() { return m->ctx; }
+scale_out& cluster_backend::so() { return m->part->so; }
 uint64_t cluster_backend::nvlink_transfers() const { return m->nvlink; }
 cluster_backend::check_result cluster_backend::checked() const { return m->check; }
 

@@ -22,6 +22,13 @@
 //     members in each) the hierarchical alltoall with PXN of testbench/cluster_alltoall.h (pxn_route_of):
 //     NVLink copies to the proxy on the destination's rail, then one RDMA WRITE on that rail;
 //   - a pipeline send is one transfer from the first rank to the second.
+// Under mpirun (docs/scale_out.md) the cluster is cut with the NVLink domain as the unit (cluster_part): every
+// process runs the whole task graph and starts every collective, posts only the transfers whose source GPU it
+// simulates and counts the transfers that land on its GPUs (NVLS: its members' results); at each window's end
+// the counts are summed and the latest landing maximized, and a phase whose transfers have all landed ends
+// there: the next phase, or the release of the tasks that waited for the collective, starts
+// collective.barrier_ns after that landing on every process (barrier_ns at least the lookahead, checked before
+// the run). One process does the same with a positive barrier_ns; with 0 (the default) it goes on at once.
 // Each communicator runs one collective at a time, in the order they were asked for. Elements are fp32 (the
 // bytes moved are the step's): with nic.place_data true every GPU's source is filled from the payload
 // pattern at the start of each collective and its result compared with a reference summed separately
@@ -45,6 +52,7 @@ class gpu_cluster;
 namespace fabricsim::testbench {
 
 struct run_options;
+class scale_out;
 
 class cluster_backend final : public comm_backend {
  public:
@@ -65,6 +73,9 @@ class cluster_backend final : public comm_backend {
 
   topology::gpu_cluster& cluster();
   core::sim_context& ctx();
+  // The partition (after build): under mpirun this process's NVLink domains and rail switches
+  // (testbench/cluster_part.h); one process: the whole cluster.
+  scale_out& so();
   uint64_t nvlink_transfers() const;
   // Data-checked mode: collectives checked, result bytes compared, elements that differ from the reference.
   struct check_result {

@@ -300,48 +300,56 @@ nlohmann::json run_training_cluster(const scenario& s, const run_options& opts) 
   cluster_backend comm(s);
   std::vector<uint64_t> unused;
   comm.plan(graph.groups, rank_host, unused);
-  timer_service timers("training_timers");
+  // Ties between task ends go by task: under mpirun a collective's end is learnt at a window's end.
+  timer_service timers("training_timers", true);
   comm.build(timers);
   training_executor ex(graph, src.flops_per_s, comm, timers);
   if (opts.elaborate_only) return nlohmann::json::object();
   timers.at(picoseconds{}, [&ex] { ex.start(); });
   const auto wall0 = std::chrono::steady_clock::now();
   const double end_us = s.run.duration_us > 0 ? s.run.duration_us : s.run.limit_us;
-  sc_core::sc_start(sc_core::sc_time(end_us, sc_core::SC_US), sc_core::SC_EXIT_ON_STARVATION);
+  scale_out& so = comm.so();
+  so.start(picoseconds::from_ns(end_us * 1e3), sc_core::SC_EXIT_ON_STARVATION);
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  so.merge_statistics();  // under mpirun: every rank's counters, the whole fabric's on rank 0
   const picoseconds sim_end = core::now();
   core::sim_context& ctx = comm.ctx();
   nlohmann::json r;
   add_run_header(r, s, opts, ctx, sim_end, wall_s);
-  r["operations"] = comm.writes_posted();  // RDMA WRITEs (NVLink transfers: training.nvlink_transfers)
-  uint64_t completed = 0, failed = 0;      // the step's RDMA WRITEs, from every NIC's completion queue
-  for (topology::host& h : comm.cluster().scale_out().hosts())
-    for (const nic::completion& c : h.nic->completions()) {
-      completed += c.status == nic::completion_status::success;
-      failed += c.status != nic::completion_status::success;
-    }
+  // The step's RDMA WRITEs from every NIC's completion queue, the NVLink transfers, and the data check (under
+  // mpirun each process's own, summed; the graph's executor ran alike on every process).
   const cluster_backend::check_result chk = comm.checked();
+  std::vector<uint64_t> counts{comm.writes_posted(), 0, 0, comm.nvlink_transfers(), chk.bytes, chk.wrong};
+  for (topology::host& h : comm.cluster().scale_out().hosts())
+    if (h.built())
+      for (const nic::completion& c : h.nic->completions())
+        ++counts[c.status == nic::completion_status::success ? 1 : 2];
+  if (so.distributed()) so.sum(counts);
+  const uint64_t completed = counts[1], failed = counts[2];
   const bool data = s.nic.place_data;
+  const bool writes_report = so.rank() == 0;  // the whole fabric's statistics are on rank 0 only
+  r["operations"] = counts[0];                // RDMA WRITEs (NVLink transfers: training.nvlink_transfers)
   r["completed"] = completed;
   r["failed"] = failed;
   r["time_limited"] = false;
   r["data_checked"] = data;
-  r["verified"] = data && ex.done() == graph.tasks.size() && chk.wrong == 0 && failed == 0;
+  r["verified"] = data && ex.done() == graph.tasks.size() && counts[5] == 0 && failed == 0;
   r["placed_bytes"] = ctx.stats.counter_total("placed_bytes");
   r["dropped_packets"] = ctx.stats.counter_total("dropped");
   r["training"] = training_object(tp, src.model ? &*src.model : nullptr, src.files, graph, ex, src.flops_per_s, wall_s);
   r["training"]["comm_backend"] = "cluster";
-  r["training"]["rdma_writes"] = comm.writes_posted();
-  r["training"]["nvlink_transfers"] = comm.nvlink_transfers();
+  r["training"]["rdma_writes"] = counts[0];
+  r["training"]["nvlink_transfers"] = counts[3];
   r["training"]["data_check"] = {
-      {"collectives", chk.collectives}, {"result_bytes", chk.bytes}, {"wrong_elements", chk.wrong}};
+      {"collectives", chk.collectives}, {"result_bytes", counts[4]}, {"wrong_elements", counts[5]}};
   std::map<std::string, uint64_t> algos;
   for (const std::string& a : comm.algorithms()) ++algos[a];
   r["training"]["communicators_by_algorithm"] = algos;
   r["flows"] = nlohmann::json::array();
-  r["ports"] = link_ports_report(comm.cluster().scale_out(), ctx, sim_end);
-  r["stats"] = ctx.stats.to_json();
-  r["stat_descriptions"] = ctx.stats.descriptions_json();
+  r["ports"] = writes_report ? link_ports_report(comm.cluster().scale_out(), ctx, sim_end) : nlohmann::json::array();
+  r["stats"] = writes_report ? ctx.stats.to_json() : nlohmann::json::object();
+  r["stat_descriptions"] = writes_report ? ctx.stats.descriptions_json() : nlohmann::json::object();
+  if (so.distributed()) r["scale_out"] = so.report();
   return r;
 }
 

@@ -27,16 +27,22 @@ def refused(scenario, ranks, tag, needle, extra=()):
     check(needle in p.stderr, f"{tag}: under {ranks} ranks the refusal names '{needle}': {p.stderr[-600:]}")
 
 
-def same_as_one_process(tag, scenario, expected, lookahead_ns, extra=()):
-    """expected: {ranks: (hosts_per_rank, switches_per_rank, cross_links)}, derived by hand in the comments."""
-    ref, _ = run(scenario, 1, tag, extra=extra)
-    if ref is None:
-        return
+def collective_checked(tag, ref):
+    """A collective sweep's one-process report: verified, results checked, rail WRITEs without failure."""
     check(ref["verified"] and ref["collective"]["result_checked_bytes"] > 0 and ref["collective"]["completed"],
           f"{tag}: one process: verified {ref['verified']}, result bytes checked "
           f"{ref['collective']['result_checked_bytes']}")
     obj = ref.get("hierarchical", ref.get("alltoall", {}))
     check(obj.get("rail_writes", 0) > 0 and obj.get("rail_writes_failed") == 0, f"{tag}: rail WRITEs {obj}")
+
+
+def same_as_one_process(tag, scenario, expected, lookahead_ns, extra=(), ref_check=collective_checked):
+    """expected: {ranks: (hosts_per_rank, switches_per_rank, cross_links)}, derived by hand in the comments;
+    ref_check(tag, report) checks the one-process report."""
+    ref, _ = run(scenario, 1, tag, extra=extra)
+    if ref is None:
+        return
+    ref_check(tag, ref)
     for n, (hosts, switches, cross) in expected.items():
         rep, _ = run(scenario, n, tag, extra=extra)
         if rep is None:
@@ -81,6 +87,40 @@ same_as_one_process("hgx_spectrum_alltoall", os.path.join(HERE, "hgx_hierarchica
 same_as_one_process("hgx_quantum_alltoall", os.path.join(HERE, "hgx_hierarchical_ib.yaml"),
                     {4: ([8, 8, 8, 8], [9, 9, 9, 9], 192)}, 150.0, ["--set", "collective.op=alltoall"])
 
+
+def training_checked(algorithms):
+    """A training step's one-process report: complete, verified, every GPU's results checked (the result bytes
+    checked are every collective's bytes times its receivers, allreduce: all members, send: one, from the
+    step's table), the communicators run as `algorithms`, every RDMA WRITE completed."""
+    def ref_check(tag, ref):
+        t = ref["training"]
+        members = {"tp": t["parallelism"]["tensor"], "dp": t["parallelism"]["data"]}
+        expected = sum(c["count"] * c["bytes"] * (1 if c["op"] == "send" else members[c["group"]])
+                       for c in t["collectives"])
+        check(ref["verified"] and t["completed"] and t["data_check"]["wrong_elements"] == 0 and
+              t["data_check"]["result_bytes"] == expected > 0,
+              f"{tag}: one process: verified {ref['verified']}, data check {t['data_check']}, expected {expected}")
+        check(set(t["communicators_by_algorithm"]) == algorithms and ref["completed"] == ref["operations"] > 0,
+              f"{tag}: algorithms {t['communicators_by_algorithm']}, WRITEs {ref['completed']} of {ref['operations']}")
+    return ref_check
+
+
+# A training step on the 2 HGX nodes of hgx_spectrum (tests/mpi/hgx_training.yaml, the same partition): on 2
+# ranks the one-process report; the result bytes checked are summed over the ranks.
+# Tensor 4 x pipeline 2 x data 2: TP and DP rings over NVLink inside a node, the pipeline sends across the
+# nodes (RDMA WRITEs: half of them cross processes, as the NIC cables of half the rails do).
+same_as_one_process("training_pp", os.path.join(HERE, "hgx_training.yaml"), {2: ([8, 8], [5, 5], 32)}, 110.0,
+                    ref_check=training_checked({"nvlink_ring", "send"}))
+# Tensor 2 (NVLink SHARP in each node's switch chips) x data 8: every data-parallel group has 4 GPUs on each
+# node and runs the hierarchical allreduce, whose rail phase crosses processes.
+same_as_one_process("training_dp", os.path.join(HERE, "hgx_training.yaml"), {2: ([8, 8], [5, 5], 32)}, 110.0,
+                    ["--set", "training.tensor=2", "--set", "training.pipeline=1", "--set", "training.data=8",
+                     "--set", "training.tp_algo=nvls", "--set", "training.hidden=256",
+                     "--set", "training.ffn_hidden=1024", "--set", "training.heads=4", "--set", "training.vocab=4000"],
+                    ref_check=training_checked({"hierarchical", "nvls"}))
+refused(os.path.join(HERE, "hgx_training.yaml"), 2, "training_short_barrier",
+        "collective.barrier_ns 100 ns is below the 110 ns lookahead", ["--set", "collective.barrier_ns=100"])
+
 # A phase's end is learnt at a window's end: a barrier below the lookahead is refused, naming the key.
 refused(os.path.join(HERE, "hgx_hierarchical.yaml"), 2, "short_barrier",
         "collective.barrier_ns 100 ns is below the 110 ns lookahead", ["--set", "collective.barrier_ns=100"])
@@ -97,4 +137,4 @@ if failures:
     print("\n".join(failures))
     sys.exit(1)
 print("preset scale-out: the hierarchical allreduce and alltoall on 2 HGX nodes (Spectrum-X, 2 ranks) and 4 "
-      "(Quantum-X800, 2 and 4 ranks) as in one process; refusals named")
+      "(Quantum-X800, 2 and 4 ranks) and a training step on 2 nodes (2 ranks) as in one process; refusals named")

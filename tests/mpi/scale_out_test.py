@@ -388,12 +388,8 @@ refused_below_lookahead(os.path.join(HERE, "training_leaf_spine.yaml"), 2, "trai
 refused_below_lookahead(os.path.join(HERE, "training_leaf_spine.yaml"), 4, "training_credit", "credit_ns", 100,
                         "training: a slot credit faster than the lookahead is refused at 4 ranks")
 
-# Not cut yet: a clear error, exit status 2, no report.
-# (SHARP collectives are cut: tests/mpi/sharp_test.py.)
-_, p = run(os.path.join(SOURCE, "testbench", "scenarios", "gb200_training.yaml"), 2, "preset_training",
-           expect_status=2)
-check("is not cut across processes yet" in p.stderr and "system.preset" in p.stderr,
-      f"a training step on a system preset under 2 ranks names what is not supported: {p.stderr[-500:]}")
+# (SHARP collectives are cut: tests/mpi/sharp_test.py; a training step on a system preset, and what is still
+# refused on presets: tests/mpi/preset_scale_out_test.py.)
 
 # Faults on crossing cables (tests/mpi/faults_leaf_spine.yaml): 4 leaves x 2 hosts, 4 spines. 2 ranks: leaves
 # 0,1 | 2,3, spines 0,2 | 1,3 (as for `flows`), 4 | 4 hosts, 8 crossing cables, 16 links; 4 ranks: leaf j and

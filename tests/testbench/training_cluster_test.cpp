@@ -16,6 +16,7 @@
 //     proxies) and one inside a node (NVLink copies);
 //   - a rail spread over two leaves (topology.groups 2 on 4 nodes): the pipeline sends between the groups
 //     cross the spines, whose links carry exactly those bytes; with the preset's one leaf per rail, none;
+//   - collective.barrier_ns: the hierarchical allreduce's three phase ends each that much later;
 //   - refusals.
 // Each run forks (tests/support).
 #include <gtest/gtest.h>
@@ -128,6 +129,26 @@ TEST(training_cluster, data_parallel_bucket_runs_the_hierarchical_allreduce_abov
   EXPECT_LE(got_us, 1.3 * serial_us);
   EXPECT_GT(tr["rdma_writes"].get<uint64_t>(), 0u);
   EXPECT_EQ(r["failed"].get<uint64_t>(), 0u);
+}
+
+// collective.barrier_ns (the time a collective's GPUs take to learn a phase has ended; under mpirun at least
+// the lookahead, docs/scale_out.md) delays each of the hierarchical allreduce's three phase ends by exactly
+// that: the bucket takes 3 x barrier longer than with none (each phase then runs on the same idle fabric).
+TEST(training_cluster, a_barrier_delays_each_phase_end_of_the_hierarchical_allreduce) {
+  const std::string t =
+      "layers: 1, hidden: 512, ffn_hidden: 2048, heads: 8, seq_len: 512, vocab: 1024, "
+      "micro_batches: 1, tensor: 1, pipeline: 1, data: 16, bucket_mib: 1000";
+  const std::string with = "collective: {chunk_bytes: 262144, barrier_ns: 5000}";
+  std::string y = yaml(2, t);
+  const json r0 = test::run_scenario_yaml(y);
+  y.replace(y.find("collective: {chunk_bytes: 262144}"), 33, with);
+  const json r1 = test::run_scenario_yaml(y);
+  ASSERT_TRUE(r0.contains("training") && r1.contains("training")) << r0.dump() << r1.dump();
+  const json *dp0 = row(r0["training"], "dp"), *dp1 = row(r1["training"], "dp");
+  ASSERT_TRUE(dp0 && dp1);
+  ASSERT_EQ((*dp1)["count"].get<uint64_t>(), 1u);
+  EXPECT_EQ(r1["training"]["communicators_by_algorithm"]["hierarchical"].get<uint64_t>(), 1u);
+  EXPECT_NEAR((*dp1)["total_us"].get<double>() - (*dp0)["total_us"].get<double>(), 3 * 5.0, 1e-6);
 }
 
 TEST(training_cluster, data_checked_step_matches_the_reference_on_every_gpu) {
