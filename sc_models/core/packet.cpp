@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstring>
 
 namespace fabricsim::core {
 
@@ -67,15 +68,25 @@ constexpr uint32_t mix(uint32_t h) {
   h ^= h >> 16;
   return h;
 }
+
+// The four octets at `o` as one word, the first octet most significant (network order): one load and a
+// byte swap on a little-endian host, where the compiler does not merge the four loads by itself.
+inline uint32_t big_endian_word(const uint8_t* o) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  uint32_t w;
+  std::memcpy(&w, o, 4);
+  return __builtin_bswap32(w);
+#else
+  return uint32_t(o[0]) << 24 | uint32_t(o[1]) << 16 | uint32_t(o[2]) << 8 | o[3];
+#endif
+}
 }  // namespace
 
 uint32_t packet::five_tuple_hash(uint32_t seed) const {
   uint32_t h = seed;
   for (int i = 0; i < 16; i += 4) {
-    h = mix(h ^ (uint32_t(ip.src.octets[i]) << 24 | uint32_t(ip.src.octets[i + 1]) << 16 |
-                 uint32_t(ip.src.octets[i + 2]) << 8 | ip.src.octets[i + 3]));
-    h = mix(h ^ (uint32_t(ip.dst.octets[i]) << 24 | uint32_t(ip.dst.octets[i + 1]) << 16 |
-                 uint32_t(ip.dst.octets[i + 2]) << 8 | ip.dst.octets[i + 3]));
+    h = mix(h ^ big_endian_word(ip.src.octets.data() + i));
+    h = mix(h ^ big_endian_word(ip.dst.octets.data() + i));
   }
   h = mix(h ^ 17u);  // IP protocol: UDP
   h = mix(h ^ (uint32_t(udp.src_port) << 16 | udp.dst_port));

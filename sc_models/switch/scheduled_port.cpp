@@ -78,7 +78,7 @@ void scheduled_port::count_ecn_mark(unsigned tc) {
   ++m_ecn_total;
 }
 
-void scheduled_port::retire(picoseconds t) {
+void scheduled_port::retire_left(picoseconds t) {
   while (m_fifo_size != 0 && m_fifo_next <= t) {
     m_fifo_bytes -= m_fifo[m_fifo_head].bytes;
     m_fifo_head = uint8_t((m_fifo_head + 1) & m_fifo_mask);
@@ -93,16 +93,6 @@ void scheduled_port::fifo_push(picoseconds leaves, uint32_t bytes) {
   ++m_fifo_size;
   m_fifo_bytes += bytes;
   m_busy_until = leaves;
-}
-
-uint64_t scheduled_port::depth(picoseconds t) {
-  retire(t);
-  return m_queued_total + m_fifo_bytes;
-}
-
-uint64_t scheduled_port::depth(unsigned tc, picoseconds t) {
-  retire(t);
-  return m_class[tc].queue_bytes + m_fifo_bytes;
 }
 
 bool scheduled_port::idle(picoseconds t) {

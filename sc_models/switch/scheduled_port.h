@@ -71,8 +71,14 @@ class alignas(64) scheduled_port : public core::calendar_client {  // its hot fi
   }
   // What a packet joining now would wait behind: every class queue plus what the MAC FIFO has not yet sent.
   // `t` is now; the hot paths pass it rather than ask the kernel again.
-  uint64_t depth(core::picoseconds t);
-  uint64_t depth(unsigned tc, core::picoseconds t);  // the same for class `tc`: its queue plus the MAC FIFO
+  uint64_t depth(core::picoseconds t) {
+    retire(t);
+    return m_queued_total + m_fifo_bytes;
+  }
+  uint64_t depth(unsigned tc, core::picoseconds t) {  // the same for class `tc`: its queue plus the MAC FIFO
+    retire(t);
+    return m_class[tc].queue_bytes + m_fifo_bytes;
+  }
   bool idle(core::picoseconds t);                    // nothing queued and nothing left to send
   uint64_t depth() { return depth(core::now()); }
   uint64_t depth(unsigned tc) { return depth(tc, core::now()); }
@@ -100,7 +106,12 @@ class alignas(64) scheduled_port : public core::calendar_client {  // its hot fi
     uint32_t bytes;
   };
 
-  void retire(core::picoseconds t);
+  // Frees the MAC FIFO's slots of the frames whose last bit has left by `t`. Inline, as adaptive routing
+  // asks every port of a group for its depth: m_fifo_next is never while the FIFO is empty.
+  void retire(core::picoseconds t) {
+    if (m_fifo_next <= t) retire_left(t);
+  }
+  void retire_left(core::picoseconds t);
   in_fifo& fifo_at(unsigned i) { return m_fifo[(m_fifo_head + i) & m_fifo_mask]; }
   void fifo_push(core::picoseconds leaves, uint32_t bytes);
   core::picoseconds refill_time() {  // when one committed frame is left (at once for a FIFO of one)
@@ -112,42 +123,42 @@ class alignas(64) scheduled_port : public core::calendar_client {  // its hot fi
   bool eligible(unsigned tc, core::picoseconds t) const { return (m_nonempty >> tc & 1) && !paused(tc, t); }
   void wake_at(core::picoseconds t);
 
-  // Laid out by use. Line 0 (with the calendar client's vtable pointer and key): what every frame reaching
-  // the port reads, and what adaptive routing's scan reads (depth(tc, t), paused(tc, t)) with the classes'
-  // queue and pause pairs in the next two lines (four classes a line). Line 3: what each frame committed to
-  // the wire updates (the owner, the port's counters, the pending wake-up). Then the MAC FIFO's slots (a
-  // 4-frame FIFO: one line), each class's queue ring with its per-frame counters in one line of its own, the
-  // depth histogram, and the rest (configuration, DWRR, pause records, rare counters), which a frame on an
-  // uncongested port does not read.
+  // Laid out by use. Line 0 (with the calendar client's vtable pointer, key and call): what every frame
+  // reaching the port reads, and with the class's line (lines 1-2: four classes a line, each class's queue
+  // and pause pair within one) all that adaptive routing's scan reads of a port (depth(tc, t), paused(tc,
+  // t)). Line 3: what each frame committed to the wire updates (the owner, the port's counters, the pending
+  // wake-up). Line 4: the MAC FIFO's slots (a 4-frame FIFO: that line alone). Then each class's queue ring
+  // with its per-frame counters in one line of its own, the depth histogram with the time-weighted queue
+  // accounting after its totals, and the rest (configuration, DWRR, pause records, rare counters), which a
+  // frame on an uncongested port does not read.
   uint64_t m_queued_total = 0;
-  core::picoseconds m_busy_until{};  // the last committed frame's last bit leaves (the link's wire-free time)
-  uint16_t m_nonempty = 0;           // bit tc set while class tc's queue holds a frame
-  uint8_t m_fifo_mask;               // slots of m_fifo in use, minus one: the least power of two at or above
-                                     // tx_fifo_frames, so that a short FIFO stays in one cache line
+  core::picoseconds m_fifo_next{UINT64_MAX};  // when the FIFO's oldest frame leaves (m_fifo's head; never
+                                              // when empty): retire() reads m_fifo only when one has left
+  uint16_t m_nonempty = 0;                    // bit tc set while class tc's queue holds a frame
+  uint8_t m_fifo_mask;                        // slots of m_fifo in use, minus one: the least power of two at or
+                                              // above tx_fifo_frames, so that a short FIFO stays in one line
   bool m_in_refill = false;
   uint8_t m_fifo_head = 0, m_fifo_size = 0;  // the MAC FIFO: frames committed whose last bit has not left,
   uint8_t m_fifo_frames;                     // in slots of m_fifo (inline: no pointer to chase)
   bool m_control_waiting = false;            // m_control holds a frame (read here, not in m_control's line)
   core::link* m_out;  // here, not with the cold fields: adaptive routing reads it (known_down) for every port
   uint64_t m_fifo_bytes = 0;
-  core::picoseconds m_fifo_next{UINT64_MAX};  // when the FIFO's oldest frame leaves (m_fifo's head; never
-                                              // when empty): retire() reads m_fifo only when one has left
   struct class_state {
     uint64_t queue_bytes = 0;
     core::picoseconds pause_until{};
   };
-  std::array<class_state, traffic_classes> m_class{};
+  alignas(64) std::array<class_state, traffic_classes> m_class{};
 
+  core::picoseconds m_busy_until{};  // the last committed frame's last bit leaves (the link's wire-free time)
   port_owner& m_owner;
   core::sim_context& m_ctx;
   uint64_t m_tx_packets = 0, m_tx_bytes = 0, m_max_queue_bytes = 0;
   core::picoseconds m_wake{UINT64_MAX};
   unsigned m_index;
-  uint8_t m_owing = 0;                     // bit tc set while m_deficit[tc] may be above 0 (a class DWRR has served)
-  core::picoseconds m_queue_changed_at{};  // time-weighted queue accounting (report only), with m_queue_byte_ps
+  uint8_t m_owing = 0;  // bit tc set while m_deficit[tc] may be above 0 (a class DWRR has served)
 
   static constexpr unsigned fifo_slots = 64;  // the largest tx_fifo_frames
-  std::array<in_fifo, fifo_slots> m_fifo;
+  alignas(64) std::array<in_fifo, fifo_slots> m_fifo;
 
   // One class's queue and the counters a frame of it updates, in one cache line.
   struct alignas(64) class_queue {
@@ -157,7 +168,10 @@ class alignas(64) scheduled_port : public core::calendar_client {  // its hot fi
   std::array<class_queue, traffic_classes> m_cq;
   core::histogram m_depth_at_enqueue;
 
-  double m_queue_byte_ps = 0.0;  // closed at every change of m_queued_total
+  // Time-weighted queue accounting (report only), in the line of the histogram's totals, which every
+  // enqueue writes anyway.
+  double m_queue_byte_ps = 0.0;            // closed at every change of m_queued_total
+  core::picoseconds m_queue_changed_at{};  // when m_queued_total last changed
   void account_queue(core::picoseconds t) {
     m_queue_byte_ps += double(m_queued_total) * double(t.value - m_queue_changed_at.value);
     m_queue_changed_at = t;

@@ -117,6 +117,54 @@ TEST(packet, ecmp_hash_depends_on_source_port_and_seed) {
   EXPECT_NE(a.five_tuple_hash(1), a.five_tuple_hash(2));
 }
 
+// The hash written out a second way, from its definition (a switch's hash unit over the header bits): the
+// murmur3 finaliser folded over the source and destination addresses as 32-bit words in network order (the
+// first octet most significant), then the protocol (UDP, 17), then the two ports. The model reads each word
+// with one load and a byte swap; this reads it octet by octet.
+uint32_t fmix(uint32_t h) {
+  h ^= h >> 16;
+  h *= 0x85ebca6bu;
+  h ^= h >> 13;
+  h *= 0xc2b2ae35u;
+  return h ^ (h >> 16);
+}
+uint32_t hash_by_octets(const packet& p, uint32_t seed) {
+  uint32_t h = seed;
+  for (int i = 0; i < 16; i += 4) {
+    for (const ip_address* a : {&p.ip.src, &p.ip.dst}) {
+      uint32_t w = 0;
+      for (int k = 0; k < 4; ++k) w = w << 8 | a->octets[size_t(i + k)];
+      h = fmix(h ^ w);
+    }
+  }
+  h = fmix(h ^ 17u);
+  return fmix(h ^ (uint32_t(p.udp.src_port) << 16 | p.udp.dst_port));
+}
+
+TEST(packet, ecmp_hash_is_the_finaliser_over_network_order_words) {
+  packet p;
+  uint32_t x = 12345;
+  auto next = [&x] { return x = x * 1664525u + 1013904223u; };
+  for (int round = 0; round < 64; ++round) {
+    for (auto& o : p.ip.src.octets) o = uint8_t(next() >> 24);
+    for (auto& o : p.ip.dst.octets) o = uint8_t(next() >> 24);
+    p.udp.src_port = uint16_t(next() >> 16);
+    p.udp.dst_port = uint16_t(next() >> 16);
+    const uint32_t seed = next();
+    ASSERT_EQ(p.five_tuple_hash(seed), hash_by_octets(p, seed)) << "round " << round;
+  }
+  // And one IPv4 packet by hand: the v4-mapped prefix (octets 10 and 11 are 0xff) is hashed like any word.
+  p = packet();
+  p.ip.src = ip_address::v4(0x0a000001);
+  p.ip.dst = ip_address::v4(0x0a000002);
+  p.udp.src_port = 0xc001;
+  p.udp.dst_port = 4791;
+  uint32_t h = 7;
+  for (uint32_t w : {0u, 0u, 0u, 0u, 0x0000ffffu, 0x0000ffffu, 0x0a000001u, 0x0a000002u}) h = fmix(h ^ w);
+  h = fmix(fmix(h ^ 17u) ^ (0xc001u << 16 | 4791u));
+  EXPECT_EQ(p.five_tuple_hash(7), h);
+}
+
 TEST(packet, ipv4_addresses_are_v4_mapped) {
   const ip_address a = ip_address::v4(0x0a000102);
   EXPECT_TRUE(a.is_v4_mapped());
