@@ -21,7 +21,7 @@
 
 #include "tests/support/run_cli.h"
 
-namespace {
+namespace lockstep_test {
 
 using nlohmann::json;
 
@@ -355,4 +355,4 @@ TEST(lockstep, bad_rtl_mutant_values_name_the_flag_the_value_and_the_choices) {
   }
 }
 
-}  // namespace
+}  // namespace lockstep_test

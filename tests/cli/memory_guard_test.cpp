@@ -16,7 +16,7 @@
 #include "sc_models/core/packet.h"
 #include "tests/support/run_cli.h"
 
-namespace {
+namespace memory_guard_test {
 
 using fabricsim::test::fabricsim;
 using fabricsim::test::run_result;
@@ -160,4 +160,4 @@ TEST(memory_guard, the_report_term_bounds_what_the_report_takes) {
   EXPECT_LE(term, 3.0 * report) << projected.output;
 }
 
-}  // namespace
+}  // namespace memory_guard_test

@@ -13,7 +13,7 @@
 
 #include "tests/support/run_cli.h"
 
-namespace {
+namespace rough_edges_test {
 
 using fabricsim::test::fabricsim;
 using fabricsim::test::run_result;
@@ -188,4 +188,4 @@ TEST(rough_edges, timing_only_flows_are_not_checked_rather_than_unverified) {
   EXPECT_FALSE(std::regex_search(r.output, std::regex(" NO\n"))) << r.output;
 }
 
-}  // namespace
+}  // namespace rough_edges_test

@@ -13,7 +13,7 @@
 
 #include "tests/support/run_cli.h"
 
-namespace {
+namespace rtl_coverage_test {
 
 using fabricsim::test::fabricsim;
 using fabricsim::test::run_result;
@@ -117,4 +117,4 @@ TEST(rtl_coverage, an_unwritable_path_is_refused_before_the_bench_runs) {
   EXPECT_EQ(r.output.find("coverage bins"), std::string::npos) << r.output;  // the bench did not run
 }
 
-}  // namespace
+}  // namespace rtl_coverage_test

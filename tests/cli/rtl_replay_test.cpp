@@ -14,7 +14,7 @@
 
 #include "tests/support/run_cli.h"
 
-namespace {
+namespace rtl_replay_test {
 
 using nlohmann::json;
 
@@ -135,4 +135,4 @@ TEST(rtl_in_the_loop, rtl_blocks_and_reference_models_give_identical_reports) {
   EXPECT_NE(dump.find("\"tx_cnps\""), std::string::npos);
 }
 
-}  // namespace
+}  // namespace rtl_replay_test

@@ -13,7 +13,7 @@
 
 #include "tests/support/run_cli.h"
 
-namespace {
+namespace sweep_test {
 
 using fabricsim::test::fabricsim;
 using fabricsim::test::run_result;
@@ -133,4 +133,4 @@ TEST(sweep, a_value_a_block_refuses_stops_the_sweep_before_any_point_runs) {
   EXPECT_NE(stat((dir + "/points/p0000.json").c_str(), &st), 0);
 }
 
-}  // namespace
+}  // namespace sweep_test

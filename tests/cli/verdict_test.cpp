@@ -14,7 +14,7 @@
 
 #include "tests/support/run_cli.h"
 
-namespace {
+namespace verdict_test {
 
 using fabricsim::test::fabricsim;
 using fabricsim::test::run_result;
@@ -257,4 +257,4 @@ TEST(verdict, bad_misplace_entries_are_refused_naming_file_line_and_key) {
   }
 }
 
-}  // namespace
+}  // namespace verdict_test

@@ -13,7 +13,7 @@
 #include "tests/support/sc_fork.h"
 
 namespace fabricsim::test {
-namespace {
+namespace fault_injector_test {
 
 using namespace fabricsim::core;
 using nlohmann::json;
@@ -188,5 +188,5 @@ TEST(fault_injector, carrier_queries_and_the_wire_loss_listener) {
   EXPECT_EQ(c[0].frames_lost, 2u);
 }
 
-}  // namespace
+}  // namespace fault_injector_test
 }  // namespace fabricsim::test

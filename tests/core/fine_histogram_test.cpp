@@ -14,7 +14,7 @@
 #include "sc_models/core/stats.h"
 
 namespace fabricsim::core {
-namespace {
+namespace fine_histogram_test {
 
 uint64_t exact_quantile(std::vector<uint64_t> v, double q) {
   std::sort(v.begin(), v.end());
@@ -94,5 +94,5 @@ TEST(fine_histogram, the_registry_writes_its_percentiles) {
   EXPECT_EQ(fine, 1u);
 }
 
-}  // namespace
+}  // namespace fine_histogram_test
 }  // namespace fabricsim::core

@@ -9,7 +9,7 @@
 #include "tests/support/sc_fork.h"
 
 namespace fabricsim::test {
-namespace {
+namespace link_test {
 
 using namespace fabricsim::core;
 using nlohmann::json;
@@ -112,11 +112,11 @@ TEST(link, rejects_a_zero_rate) {
   EXPECT_NE(c.output.find("rate_gbps"), std::string::npos) << c.output;
 }
 
-}  // namespace
+}  // namespace link_test
 }  // namespace fabricsim::test
 
 namespace fabricsim::test {
-namespace {
+namespace link_test {
 
 using namespace fabricsim::core;
 using nlohmann::json;
@@ -199,5 +199,5 @@ TEST(link, loss_injection_drops_roce_frames_only_and_repeatably) {
   for (const auto& id : all["ids"]) EXPECT_EQ(id.get<uint64_t>() % 10, 0u);
 }
 
-}  // namespace
+}  // namespace link_test
 }  // namespace fabricsim::test

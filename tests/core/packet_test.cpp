@@ -6,7 +6,7 @@
 #include "sc_models/core/units.h"
 
 namespace fabricsim::core {
-namespace {
+namespace packet_test {
 
 packet write_packet(bth_opcode op, uint32_t payload) {
   packet p;
@@ -172,5 +172,5 @@ TEST(packet, ipv4_addresses_are_v4_mapped) {
   EXPECT_EQ(a.octets[15], 2);
 }
 
-}  // namespace
+}  // namespace packet_test
 }  // namespace fabricsim::core

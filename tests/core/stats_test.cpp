@@ -7,7 +7,7 @@
 #include <stdexcept>
 
 namespace fabricsim::core {
-namespace {
+namespace stats_test {
 
 TEST(stats_registry, probes_are_read_live_and_never_written_in_the_json) {
   stats_registry r;
@@ -83,5 +83,5 @@ TEST(stats_registry, units_and_descriptions_are_written_once_per_instance_patter
   EXPECT_EQ(j["sw0"]["tx"], nlohmann::json({{"value", 4}}));
 }
 
-}  // namespace
+}  // namespace stats_test
 }  // namespace fabricsim::core

@@ -12,7 +12,7 @@
 #include "tests/support/sc_fork.h"
 
 namespace fabricsim::test {
-namespace {
+namespace wakeup_calendar_test {
 
 using namespace fabricsim::core;
 using nlohmann::json;
@@ -100,5 +100,5 @@ TEST(wakeup_calendar, a_wake_up_runs_before_the_arrivals_of_its_picosecond) {
   EXPECT_EQ(json::parse(c.output), json({"wake@193560", "arrival@193560"}));
 }
 
-}  // namespace
+}  // namespace wakeup_calendar_test
 }  // namespace fabricsim::test

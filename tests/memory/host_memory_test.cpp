@@ -10,7 +10,7 @@
 #include "tests/support/sc_fork.h"
 
 namespace fabricsim::test {
-namespace {
+namespace host_memory_test {
 
 struct initiator : sc_core::sc_module {
   tlm_utils::simple_initiator_socket<initiator> socket{"socket"};
@@ -105,5 +105,5 @@ TEST(host_buffer, pages_exist_only_where_written_and_read_back) {
   EXPECT_EQ(b.data()[(8ull << 30) + 12345], 0);  // never written: zero
 }
 
-}  // namespace
+}  // namespace host_memory_test
 }  // namespace fabricsim::test

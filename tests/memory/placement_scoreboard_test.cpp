@@ -13,7 +13,7 @@
 
 #include "sc_models/memory/payload_pattern.h"
 
-namespace {
+namespace placement_scoreboard_test {
 
 using fabricsim::memory::payload_pattern;
 using fabricsim::memory::placement_scoreboard;
@@ -271,4 +271,4 @@ TEST(placement_scoreboard, regions_of_one_host_may_not_overlap) {
   EXPECT_THROW(sb.add_region({5, 0, 0, 0, 1}), std::logic_error);
 }
 
-}  // namespace
+}  // namespace placement_scoreboard_test

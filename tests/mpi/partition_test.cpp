@@ -9,7 +9,7 @@
 #include "sc_models/topology/fabric.h"
 
 namespace fabricsim::test {
-namespace {
+namespace partition_test {
 
 using nlohmann::json;
 
@@ -125,5 +125,5 @@ TEST(Partition, OneRankCutsNothing) {
   EXPECT_EQ(j["hosts"], json({16}));
 }
 
-}  // namespace
+}  // namespace partition_test
 }  // namespace fabricsim::test

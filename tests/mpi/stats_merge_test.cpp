@@ -11,7 +11,7 @@
 #include "testbench/scale_out_merge.h"
 
 namespace fabricsim::test {
-namespace {
+namespace stats_merge_test {
 
 // Two leaves of one host and one spine on 2 ranks: leaf j and its host h<j> on rank j (partition_test.cpp).
 mpi::partition two_ranks() {
@@ -100,5 +100,5 @@ TEST(StatsMerge, RefusesWhatItCannotMerge) {
   EXPECT_THROW(m0.merge(r0, {from1}), std::logic_error);
 }
 
-}  // namespace
+}  // namespace stats_merge_test
 }  // namespace fabricsim::test

@@ -8,7 +8,7 @@
 #include "sc_models/nic/supernic.h"
 
 namespace fabricsim::nic {
-namespace {
+namespace ack_engine_test {
 
 using core::picoseconds;
 
@@ -224,5 +224,5 @@ TEST(ack_engine, cnps_leave_in_order_at_their_result_cycle) {
   EXPECT_EQ(b.counter("tx_cnps"), 2u);
 }
 
-}  // namespace
+}  // namespace ack_engine_test
 }  // namespace fabricsim::nic

@@ -13,7 +13,7 @@
 #include "tests/support/sc_fork.h"
 
 namespace fabricsim::test {
-namespace {
+namespace block_clock_test {
 
 using nlohmann::json;
 
@@ -177,5 +177,5 @@ TEST(block_clock, a_backlog_in_the_block_pauses_the_sender_and_loses_nothing) {
   EXPECT_GE(r["tracker_peak_queue_packets"].get<uint64_t>(), 192u);
 }
 
-}  // namespace
+}  // namespace block_clock_test
 }  // namespace fabricsim::test

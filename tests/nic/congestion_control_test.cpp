@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 namespace fabricsim::nic {
-namespace {
+namespace congestion_control_test {
 
 using core::picoseconds;
 
@@ -203,5 +203,5 @@ TEST(ecn_only, rejects_a_zero_recovery_period) {
   EXPECT_THROW(make_congestion_control("ecn_only", p, {"nic0", nullptr}), core::config_error);
 }
 
-}  // namespace
+}  // namespace congestion_control_test
 }  // namespace fabricsim::nic

@@ -9,7 +9,7 @@
 #include "sc_models/nic/dcqcn_distance_control.h"
 
 namespace fabricsim::nic {
-namespace {
+namespace dcqcn_distance_test {
 
 using core::picoseconds;
 
@@ -127,5 +127,5 @@ TEST(dcqcn_distance, short_path_is_plain_dcqcn_and_a_cut_does_not_defer_the_retu
   EXPECT_DOUBLE_EQ(status(*cut).rate_mbps, 400000.0);
 }
 
-}  // namespace
+}  // namespace dcqcn_distance_test
 }  // namespace fabricsim::nic

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 namespace fabricsim::nic {
-namespace {
+namespace hpcc_test {
 
 using core::int_record;
 using core::picoseconds;
@@ -129,5 +129,5 @@ TEST(hpcc, parameters_are_checked) {
   EXPECT_THROW(hpcc_cc{p}, core::config_error);
 }
 
-}  // namespace
+}  // namespace hpcc_test
 }  // namespace fabricsim::nic

@@ -8,7 +8,7 @@
 #include "sc_models/nic/supernic.h"
 
 namespace fabricsim::nic {
-namespace {
+namespace loss_recovery_test {
 
 using core::picoseconds;
 
@@ -355,5 +355,5 @@ TEST(loss_recovery, read_reissue_once_per_missing_psn) {
   EXPECT_EQ(psn, 102u);
 }
 
-}  // namespace
+}  // namespace loss_recovery_test
 }  // namespace fabricsim::nic

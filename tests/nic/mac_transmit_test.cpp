@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 namespace fabricsim::nic {
-namespace {
+namespace mac_transmit_test {
 
 using core::picoseconds;
 
@@ -72,5 +72,5 @@ TEST(mac_transmit, infiniband_waits_for_credit_for_the_largest_packet) {
   EXPECT_EQ(eth.credits().fctbs(0), 0u);
 }
 
-}  // namespace
+}  // namespace mac_transmit_test
 }  // namespace fabricsim::nic

@@ -7,7 +7,7 @@
 #include "sc_models/nic/supernic.h"
 
 namespace fabricsim::nic {
-namespace {
+namespace path_entropy_test {
 
 using core::picoseconds;
 
@@ -86,5 +86,5 @@ TEST(path_entropy, per_flowlet_qps_keep_their_own_flowlets) {
   EXPECT_EQ(e->data_port(0, qp_port, ns(600), ns(600)), qp_port);  // QP 0 was idle 599 ns only
 }
 
-}  // namespace
+}  // namespace path_entropy_test
 }  // namespace fabricsim::nic

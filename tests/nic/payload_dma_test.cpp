@@ -14,7 +14,7 @@
 #include "sc_models/core/params.h"
 
 namespace fabricsim::nic {
-namespace {
+namespace payload_dma_test {
 
 using core::packet;
 using core::picoseconds;
@@ -257,5 +257,5 @@ TEST(payload_dma, message_issued_reaches_the_tray_only_when_data_is_placed) {
   EXPECT_EQ(tray.issued, (std::vector<std::pair<uint64_t, uint64_t>>{{64, 128}}));
 }
 
-}  // namespace
+}  // namespace payload_dma_test
 }  // namespace fabricsim::nic

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 namespace fabricsim::nic {
-namespace {
+namespace placement_fault_test {
 
 TEST(placement_fault, off_unless_armed) {
   placement_fault f;
@@ -40,5 +40,5 @@ TEST(placement_fault, stays_inside_memory) {
   EXPECT_TRUE(g.fired());
 }
 
-}  // namespace
+}  // namespace placement_fault_test
 }  // namespace fabricsim::nic

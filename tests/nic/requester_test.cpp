@@ -10,7 +10,7 @@
 #include "sc_models/nic/supernic.h"
 
 namespace fabricsim::nic {
-namespace {
+namespace requester_test {
 
 using core::bth_opcode;
 using core::packet;
@@ -258,5 +258,5 @@ TEST(requester, a_work_request_waiting_for_its_bounce_copy_is_not_sent) {
   EXPECT_EQ(b.next(ns(1100))->bth.psn, 500u);
 }
 
-}  // namespace
+}  // namespace requester_test
 }  // namespace fabricsim::nic

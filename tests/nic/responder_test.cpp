@@ -9,7 +9,7 @@
 #include "sc_models/nic/supernic.h"
 
 namespace fabricsim::nic {
-namespace {
+namespace responder_test {
 
 using core::bth_opcode;
 using core::packet;
@@ -278,5 +278,5 @@ TEST(responder, a_packet_beyond_the_window_is_dropped) {
   EXPECT_EQ(b.rx->head(0), 1000u);
 }
 
-}  // namespace
+}  // namespace responder_test
 }  // namespace fabricsim::nic

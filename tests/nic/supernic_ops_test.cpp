@@ -14,7 +14,7 @@
 #include "tests/support/sc_fork.h"
 
 namespace fabricsim::test {
-namespace {
+namespace supernic_ops_test {
 
 using nic::rdma_op;
 using nlohmann::json;
@@ -466,11 +466,11 @@ TEST(supernic_ops, peak_reorder_occupancy_is_the_most_psns_held_beyond_the_head)
   EXPECT_EQ(r["b"]["rx_out_of_order"], 7u);
 }
 
-}  // namespace
+}  // namespace supernic_ops_test
 }  // namespace fabricsim::test
 
 namespace fabricsim::test {
-namespace {
+namespace supernic_ops_test {
 
 // A mix of every operation under seeded loss in both directions (and, without loss, a shuffled arrival
 // order): every operation completes successfully, in posting order, and every byte is where it belongs.
@@ -529,5 +529,5 @@ INSTANTIATE_TEST_SUITE_P(ops, mixed,
                                            mix_case{"selective", 0.03, false, 5},
                                            mix_case{"go_back_n", 0.03, false, 6}));
 
-}  // namespace
+}  // namespace supernic_ops_test
 }  // namespace fabricsim::test

@@ -13,7 +13,7 @@
 #include "tests/support/scenario_child.h"
 
 namespace fabricsim::testbench {
-namespace {
+namespace hierarchical_allreduce_test {
 
 using nlohmann::json;
 
@@ -207,5 +207,5 @@ TEST(hierarchical_alltoall, refuses_a_reduction_key) {
       << c.output;
 }
 
-}  // namespace
+}  // namespace hierarchical_allreduce_test
 }  // namespace fabricsim::testbench

@@ -14,7 +14,7 @@
 #include "tests/support/scenario_child.h"
 
 namespace fabricsim::testbench {
-namespace {
+namespace hierarchical_sharp_test {
 
 using nlohmann::json;
 
@@ -136,5 +136,5 @@ TEST(hierarchical_sharp, one_node_has_no_rail_phase) {
   EXPECT_EQ(r["hierarchical"]["sharp"]["trees"], 0u);
 }
 
-}  // namespace
+}  // namespace hierarchical_sharp_test
 }  // namespace fabricsim::testbench

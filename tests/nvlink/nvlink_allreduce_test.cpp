@@ -13,7 +13,7 @@
 #include "tests/support/sc_fork.h"
 
 namespace fabricsim::test {
-namespace {
+namespace nvlink_allreduce_test {
 
 // 8 GPUs and 18 chips: NVLink 5 GPUs (18 links of 50 GB/s) in a domain small enough to run large buffers.
 std::string domain_yaml(const std::string& algo, uint64_t bytes, const std::string& dtype, bool data,
@@ -146,5 +146,5 @@ TEST(nvlink_allreduce, bad_input_is_refused_naming_the_keys) {
             std::string::npos);
 }
 
-}  // namespace
+}  // namespace nvlink_allreduce_test
 }  // namespace fabricsim::test

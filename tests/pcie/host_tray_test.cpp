@@ -9,7 +9,7 @@
 #include "tests/support/scenario_child.h"
 
 namespace fabricsim::testbench {
-namespace {
+namespace host_tray_test {
 
 using nlohmann::json;
 
@@ -240,5 +240,5 @@ TEST(host_tray, bounce_send_side_crosses_the_root_complex) {
   EXPECT_EQ(tray_of(g, "h0")["host_memory_bytes"], 0u);
 }
 
-}  // namespace
+}  // namespace host_tray_test
 }  // namespace fabricsim::testbench

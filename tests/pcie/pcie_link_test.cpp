@@ -9,7 +9,7 @@
 #include "tests/support/sc_fork.h"
 
 namespace fabricsim::test {
-namespace {
+namespace pcie_link_test {
 
 // Streams `total` bytes of posted writes (DMA requests of 64 KiB) from src to dst and returns the payload
 // throughput of the dst port's downstream link in GB/s (payload bytes over first start to last end).
@@ -134,5 +134,5 @@ TEST(pcie_link, gen6_credit_round_trip_includes_flit_decode_and_dlp) {
   EXPECT_NEAR(got / predicted, 1.0, 0.03) << got << " GB/s against " << predicted;
 }
 
-}  // namespace
+}  // namespace pcie_link_test
 }  // namespace fabricsim::test

@@ -10,7 +10,7 @@
 #include "tests/support/sc_fork.h"
 
 namespace fabricsim::test {
-namespace {
+namespace pcie_switch_test {
 
 std::string run_read_split(uint64_t rcb) {
   const child_result c = run_in_child([rcb] {
@@ -255,5 +255,5 @@ TEST(pcie_switch, tlps_and_payloads_are_pooled) {
   EXPECT_LE(std::stoul(c.output), 1024u) << c.output;
 }
 
-}  // namespace
+}  // namespace pcie_switch_test
 }  // namespace fabricsim::test

@@ -9,7 +9,7 @@
 #include "tests/support/sc_fork.h"
 
 namespace fabricsim::test {
-namespace {
+namespace oq_switch_test {
 
 using nlohmann::json;
 
@@ -124,5 +124,5 @@ TEST(oq_switch, ecmp_pins_a_fixed_entropy_flow_to_one_uplink_and_spreads_sprayed
   }
 }
 
-}  // namespace
+}  // namespace oq_switch_test
 }  // namespace fabricsim::test

@@ -9,7 +9,7 @@
 #include "tests/switch/quantum_bench.h"
 
 namespace fabricsim::test {
-namespace {
+namespace quantum_arbitration_test {
 
 struct share {
   double vl0 = 0, vl1 = 0;
@@ -100,5 +100,5 @@ TEST(quantum_arbitration, bad_tables_are_config_errors) {
   EXPECT_NE(c.output.find("5:10"), std::string::npos) << c.output;
 }
 
-}  // namespace
+}  // namespace quantum_arbitration_test
 }  // namespace fabricsim::test

@@ -12,7 +12,7 @@
 #include "tests/switch/quantum_bench.h"
 
 namespace fabricsim::test {
-namespace {
+namespace quantum_credit_test {
 
 std::vector<double> parse(const std::string& s) {
   std::stringstream ss(s);
@@ -394,11 +394,11 @@ TEST(quantum_credit, faults_on_every_link_leak_no_credit) {
   EXPECT_EQ(v[11], 0);
 }
 
-}  // namespace
+}  // namespace quantum_credit_test
 }  // namespace fabricsim::test
 
 namespace fabricsim::test {
-namespace {
+namespace quantum_credit_test {
 
 // Scale-out (docs/scale_out.md): what a credit receiver hands a link's proxy, and the order of simultaneous
 // deliveries.
@@ -474,5 +474,5 @@ TEST(quantum_credit, simultaneous_deliveries_follow_the_links_calendar_keys) {
   EXPECT_EQ(c.output, "port2 0 12 100000;port1 0 11 100000;");
 }
 
-}  // namespace
+}  // namespace quantum_credit_test
 }  // namespace fabricsim::test

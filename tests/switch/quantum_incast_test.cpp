@@ -13,7 +13,7 @@
 #include "tests/switch/quantum_bench.h"
 
 namespace fabricsim::test {
-namespace {
+namespace quantum_incast_test {
 
 constexpr unsigned leaves = 5, spines = 4, hpl = 4;
 constexpr uint64_t flow_bytes = 256 * 4096;  // 1 MiB per source, 16 MiB in all
@@ -98,5 +98,5 @@ TEST(quantum_incast, sixteen_to_one_loses_nothing_and_keeps_the_bottleneck_full)
   EXPECT_GT(st_src, 0.8 * busy_us);
 }
 
-}  // namespace
+}  // namespace quantum_incast_test
 }  // namespace fabricsim::test

@@ -13,7 +13,7 @@
 #include "tests/switch/quantum_bench.h"
 
 namespace fabricsim::test {
-namespace {
+namespace quantum_routing_test {
 
 // Walks from every switch towards every host. Returns "ok <paths>" or the first failure.
 std::string walk_all(const topology::topology_params& topo) {
@@ -181,5 +181,5 @@ TEST(quantum_routing, adaptive_routing_picks_the_port_with_most_free_credits) {
   EXPECT_EQ(fixed.output, "1 200 0 0 0");
 }
 
-}  // namespace
+}  // namespace quantum_routing_test
 }  // namespace fabricsim::test

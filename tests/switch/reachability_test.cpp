@@ -12,7 +12,7 @@
 using namespace fabricsim;
 using sw::reach_inputs;
 
-namespace {
+namespace reachability_test {
 
 // Switches: leaf0 (0), leaf1 (1), spine0 (2), spine1 (3). A leaf's ports 0 and 1 face its hosts, port 2 spine0,
 // port 3 spine1; a spine's port 0 faces leaf0, port 1 leaf1. Hosts h0, h1 on leaf0 are LIDs 1, 2; h2, h3 on
@@ -95,4 +95,4 @@ TEST(reachability, a_host_cable_down_makes_that_host_unreachable_from_every_port
   EXPECT_EQ(row(t, 1, 2), "01101");  // leaf1 -> spine0: spine0 reaches h2 only through leaf1
 }
 
-}  // namespace
+}  // namespace reachability_test

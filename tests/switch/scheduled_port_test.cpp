@@ -10,7 +10,7 @@
 #include "tests/support/spectrum_rig.h"
 
 namespace fabricsim::test {
-namespace {
+namespace scheduled_port_test {
 
 using nlohmann::json;
 
@@ -125,5 +125,5 @@ TEST(dwrr, backlogged_classes_share_the_wire_by_weight) {
       << "class 0 " << bytes0 << " bytes, class 3 " << bytes3;
 }
 
-}  // namespace
+}  // namespace scheduled_port_test
 }  // namespace fabricsim::test

@@ -18,7 +18,7 @@
 #include "tests/support/sc_fork.h"
 
 namespace fabricsim::test {
-namespace {
+namespace sharp_aggregator_test {
 
 TEST(sharp_aggregator, bf16_rounds_to_nearest_even) {
   // bf16 keeps the top 16 bits of a float: 1.0f = 0x3f800000 -> 0x3f80; 3.0f = 0x40400000 -> 0x4040.
@@ -187,5 +187,5 @@ TEST(sharp_aggregator, the_tree_from_the_layout_is_the_tree_from_the_switches) {
     }
 }
 
-}  // namespace
+}  // namespace sharp_aggregator_test
 }  // namespace fabricsim::test

@@ -11,7 +11,7 @@
 #include "tests/support/switch_bench.h"
 
 namespace fabricsim::test {
-namespace {
+namespace spectrum_buffer_test {
 
 using nlohmann::json;
 
@@ -136,5 +136,5 @@ TEST_P(dynamic_threshold, a_congested_lossy_queue_stops_at_the_equilibrium) {
 
 INSTANTIATE_TEST_SUITE_P(alphas, dynamic_threshold, ::testing::Values(0.25, 0.5, 1.0, 2.0, 8.0));
 
-}  // namespace
+}  // namespace spectrum_buffer_test
 }  // namespace fabricsim::test

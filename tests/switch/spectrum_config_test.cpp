@@ -8,7 +8,7 @@
 #include "tests/support/spectrum_rig.h"
 
 namespace fabricsim::test {
-namespace {
+namespace spectrum_config_test {
 
 struct bad_config {
   std::string what;
@@ -100,5 +100,5 @@ TEST(spectrum_config, the_defaults_and_a_full_port_count_are_accepted) {
   EXPECT_TRUE(c.ok) << c.output;
 }
 
-}  // namespace
+}  // namespace spectrum_config_test
 }  // namespace fabricsim::test

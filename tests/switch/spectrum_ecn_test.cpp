@@ -12,7 +12,7 @@
 #include "tests/support/spectrum_rig.h"
 
 namespace fabricsim::test {
-namespace {
+namespace spectrum_ecn_test {
 
 using nlohmann::json;
 namespace hb = core::header_bytes;
@@ -184,5 +184,5 @@ TEST(spectrum_ecn, only_ect_frames_of_ecn_classes_are_marked_and_ce_stays_ce) {
   EXPECT_EQ(r["class3_marks"], 400);  // the ECT(1) and ECT(0) probes; a CE frame is not marked again
 }
 
-}  // namespace
+}  // namespace spectrum_ecn_test
 }  // namespace fabricsim::test

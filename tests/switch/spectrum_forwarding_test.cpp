@@ -10,7 +10,7 @@
 #include "tests/support/spectrum_rig.h"
 
 namespace fabricsim::test {
-namespace {
+namespace spectrum_forwarding_test {
 
 using nlohmann::json;
 
@@ -147,5 +147,5 @@ TEST(spectrum_telemetry, nothing_changes_without_telemetry_or_without_a_request)
   }
 }
 
-}  // namespace
+}  // namespace spectrum_forwarding_test
 }  // namespace fabricsim::test

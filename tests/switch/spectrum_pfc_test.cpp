@@ -10,7 +10,7 @@
 #include "tests/support/switch_bench.h"
 
 namespace fabricsim::test {
-namespace {
+namespace spectrum_pfc_test {
 
 using nlohmann::json;
 
@@ -131,5 +131,5 @@ TEST(spectrum_pfc, xon_ends_a_pause_early) {
   EXPECT_EQ(r.class3_at, xon_applied + frame_ps + cable_ps);
 }
 
-}  // namespace
+}  // namespace spectrum_pfc_test
 }  // namespace fabricsim::test

@@ -14,7 +14,7 @@
 #include "tests/support/spectrum_rig.h"
 
 namespace fabricsim::test {
-namespace {
+namespace spectrum_routing_test {
 
 using nlohmann::json;
 
@@ -256,5 +256,5 @@ TEST(spectrum_adaptive, the_hashed_port_is_kept_while_under_the_threshold) {
   EXPECT_EQ(r.rerouted, hashed_to_deep);
 }
 
-}  // namespace
+}  // namespace spectrum_routing_test
 }  // namespace fabricsim::test

@@ -15,7 +15,7 @@
 #include "tests/support/sc_fork.h"
 
 namespace fabricsim::testbench {
-namespace {
+namespace cc_targets_test {
 
 using test::child_result;
 using test::run_in_child;
@@ -124,5 +124,5 @@ writes:
   for (const json& p : r["fabric"]["pfc_pauses_by_port"]) EXPECT_NE(p["link"], "leaf0_to_h0");
 }
 
-}  // namespace
+}  // namespace cc_targets_test
 }  // namespace fabricsim::testbench

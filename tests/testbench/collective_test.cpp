@@ -14,7 +14,7 @@
 #include "tests/support/scenario_child.h"
 
 namespace fabricsim::testbench {
-namespace {
+namespace collective_test {
 
 using nlohmann::json;
 
@@ -250,5 +250,5 @@ TEST(collective, sprayed_ring_across_leaves_is_verified_and_repeatable) {
   EXPECT_EQ(a["collective"]["rows"], b["collective"]["rows"]);
 }
 
-}  // namespace
+}  // namespace collective_test
 }  // namespace fabricsim::testbench

@@ -11,7 +11,7 @@
 #include <gtest/gtest.h>
 
 namespace fabricsim::testbench {
-namespace {
+namespace compare_test {
 
 using test::error_of;
 
@@ -62,5 +62,5 @@ TEST(compare, a_failing_run_names_the_value) {
             "--compare seed=1: t.yaml: the workload posts no RDMA operation");
 }
 
-}  // namespace
+}  // namespace compare_test
 }  // namespace fabricsim::testbench

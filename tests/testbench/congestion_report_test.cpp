@@ -15,7 +15,7 @@
 #include "tests/support/scenario_child.h"
 
 namespace fabricsim::testbench {
-namespace {
+namespace congestion_report_test {
 
 using nlohmann::json;
 
@@ -180,5 +180,5 @@ TEST(congestion_report, dcqcn_incast_time_series) {
   std::remove(csv.c_str());
 }
 
-}  // namespace
+}  // namespace congestion_report_test
 }  // namespace fabricsim::testbench

@@ -11,7 +11,7 @@
 
 #include "tests/support/scenario_child.h"
 
-namespace {
+namespace determinism_test {
 
 using nlohmann::json;
 
@@ -61,4 +61,4 @@ TEST(determinism, same_seed_same_report_other_seed_differs) {
   EXPECT_NE(a.at("flows").dump(), c.at("flows").dump());
 }
 
-}  // namespace
+}  // namespace determinism_test

@@ -15,7 +15,7 @@
 #include "tests/support/scenario_child.h"
 
 namespace fabricsim::testbench {
-namespace {
+namespace faults_ib_test {
 
 using nlohmann::json;
 
@@ -197,5 +197,5 @@ TEST(faults_ib, a_link_failing_during_an_alltoall_is_rerouted_and_every_byte_che
   }
 }
 
-}  // namespace
+}  // namespace faults_ib_test
 }  // namespace fabricsim::testbench

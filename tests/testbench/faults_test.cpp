@@ -14,7 +14,7 @@
 #include "tests/support/scenario_child.h"
 
 namespace fabricsim::testbench {
-namespace {
+namespace faults_test {
 
 using nlohmann::json;
 
@@ -321,5 +321,5 @@ TEST(faults, bad_entries_name_the_entry_and_the_field) {
       << c.output;
 }
 
-}  // namespace
+}  // namespace faults_test
 }  // namespace fabricsim::testbench

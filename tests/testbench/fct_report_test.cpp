@@ -15,7 +15,7 @@
 #include "tests/support/scenario_child.h"
 
 namespace fabricsim::testbench {
-namespace {
+namespace fct_report_test {
 
 using nlohmann::json;
 
@@ -267,5 +267,5 @@ TEST(fct_report, queue_pairs_per_flow_lets_a_short_write_pass_a_long_one) {
   EXPECT_GE(own["flows"][1]["fct_ns"].get<double>(), ideal - 0.01);
 }
 
-}  // namespace
+}  // namespace fct_report_test
 }  // namespace fabricsim::testbench

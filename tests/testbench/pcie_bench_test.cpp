@@ -9,7 +9,7 @@
 #include "tests/support/sc_fork.h"
 
 namespace fabricsim::test {
-namespace {
+namespace pcie_bench_test {
 
 // Runs the bench in a child and returns "small_latency achieved stream host_busy verified" of the last size.
 std::vector<double> bench(const testbench::pcie_bench_params& p) {
@@ -167,5 +167,5 @@ TEST(pcie_bench, bad_parameters_are_named) {
   EXPECT_EQ(c.output, "pcie-bench.config: \"sometimes\" is not one of: gpudirect, bounce, both");
 }
 
-}  // namespace
+}  // namespace pcie_bench_test
 }  // namespace fabricsim::test

@@ -17,7 +17,7 @@
 #include "tests/support/sc_fork.h"
 
 namespace fabricsim::testbench {
-namespace {
+namespace progress_test {
 
 using nlohmann::json;
 
@@ -248,5 +248,5 @@ TEST(progress, a_collective_prints_each_size_as_it_finishes) {
   }
 }
 
-}  // namespace
+}  // namespace progress_test
 }  // namespace fabricsim::testbench

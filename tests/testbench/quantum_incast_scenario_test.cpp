@@ -15,7 +15,7 @@
 #include "tests/support/scenario_child.h"
 
 namespace fabricsim::testbench {
-namespace {
+namespace quantum_incast_scenario_test {
 
 TEST(quantum_incast_scenario, lossless_full_bottleneck_and_stalls_upstream) {
   std::ifstream f(std::string(FABRICSIM_SOURCE_DIR) + "/testbench/scenarios/ib_incast.yaml");
@@ -44,5 +44,5 @@ TEST(quantum_incast_scenario, lossless_full_bottleneck_and_stalls_upstream) {
   EXPECT_EQ(r["stats"]["leaf0"]["not_infiniband"]["value"], 0);
 }
 
-}  // namespace
+}  // namespace quantum_incast_scenario_test
 }  // namespace fabricsim::testbench

@@ -19,7 +19,7 @@
 #include "tests/support/scenario_child.h"
 
 namespace fabricsim::testbench {
-namespace {
+namespace quantum_permutation_scenario_test {
 
 std::string yaml(uint64_t seed, const std::string& routing) {
   return "seed: " + std::to_string(seed) +
@@ -60,5 +60,5 @@ TEST_P(ib_permutation, static_lft_carries_its_distinct_uplinks_adaptive_routing_
 
 INSTANTIATE_TEST_SUITE_P(seeds, ib_permutation, ::testing::Values(1, 2));
 
-}  // namespace
+}  // namespace quantum_permutation_scenario_test
 }  // namespace fabricsim::testbench

@@ -19,7 +19,7 @@
 
 #include "sc_models/core/params.h"
 
-namespace {
+namespace rtl_mutate_gen_test {
 
 using fabricsim::testbench::rtl_mutation_source;
 using fabricsim::testbench::sample_rtl_mutants;
@@ -192,4 +192,4 @@ TEST(rtl_mutate_gen, a_patch_is_a_unified_diff_with_context) {
   EXPECT_NE(first.find("@@ -1,6 +1,6 @@\n"), std::string::npos) << first;
 }
 
-}  // namespace
+}  // namespace rtl_mutate_gen_test

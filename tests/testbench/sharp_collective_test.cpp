@@ -14,7 +14,7 @@
 #include "tests/support/scenario_child.h"
 
 namespace fabricsim::testbench {
-namespace {
+namespace sharp_collective_test {
 
 using nlohmann::json;
 
@@ -196,5 +196,5 @@ TEST(sharp_collective, sharp_needs_a_quantum_fabric_and_allreduce) {
             std::string::npos);
 }
 
-}  // namespace
+}  // namespace sharp_collective_test
 }  // namespace fabricsim::testbench

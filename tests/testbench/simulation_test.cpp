@@ -11,7 +11,7 @@
 #include "tests/support/scenario_child.h"
 
 namespace fabricsim::testbench {
-namespace {
+namespace simulation_test {
 
 using nlohmann::json;
 
@@ -177,5 +177,5 @@ writes: [{src: h0, dst: h1, bytes: 1048576}]
   EXPECT_NE(bad.output.find("link.drop_links: no link named 'h9_to_sw0'"), std::string::npos) << bad.output;
 }
 
-}  // namespace
+}  // namespace simulation_test
 }  // namespace fabricsim::testbench

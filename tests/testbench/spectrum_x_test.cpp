@@ -25,7 +25,7 @@
 #include "tests/support/scenario_child.h"
 
 namespace fabricsim::testbench {
-namespace {
+namespace spectrum_x_test {
 
 using nlohmann::json;
 
@@ -101,5 +101,5 @@ INSTANTIATE_TEST_SUITE_P(sizes_and_seeds, spectrum_x,
                                   std::to_string(std::get<1>(info.param));
                          });
 
-}  // namespace
+}  // namespace spectrum_x_test
 }  // namespace fabricsim::testbench

@@ -14,7 +14,7 @@
 #include "tests/support/scenario_child.h"
 
 namespace fabricsim::testbench {
-namespace {
+namespace switch_factory_test {
 
 using nlohmann::json;
 
@@ -136,5 +136,5 @@ TEST(switch_factory, a_site_edge_sized_past_the_data_neither_pauses_nor_marks) {
   EXPECT_EQ(port_sum(deep, "s0_edge0", 2, 3, "ecn_marked"), 0u);
 }
 
-}  // namespace
+}  // namespace switch_factory_test
 }  // namespace fabricsim::testbench

@@ -12,7 +12,7 @@
 #include "tests/support/error_of.h"
 
 namespace fabricsim::testbench {
-namespace {
+namespace system_preset_test {
 
 using test::error_of;
 
@@ -116,5 +116,5 @@ TEST(system_preset, bad_input_is_refused_naming_the_keys) {
             std::string::npos);
 }
 
-}  // namespace
+}  // namespace system_preset_test
 }  // namespace fabricsim::testbench

@@ -24,7 +24,7 @@
 #include "tests/support/error_of.h"
 
 namespace fabricsim::testbench {
-namespace {
+namespace tenants_test {
 
 using nlohmann::json;
 using test::error_of;
@@ -229,5 +229,5 @@ TEST(tenants, bad_jobs_are_refused_naming_the_key) {
             "t.yaml: jobs.0: workload.incast_target: no host 'h5' (hosts are the job's)");
 }
 
-}  // namespace
+}  // namespace tenants_test
 }  // namespace fabricsim::testbench

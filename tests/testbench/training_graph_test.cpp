@@ -10,7 +10,7 @@
 #include <string>
 
 namespace fabricsim::testbench {
-namespace {
+namespace training_graph_test {
 
 // 4 layers of h 1024, ffn 4096, 16 heads, s 2048, V 32000, b 1; tensor 2 x pipeline 2 x data 2; 4 micro-batches.
 training_params small() {
@@ -149,5 +149,5 @@ TEST(training_graph, compute_only_step_of_a_pipeline_by_hand) {
   EXPECT_DOUBLE_EQ(compute_only(build_training_graph(m), m.flops_per_s).step_s, 3 * f / m.flops_per_s);
 }
 
-}  // namespace
+}  // namespace training_graph_test
 }  // namespace fabricsim::testbench

@@ -11,7 +11,7 @@
 #include "testbench/scenario.h"
 
 namespace fabricsim::testbench {
-namespace {
+namespace training_model_test {
 
 // 4 layers of h 1024, ffn 4096, 16 heads, s 2048, V 32000, b 1; tensor 2 x pipeline 2 x data 2 = 8 GPUs.
 training_params small() {
@@ -173,5 +173,5 @@ TEST(training_model, the_section_loads_from_a_scenario) {
   EXPECT_THROW(load_scenario_text("training: {schedule: zb}\n", "t.yaml"), core::config_error);
 }
 
-}  // namespace
+}  // namespace training_model_test
 }  // namespace fabricsim::testbench

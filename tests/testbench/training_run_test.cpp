@@ -14,7 +14,7 @@
 #include "tests/support/scenario_child.h"
 
 namespace fabricsim::testbench {
-namespace {
+namespace training_run_test {
 
 using nlohmann::json;
 
@@ -106,5 +106,5 @@ TEST(training_run, exposed_gradient_allreduce_within_hand_bounds) {
   EXPECT_EQ(dp, 2u);
 }
 
-}  // namespace
+}  // namespace training_run_test
 }  // namespace fabricsim::testbench

@@ -10,7 +10,7 @@
 #include "tests/support/scenario_child.h"
 
 namespace fabricsim::testbench {
-namespace {
+namespace transport_scenarios_test {
 
 using nlohmann::json;
 
@@ -273,5 +273,5 @@ writes:
   EXPECT_EQ(r["flows"][0]["op"], "send");
 }
 
-}  // namespace
+}  // namespace transport_scenarios_test
 }  // namespace fabricsim::testbench

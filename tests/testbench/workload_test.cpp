@@ -17,7 +17,7 @@
 #include "tests/support/error_of.h"
 
 namespace fabricsim::testbench {
-namespace {
+namespace workload_test {
 
 namespace fs = std::filesystem;
 using core::config_error;
@@ -345,11 +345,11 @@ TEST(workload_generated, write_flow_file_replays_as_kind_flows) {
   fs::remove_all(dir);
 }
 
-}  // namespace
+}  // namespace workload_test
 }  // namespace fabricsim::testbench
 
 namespace fabricsim::testbench {
-namespace {
+namespace workload_test {
 
 TEST(workload, writes_entries_and_flow_rows_carry_their_operation) {
   const auto flows = plan_workload(load_scenario_text(
@@ -377,5 +377,5 @@ TEST(workload, writes_entries_and_flow_rows_carry_their_operation) {
   EXPECT_EQ(rows[1].op, nic::rdma_op::send_imm);
 }
 
-}  // namespace
+}  // namespace workload_test
 }  // namespace fabricsim::testbench

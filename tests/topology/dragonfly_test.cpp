@@ -13,7 +13,7 @@
 #include <utility>
 
 namespace fabricsim::test {
-namespace {
+namespace dragonfly_test {
 
 using topology::fabric_layout;
 using topology::topology_params;
@@ -233,5 +233,5 @@ TEST(dragonfly, bad_keys_are_refused_naming_the_key) {
   EXPECT_THROW(topology::plan_fabric(dragonfly(2, 4, 2, 4), {}), core::config_error);
 }
 
-}  // namespace
+}  // namespace dragonfly_test
 }  // namespace fabricsim::test

@@ -17,7 +17,7 @@
 #include "tests/support/sc_fork.h"
 
 namespace fabricsim::test {
-namespace {
+namespace fabric_test {
 
 using nlohmann::json;
 using topology::topology_params;
@@ -653,5 +653,5 @@ INSTANTIATE_TEST_SUITE_P(
                       one_packet_case{"rail_other_rail", small_rails(), 0, 1, {0, 1, 1, 0}}),
     [](const ::testing::TestParamInfo<one_packet_case>& i) { return std::string(i.param.label); });
 
-}  // namespace
+}  // namespace fabric_test
 }  // namespace fabricsim::test

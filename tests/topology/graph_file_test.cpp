@@ -10,7 +10,7 @@
 #include <string>
 
 namespace fabricsim::test {
-namespace {
+namespace graph_file_test {
 
 using topology::cable_params;
 using topology::fabric_layout;
@@ -246,5 +246,5 @@ TEST(GraphFile, AMissingFileOrUnknownExtensionIsAClearError) {
   }
 }
 
-}  // namespace
+}  // namespace graph_file_test
 }  // namespace fabricsim::test

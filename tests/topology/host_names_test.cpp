@@ -4,7 +4,7 @@
 #include "sc_models/topology/fabric.h"
 
 namespace fabricsim::topology {
-namespace {
+namespace host_names_test {
 
 TEST(host_names, index_of_each_name_and_nothing_else) {
   EXPECT_EQ(host_index("h0", 4), 0u);
@@ -20,5 +20,5 @@ TEST(host_names, index_of_each_name_and_nothing_else) {
   EXPECT_EQ(host_name(12), "h12");
 }
 
-}  // namespace
+}  // namespace host_names_test
 }  // namespace fabricsim::topology

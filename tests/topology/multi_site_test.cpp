@@ -10,7 +10,7 @@
 #include <utility>
 
 namespace fabricsim::test {
-namespace {
+namespace multi_site_test {
 
 using topology::fabric_layout;
 using topology::topology_params;
@@ -127,5 +127,5 @@ TEST(multi_site, bad_distance_and_site_counts_are_refused_naming_the_key) {
   EXPECT_EQ(validation_error(sites(3, 1, 1, 100.0)), "no error");
 }
 
-}  // namespace
+}  // namespace multi_site_test
 }  // namespace fabricsim::test

@@ -14,7 +14,7 @@
 #include "traces/pcap_writer.h"
 
 namespace fabricsim::traces {
-namespace {
+namespace capture_messages_test {
 
 namespace fs = std::filesystem;
 using core::bth_opcode;
@@ -262,5 +262,5 @@ TEST(capture_messages, capture_out_of_time_order_starts_at_its_earliest_frame) {
   fs::remove(file);
 }
 
-}  // namespace
+}  // namespace capture_messages_test
 }  // namespace fabricsim::traces

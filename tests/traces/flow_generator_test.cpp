@@ -15,7 +15,7 @@
 #include "tests/support/error_of.h"
 
 namespace fabricsim::traces {
-namespace {
+namespace flow_generator_test {
 
 using test::error_of;
 
@@ -250,5 +250,5 @@ TEST(flow_list_file, generated_flows_round_trip_through_the_reader) {
             "/nonexistent/dir/f.csv: cannot open the flow list for writing");
 }
 
-}  // namespace
+}  // namespace flow_generator_test
 }  // namespace fabricsim::traces

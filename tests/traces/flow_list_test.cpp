@@ -14,7 +14,7 @@
 #include <gtest/gtest.h>
 
 namespace fabricsim::traces {
-namespace {
+namespace flow_list_test {
 
 namespace fs = std::filesystem;
 using core::config_error;
@@ -167,5 +167,5 @@ TEST(flow_list, peer_permutation) {
   EXPECT_EQ(error_of([&] { load_flow_list(p.string(), 200); }).find(p.string() + ":"), 0u);
 }
 
-}  // namespace
+}  // namespace flow_list_test
 }  // namespace fabricsim::traces

@@ -16,7 +16,7 @@
 #include "tests/support/sample_traces.h"
 
 namespace fabricsim::traces {
-namespace {
+namespace pcap_reader_test {
 
 namespace fs = std::filesystem;
 using core::bth_opcode;
@@ -376,5 +376,5 @@ TEST(pcap_reader, psn_order_handles_the_24_bit_wrap) {
   EXPECT_EQ(f.payload_bytes, 80u);
 }
 
-}  // namespace
+}  // namespace pcap_reader_test
 }  // namespace fabricsim::traces

@@ -18,7 +18,7 @@
 #include "traces/roce_decoder.h"
 
 namespace fabricsim::traces {
-namespace {
+namespace pcap_writer_test {
 
 namespace fs = std::filesystem;
 using core::bth_opcode;
@@ -476,5 +476,5 @@ TEST(pcap_writer, errors_name_the_file) {
   fs::remove(file);
 }
 
-}  // namespace
+}  // namespace pcap_writer_test
 }  // namespace fabricsim::traces
