@@ -130,10 +130,10 @@ uint32_t fmix(uint32_t h) {
 }
 uint32_t hash_by_octets(const packet& p, uint32_t seed) {
   uint32_t h = seed;
-  for (int i = 0; i < 16; i += 4) {
+  for (size_t i = 0; i < 16; i += 4) {
     for (const ip_address* a : {&p.ip.src, &p.ip.dst}) {
       uint32_t w = 0;
-      for (int k = 0; k < 4; ++k) w = w << 8 | a->octets[size_t(i + k)];
+      for (size_t k = 0; k < 4; ++k) w = w << 8 | a->octets[i + k];
       h = fmix(h ^ w);
     }
   }
