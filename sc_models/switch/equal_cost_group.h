@@ -52,19 +52,30 @@ struct equal_cost_group {
   choice least_loaded(uint32_t start, Cost&& cost) const {
     choice best;
     if (count == 0) return best;
-    // ports[(start + k) mod count], the 32-bit sum wrapping first, without a division per port: the index
-    // steps from (start + k) mod count by one and, where the sum wraps past 2^32, to 0.
-    uint32_t i = start % count;
-    for (uint32_t k = 0; k < count; ++k) {
-      if (k > 0) i = uint32_t(start + k) == 0 ? 0 : (i + 1 == count ? 0 : i + 1);
-      const unsigned port = ports[i];
+    auto visit = [&](unsigned port) {
       int64_t c = 0;
-      if (!cost(port, c)) continue;
+      if (!cost(port, c)) return;
       ++best.eligible;
       if (best.port == none || c < best.cost) {
         best.port = port;
         best.cost = c;
       }
+    };
+    const uint32_t first = start % count;
+    if (start <= UINT32_MAX - count) {
+      // start + k cannot wrap within the visit (every start but the last few below 2^32): the ports from
+      // first to the end, then from the first port, in two plain runs (adaptive routing runs this over every
+      // port of the group at every decision, about 20 at a leaf of the headline).
+      for (uint32_t i = first; i < count; ++i) visit(ports[i]);
+      for (uint32_t i = 0; i < first; ++i) visit(ports[i]);
+      return best;
+    }
+    // The sum wraps past 2^32 within the visit: step the index from (start + k) mod count by one and, where
+    // the sum wraps, to 0, without a division per port.
+    uint32_t i = first;
+    for (uint32_t k = 0; k < count; ++k) {
+      if (k > 0) i = uint32_t(start + k) == 0 ? 0 : (i + 1 == count ? 0 : i + 1);
+      visit(ports[i]);
     }
     return best;
   }

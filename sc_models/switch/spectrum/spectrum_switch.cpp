@@ -18,30 +18,6 @@ namespace {
 
 constexpr picoseconds never{UINT64_MAX};
 
-// equal_cost_group::least_loaded's search without its per-port index arithmetic: while the 32-bit sum
-// start + k cannot wrap within the visit (every start but the group's last few below 2^32, where the
-// group's own search runs), ports[(start + k) mod count] for k = 0 .. count - 1 are the ports from
-// start mod count to the end, then from the first: the same ports in the same order, so the same choice.
-// Adaptive routing runs it at every decision over every port of the group (about 20 at a leaf of the
-// headline).
-template <class Cost>
-equal_cost_group::choice least_loaded_in_order(const equal_cost_group& g, uint32_t start, Cost&& cost) {
-  if (g.count == 0 || start > UINT32_MAX - g.count) return g.least_loaded(start, cost);
-  equal_cost_group::choice best;
-  auto visit = [&](unsigned port) {
-    int64_t c = 0;
-    if (!cost(port, c)) return;
-    ++best.eligible;
-    if (best.port == equal_cost_group::none || c < best.cost) {
-      best.port = port;
-      best.cost = c;
-    }
-  };
-  const uint32_t first = start % g.count;
-  for (uint32_t i = first; i < g.count; ++i) visit(g.ports[i]);
-  for (uint32_t i = 0; i < first; ++i) visit(g.ports[i]);
-  return best;
-}
 constexpr uint32_t ib_host_ip_base = 0x0a000001;   // host 0's address (topology::host_ip), LID 1 (ib::host_lid)
 constexpr uint64_t jumbo_frame_bytes = 9216 + 20;  // largest frame on the wire, preamble and gap included
 constexpr uint64_t switch_mac_base = 0x02'00'00'ff'00'00ull;
@@ -428,7 +404,7 @@ unsigned spectrum_switch::select_egress(const route& r, const packet* p, unsigne
   const uint64_t hashed_depth = hp.depth(tc, t);
   if (hashed_ok && m_hot.ar_threshold_bytes > 0 && hashed_depth <= m_hot.ar_threshold_bytes) return hashed;
   const uint32_t start = uint32_t(m_ar_rng() >> 32);
-  const equal_cost_group::choice best = least_loaded_in_order(g, start, [&](unsigned port, int64_t& cost) {
+  const equal_cost_group::choice best = g.least_loaded(start, [&](unsigned port, int64_t& cost) {
     scheduled_port& sp = *m_ports[port];
     if (sp.paused(tc, t) || !usable(port)) return false;
     cost = int64_t(sp.depth(tc, t));
