@@ -1,6 +1,7 @@
 // The hierarchical allreduce on a cluster of NVLink domains with their scale-out NICs.
 #include "testbench/cluster_run.h"
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <limits>
@@ -136,6 +137,16 @@ double cluster_sweep::wall_s() const {
 
 namespace {
 
+// The largest shard phase 2 reduces in a sweep up to `max_bytes`, whichever collective.intra chose it: a ring
+// chunk is at most ceil(elements / G) elements, an NVLS share ceil(bytes / (G x P)) packets of P =
+// nvlink.max_payload_bytes; both are at most ceil(bytes / (G U)) U with U = P x the element size. Under mpirun
+// the SHARP units' buffers are sized by it before the run (they may not move while partial results point in).
+uint64_t rail_shard_bound(const scenario& s, uint64_t max_bytes) {
+  const uint64_t unit = s.nvlink.max_payload_bytes * sw::sharp_dtype_bytes(nvlink_dtype(s));
+  const uint64_t per = s.nvlink.gpus_per_domain * unit;
+  return std::min(max_bytes, (max_bytes + per - 1) / per * unit);
+}
+
 // The cluster, its per-domain rings and per-rail rings, and one iteration's three phases. Under mpirun
 // (cluster_part: this rank's NVLink domains) a phase's end is a global condition: each rank counts the units
 // it simulates that have finished (domains in phases 1 and 3, a rail's GPUs in phase 2), and at every window's
@@ -158,7 +169,7 @@ class hierarchical_run : public core::calendar_client {
                             ? make_domain_allreduce(s.collective.intra, m_cl.domains(), d, m_ctx.calendar)
                             : nullptr);
     if (s.collective.inter == "sharp") {
-      m_sharp = make_rail_sharps(m_cl, s);
+      m_sharp = make_rail_sharps(m_cl, s, &so(), rail_shard_bound(s, max_bytes));
       for (auto& r : m_sharp) m_rails.push_back(r.get());
     }
     for (unsigned r = 0; r < m_G && s.collective.inter == "ring"; ++r) {
@@ -253,14 +264,14 @@ class hierarchical_run : public core::calendar_client {
     if (m_phase == 0 || m_ended) return false;
     uint64_t finished = m_done;
     picoseconds at = m_done_at;
-    if (m_phase == 2 && !m_rings.empty()) {
+    if (m_phase == 2) {  // a rail's GPUs (ring or SHARP), each counted by the process that simulates it
       finished = 0;
-      for (const auto& r : m_rings) {
+      for (const rail_allreduce* r : m_rails) {
         finished += r->finished();
         at = std::max(at, r->finished_at());
       }
     }
-    const uint64_t expected = m_phase != 2 ? m_D : m_rings.empty() ? m_G : m_G * m_D;
+    const uint64_t expected = m_phase != 2 ? m_D : m_G * m_D;
     if (so().sum(finished) < expected) return false;
     end_phase(picoseconds{so().max(at.value)});
     return true;

@@ -130,14 +130,15 @@ void collective_sharp::elaborate(topology::fabric& fab, const std::vector<rank_m
   }
 }
 
-void collective_sharp::share_buffers(scale_out& so, uint64_t max_bytes) {
+void collective_sharp::share_buffers(scale_out& so, uint64_t max_bytes, uint32_t first_space) {
   // A unit's partial results leave from its buffer (up to the parent, down from the root): where the parent or
   // a child is in another process the bytes travel, named by the unit's switch, and land there in a mirror.
   const auto built = [&](int i) { return m_tree.nodes[size_t(i)].sw != nullptr; };
   for (size_t i = 0; i < m_tree.nodes.size(); ++i)
     if (m_aggs[i]) {
       m_aggs[i]->reserve(max_bytes);
-      so.add_payload_space(uint32_t(m_tree.nodes[i].switch_index), m_aggs[i]->buffer(), m_aggs[i]->buffer_bytes());
+      so.add_payload_space(first_space + uint32_t(m_tree.nodes[i].switch_index), m_aggs[i]->buffer(),
+                           m_aggs[i]->buffer_bytes());
     }
   std::vector<bool> mirrored(m_tree.nodes.size(), false);
   for (size_t c = 1; c < m_tree.nodes.size(); ++c) {
@@ -147,7 +148,7 @@ void collective_sharp::share_buffers(scale_out& so, uint64_t max_bytes) {
   for (size_t i = 0; i < m_tree.nodes.size(); ++i)
     if (mirrored[i]) {
       m_mirrors.emplace_back(new uint8_t[std::max<uint64_t>(max_bytes, 1)]);  // untouched until bytes land
-      so.add_payload_mirror(uint32_t(m_tree.nodes[i].switch_index), m_mirrors.back().get(), max_bytes);
+      so.add_payload_mirror(first_space + uint32_t(m_tree.nodes[i].switch_index), m_mirrors.back().get(), max_bytes);
     }
 }
 

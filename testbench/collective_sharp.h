@@ -61,6 +61,12 @@ class collective_sharp {
   // a chunk's result comes down only after every member's piece of it has been reduced).
   void start(uint64_t send_addr, uint64_t recv_addr, uint64_t bytes, bool data, core::picoseconds at);
 
+  // Under mpirun, after build(): the aggregation buffers of this process's units pinned at `max_bytes` (the
+  // largest operation) and named to the link exchange as payload spaces first_space + the switch's index, and
+  // mirrors for the units of other processes whose partial results come here (docs/scale_out.md, SHARP).
+  // Trees that share a switch need distinct first_space (the hierarchical allreduce's rails).
+  void share_buffers(scale_out& so, uint64_t max_bytes, uint32_t first_space = 0);
+
   // SHARP results against a plain software reduction (see check()): wrong elements and bytes compared.
   struct check_counts {
     uint64_t wrong = 0, checked_bytes = 0;
@@ -80,9 +86,6 @@ class collective_sharp {
   // from the seeded streams that filled it (elaborate; the engine's for int32) into `scratch`.
   const uint8_t* send_block(uint32_t r, uint64_t send_addr, uint64_t off, uint64_t len,
                             std::vector<uint8_t>& scratch) const;
-  // Under mpirun: the aggregation buffers pinned, named to the link exchange, and mirrors for the units of
-  // other processes whose partial results come here.
-  void share_buffers(scale_out& so, uint64_t max_bytes);
 
   collective_params m_p;
   uint32_t m_n = 0;

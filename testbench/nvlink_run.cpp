@@ -273,10 +273,20 @@ nlohmann::json run_nvlink_collective(const scenario& s, const run_options& opts)
   const auto wall0 = std::chrono::steady_clock::now();
   core::sim_context ctx;
   ctx.seed = s.seed;
-  topology::nvlink_domains dom(s.nvlink, data ? domain_allreduce_hbm_bytes(sizes.back()) : 4096, ctx);
-  for (const auto& g : dom.gpus()) g->set_data(data);
+  // Under mpirun each rank builds its own domains (domain d on rank d x ranks / domains, as a cluster is cut:
+  // testbench/cluster_part.h) and runs them apart: no link joins two domains. The ranks meet where one kernel
+  // would stop, at each iteration's end (scale_out::run_apart), to agree on the time and the domains finished.
+  scale_out so(topology::fabric_layout{}, {});  // the domains are in no scale-out layout: nothing crosses
+  std::vector<bool> built;
+  for (uint64_t d = 0; so.distributed() && d < s.nvlink.domains; ++d)
+    built.push_back(int(d * uint64_t(so.ranks()) / s.nvlink.domains) == so.rank());
+  topology::nvlink_domains dom(s.nvlink, data ? domain_allreduce_hbm_bytes(sizes.back()) : 4096, ctx, built);
+  for (const auto& g : dom.gpus())
+    if (g) g->set_data(data);
   std::vector<std::unique_ptr<domain_allreduce>> algos;
-  for (unsigned d = 0; d < dom.domains(); ++d) algos.push_back(make_domain_allreduce(p.algo, dom, d, ctx.calendar));
+  for (unsigned d = 0; d < dom.domains(); ++d)
+    if (dom.built(d)) algos.push_back(make_domain_allreduce(p.algo, dom, d, ctx.calendar));
+  so.attach_apart(ctx);
   if (opts.elaborate_only) return nlohmann::json::object();
   sc_core::sc_start(sc_core::SC_ZERO_TIME);  // elaboration: the ports learn their credits
   const picoseconds limit = picoseconds::from_ns(s.run.limit_us * 1000.0);
@@ -285,21 +295,26 @@ nlohmann::json run_nvlink_collective(const scenario& s, const run_options& opts)
     const domain_allreduce_config c = sweep_config(s, bytes);
     fill_sources(s, dom, c);
     const picoseconds t0 = core::now();
-    unsigned finished = 0;
+    uint64_t finished = 0;
     picoseconds last = t0;
     for (auto& a : algos)
       a->start(c, [&](picoseconds t) {
         ++finished;
         last = std::max(last, t);
       });
-    if (core::now() < limit) sc_core::sc_start(core::to_sc_time(limit - core::now()), sc_core::SC_EXIT_ON_STARVATION);
-    if (finished < algos.size()) return false;
+    so.run_apart(limit, sc_core::SC_EXIT_ON_STARVATION);
+    if (so.distributed()) {
+      finished = so.sum(finished);
+      last = picoseconds(so.max(last.value));
+    }
+    if (finished < dom.domains()) return false;
     if (timed) row.times.push_back(last - t0);
     return true;
   };
   auto check = [&](uint64_t bytes, sweep_row& row) {
     if (!data) return;
     for (unsigned d = 0; d < dom.domains(); ++d) {
+      if (!dom.built(d)) continue;  // its rank checks it
       std::vector<uint32_t> members;
       for (unsigned i = 0; i < n; ++i) members.push_back(dom.gpu(d, i).host());
       const std::vector<uint8_t> ref = allreduce_reference(bytes, dtype, s.seed, members);
@@ -310,9 +325,24 @@ nlohmann::json run_nvlink_collective(const scenario& s, const run_options& opts)
       }
     }
   };
-  const sweep_result sw = run_sweep(p, sizes, iterate, check);
+  sweep_result sw = run_sweep(p, sizes, iterate, check);
+  so.merge_statistics();  // under mpirun: every rank's counters, the whole fabric's on rank 0
+  if (so.distributed()) {  // each rank checked its own domains' GPUs
+    std::vector<uint64_t> counts{result_checked};
+    for (const sweep_row& row : sw.rows) counts.push_back(row.wrong);
+    so.sum(counts);
+    result_checked = counts[0];
+    for (size_t i = 0; i < sw.rows.size(); ++i) sw.rows[i].wrong = counts[i + 1];
+  }
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-  return nvlink_report(s, opts, ctx, dom, sw.rows, result_checked, sw.all_done, wall_s, n);
+  nlohmann::json r = nvlink_report(s, opts, ctx, dom, sw.rows, result_checked, sw.all_done, wall_s, n, &so);
+  if (so.distributed()) {
+    r["scale_out"] = so.report();
+    std::vector<uint64_t> per_rank(size_t(so.ranks()), 0);
+    for (unsigned d = 0; d < dom.domains(); ++d) per_rank[d * uint64_t(so.ranks()) / dom.domains()] += 1;
+    r["scale_out"]["domains_per_rank"] = per_rank;
+  }
+  return r;
 }
 
 }  // namespace fabricsim::testbench

@@ -25,6 +25,11 @@ class rail_allreduce {
   virtual ~rail_allreduce() = default;
   // Allreduce `s` across the rail's GPUs, in place; `done` once, when every GPU of the rail has the result.
   virtual void start(const rail_shard& s, std::function<void(core::picoseconds)> done) = 0;
+  // The GPUs of this rail that have the result, of those this process simulates (all, in one process), and
+  // when the last of them got it (the simulated time then). Under mpirun `done` never runs (no process has
+  // every GPU of a rail): the caller sums these over the processes at window ends (testbench/cluster_run.cpp).
+  virtual uint32_t finished() const = 0;
+  virtual core::picoseconds finished_at() const = 0;
 };
 
 }  // namespace fabricsim::testbench

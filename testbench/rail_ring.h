@@ -32,11 +32,8 @@ class rail_ring : public rail_allreduce, public core::calendar_client {
   // Payload bytes one NIC sends per allreduce of a `bytes` shard.
   uint64_t bytes_sent_per_gpu(uint64_t bytes) const { return m_n > 1 ? 2 * (m_n - 1) * bytes / m_n : 0; }
   void on_due(core::picoseconds t) override;
-  // The GPUs of this rail that have the result, of those this process simulates (all, in one process), and
-  // when the last of them got it (the simulated time then). Under mpirun `done` never runs (no process has
-  // every GPU): the caller sums these over the processes at window ends (testbench/cluster_run.cpp).
-  uint32_t finished() const { return m_finished; }
-  core::picoseconds finished_at() const { return m_finished_at; }
+  uint32_t finished() const override { return m_finished; }
+  core::picoseconds finished_at() const override { return m_finished_at; }
 
  private:
   struct due {

@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <map>
 
-#include "sc_models/switch/quantum/quantum_switch.h"
 #include "sc_models/topology/gpu_cluster.h"
+#include "testbench/scale_out.h"
 #include "testbench/scenario.h"
 
 namespace fabricsim::testbench {
@@ -26,26 +26,37 @@ std::vector<size_t> rail_hosts(topology::gpu_cluster& cl, unsigned rail) {
 }  // namespace
 
 rail_sharp::rail_sharp(topology::gpu_cluster& cl, unsigned rail, const scenario& s, sw::sharp_tree tree,
-                       const std::vector<uint64_t>& slots)
+                       const std::vector<uint64_t>& slots, scale_out* so, uint64_t max_shard_bytes)
     : m_cl(cl),
+      m_so(so),
       m_sharp(s.collective, s.sharp, s.nic.mtu_bytes, picoseconds::from_ns(s.nic.wqe_latency_ns),
               picoseconds::from_ns(s.nic.rx_latency_ns)) {
-  if (tree.nodes.empty()) return;  // a single domain: nothing crosses the rail
   const std::vector<size_t> hosts = rail_hosts(cl, rail);
-  std::vector<uint8_t*> hbm;
-  for (unsigned d = 0; d < cl.domains().domains(); ++d) hbm.push_back(cl.gpu(d, rail).hbm.data());
+  for (size_t h : hosts) m_members_here += cl.scale_out().hosts()[h].built() ? 1 : 0;
+  if (tree.nodes.empty()) return;  // a single domain: nothing crosses the rail
+  std::vector<uint8_t*> hbm;  // null where another process builds the domain
+  for (unsigned d = 0; d < cl.domains().domains(); ++d)
+    hbm.push_back(cl.domain_built(d) ? cl.gpu(d, rail).hbm.data() : nullptr);
   m_sharp.build(std::move(tree), cl.scale_out(), hosts, hbm, slots);
   m_min_slots = slots.empty() ? s.sharp.slots : *std::min_element(slots.begin(), slots.end());
-  // Rails whose trees share a switch run at once: their operations need distinct ids (rail + 1 + k rails).
+  // Rails whose trees share a switch run at once: their operations need distinct ids (rail + 1 + k rails), and
+  // under mpirun their units' buffers distinct payload spaces (rail x switches + the switch's index).
   m_sharp.set_op_ids(rail + 1, cl.gpus_per_domain());
+  if (so != nullptr && so->distributed() && s.nic.place_data)
+    m_sharp.share_buffers(*so, max_shard_bytes, uint32_t(rail * cl.scale_out().layout().switches.size()));
   m_sharp.on_rank_done = [this](picoseconds t, bool last) {
+    ++m_finished;
+    m_finished_at = std::max(m_finished_at, t);
     if (last && m_done) m_done(t);
   };
 }
 
 void rail_sharp::start(const rail_shard& s, std::function<void(picoseconds)> done) {
   m_done = std::move(done);
+  m_finished = 0;
+  m_finished_at = core::now();
   if (s.bytes == 0 || m_cl.domains().domains() < 2) {
+    m_finished = m_members_here;
     if (m_done) m_done(core::now());
     return;
   }
@@ -53,22 +64,25 @@ void rail_sharp::start(const rail_shard& s, std::function<void(picoseconds)> don
 }
 
 nlohmann::json rail_sharp::report() const {
-  return m_cl.domains().domains() < 2 ? nlohmann::json() : m_sharp.report(m_cl.scale_out());
+  return m_cl.domains().domains() < 2 ? nlohmann::json() : m_sharp.report(m_cl.scale_out(), m_so);
 }
 
-std::vector<std::unique_ptr<rail_sharp>> make_rail_sharps(topology::gpu_cluster& cl, const scenario& s) {
+std::vector<std::unique_ptr<rail_sharp>> make_rail_sharps(topology::gpu_cluster& cl, const scenario& s, scale_out* so,
+                                                          uint64_t max_shard_bytes) {
   std::vector<std::unique_ptr<rail_sharp>> out;
   const unsigned G = cl.gpus_per_domain();
   if (cl.domains().domains() < 2) {  // a single domain: no tree, phase 2 ends as it starts
     for (unsigned q = 0; q < G; ++q)
-      out.push_back(std::make_unique<rail_sharp>(cl, q, s, sw::sharp_tree{}, std::vector<uint64_t>{}));
+      out.push_back(std::make_unique<rail_sharp>(cl, q, s, sw::sharp_tree{}, std::vector<uint64_t>{}, so));
     return out;
   }
+  // The trees on each switch, by its index in the layout: every process counts the same, whichever switches
+  // it builds (a node another process builds has no switch object here).
   std::vector<sw::sharp_tree> trees;
-  std::map<const sw::quantum_switch*, uint64_t> trees_on;
+  std::map<size_t, uint64_t> trees_on;
   for (unsigned q = 0; q < G; ++q) {
     trees.push_back(collective_sharp::tree_over(cl.scale_out(), rail_hosts(cl, q), q));
-    for (const sw::sharp_tree_node& n : trees.back().nodes) ++trees_on[n.sw];
+    for (const sw::sharp_tree_node& n : trees.back().nodes) ++trees_on[n.switch_index];
   }
   for (const auto& [sw, k] : trees_on)
     if (s.sharp.slots / k == 0)
@@ -76,11 +90,12 @@ std::vector<std::unique_ptr<rail_sharp>> make_rail_sharps(topology::gpu_cluster&
           "{}: sharp.slots {}: switch {} is on the SHARP trees of {} rails (topology.rails {}, topology.groups {}, "
           "topology.spines {}), and each tree needs at least one of its aggregation slots: set sharp.slots to at "
           "least {}, or use collective.inter ring",
-          s.source, s.sharp.slots, sw->device_name(), k, s.topology.rails, s.topology.groups, s.topology.spines, k));
+          s.source, s.sharp.slots, cl.scale_out().switch_name(sw), k, s.topology.rails, s.topology.groups,
+          s.topology.spines, k));
   for (unsigned q = 0; q < G; ++q) {
     std::vector<uint64_t> slots;
-    for (const sw::sharp_tree_node& n : trees[q].nodes) slots.push_back(s.sharp.slots / trees_on[n.sw]);
-    out.push_back(std::make_unique<rail_sharp>(cl, q, s, std::move(trees[q]), slots));
+    for (const sw::sharp_tree_node& n : trees[q].nodes) slots.push_back(s.sharp.slots / trees_on[n.switch_index]);
+    out.push_back(std::make_unique<rail_sharp>(cl, q, s, std::move(trees[q]), slots, so, max_shard_bytes));
   }
   return out;
 }

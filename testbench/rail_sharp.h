@@ -9,6 +9,11 @@
 // Simplifications, stated: the SHARP end reads and places the GPU's HBM directly (its PCIe hop through the
 // tray is not timed, as in rail_ring's timing-only mode); a switch on several rails' trees (a spine) splits its
 // aggregation slots evenly between them. Documentation: docs/systems.md.
+//
+// Under mpirun (testbench/cluster_part.h) every process has every rail's tree (from the layout) and builds the
+// units of its switches and the SHARP ends of its GPUs' NICs; a partial result whose tree edge crosses
+// processes travels with its bytes (collective_sharp::share_buffers, one payload space per rail and switch),
+// and the phase's end is counted (finished(), summed at window ends by the caller). docs/scale_out.md.
 #pragma once
 
 #include <cstdint>
@@ -30,26 +35,36 @@ struct scenario;
 
 class rail_sharp : public rail_allreduce {
  public:
-  // The tree of `rail` (collective_sharp::tree_over), its node i with slots[i] aggregation slots.
+  // The tree of `rail` (collective_sharp::tree_over), its node i with slots[i] aggregation slots. Under mpirun
+  // (`so` distributed, data placed) the units' buffers hold `max_shard_bytes` and are shared with the other
+  // processes (collective_sharp::share_buffers).
   rail_sharp(topology::gpu_cluster& cl, unsigned rail, const scenario& s, sw::sharp_tree tree,
-             const std::vector<uint64_t>& slots);
+             const std::vector<uint64_t>& slots, scale_out* so = nullptr, uint64_t max_shard_bytes = 0);
   void start(const rail_shard& s, std::function<void(core::picoseconds)> done) override;
-  // collective_sharp::report of the rail's tree (null without one).
+  uint32_t finished() const override { return m_finished; }
+  core::picoseconds finished_at() const override { return m_finished_at; }
+  // collective_sharp::report of the rail's tree (null without one); under mpirun a collective call.
   nlohmann::json report() const;
   uint64_t min_slots() const { return m_min_slots; }  // the fewest aggregation slots of a switch of the tree
 
  private:
   topology::gpu_cluster& m_cl;
+  scale_out* m_so;
   collective_sharp m_sharp;
   std::function<void(core::picoseconds)> m_done;
   uint64_t m_min_slots = 0;
+  uint32_t m_members_here = 0;  // the rail's GPUs whose NIC this process builds
+  uint32_t m_finished = 0;
+  core::picoseconds m_finished_at{};
 };
 
 // One rail_sharp per rail of `cl` (without a tree when there is a single domain: phase 2 has nothing to do). Rail q's
 // tree takes the q-th of the spines tied for its root (round robin), and every tree switch's sharp.slots are
-// split evenly between the trees on it: core::config_error naming sharp.slots and the topology keys when a
-// switch carries more trees than it has slots.
-std::vector<std::unique_ptr<rail_sharp>> make_rail_sharps(topology::gpu_cluster& cl, const scenario& s);
+// split evenly between the trees on it (counted from the layout, the same in every process): core::config_error
+// naming sharp.slots and the topology keys when a switch carries more trees than it has slots. `so`, and the
+// largest shard of the sweep: as for rail_sharp.
+std::vector<std::unique_ptr<rail_sharp>> make_rail_sharps(topology::gpu_cluster& cl, const scenario& s,
+                                                          scale_out* so = nullptr, uint64_t max_shard_bytes = 0);
 
 // The rails' trees together for the report: per-rail roots, the slots per tree, and the counters summed.
 nlohmann::json rail_sharp_summary(const std::vector<std::unique_ptr<rail_sharp>>& rails);

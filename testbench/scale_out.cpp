@@ -15,6 +15,7 @@
 
 #include "sc_models/core/params.h"
 #include "sc_models/switch/spectrum/spectrum_switch.h"
+#include "testbench/nvlink_run.h"
 #include "testbench/simulation.h"
 
 namespace fabricsim::testbench {
@@ -44,14 +45,21 @@ void check_scale_out_supported(const scenario& s, const run_options& /*opts*/) {
   // A training step is cut on a flat fabric (training.comm_backend fabric) and on a system preset (the cluster
   // backend: phase ends summed at window ends, testbench/training_cluster.h).
   // On a system preset the NVLink domain is the unit of partition (testbench/cluster_part.h): the hierarchical
-  // allreduce with a ring across the rails and the hierarchical alltoall are cut; SHARP on the rails is not.
-  if (s.workload.kind == "collective" && s.system.preset != "none" && s.collective.algo == "hierarchical" &&
-      s.collective.inter == "sharp")
-    refuse("collective.inter sharp (SHARP across the rails)");
-  if (s.topology.kind == "nvl72" || (s.system.preset != "none" && s.workload.kind == "collective" &&
-                                     (s.collective.algo == "nvlink_ring" || s.collective.algo == "nvls")))
-    refuse("a collective inside the NVLink domains alone (collective.algo " + s.collective.algo +
-           "; no link joins two domains, so nothing would cross)");
+  // allreduce (a ring or SHARP across the rails) and the hierarchical alltoall are cut. A collective inside the
+  // NVLink domains alone runs each rank's domains apart (nothing crosses; testbench/nvlink_run.cpp): every rank
+  // needs a domain.
+  if (runs_in_nvlink_domains(s) && s.nvlink.domains < uint64_t(w.size())) {
+    const bool preset = s.topology.kind != "nvl72";
+    const std::string key = !preset ? "nvlink.domains"
+                            : s.system.preset.find("nvl72") != std::string::npos ? "system.racks"
+                                                                                 : "system.nodes";
+    throw core::config_error(fmt::format(
+        "{}: {} {}: a collective inside the NVLink domains alone (collective.algo {}) is cut across MPI ranks with "
+        "the domain as the unit, and no link joins two domains, so {} ranks would leave {} of them with nothing to "
+        "simulate: run it on at most {} rank{} (mpirun -n, --ranks), or set {} to at least {} (docs/scale_out.md)",
+        s.source, key, s.nvlink.domains, s.collective.algo, w.size(), uint64_t(w.size()) - s.nvlink.domains,
+        s.nvlink.domains, s.nvlink.domains == 1 ? "" : "s", key, w.size()));
+  }
   if (s.switch_model.name != "spectrum4" && s.switch_model.name != "quantum_x800")
     refuse("switch.model " + s.switch_model.name);
   // A credit update crossing ranks must arrive beyond the lookahead (the shortest crossing cable): the cable's
@@ -125,6 +133,34 @@ scale_out::attachment scale_out::attach(topology::fabric& fab, core::sim_context
   m_exchange = std::make_unique<mpi::link_exchange>(m_world, m_part, fab, ctx, ship_payload);
   m_merge.take_bases(ctx.stats, m_part);
   return attachment(*this);
+}
+
+void scale_out::attach_apart(core::sim_context& ctx) {
+  m_ctx = &ctx;
+  m_merge.take_bases(ctx.stats, m_part);
+}
+
+void scale_out::run_apart(core::picoseconds stop, sc_core::sc_starvation_policy policy) {
+  if (!m_loop_begun) {
+    m_loop_begin = std::chrono::steady_clock::now();
+    m_loop_begin_cpu_s = thread_cpu_s();
+  }
+  m_loop_begun = true;
+  const auto t0 = std::chrono::steady_clock::now();
+  const double cpu0 = thread_cpu_s();
+  if (stop > core::now()) sc_core::sc_start(core::to_sc_time(stop - core::now()), policy);
+  if (!distributed()) return;
+  const auto t1 = std::chrono::steady_clock::now();
+  m_apart.busy_s += seconds(t1 - t0);
+  m_apart.busy_cpu_s += thread_cpu_s() - cpu0;
+  // Starving, one kernel stops at the last event of any domain (running to a time, at `stop` on every rank).
+  const uint64_t until = m_world.max(core::now().value);
+  m_apart.wait_s += seconds(std::chrono::steady_clock::now() - t1);
+  if (until > core::now().value)
+    sc_core::sc_start(core::to_sc_time(core::picoseconds(until) - core::now()), sc_core::SC_RUN_TO_TIME);
+  ++m_apart.windows;
+  ++m_apart.collectives;
+  m_apart.loop_s += seconds(std::chrono::steady_clock::now() - t0);
 }
 
 std::vector<nlohmann::json> scale_out::gather(const nlohmann::json& mine) {
@@ -222,7 +258,7 @@ nlohmann::json scale_out::report() {
   j["lookahead_ns"] = m_part.cross_links() ? nlohmann::json(m_part.lookahead().ns()) : nlohmann::json(nullptr);
   j["hosts_per_rank"] = m_part.hosts_per_rank();
   j["switches_per_rank"] = m_part.switches_per_rank();
-  const mpi::link_exchange::rank_profile& p = m_exchange->profile();
+  const mpi::link_exchange::rank_profile& p = m_exchange ? m_exchange->profile() : m_apart;
   j["windows"] = p.windows;
   j["frames_exchanged"] = sum(p.frames_sent);
   j["bytes_exchanged"] = sum(p.bytes_sent);

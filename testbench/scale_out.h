@@ -72,6 +72,15 @@ class scale_out {
     scale_out* m_so;
   };
   [[nodiscard]] attachment attach(topology::fabric& fab, core::sim_context& ctx, bool ship_payload);
+  // Instead of attach(), for devices in no layout that no link joins across ranks (the NVLink domains alone,
+  // each rank its own; testbench/nvlink_run.cpp): after they are built, the statistics merge and the report
+  // without a link exchange; the run then goes through run_apart, not start().
+  void attach_apart(core::sim_context& ctx);
+  // sc_start(stop - now, policy) as one kernel with every rank's devices would run it, when nothing crosses:
+  // each rank runs on its own, then every clock moves to the latest of any rank (where one kernel would be:
+  // at `stop`, or starving at the last event anywhere). A collective call under mpirun (one meeting, counted
+  // as a window in the report); sc_start alone in one process.
+  void run_apart(core::picoseconds stop, sc_core::sc_starvation_policy policy);
 
   bool distributed() const { return m_world.distributed(); }
   int rank() const { return m_world.rank(); }
@@ -167,6 +176,7 @@ class scale_out {
   mpi::partition m_part;
   core::sim_context* m_ctx = nullptr;
   std::unique_ptr<mpi::link_exchange> m_exchange;
+  mpi::link_exchange::rank_profile m_apart;  // run_apart's, when there is no link exchange
   stats_merge m_merge;  // holds the values of the entries rank 0 adopts: declared before nothing that reads them
   size_t m_adopted = 0;
   double m_peak_rss_mib = 0.0;  // before the merge

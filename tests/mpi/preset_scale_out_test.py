@@ -2,7 +2,7 @@
 """Scale-out test of the system presets (docs/scale_out.md, "System presets"): a cluster of NVLink domains cut
 over MPI ranks with the domain as the unit gives the one-process report (apart from wall-clock figures, kernel
 wake-ups and the `scale_out` object: tests/mpi/compare_reports.py); the partition, the crossing links and the
-lookahead are the hand-derived ones; what is not cut yet is refused with a clear error.
+lookahead are the hand-derived ones; a partition that cannot work is refused with a clear error.
 
 Usage: preset_scale_out_test.py FABRICSIM SOURCE_DIR WORK_DIR"""
 import os
@@ -127,11 +127,7 @@ refused(os.path.join(HERE, "hgx_hierarchical.yaml"), 2, "short_barrier",
 # 4 nodes over 3 ranks: node 1 on rank 0, but its rail-3 leaf (leaf11) on rank 1; an HCA may not cross.
 refused(os.path.join(HERE, "hgx_hierarchical_ib.yaml"), 3, "ib_cable",
         "h11 (GPU 3 of NVLink domain 1) is on rank 0 with its domain, its rail leaf leaf11 on rank 1")
-# Not cut yet: SHARP across the rails, collectives inside the domains alone.
-refused(os.path.join(HERE, "hgx_hierarchical_ib.yaml"), 2, "sharp", "collective.inter sharp",
-        ["--set", "collective.inter=sharp"])
-refused(os.path.join(HERE, "hgx_hierarchical.yaml"), 2, "nvlink_only", "collective.algo nvlink_ring",
-        ["--set", "collective.algo=nvlink_ring"])
+# SHARP across the rails and collectives inside the domains alone: tests/mpi/domains_test.py.
 
 if failures:
     print("\n".join(failures))
