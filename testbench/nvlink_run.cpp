@@ -326,7 +326,7 @@ nlohmann::json run_nvlink_collective(const scenario& s, const run_options& opts)
     }
   };
   sweep_result sw = run_sweep(p, sizes, iterate, check);
-  so.merge_statistics();  // under mpirun: every rank's counters, the whole fabric's on rank 0
+  so.merge_statistics();   // under mpirun: every rank's counters, the whole fabric's on rank 0
   if (so.distributed()) {  // each rank checked its own domains' GPUs
     std::vector<uint64_t> counts{result_checked};
     for (const sweep_row& row : sw.rows) counts.push_back(row.wrong);

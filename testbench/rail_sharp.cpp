@@ -34,7 +34,7 @@ rail_sharp::rail_sharp(topology::gpu_cluster& cl, unsigned rail, const scenario&
   const std::vector<size_t> hosts = rail_hosts(cl, rail);
   for (size_t h : hosts) m_members_here += cl.scale_out().hosts()[h].built() ? 1 : 0;
   if (tree.nodes.empty()) return;  // a single domain: nothing crosses the rail
-  std::vector<uint8_t*> hbm;  // null where another process builds the domain
+  std::vector<uint8_t*> hbm;       // null where another process builds the domain
   for (unsigned d = 0; d < cl.domains().domains(); ++d)
     hbm.push_back(cl.domain_built(d) ? cl.gpu(d, rail).hbm.data() : nullptr);
   m_sharp.build(std::move(tree), cl.scale_out(), hosts, hbm, slots);

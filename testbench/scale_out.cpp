@@ -50,7 +50,7 @@ void check_scale_out_supported(const scenario& s, const run_options& /*opts*/) {
   // needs a domain.
   if (runs_in_nvlink_domains(s) && s.nvlink.domains < uint64_t(w.size())) {
     const bool preset = s.topology.kind != "nvl72";
-    const std::string key = !preset ? "nvlink.domains"
+    const std::string key = !preset                                              ? "nvlink.domains"
                             : s.system.preset.find("nvl72") != std::string::npos ? "system.racks"
                                                                                  : "system.nodes";
     throw core::config_error(fmt::format(
