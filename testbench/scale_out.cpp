@@ -49,10 +49,9 @@ void check_scale_out_supported(const scenario& s, const run_options& /*opts*/) {
   // NVLink domains alone runs each rank's domains apart (nothing crosses; testbench/nvlink_run.cpp): every rank
   // needs a domain.
   if (runs_in_nvlink_domains(s) && s.nvlink.domains < uint64_t(w.size())) {
-    const bool preset = s.topology.kind != "nvl72";
-    const std::string key = !preset                                              ? "nvlink.domains"
-                            : s.system.preset.find("nvl72") != std::string::npos ? "system.racks"
-                                                                                 : "system.nodes";
+    std::string key = "nvlink.domains";  // topology.kind nvl72; on a preset, its count of racks or nodes
+    if (s.topology.kind != "nvl72")
+      key = s.system.preset.find("nvl72") != std::string::npos ? "system.racks" : "system.nodes";
     throw core::config_error(fmt::format(
         "{}: {} {}: a collective inside the NVLink domains alone (collective.algo {}) is cut across MPI ranks with "
         "the domain as the unit, and no link joins two domains, so {} ranks would leave {} of them with nothing to "
