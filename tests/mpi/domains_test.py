@@ -69,7 +69,8 @@ def same_as_one_process(tag, scenario, ranks, extra, ref_check, part_check, pert
 
 # ---- SHARP across the rails: tests/mpi/hgx_hierarchical_ib.yaml with collective.inter sharp.
 # 4 HGX B200 nodes (domains) of 8 GPUs, a group of 8 rail leaves per node (leaf 8d + q holds GPU q of node d),
-# 4 spines. Rail q's tree: the 4 leaves 8d + q below a spine (spine q mod 4: the q-th of the four tied), each
+# 4 spines. Rail q's tree: the 4 leaves 8d + q below a spine (spine 3 - q mod 4: the q-th of the four tied,
+# counted from the last, as build_sharp_tree orders ties), each
 # leaf with one member. Phase 2 reduces GPU q's shard: 131,072 bytes of floats over 8 GPUs, 4,096 elements,
 # 16,384 bytes, in 4 chunks of nic.mtu_bytes 4,096. Per rail and iteration the leaves take 4 x 4 pieces (one
 # child), the root 4 x 4 (four children): 32 pieces; 8 rails x 2 iterations: 512. Every GPU's result is checked
@@ -87,7 +88,7 @@ def sharp_ref(tag, ref):
           f"{c['result_checked_bytes']} (expected {GPUS * SIZE})")
     chunks = SHARD // 4096
     check(sh.get("trees") == RAILS and sh.get("tree_switches") == RAILS * 5 and
-          sh.get("roots") == [f"spine{q % 4}" for q in range(RAILS)],
+          sh.get("roots") == [f"spine{3 - q % 4}" for q in range(RAILS)],
           f"{tag}: trees {sh.get('trees')}, tree switches {sh.get('tree_switches')}, roots {sh.get('roots')}")
     check(sh.get("pieces") == RAILS * ITERS * (4 * chunks * 1 + chunks * 4),
           f"{tag}: {sh.get('pieces')} pieces reduced, expected {RAILS * ITERS * 8 * chunks}")
@@ -97,7 +98,7 @@ def sharp_ref(tag, ref):
 
 # 2 ranks: nodes 0, 1 and leaves 0-15 on rank 0, spines 0 and 2 with them; 4 ranks: node g and spine g on rank
 # g (tests/mpi/preset_scale_out_test.py derives both). Rail q's tree edges that cross: its two leaves on the
-# other rank from spine q mod 4 (2 ranks), the three leaves away from rank q mod 4 (4 ranks). Each carries the
+# other rank from its root spine (2 ranks), the three leaves away from its root's rank (4 ranks). Each carries the
 # shard up and the result down, each iteration: with data placed the bytes exchanged exceed a timing-only run's
 # by exactly 8 rails x crossing edges x 2 x 16,384 x 2 (the partial results travel with their values).
 def sharp_part(tag, n, rep):
