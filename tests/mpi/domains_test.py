@@ -161,13 +161,13 @@ NVL = os.path.join(HERE, "nvlink_domains.yaml")
 for algo in ("nvls", "nvlink_ring"):
     same_as_one_process(f"nvl72_{algo}", NVL, (2, 4), ["--set", f"collective.algo={algo}"],
                         nvlink_ref(4, 8, (65536, 131072), 3, algo), nvlink_part(4),
-                        ["--set", "nvlink.switch_latency_ns=300"])
+                        ["--set", "nvlink.link_latency_ns=777"])
 # On a preset: the 2 HGX B200 nodes of tests/mpi/hgx_hierarchical.yaml, one 8-GPU domain each, on 2 ranks.
 HGX = os.path.join(HERE, "hgx_hierarchical.yaml")
 for algo in ("nvls", "nvlink_ring"):
     same_as_one_process(f"hgx_{algo}", HGX, (2,), ["--set", f"collective.algo={algo}", "--set", "nic.place_data=true"],
                         nvlink_ref(2, 8, (65536, 131072), 2, algo), nvlink_part(2),
-                        ["--set", "nvlink.switch_latency_ns=300"])
+                        ["--set", "nvlink.link_latency_ns=777"])
 
 # One domain on 2 ranks would leave rank 1 empty: refused, naming the key (and on a preset, the node count).
 _, p = run(NVL, 2, "one_domain", expect_status=2, extra=["--set", "nvlink.domains=1"])
