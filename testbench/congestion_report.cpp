@@ -297,10 +297,14 @@ void credit_stall_figures(nlohmann::json& j, const core::sim_context& ctx, topol
 
 // The name of the port of `host`'s leaf towards it, from the leaf's `egress_ports` probe: null where this
 // process did not build the leaf or the leaf registers no such probe (a switch without a PFC pipeline).
-nlohmann::json leaf_port_towards(const core::sim_context& ctx, topology::fabric& fab, size_t host) {
-  const sw::switch_device* leaf = fab.switches()[fab.hosts()[host].leaf].get();
+nlohmann::json leaf_port_towards(const core::sim_context& ctx, topology::fabric& fab, size_t host,
+                                 std::map<size_t, nlohmann::json>* records) {
+  const size_t leaf_index = fab.hosts()[host].leaf;
+  const sw::switch_device* leaf = fab.switches()[leaf_index].get();
   if (!leaf || !ctx.stats.has_probe(leaf->device_name(), "egress_ports")) return nullptr;
-  const nlohmann::json ports = ctx.stats.probe_record_value(leaf->device_name(), "egress_ports");
+  nlohmann::json own;
+  nlohmann::json& ports = records ? (*records)[leaf_index] : own;
+  if (ports.is_null()) ports = ctx.stats.probe_record_value(leaf->device_name(), "egress_ports");
   const nlohmann::json& port = ports.at(fab.host_port(host));
   return port.is_null() ? nlohmann::json() : port.at(0);
 }

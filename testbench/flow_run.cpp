@@ -336,9 +336,10 @@ void flow_run::find_bottleneck() {
     for (const nlohmann::json& p : stats.probe_record_value(sw->device_name(), "egress_ports"))
       if (!p.is_null()) m_port_queues.push_back(reader(p[0], "queued_bytes"));
   }
+  std::map<size_t, nlohmann::json> leaf_records;  // each leaf's egress_ports record, read once
   for (const sender_qp& q : m_senders)
     m_dst_queues.push_back(so().owns_switch(fab().hosts()[q.dst].leaf)
-                               ? reader(leaf_port_towards(m_setup->ctx, fab(), q.dst), "queued_bytes")
+                               ? reader(leaf_port_towards(m_setup->ctx, fab(), q.dst, &leaf_records), "queued_bytes")
                                : nullptr);
 }
 

@@ -34,21 +34,39 @@
 
 namespace fabricsim::nic {
 
-// One Verilated model with its own context and an optional FST trace. Each instance owns its
-// VerilatedContext, so any number of models (one per NIC or QP) coexist with no global simulator state
-// between them. `Traced` is false for models Verilated without trace code.
+// The context every untraced model of this process shares (models without scopes or DPI, as ours, keep no
+// state in it but the time unit, the same for all). One evaluation thread: a Verilator context otherwise
+// starts a worker pool per model, and its teardown deadlocks in a forked process. Never destroyed, so that it
+// outlives every model. Before, each model made its own, and a VerilatedContext's construction asks the
+// system for the CPU count (std::thread::hardware_concurrency, a read of sysfs) and threads(1) asks again:
+// about 10,000 contexts at 4,096 NICs (docs/scale_out.md, "The whole process").
+inline VerilatedContext* shared_verilated_context() {
+  static VerilatedContext* const context = [] {
+    auto* c = new VerilatedContext;  // NOLINT(cppcoreguidelines-owning-memory): lives as long as the process
+    c->threads(1);
+    return c;
+  }();
+  return context;
+}
+
+// One Verilated model with an optional FST trace. A traced model owns its VerilatedContext (the trace's time
+// advances with its context's); the others share one (shared_verilated_context), so any number of models
+// (one per NIC or QP) coexist with no simulator state between them. `Traced` is false for models Verilated
+// without trace code.
 template <class V, bool Traced = true>
 class verilated_harness {
  public:
   // fst_path: trace from the start into this file (empty: not now). traceable: keep the trace attached but
   // closed, so that start_trace() can open it later (a lockstep pair's shadow block, docs/verification.md).
   verilated_harness(const char* instance, const std::string& fst_path, bool traceable = false) {
-    // One evaluation thread: a Verilator context otherwise starts a worker pool per model, and its teardown
-    // deadlocks in a forked process.
-    m_context->threads(1);
     const bool trace = Traced && (!fst_path.empty() || traceable);
-    if (trace) m_context->traceEverOn(true);  // before the model exists, so trace code is kept
-    m_top = std::make_unique<V>(m_context.get(), instance);
+    if (trace) {
+      m_own = std::make_unique<VerilatedContext>();
+      m_own->threads(1);
+      m_own->traceEverOn(true);  // before the model exists, so trace code is kept
+    }
+    m_context = trace ? m_own.get() : shared_verilated_context();
+    m_top = std::make_unique<V>(m_context, instance);
     if constexpr (Traced) {
       if (trace) {
         m_fst = std::make_unique<VerilatedFstC>();
@@ -63,7 +81,7 @@ class verilated_harness {
   ~verilated_harness() {
     // Verilator 5.006 erases a model's scopes from the thread's *current* context, which is whichever
     // context was made last (possibly one already destroyed): make it this model's own before teardown.
-    Verilated::threadContextp(m_context.get());
+    Verilated::threadContextp(m_context);
     m_top->final();
     if (m_fst) m_fst->close();
     m_fst.reset();
@@ -89,7 +107,8 @@ class verilated_harness {
   }
 
  private:
-  std::unique_ptr<VerilatedContext> m_context = std::make_unique<VerilatedContext>();
+  std::unique_ptr<VerilatedContext> m_own;  // a traced model's context
+  VerilatedContext* m_context = nullptr;    // m_own's, or the shared one
   std::unique_ptr<V> m_top;
   std::unique_ptr<VerilatedFstC> m_fst;
 };
