@@ -28,7 +28,10 @@
 
 namespace fabricsim::nic {
 
-class block_clock final : public core::calendar_client {
+// Laid out by use (alignas(64)): the calendar's header and the FIFO in the first line, what an arrival and a
+// receive-buffer check read in the next two, the server calls last (docs/performance.md, "The NIC's per-hop
+// cost again").
+class alignas(64) block_clock final : public core::calendar_client {
  public:
   // Serves one packet at its result cycle; returns the clock cycles the block took for it (0 counts as 1).
   using server = std::function<uint64_t(core::packet*)>;
@@ -49,6 +52,10 @@ class block_clock final : public core::calendar_client {
 
   // Payload bytes of the packets waiting for the block (or being processed): receive-buffer occupancy.
   uint64_t waiting_payload_bytes() const { return m_waiting_bytes; }
+  // Bytes held in the same receive buffer besides the waiting packets (nic.placement pcie: writes that have not
+  // landed), asked only when set: without it the occupancy is read from this block's lines alone.
+  void set_also_held(std::function<uint64_t()> f) { m_also_held = std::move(f); }
+  uint64_t buffer_occupancy() const { return m_waiting_bytes + (m_also_held ? m_also_held() : 0); }
   size_t waiting_packets() const { return m_fifo.size(); }
   uint64_t clock_khz() const { return m_timing.clock_khz(); }
   // Removes and returns the oldest packet held (nullptr when none): the owner releases them at the end.
@@ -67,16 +74,16 @@ class block_clock final : public core::calendar_client {
   };
   void set_up_front();
 
-  block_timing m_timing;  // edges and the edge the block frees at; the block's statistics but the peak queue
+  core::ring<waiting> m_fifo{64};  // line 0, after the calendar's header
+  uint64_t m_waiting_bytes = 0;
+  uint64_t m_front_edge = 0;  // the front packet's accepting edge (valid while m_front_set)
+  block_timing m_timing;      // edges and the edge the block frees at; the block's statistics but the peak queue
   core::arrival_calendar& m_cal;
+  uint64_t m_peak_queue = 0;  // statistic
+  bool m_front_set = false;   // the front packet's result is on the calendar
+  std::function<uint64_t()> m_also_held;
   server m_serve;
   std::function<void()> m_on_served;
-  core::ring<waiting> m_fifo{64};
-  uint64_t m_front_edge = 0;  // the front packet's accepting edge (valid while m_front_set)
-  bool m_front_set = false;   // the front packet's result is on the calendar
-  uint64_t m_waiting_bytes = 0;
-  // Statistics.
-  uint64_t m_peak_queue = 0;
 };
 
 }  // namespace fabricsim::nic

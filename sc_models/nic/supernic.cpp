@@ -148,6 +148,9 @@ supernic::supernic(sc_core::sc_module_name name, const supernic_params& params, 
     return m_responder->tracker_cycles() - before;
   });
   m_rx_block->set_on_served([this] { rx_drained(); });
+  // nic.placement pcie: writes not yet landed hold receive-buffer space too. With dmi nothing else does, and
+  // an admission reads no line of the payload DMA (two per data packet: arrival and transaction).
+  if (params.placement == "pcie") m_rx_block->set_also_held([this] { return m_dma->bytes_in_flight(); });
   m_entropy = make_path_entropy(params.path_entropy, params, m_rng, inst);
   m_lr = make_loss_recovery(params.retransmission, params, *this, inst, &m_ctx.stats);
   ack_host& acks_host = *this;  // a private base: converted here, where it is accessible
@@ -715,9 +718,7 @@ void supernic::response_queued(picoseconds ready) {
 // the switch port above before the buffer is full (the rest is headroom for what is already on the way);
 // a packet that still finds no room is dropped, as ConnectX counts in rx_out_of_buffer, and the requester's
 // loss recovery resends it.
-uint64_t supernic::rx_buffer_occupancy() const {
-  return m_rx_block->waiting_payload_bytes() + m_dma->bytes_in_flight();
-}
+uint64_t supernic::rx_buffer_occupancy() const { return m_rx_block->buffer_occupancy(); }
 
 // With nic.placement dmi the buffer holds only the packets waiting for the reorder block (placement is
 // immediate); a packet being admitted again when its transaction comes (on_request) always fits.
