@@ -16,6 +16,14 @@ MPI_ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CO
                OMPI_MCA_rmaps_base_oversubscribe="1")
 
 
+def harness(work, fabricsim, prefix):
+    """A test script's common start: (timeout, failures, check, run) for FABRICSIM and WORK_DIR, the run's
+    reports named with `prefix`; FABRICSIM_MPI_TEST_TIMEOUT sets one run's time limit (120 s)."""
+    timeout = float(os.environ.get("FABRICSIM_MPI_TEST_TIMEOUT", "120"))
+    failures = []
+    return timeout, failures, checker(failures), runner(fabricsim, work, failures, timeout, prefix=prefix)
+
+
 def checker(failures):
     """check(cond, what): records `what` in `failures` when `cond` is false."""
     def check(cond, what):

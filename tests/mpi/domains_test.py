@@ -19,10 +19,7 @@ HERE = os.path.join(SOURCE, "tests", "mpi")
 sys.path.insert(0, HERE)
 import compare_reports  # noqa: E402
 
-TIMEOUT = float(os.environ.get("FABRICSIM_MPI_TEST_TIMEOUT", "120"))
-failures = []
-check = compare_reports.checker(failures)
-run = compare_reports.runner(FABRICSIM, WORK, failures, TIMEOUT, prefix="domains_")
+TIMEOUT, failures, check, run = compare_reports.harness(WORK, FABRICSIM, "domains_")
 
 
 def differences(ref, rep):
