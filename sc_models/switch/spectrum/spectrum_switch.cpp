@@ -300,8 +300,7 @@ void spectrum_switch::add_route(const core::ip_address& dst, std::vector<unsigne
   // leaf) the eager messages and a throwaway descriptor per route were a fifth of the set-up's CPU
   // (docs/scale_out.md, "The whole process").
   for (unsigned p : egress_ports)
-    if (p >= m_ports.size() || !m_ports[p])
-      route_error(name(), "route to unconnected port " + std::to_string(p));
+    if (p >= m_ports.size() || !m_ports[p]) route_error(name(), "route to unconnected port " + std::to_string(p));
   if (lookup(dst) != nullptr) route_error(name(), "two routes for one destination");
   const equal_cost_ref set = m_groups.intern(egress_ports);
   ++m_route_count;
