@@ -1,4 +1,4 @@
-// Fuzz target: the command-line parser of testbench/main.cpp (CLI11) and the option values it parses
+// Fuzz target: the command-line parser of testbench/cli.cpp (CLI11) and the option values it parses
 // itself (--compare, --timing). The input is argv, one argument per line; nothing runs after parsing.
 #include <cstdint>
 #include <cstdlib>
@@ -6,10 +6,10 @@
 #include <vector>
 
 #include "sc_models/core/params.h"
+#include "testbench/cli.h"
 #include "testbench/compare.h"
 #include "testbench/replay.h"
 
-int fabricsim_cli(int argc, char* argv[], bool parse_only);
 
 using namespace fabricsim;
 

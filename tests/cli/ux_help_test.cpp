@@ -1,5 +1,5 @@
 // Every example the help pages show is a command line the parser accepts: each `fabricsim ...` line of
-// `fabricsim --help` and of every subcommand's `--help` goes through the real parser (testbench/main.cpp's
+// `fabricsim --help` and of every subcommand's `--help` goes through the real parser (testbench/cli.cpp's
 // fabricsim_cli with parse_only), and every scenario, trace or other input file it names exists in the
 // source tree. A renamed flag or a moved scenario breaks the help page's promise and fails here.
 #include <gtest/gtest.h>
@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "testbench/cli.h"
 #include "tests/support/run_cli.h"
 
-int fabricsim_cli(int argc, char* argv[], bool parse_only);
 
 namespace {
 
