@@ -1,6 +1,8 @@
 // Scenario-file mapping: YAML onto params structs, `--set` overrides, key listings for the documentation.
 #include "testbench/config_yaml.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -40,15 +42,6 @@ std::string format_number(double x) {
   }
   const auto r = std::to_chars(buf, buf + sizeof buf, x);
   return std::string(buf, r.ptr);
-}
-
-std::string join(const std::vector<std::string>& items, const char* sep = ", ") {
-  std::string out;
-  for (const auto& s : items) {
-    if (!out.empty()) out += sep;
-    out += s;
-  }
-  return out;
 }
 
 std::string with_unit(const std::string& text, const char* unit) {
@@ -159,7 +152,9 @@ class doc_lister : public core::param_visitor {
   }
   void field(const field_info& f, double& v) override { add(f, "number", format_number(v), number_range_text(f)); }
   void field(const field_info& f, bool& v) override { add(f, "bool", v ? "true" : "false", ""); }
-  void field(const field_info& f, std::string& v) override { add(f, "string", v, join(f.choices)); }
+  void field(const field_info& f, std::string& v) override {
+    add(f, "string", v, fmt::format("{}", fmt::join(f.choices, ", ")));
+  }
 
  private:
   void add(const field_info& f, const char* type, std::string value, std::string range) {
@@ -270,11 +265,12 @@ class yaml_reader : public core::param_visitor {
   }
 
   std::string parse_string(const entry& e, const field_info& f) const {
-    const std::string expected = f.choices.empty() ? "a string" : "one of: " + join(f.choices);
+    const std::string expected =
+        f.choices.empty() ? "a string" : "one of: " + fmt::format("{}", fmt::join(f.choices, ", "));
     const std::string& text = scalar(e, expected);
     if (f.choices.empty() || std::find(f.choices.begin(), f.choices.end(), text) != f.choices.end()) return text;
     const std::string guess = nearest(text, f.choices);
-    fail(e, "\"" + text + "\" is not one of: " + join(f.choices) +
+    fail(e, "\"" + text + "\" is not one of: " + fmt::format("{}", fmt::join(f.choices, ", ")) +
                 (guess.empty() ? "" : " (did you mean " + guess + "?)"));
   }
 
@@ -347,8 +343,8 @@ void apply_yaml(const YAML::Node& node, const visit_fn& visit, const yaml_source
 
   if (!node.IsMap()) {
     throw config_error(source.message(section_path, node.Mark(),
-                                      "expected a mapping of " + section_name + " keys (" + join(known) +
-                                          "), got " + yaml_kind(node)));
+                                      "expected a mapping of " + section_name + " keys (" +
+                                          fmt::format("{}", fmt::join(known, ", ")) + "), got " + yaml_kind(node)));
   }
 
   // Index the mapping first: unknown and duplicate keys are reported before any value is read, in file order.
@@ -369,7 +365,8 @@ void apply_yaml(const YAML::Node& node, const visit_fn& visit, const yaml_source
       const std::string guess = nearest(name, known);
       throw config_error(source.message(path, key.Mark(),
                                         "unknown key" + (guess.empty() ? "" : "; did you mean " + guess + "?") +
-                                            " Known keys of " + section_name + ": " + join(known)));
+                                            " Known keys of " + section_name + ": " +
+                                            fmt::format("{}", fmt::join(known, ", "))));
     }
     if (std::find(subsections.begin(), subsections.end(), name) != subsections.end()) continue;
     entries.push_back({name, key, pair.second});

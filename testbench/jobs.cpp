@@ -1,6 +1,8 @@
 // The `jobs` list: loading and checks (testbench/jobs.h).
 #include "testbench/jobs.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -19,12 +21,6 @@ const std::vector<std::string>& job_workload_kinds() {
 }
 
 namespace {
-
-std::string join(const std::vector<std::string>& v) {
-  std::string out;
-  for (const std::string& s : v) out += (out.empty() ? "" : ", ") + s;
-  return out;
-}
 
 // One item of `hosts`: "h3" or "h0-h7" -> its indices, appended to `out`.
 void parse_host_item(const std::string& item, size_t host_count, const std::string& where, std::vector<size_t>& out) {
@@ -94,9 +90,9 @@ void check_training_job(const job_params& j, const YAML::Node& entry, const yaml
 void check_job(const job_params& j, const YAML::Node& entry, const yaml_source& source, const std::string& path) {
   const std::vector<std::string>& kinds = job_workload_kinds();
   if (std::find(kinds.begin(), kinds.end(), j.workload.kind) == kinds.end())
-    throw config_error(source.message(
-        join_key(path, "workload.kind"), entry["workload"].Mark(),
-        "a job cannot run workload.kind " + j.workload.kind + " (a job runs one of " + join(kinds) + ")"));
+    throw config_error(source.message(join_key(path, "workload.kind"), entry["workload"].Mark(),
+                                      "a job cannot run workload.kind " + j.workload.kind + " (a job runs one of " +
+                                          fmt::format("{}", fmt::join(kinds, ", ")) + ")"));
   if (j.workload.kind != "collective" && j.workload.kind != "training" && entry["collective"])
     throw config_error(source.message(
         join_key(path, "collective"), entry["collective"].Mark(),
@@ -212,7 +208,7 @@ std::string jobs_keys_markdown() {
          "as `h0-h7`, both ends included, a single host, or a list of those such as `[h0-h3, h8]`; no host in two "
          "jobs), `workload` (required: a `workload` section of its own, starting from the defaults above, with "
          "`kind` one of " +
-         join(job_workload_kinds()) +
+         fmt::format("{}", fmt::join(job_workload_kinds(), ", ")) +
          "; host names in it, such as `incast_target`, are the fabric's), for a collective `collective` (a "
          "`collective` section of its own; rank i sits on the job's i-th host) and for a training step `training` "
          "(a `training` section of its own: GPU rank r on the job's r-th host, `comm_backend` fabric, no "

@@ -95,14 +95,6 @@ std::string fnv_hex(const std::string& s) {
   return buf;
 }
 
-// --param NAME=VALUE unless the user gave NAME (as verify_user_rtl does).
-void default_param(std::vector<std::string>& params, const std::string& name, uint64_t value) {
-  const std::string prefix = name + "=";
-  for (const std::string& p : params)
-    if (p.rfind(prefix, 0) == 0) return;
-  params.push_back(prefix + std::to_string(value));
-}
-
 // What the bench said about one run.
 struct bench_outcome {
   bool matched = true;
@@ -357,12 +349,7 @@ rtl_mutate_result run_rtl_mutation(const verify_rtl_options& options, const rtl_
   const fs::path schema_file = dir / fs::path(result.file).filename();
   write_text(schema_file, schema);
   user_rtl_request request{options.block, schema_file.string(), top, options.params, cache.string()};
-  if (options.block == "reorder_tracker") {
-    default_param(request.params, "Window", options.window);
-  } else if (options.block == "cnp_gen") {
-    default_param(request.params, "Flows", options.flows);
-    default_param(request.params, "TimeWidth", 32);
-  }
+  add_default_size_params(options, request.params);
   result.build = build_user_rtl(request);
   const std::string size_parameter = user_rtl_size_parameter(options.block);
   if (!size_parameter.empty()) result.size = static_cast<uint32_t>(result.build.parameters.at(size_parameter));

@@ -1,6 +1,7 @@
 // A scenario: the YAML file of one run mapped onto the per-block params structs, with `--set` overrides.
 #include "testbench/scenario.h"
 
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -433,12 +434,6 @@ const std::vector<fault_kind_keys>& fault_kinds() {
   return kinds;
 }
 
-std::string join(const std::vector<std::string>& v) {
-  std::string out;
-  for (const std::string& x : v) out += (out.empty() ? "" : ", ") + x;
-  return out;
-}
-
 // A misplace entry's host is one of the topology's (known now: --set has been applied), and it moves the
 // payload by at least a byte.
 void check_misplace(const fault_entry& f, const YAML::Node& entry, const yaml_source& source, const std::string& path,
@@ -478,15 +473,16 @@ void load_faults(const YAML::Node& node, const yaml_source& source, scenario& s)
       if (key == "kind") continue;
       if (std::find(k->required.begin(), k->required.end(), key) == k->required.end() &&
           std::find(k->optional.begin(), k->optional.end(), key) == k->optional.end())
-        throw config_error(source.message(join_key(path, key), pair.first.Mark(),
-                                          "does not apply to kind " + f.kind + " (it takes " + join(k->required) +
-                                              (k->optional.empty() ? "" : "; optional " + join(k->optional)) + ")"));
+        throw config_error(source.message(
+            join_key(path, key), pair.first.Mark(),
+            "does not apply to kind " + f.kind + " (it takes " + fmt::format("{}", fmt::join(k->required, ", ")) +
+                (k->optional.empty() ? "" : "; optional " + fmt::format("{}", fmt::join(k->optional, ", "))) + ")"));
     }
     for (const std::string& key : k->required)
       if (!entry[key])
         throw config_error(source.message(path, entry.Mark(),
                                           "missing required key " + key + " (kind " + f.kind + " needs " +
-                                              join(k->required) + ")"));
+                                              fmt::format("{}", fmt::join(k->required, ", ")) + ")"));
     if (f.kind == "flap" && (f.period_us <= 0 || f.down_us <= 0 || f.down_us >= f.period_us))
       throw config_error(source.message(join_key(path, "down_us"), entry["down_us"].Mark(),
                                         "flap needs 0 < down_us < period_us, got down_us " +

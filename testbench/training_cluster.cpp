@@ -27,7 +27,9 @@ namespace fabricsim::testbench {
 using core::config_error;
 using core::picoseconds;
 
-namespace {
+// Named, not anonymous: cluster_backend's pimpl below holds these types, and in a unity build (FABRICSIM_UNITY) a
+// class with linkage holding an anonymous namespace's type draws -Wsubobject-linkage.
+namespace training_cluster_detail {
 
 constexpr uint64_t k_page = 4096;
 constexpr uint64_t k_elt = 4;  // fp32 elements: the data check's sums are exact (nvlink_collective.h)
@@ -84,7 +86,8 @@ void add_ring(std::vector<xfer>& xs, const std::vector<ring_member>& m, uint64_t
     }
 }
 
-}  // namespace
+}  // namespace training_cluster_detail
+using namespace training_cluster_detail;
 
 struct cluster_backend::impl {
   struct pending {

@@ -31,7 +31,9 @@ namespace fabricsim::testbench {
 using core::config_error;
 using core::picoseconds;
 
-namespace {
+// Named, not anonymous: the step's pimpl below holds these types, and in a unity build (FABRICSIM_UNITY) a
+// class with linkage holding an anonymous namespace's type draws -Wsubobject-linkage.
+namespace training_run_detail {
 
 // Runs the graph: a task starts when its dependencies have ended; a GPU runs its compute tasks one at a time
 // in graph order (one compute stream), a communication task goes to the backend at once (its communicator
@@ -353,7 +355,8 @@ nlohmann::json run_training_cluster(const scenario& s, const run_options& opts) 
   return r;
 }
 
-}  // namespace
+}  // namespace training_run_detail
+using namespace training_run_detail;
 
 struct training_step::impl {
   impl(const scenario& s, const training_params& p, std::vector<size_t> h, const std::string& where)

@@ -35,7 +35,22 @@ std::string window_list() {
   return list;
 }
 
+// --param NAME=VALUE unless the user gave NAME.
+void default_param(std::vector<std::string>& params, const std::string& name, uint64_t value) {
+  const std::string prefix = name + "=";
+  if (std::none_of(params.begin(), params.end(), [&](const std::string& p) { return p.rfind(prefix, 0) == 0; }))
+    params.push_back(prefix + std::to_string(value));
+}
 }  // namespace
+
+void add_default_size_params(const verify_rtl_options& options, std::vector<std::string>& params) {
+  if (options.block == "reorder_tracker") {
+    default_param(params, "Window", options.window);
+  } else if (options.block == "cnp_gen") {
+    default_param(params, "Flows", options.flows);
+    default_param(params, "TimeWidth", 32);
+  }
+}
 
 void check_verify_rtl_preset(const verify_rtl_options& options) {
   if (!options.preset.empty() &&
@@ -198,13 +213,6 @@ std::string format_verify_rtl_cnp_gen(const verify_rtl_options& options, const v
 
 namespace {
 
-// --param NAME=VALUE unless the user gave NAME.
-void default_param(std::vector<std::string>& params, const std::string& name, uint64_t value) {
-  const std::string prefix = name + "=";
-  if (std::none_of(params.begin(), params.end(), [&](const std::string& p) { return p.rfind(prefix, 0) == 0; }))
-    params.push_back(prefix + std::to_string(value));
-}
-
 // Runs the block's bench on `make(wave)`; on a mismatch without --wave, again up to the mismatch, traced.
 // `run(dut, cycles, mismatch_cycle)` keeps the first run's result (the one reported) and returns whether it
 // matched.
@@ -261,12 +269,7 @@ verify_user_rtl_result verify_user_rtl(const verify_rtl_options& options) {
     throw core::config_error("verify-rtl --wave " + options.wave + ": cannot open for writing");
   user_rtl_request request{options.block, options.rtl, options.top, options.params, options.rtl_cache};
   const bool reorder = options.block == "reorder_tracker";
-  if (reorder) {
-    default_param(request.params, "Window", options.window);
-  } else if (options.block == "cnp_gen") {
-    default_param(request.params, "Flows", options.flows);
-    default_param(request.params, "TimeWidth", 32);
-  }
+  add_default_size_params(options, request.params);
   verify_user_rtl_result result;
   result.build = build_user_rtl(request);
   const std::string size_parameter = user_rtl_size_parameter(options.block);

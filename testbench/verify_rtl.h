@@ -44,6 +44,11 @@ std::string verify_rtl_blocks();
 // fabric_400g (empty: every set, the bench's default).
 void check_verify_rtl_preset(const verify_rtl_options& options);
 
+// A user-RTL build's --param list completed with the block's size from the options (reorder_tracker: Window
+// from --window; cnp_gen: Flows from --flows and TimeWidth 32), each only when the user did not give it:
+// what verify_user_rtl and the mutation run (rtl_mutate.cpp) elaborate the block with.
+void add_default_size_params(const verify_rtl_options& options, std::vector<std::string>& params);
+
 // Runs until `cycles` or the first mismatch. Throws core::config_error for an unknown block, a window the RTL
 // was not compiled for (naming the compiled ones), an unknown preset, a wave file that cannot be written or a
 // mutant that is not built (mutants exist for window 64 and flows 64 only).

@@ -32,6 +32,9 @@ struct picoseconds {
 
 constexpr picoseconds max(picoseconds a, picoseconds b) { return a < b ? b : a; }
 
+// The time that never comes: no wake-up pending, no deadline set.
+inline constexpr picoseconds never{UINT64_MAX};
+
 // A size in bytes.
 struct bytes {
   uint64_t value = 0;

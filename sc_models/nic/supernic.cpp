@@ -17,11 +17,11 @@
 namespace fabricsim::nic {
 
 using core::bth_opcode;
+using core::never;
 using core::packet;
 using core::picoseconds;
 
 namespace {
-constexpr picoseconds never{UINT64_MAX};
 
 bool is_read_response(bth_opcode op) {
   return op >= bth_opcode::rc_rdma_read_response_first && op <= bth_opcode::rc_rdma_read_response_only;

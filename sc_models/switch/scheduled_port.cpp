@@ -5,11 +5,11 @@
 
 namespace fabricsim::sw {
 
+using core::never;
 using core::packet;
 using core::picoseconds;
 
 namespace {
-constexpr picoseconds never{UINT64_MAX};
 constexpr uint64_t dwrr_quantum_unit = 9216;  // bytes per unit of the smallest weight: one jumbo frame, so
                                               // every visit to a backlogged class sends at least one frame
 // The MAC FIFO's ring mask: the least power of two at or above `frames` (at most the 64 slots), minus one.

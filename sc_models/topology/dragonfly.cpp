@@ -8,10 +8,6 @@
 
 namespace fabricsim::topology {
 
-namespace {
-std::string num(uint64_t i) { return std::to_string(i); }
-}  // namespace
-
 dragonfly_shape dragonfly_of(const topology_params& topo) {
   dragonfly_shape d;
   d.a = topo.routers_per_group;
@@ -24,37 +20,40 @@ dragonfly_shape dragonfly_of(const topology_params& topo) {
 void validate_dragonfly(const topology_params& topo) {
   const dragonfly_shape d = dragonfly_of(topo);
   const uint64_t global_ports = d.a * d.h;  // a group's global cables
-  const std::string per_group = "routers_per_group x global_links_per_router = " + num(global_ports);
+  const std::string per_group = "routers_per_group x global_links_per_router = " + std::to_string(global_ports);
   if (d.g < 2)
-    throw core::config_error("topology.dragonfly_groups: " + num(d.g) +
-                             " group; a dragonfly needs at least 2 (0: " + per_group +
-                             " + 1 = " + num(global_ports + 1) + ", one global cable between every pair of groups)");
+    throw core::config_error(
+        "topology.dragonfly_groups: " + std::to_string(d.g) + " group; a dragonfly needs at least 2 (0: " + per_group +
+        " + 1 = " + std::to_string(global_ports + 1) + ", one global cable between every pair of groups)");
   if (d.g > global_ports + 1)
-    throw core::config_error("topology.dragonfly_groups: " + num(d.g) + " groups, more than " + per_group +
-                             " + 1 = " + num(global_ports + 1) + ": a group has " + num(global_ports) +
+    throw core::config_error("topology.dragonfly_groups: " + std::to_string(d.g) + " groups, more than " + per_group +
+                             " + 1 = " + std::to_string(global_ports + 1) + ": a group has " +
+                             std::to_string(global_ports) +
                              " global cables, at least one to every other group; raise " +
                              "topology.routers_per_group or topology.global_links_per_router");
   if (global_ports % (d.g - 1) != 0) {
     std::string fits;  // group counts whose other groups share the global cables evenly
     size_t listed = 0;
     for (uint64_t others = 1; others <= global_ports && listed < 16; ++others)
-      if (global_ports % others == 0) fits += (listed++ ? ", " : "") + num(others + 1);
-    throw core::config_error("topology.dragonfly_groups: " + num(d.g) + " groups cannot share a group's " + per_group +
-                             " global cables evenly over the " + num(d.g - 1) +
-                             " other groups; use a count whose other groups divide " + num(global_ports) + " (" + fits +
-                             (listed == 16 ? ", ..." : "") + "; 0 for " + num(global_ports + 1) + ")");
+      if (global_ports % others == 0) fits += (listed++ ? ", " : "") + std::to_string(others + 1);
+    throw core::config_error("topology.dragonfly_groups: " + std::to_string(d.g) + " groups cannot share a group's " +
+                             per_group + " global cables evenly over the " + std::to_string(d.g - 1) +
+                             " other groups; use a count whose other groups divide " + std::to_string(global_ports) +
+                             " (" + fits + (listed == 16 ? ", ..." : "") + "; 0 for " +
+                             std::to_string(global_ports + 1) + ")");
   }
   // A router has at most 1024 + 1023 + 1024 ports at the keys' ranges: under the radix limit.
   static_assert(1024 + 1023 + 1024 <= k_max_switch_ports);
   if (d.routers() > k_max_switches)
-    throw core::config_error("topology: dragonfly has groups x routers_per_group = " + num(d.g) + " x " + num(d.a) +
-                             " = " + num(d.routers()) + " switches, above the limit of " + num(k_max_switches) +
-                             "; lower topology.dragonfly_groups (0: " + per_group +
-                             " + 1) or topology.routers_per_group");
+    throw core::config_error(
+        "topology: dragonfly has groups x routers_per_group = " + std::to_string(d.g) + " x " + std::to_string(d.a) +
+        " = " + std::to_string(d.routers()) + " switches, above the limit of " + std::to_string(k_max_switches) +
+        "; lower topology.dragonfly_groups (0: " + per_group + " + 1) or topology.routers_per_group");
   if (d.hosts() > k_max_hosts)
-    throw core::config_error("topology: dragonfly has groups x routers_per_group x hosts_per_router = " + num(d.g) +
-                             " x " + num(d.a) + " x " + num(d.p) + " = " + num(d.hosts()) +
-                             " hosts, above the limit of " + num(k_max_hosts) + "; lower one of them");
+    throw core::config_error(
+        "topology: dragonfly has groups x routers_per_group x hosts_per_router = " + std::to_string(d.g) + " x " +
+        std::to_string(d.a) + " x " + std::to_string(d.p) + " = " + std::to_string(d.hosts()) +
+        " hosts, above the limit of " + std::to_string(k_max_hosts) + "; lower one of them");
 }
 
 fabric_layout plan_dragonfly(const topology_params& topo, const cable_params& cable) {
@@ -66,7 +65,8 @@ fabric_layout plan_dragonfly(const topology_params& topo, const cable_params& ca
   l.hosts = d.hosts();
   const auto router = [&](uint64_t group, uint64_t r) { return l.hosts + group * d.a + r; };  // a device index
   for (uint64_t i = 0; i < d.g; ++i)
-    for (uint64_t r = 0; r < d.a; ++r) l.switches.push_back({"g" + num(i) + "r" + num(r), d.router_ports()});
+    for (uint64_t r = 0; r < d.a; ++r)
+      l.switches.push_back({"g" + std::to_string(i) + "r" + std::to_string(r), d.router_ports()});
   for (size_t k = 0; k < l.hosts; ++k) {
     l.host_leaf.push_back(k / d.p);
     l.host_port.push_back(unsigned(k % d.p));
@@ -100,7 +100,7 @@ fabric_layout plan_dragonfly(const topology_params& topo, const cable_params& ca
   std::map<std::pair<size_t, size_t>, size_t> nth;
   for (const auto& [a, b] : global) {
     const auto pair = std::make_pair(a.device, b.device);
-    const std::string suffix = parallel[pair] > 1 ? "_" + num(nth[pair]++) : "";
+    const std::string suffix = parallel[pair] > 1 ? "_" + std::to_string(nth[pair]++) : "";
     l.cables.push_back({a.device, b.device, a.port, b.port, suffix, global_lp, global_lp});
   }
   return l;

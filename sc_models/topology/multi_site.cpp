@@ -5,27 +5,23 @@
 
 namespace fabricsim::topology {
 
-namespace {
-std::string num(uint64_t i) { return std::to_string(i); }
-}  // namespace
-
 void validate_multi_site(const topology_params& topo) {
   if (topo.sites < 2 || topo.sites > 3)
-    throw core::config_error("topology.sites: " + num(topo.sites) +
+    throw core::config_error("topology.sites: " + std::to_string(topo.sites) +
                              " sites; multi_site builds 2 or 3 sites (each a leaf-spine joined edge to edge)");
   const uint64_t edge_ports = topo.spines + (topo.sites - 1) * topo.inter_site_links;
   const uint64_t spine_ports = topo.leaves * topo.links_per_spine + topo.site_edges;
   const uint64_t leaf_ports = topo.hosts_per_leaf + topo.spines * topo.links_per_spine;
   if (leaf_ports > k_max_switch_ports || spine_ports > k_max_switch_ports || edge_ports > k_max_switch_ports)
-    throw core::config_error("topology: a multi_site switch would have more than " + num(k_max_switch_ports) +
-                             " ports (leaf " + num(leaf_ports) + ", spine " + num(spine_ports) + ", edge " +
-                             num(edge_ports) +
+    throw core::config_error("topology: a multi_site switch would have more than " +
+                             std::to_string(k_max_switch_ports) + " ports (leaf " + std::to_string(leaf_ports) +
+                             ", spine " + std::to_string(spine_ports) + ", edge " + std::to_string(edge_ports) +
                              "); lower topology.hosts_per_leaf, topology.spines, topology.leaves, "
                              "topology.site_edges or topology.inter_site_links");
   if (topo.host_count() > k_max_hosts || topo.switch_count() > k_max_switches)
-    throw core::config_error("topology: multi_site has " + num(topo.host_count()) + " hosts and " +
-                             num(topo.switch_count()) + " switches, above the limits of " + num(k_max_hosts) + " and " +
-                             num(k_max_switches) +
+    throw core::config_error("topology: multi_site has " + std::to_string(topo.host_count()) + " hosts and " +
+                             std::to_string(topo.switch_count()) + " switches, above the limits of " +
+                             std::to_string(k_max_hosts) + " and " + std::to_string(k_max_switches) +
                              "; lower topology.sites, topology.leaves or topology.hosts_per_leaf");
 }
 
@@ -46,13 +42,14 @@ fabric_layout plan_multi_site(const topology_params& topo, const cable_params& c
   const size_t first_spine = sites * leaves, first_edge = sites * (leaves + spines);
   const auto dev = [&](size_t sw) { return l.hosts + sw; };
   for (uint64_t s = 0; s < sites; ++s)
-    for (uint64_t j = 0; j < leaves; ++j) l.switches.push_back({"s" + num(s) + "_leaf" + num(j), hpl + spines * lps});
+    for (uint64_t j = 0; j < leaves; ++j)
+      l.switches.push_back({"s" + std::to_string(s) + "_leaf" + std::to_string(j), hpl + spines * lps});
   for (uint64_t s = 0; s < sites; ++s)
     for (uint64_t k = 0; k < spines; ++k)
-      l.switches.push_back({"s" + num(s) + "_spine" + num(k), leaves * lps + edges});
+      l.switches.push_back({"s" + std::to_string(s) + "_spine" + std::to_string(k), leaves * lps + edges});
   for (uint64_t s = 0; s < sites; ++s)
     for (uint64_t e = 0; e < edges; ++e)
-      l.switches.push_back({"s" + num(s) + "_edge" + num(e), spines + (sites - 1) * isl});
+      l.switches.push_back({"s" + std::to_string(s) + "_edge" + std::to_string(e), spines + (sites - 1) * isl});
   for (size_t h = 0; h < l.hosts; ++h) {
     l.host_leaf.push_back(h / hpl);
     l.host_port.push_back(unsigned(h % hpl));
@@ -61,7 +58,7 @@ fabric_layout plan_multi_site(const topology_params& topo, const cable_params& c
   const auto parallel = [&](size_t a, unsigned a_port, size_t b, unsigned b_port, uint64_t n,
                             const core::link_params& lp) {
     for (unsigned k = 0; k < n; ++k)
-      l.cables.push_back({dev(a), dev(b), a_port + k, b_port + k, n > 1 ? "_" + num(k) : "", lp, lp});
+      l.cables.push_back({dev(a), dev(b), a_port + k, b_port + k, n > 1 ? "_" + std::to_string(k) : "", lp, lp});
   };
   for (uint64_t s = 0; s < sites; ++s)
     for (uint64_t j = 0; j < leaves; ++j)

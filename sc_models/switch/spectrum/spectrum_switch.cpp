@@ -11,12 +11,11 @@
 
 namespace fabricsim::sw {
 
+using core::never;
 using core::packet;
 using core::picoseconds;
 
 namespace {
-
-constexpr picoseconds never{UINT64_MAX};
 
 // core::require's error, for checks whose message is built only when they fail (add_route runs per route).
 [[noreturn]] void route_error(const char* instance, const std::string& message) {
