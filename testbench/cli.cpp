@@ -1,5 +1,7 @@
 // The fabricsim command line: parses argv and runs the command (testbench/cli.h). main() is in main.cpp, so the
 // tests and the CLI fuzz target link the real parser from the library without compiling it again.
+#include "testbench/cli.h"
+
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -17,7 +19,6 @@
 #include "sc_models/core/params.h"
 #include "sc_models/mpi/mpi_world.h"
 #include "sc_models/nic/block_lockstep.h"
-#include "testbench/cli.h"
 #include "testbench/cli_errors.h"
 #include "testbench/compare.h"
 #include "testbench/explain.h"
@@ -50,15 +51,15 @@ struct run_args {
   std::vector<std::string> sets;
   std::string seed;
   std::string json_out;
-  std::string compare;  // --compare KEY=V1,V2,...
-  std::string timeseries;  // --timeseries FILE: run.timeseries_csv
-  std::vector<std::string> taps;  // --tap NODE:PORT=FILE | LINK=FILE (testbench/taps.h)
-  std::string record_rtl;  // --record-rtl DIR: run.record_rtl_dir
-  std::string wave;        // --wave DIR: run.rtl_wave_dir
-  std::string rtl_mutant;  // --rtl-mutant BLOCK:N: nic.rtl_mutant
+  std::string compare;                // --compare KEY=V1,V2,...
+  std::string timeseries;             // --timeseries FILE: run.timeseries_csv
+  std::vector<std::string> taps;      // --tap NODE:PORT=FILE | LINK=FILE (testbench/taps.h)
+  std::string record_rtl;             // --record-rtl DIR: run.record_rtl_dir
+  std::string wave;                   // --wave DIR: run.rtl_wave_dir
+  std::string rtl_mutant;             // --rtl-mutant BLOCK:N: nic.rtl_mutant
   std::vector<std::string> user_rtl;  // --user-rtl BLOCK=FILE.sv: a user's block in every NIC (testbench/user_rtl.h)
   std::vector<std::string> user_rtl_top;  // --user-rtl-top [BLOCK=]NAME
-  unsigned ranks = 0;      // --ranks N: run across N processes (re-launched under mpirun, docs/scale_out.md)
+  unsigned ranks = 0;       // --ranks N: run across N processes (re-launched under mpirun, docs/scale_out.md)
   bool no_compare = false;  // --no-compare: the file's base values, its `compare:` section ignored
   bool quiet = false;
 };
@@ -67,7 +68,8 @@ struct run_args {
 // rank then finds itself launched by MPI). Returns only when mpirun cannot be started.
 int relaunch_under_mpirun(unsigned ranks, int argc, char* argv[]) {
   if (!mpi::available())
-    throw core::config_error("--ranks " + std::to_string(ranks) + ": this fabricsim was built without MPI "
+    throw core::config_error("--ranks " + std::to_string(ranks) +
+                             ": this fabricsim was built without MPI "
                              "(install libopenmpi-dev and configure with -DFABRICSIM_MPI=ON; docs/scale_out.md)");
   char exe[4096];
   const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
@@ -84,13 +86,15 @@ int relaunch_under_mpirun(unsigned ranks, int argc, char* argv[]) {
     args.push_back(a);
   }
   std::vector<char*> cargs;
+  cargs.reserve(args.size() + 1);
   for (std::string& a : args) cargs.push_back(a.data());
   cargs.push_back(nullptr);
   std::cout.flush();
   execvp("mpirun", cargs.data());
   throw core::config_error("--ranks " + std::to_string(ranks) + ": cannot start mpirun (" + std::strerror(errno) +
                            "): install openmpi-bin (scripts/setup), or start fabricsim under your MPI launcher: "
-                           "mpirun -n " + std::to_string(ranks) + " fabricsim run ...");
+                           "mpirun -n " +
+                           std::to_string(ranks) + " fabricsim run ...");
 }
 
 // The exit status of one run's report (testbench/verdict.h, docs/report.md "Exit status"), with why on stderr
@@ -282,8 +286,9 @@ void add_run_command(CLI::App& app, run_args& args) {
   run_cmd->add_option("scenario", args.scenario,
                       "Scenario YAML file (keys: `fabricsim keys`) or a shipped scenario's name (fabricsim "
                       "list-scenarios); the built-in default scenario when left out");
-  run_cmd->add_option("--set", args.sets,
-                      "Override one scenario key, path as in the YAML: --set topology.link_gbps=800 (repeatable)")
+  run_cmd
+      ->add_option("--set", args.sets,
+                   "Override one scenario key, path as in the YAML: --set topology.link_gbps=800 (repeatable)")
       ->allow_extra_args(false);
   run_cmd->add_option("--seed", args.seed, "Seed of every random stream (overrides the file's `seed`)");
   run_cmd->add_option("--json", args.json_out, "Write the full JSON report here (fields: docs/report.md)");
@@ -296,11 +301,12 @@ void add_run_command(CLI::App& app, run_args& args) {
   run_cmd->add_option("--timeseries", args.timeseries,
                       "Write per-QP samples (every run.sample_us) as CSV here (sets run.timeseries_csv; a "
                       "comparison writes FILE.<value>.csv per value; columns: docs/report.md)");
-  run_cmd->add_option("--tap", args.taps,
-                      "Capture every frame leaving NODE through PORT (a switch's port number; 0 for a host) in a "
-                      "nanosecond pcap: --tap h0:0=h0.pcap --tap sw0:1=p1.pcap, or name the link: "
-                      "--tap leaf0_to_spine1=up.pcap (repeatable; a comparison writes FILE.<value>.pcap per value; "
-                      "docs/report.md, `taps`)")
+  run_cmd
+      ->add_option("--tap", args.taps,
+                   "Capture every frame leaving NODE through PORT (a switch's port number; 0 for a host) in a "
+                   "nanosecond pcap: --tap h0:0=h0.pcap --tap sw0:1=p1.pcap, or name the link: "
+                   "--tap leaf0_to_spine1=up.pcap (repeatable; a comparison writes FILE.<value>.pcap per value; "
+                   "docs/report.md, `taps`)")
       ->allow_extra_args(false);
   run_cmd->add_option("--record-rtl", args.record_rtl,
                       "Record every transaction of every RTL block instance (RTL or reference model) into this "
@@ -330,9 +336,10 @@ void add_run_command(CLI::App& app, run_args& args) {
       "mutant N (generated mutant N, rtl/mutants/BLOCK/N.patch, already built) in every NIC running it as rtl or "
       "lockstep; with lockstep the reference stays clean and the run stops at the first "
       "difference (sets nic.rtl_mutant; reorder_tracker mutants need nic.reorder_window 64)");
-  run_cmd->add_option("--ranks", args.ranks,
-                      "Run across N processes: starts `mpirun -n N` on this same command line (docs/scale_out.md); "
-                      "under mpirun the ranks are found by themselves")
+  run_cmd
+      ->add_option("--ranks", args.ranks,
+                   "Run across N processes: starts `mpirun -n N` on this same command line (docs/scale_out.md); "
+                   "under mpirun the ranks are found by themselves")
       ->check(CLI::Range(1u, 4096u));
   run_cmd->add_flag("--quiet", args.quiet,
                     "Do not print the result table, nor the progress line a run longer than about two seconds "

@@ -3,7 +3,6 @@
 // fabricsim_cli with parse_only), and every scenario, trace or other input file it names exists in the
 // source tree. A renamed flag or a moved scenario breaks the help page's promise and fails here.
 #include <gtest/gtest.h>
-
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,7 +12,6 @@
 
 #include "testbench/cli.h"
 #include "tests/support/run_cli.h"
-
 
 namespace {
 
@@ -83,8 +81,8 @@ TEST(ux_help, every_example_in_the_help_pages_parses_and_names_existing_files) {
       // Inputs the example names: scenarios and traces, relative to the checkout (where the README runs them).
       for (const std::string& arg : w) {
         if (arg.rfind("testbench/", 0) == 0 || arg.rfind("../shared/", 0) == 0 || arg.rfind("tests/", 0) == 0) {
-          EXPECT_TRUE(exists(source_dir + "/" + arg)) << "`" << line << "` (in " << cmd << " --help) names " << arg
-                                                      << ", which does not exist";
+          EXPECT_TRUE(exists(source_dir + "/" + arg))
+              << "`" << line << "` (in " << cmd << " --help) names " << arg << ", which does not exist";
         }
       }
       std::vector<char*> argv;
