@@ -534,17 +534,20 @@ struct scenario_cli {
   std::vector<std::string> sets;
 };
 
+// The scenario argument and its --set overrides, as explain and export-topology take them.
+void add_scenario_args(CLI::App& cmd, scenario_cli& c) {
+  cmd.add_option("scenario", c.file, "Scenario YAML file, or the name of a shipped one (fabricsim list-scenarios)")
+      ->required();
+  cmd.add_option("--set", c.sets, "Override one scenario key, as for run (repeatable)")->allow_extra_args(false);
+}
+
 CLI::App* add_explain_command(CLI::App& app, scenario_cli& c) {
   CLI::App* explain_cmd = app.add_subcommand(
       "explain",
       "Print every key of a scenario as it resolves, with its unit and where its value came from: the file and\n"
       "line, a --set, or the default.\n"
       "Example: fabricsim explain testbench/scenarios/incast_dcqcn.yaml --set nic.cc=dcqcn");
-  explain_cmd
-      ->add_option("scenario", c.file, "Scenario YAML file, or the name of a shipped one (fabricsim list-scenarios)")
-      ->required();
-  explain_cmd->add_option("--set", c.sets, "Override one scenario key, as for run (repeatable)")
-      ->allow_extra_args(false);
+  add_scenario_args(*explain_cmd, c);
   return explain_cmd;
 }
 
@@ -555,11 +558,7 @@ CLI::App* add_export_command(CLI::App& app, scenario_cli& c) {
       "reads (docs/topology.md): edit the file (a missing cable, an odd spine) and run it with\n"
       "--set topology.kind=graph --set topology.file=FILE.\n"
       "Example: fabricsim export-topology leaf_spine_small --out leaf_spine_small.graphml");
-  export_cmd
-      ->add_option("scenario", c.file, "Scenario YAML file, or the name of a shipped one (fabricsim list-scenarios)")
-      ->required();
-  export_cmd->add_option("--set", c.sets, "Override one scenario key, as for run (repeatable)")
-      ->allow_extra_args(false);
+  add_scenario_args(*export_cmd, c);
   export_cmd->add_option("--out", c.out, "GraphML file to write (- for stdout)")->required();
   return export_cmd;
 }
