@@ -40,9 +40,14 @@ class config_error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// require()'s error on its own, for a check whose message is worth building only when it fails.
+[[noreturn]] inline void fail(const std::string& instance, const std::string& message) {
+  throw config_error(instance + ": " + message);
+}
+
 // Checks a cross-field rule in a block's constructor: "instance: message".
 inline void require(bool ok, const std::string& instance, const std::string& message) {
-  if (!ok) throw config_error(instance + ": " + message);
+  if (!ok) fail(instance, message);
 }
 
 // Checks every field of a params struct filled in code (not loaded from a scenario, whose loader checks

@@ -17,11 +17,6 @@ using core::picoseconds;
 
 namespace {
 
-// core::require's error, for checks whose message is built only when they fail (add_route runs per route).
-[[noreturn]] void route_error(const char* instance, const std::string& message) {
-  throw core::config_error(std::string(instance) + ": " + message);
-}
-
 constexpr uint32_t ib_host_ip_base = 0x0a000001;   // host 0's address (topology::host_ip), LID 1 (ib::host_lid)
 constexpr uint64_t jumbo_frame_bytes = 9216 + 20;  // largest frame on the wire, preamble and gap included
 constexpr uint64_t switch_mac_base = 0x02'00'00'ff'00'00ull;
@@ -293,14 +288,14 @@ void spectrum_switch::rehash(size_t slots) {
 }
 
 void spectrum_switch::add_route(const core::ip_address& dst, std::vector<unsigned> egress_ports) {
-  if (egress_ports.empty()) route_error(name(), "route with no egress port");
+  if (egress_ports.empty()) core::fail(name(), "route with no egress port");
   // The messages (and the instance name as a string) are built only on an error, and the duplicate check looks
   // the address up directly: at 4,096 NICs (a route per host on each of 128 switches, 64 ports per route on a
   // leaf) the eager messages and a throwaway descriptor per route were a fifth of the set-up's CPU
   // (docs/scale_out.md, "The whole process").
   for (unsigned p : egress_ports)
-    if (p >= m_ports.size() || !m_ports[p]) route_error(name(), "route to unconnected port " + std::to_string(p));
-  if (lookup(dst) != nullptr) route_error(name(), "two routes for one destination");
+    if (p >= m_ports.size() || !m_ports[p]) core::fail(name(), "route to unconnected port " + std::to_string(p));
+  if (lookup(dst) != nullptr) core::fail(name(), "two routes for one destination");
   const equal_cost_ref set = m_groups.intern(egress_ports);
   ++m_route_count;
   if (2 * m_route_count > m_route_slots.size()) rehash(std::max<size_t>(16, 2 * m_route_slots.size()));
