@@ -256,5 +256,35 @@ TEST(spectrum_adaptive, the_hashed_port_is_kept_while_under_the_threshold) {
   EXPECT_EQ(r.rerouted, hashed_to_deep);
 }
 
+// ---- bad route tables ------------------------------------------------------------------------------------
+
+// A route the switch cannot use is refused with core::require's form, "instance: message", naming the switch:
+// no egress port, a port past the switch's last, a second route for one destination.
+TEST(SpectrumRouting, a_bad_route_is_refused_naming_the_switch_and_the_fault) {
+  const child_result c = run_in_child([&] {
+    spectrum_rig rig(sw::spectrum_params{}, 4);
+    std::string caught;
+    const auto attempt = [&](const core::ip_address& dst, std::vector<unsigned> ports) {
+      try {
+        rig.sw.add_route(dst, std::move(ports));
+        caught += "accepted\n";
+      } catch (const core::config_error& e) {
+        caught += std::string(e.what()) + "\n";
+      }
+    };
+    attempt(anycast, {});
+    attempt(anycast, {1, 99});
+    attempt(anycast, {0, 1});
+    attempt(anycast, {2});
+    return caught;
+  });
+  ASSERT_TRUE(c.ok) << c.output;
+  EXPECT_EQ(c.output,
+            "sw0: route with no egress port\n"
+            "sw0: route to unconnected port 99\n"
+            "accepted\n"
+            "sw0: two routes for one destination\n");
+}
+
 }  // namespace spectrum_routing_test
 }  // namespace fabricsim::test
