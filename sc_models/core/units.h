@@ -85,6 +85,8 @@ constexpr picoseconds pause_duration(uint64_t quanta, bits_per_second rate) {
 // The boundary to the SystemC kernel: every run sets a 1 ps time resolution (see sim_kernel.h).
 inline sc_core::sc_time to_sc_time(picoseconds t) { return sc_core::sc_time::from_value(t.value); }
 inline picoseconds from_sc_time(const sc_core::sc_time& t) { return picoseconds(t.value()); }
-inline picoseconds now() { return from_sc_time(sc_core::sc_time_stamp()); }
+// The kernel's current time, read inline from the current simulation context (what sc_time_stamp() returns:
+// that function is not inline, and the hot paths ask for the time hundreds of thousands of times a run).
+inline picoseconds now() { return from_sc_time(sc_core::sc_get_curr_simcontext()->time_stamp()); }
 
 }  // namespace fabricsim::core

@@ -47,7 +47,8 @@ class block_timing {
   core::picoseconds free_at() const { return edge_time(m_free_edge); }
 
  private:
-  uint64_t m_khz = 0;  // the clock in kHz (nic.clock_mhz rounded to 1 kHz): integer edge arithmetic
+  uint64_t m_khz = 0;      // the clock in kHz (nic.clock_mhz rounded to 1 kHz): integer edge arithmetic
+  uint64_t m_fits_64 = 0;  // the largest t - 1 (ps) whose product with m_khz fits in 64 bits
   uint64_t m_free_edge = 0;
   uint64_t m_transactions = 0, m_busy_cycles = 0, m_waited = 0, m_wait_ps = 0;
 };

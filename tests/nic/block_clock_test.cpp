@@ -79,6 +79,35 @@ TEST(block_timing, an_edge_time_is_its_own_edge_at_any_clock) {
   EXPECT_THROW(nic::block_timing("nic0", "t", 2e6, nullptr), core::config_error);  // 2 THz
 }
 
+// The edge arithmetic runs in 64 bits while the products fit and in 128 bits past that: the edges on both sides
+// of the switch-over (k x 1e9 passing 2^64 near edge 1.8e10; (t - 1) x f passing it near t = 2^64 / f) are
+// those of the formula, worked here in 128 bits, and each edge time is still its own edge.
+TEST(block_timing, edges_either_side_of_the_64_bit_limit_follow_the_formula) {
+  for (double mhz : {1837.2, 1000.0, 0.001}) {
+    nic::block_timing clock("nic0", "t", mhz, nullptr);
+    const uint64_t khz = clock.clock_khz();
+    auto formula = [&](uint64_t k) {  // in 128 bits: past 2^64 ps for the slowest clock's last edges
+      return ((unsigned __int128)k * 1'000'000'000u + khz - 1) / khz;
+    };
+    const uint64_t k_limit = UINT64_MAX / 1'000'000'000u;  // k x 1e9 fits below this edge
+    const uint64_t t_limit = UINT64_MAX / khz;             // (t - 1) x f fits up to t - 1 = this
+    std::vector<uint64_t> edges;
+    // The edges around k_limit and around t_limit (the edge at or before it and its neighbours), those whose
+    // time (and one picosecond after it) is below 2^64 ps.
+    const uint64_t k_t = uint64_t((unsigned __int128)t_limit * khz / 1'000'000'000u);
+    for (uint64_t k : {k_limit - 2, k_limit - 1, k_limit, k_limit + 1, k_limit + 2, k_t - 1, k_t, k_t + 1, k_t + 2})
+      if (formula(k) < UINT64_MAX - 1) edges.push_back(k);
+    ASSERT_GE(edges.size(), 4u) << mhz << " MHz";
+    for (uint64_t k : edges) {
+      const uint64_t at = uint64_t(formula(k));
+      EXPECT_EQ(clock.edge_time(k).value, at) << mhz << " MHz, edge " << k;
+      EXPECT_EQ(clock.edge_at_or_after(core::picoseconds(at)), k) << mhz << " MHz, edge " << k;
+      EXPECT_EQ(clock.edge_at_or_after(core::picoseconds(at + 1)), k + 1) << mhz << " MHz, edge " << k;
+      EXPECT_EQ(clock.edge_at_or_after(core::picoseconds(at - 1)), k) << mhz << " MHz, edge " << k;
+    }
+  }
+}
+
 TEST(block_clock, a_slow_clock_limits_goodput_to_one_packet_per_cycle) {
   // 10 MHz: one in-order PSN per cycle (rtl/reorder_tracker.sv: "an in-order stream runs at one PSN per
   // clock") is one 4 KiB packet per 100 ns, slower than the wire's 83.56 ns: every packet after the first
