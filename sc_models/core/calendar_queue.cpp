@@ -135,6 +135,8 @@ bool calendar_queue::open_next(picoseconds t) {
   if (!std::is_sorted(items.begin(), items.end(), before)) std::sort(items.begin(), items.end(), before);
   m_open = next.slot;
   m_open_pos = 0;
+  m_open_items = items.data();
+  m_open_count = items.size();
   m_open_at = picoseconds(next.at);
   return true;
 }
@@ -143,16 +145,17 @@ void calendar_queue::close_open() {
   m_slots[m_open].items.clear();  // keeps its capacity for the next time it is used
   m_free_slots.push_back(m_open);
   m_open = none;
+  m_open_items = nullptr;
+  m_open_count = 0;
 }
 
-bool calendar_queue::pop_due(picoseconds t, entry& out) {
+bool calendar_queue::pop_due_rest(picoseconds t, entry& out) {
   for (;;) {
     if (m_open != none) {
-      const std::vector<entry>& items = m_slots[m_open].items;
-      const bool have_bucket = m_open_pos < items.size();
+      const bool have_bucket = m_open_pos < m_open_count;
       const bool have_late = !m_late.empty();
-      if (have_bucket && !have_late) {  // the common case: nothing joined the open time while it drains
-        const entry& b = items[m_open_pos];
+      if (have_bucket && !have_late) {  // pop_due's inline case, when a time was opened in this call
+        const entry& b = m_open_items[m_open_pos];
         if (t < b.at) return false;
         out = b;
         ++m_open_pos;
@@ -160,7 +163,7 @@ bool calendar_queue::pop_due(picoseconds t, entry& out) {
         return true;
       }
       if (have_bucket || have_late) {
-        const entry* b = have_bucket ? &items[m_open_pos] : nullptr;
+        const entry* b = have_bucket ? &m_open_items[m_open_pos] : nullptr;
         if (have_late && (b == nullptr || before(m_late.front(), *b))) {
           if (t < m_late.front().at) return false;
           out = m_late.front();

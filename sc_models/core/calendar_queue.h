@@ -33,8 +33,19 @@ class calendar_queue {
   // not yet reported it empty), an entry at or before that time joins it in (time, key, push order).
   void push(picoseconds at, uint64_t key, void* client, const void* head, opaque_fn call = nullptr);
 
-  // The least entry in (time, key, push order) with time <= t; false when there is none.
-  bool pop_due(picoseconds t, entry& out);
+  // The least entry in (time, key, push order) with time <= t; false when there is none. The common case
+  // inline (the time being drained has an entry left and nothing joined it), the rest in pop_due_rest.
+  bool pop_due(picoseconds t, entry& out) {
+    if (m_open_pos < m_open_count && m_late.empty()) {
+      const entry& b = m_open_items[m_open_pos];
+      if (t < b.at) return false;
+      out = b;
+      ++m_open_pos;
+      --m_size;
+      return true;
+    }
+    return pop_due_rest(t, out);
+  }
 
   bool empty() const { return m_size == 0; }
   size_t size() const { return m_size; }
@@ -44,8 +55,7 @@ class calendar_queue {
   // The i-th entry after the one last popped from the bucket being drained (for prefetching), or null.
   // Entries pushed into the time being drained are not counted.
   const entry* upcoming(size_t i) const {
-    return m_open != none && m_open_pos + i < m_slots[m_open].items.size() ? &m_slots[m_open].items[m_open_pos + i]
-                                                                           : nullptr;
+    return m_open_pos + i < m_open_count ? &m_open_items[m_open_pos + i] : nullptr;
   }
 
  private:
@@ -63,6 +73,7 @@ class calendar_queue {
     uint32_t slot;  // none: empty
   };
 
+  bool pop_due_rest(picoseconds t, entry& out);
   uint32_t find_or_add_slot(picoseconds at);
   void hash_insert(uint64_t at, uint32_t s);
   void hash_erase(uint64_t at);
@@ -81,6 +92,10 @@ class calendar_queue {
   // before its time while it drains (a heap on (at, key, seq)).
   uint32_t m_open = none;
   size_t m_open_pos = 0;
+  // The open bucket's entries and their count (0 while none is open): its vector is not appended to while it
+  // drains, and keeps its buffer when m_slots grows.
+  const entry* m_open_items = nullptr;
+  size_t m_open_count = 0;
   picoseconds m_open_at{};
   std::vector<entry> m_late;
   uint64_t m_seq = 0;
