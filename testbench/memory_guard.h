@@ -8,11 +8,12 @@
 // building N hosts (<keys>) would take at least P MiB (K KiB per host over the first B built; switches, links
 // and queue pairs not counted), more than <limit>; <advice>". Once the set-up is done, before the first event,
 // the run checks again (check_run): the memory then held ("the set-up of N hosts took M MiB"), and then that
-// plus what can come after it: packet descriptors in flight, bounded by where a packet can be (the switches'
-// buffers in bytes, the cables' flight, the NICs' transmit FIFOs, reorder stashes and receive buffers: each
-// a term named with its key, in_flight_terms) and the report, from the statistics registry's entry count
-// (report_term). The limit is run.memory_limit_mib, or 3/4 of the machine's physical memory when it is 0.
-// Dense buffers are checked before the build (check_memory_budget).
+// plus what can come after it: packet descriptors in flight, the smallest of the bounds that hold (where a
+// packet can be: the switches' buffers in bytes, the cables' flight, the NICs' transmit FIFOs, reorder stashes
+// and receive buffers; what the hosts can send at their line rates in the run; the queue pairs' send windows
+// where no PSN can be sent twice), each term named with its key (in_flight_terms), and the report, from the
+// statistics registry's entry count (report_term). The limit is run.memory_limit_mib, or 3/4 of the machine's
+// physical memory when it is 0. Dense buffers are checked before the build (check_memory_budget).
 #pragma once
 
 #include <cstddef>
