@@ -286,8 +286,39 @@ qp_census census_of(const scenario& s, topology::fabric& fab) {
 
 namespace {
 
+// The fewest packets a message of the run can have when its work is all RDMA WRITEs that census_of knows of, or 0
+// when it may hold other operations: pattern kinds post WRITEs only (plan_pattern), a `writes` list says each
+// one's (a replay posts its own operations under kind writes: then the count posted differs from the list's),
+// a flow file may hold READs and SENDs. Generated flows may be one packet long.
+uint64_t fewest_write_packets(const scenario& s, topology::fabric& fab) {
+  const std::string& kind = s.workload.kind;
+  uint64_t mtu = s.nic.mtu_bytes;  // the largest payload of a packet: a message has at least bytes / mtu
+  for (const auto& [host, n] : s.nic_overrides) mtu = std::max(mtu, n.mtu_bytes);
+  auto packets = [mtu](uint64_t bytes) { return std::max<uint64_t>(1, (bytes + mtu - 1) / mtu); };
+  if (kind == "permutation" || kind == "all_to_all" || kind == "incast") return packets(s.workload.message_bytes);
+  if (kind == "generated") return 1;
+  if (kind != "writes" || s.writes.empty()) return 0;
+  uint64_t posted = 0, fewest = UINT64_MAX;
+  for (topology::host& h : fab.hosts()) posted += h.nic->outstanding_work();
+  if (posted != s.writes.size()) return 0;
+  for (const write_op& w : s.writes) {
+    if (w.op != "write") return 0;
+    fewest = std::min(fewest, packets(w.bytes));
+  }
+  return fewest;
+}
+
+// The ACKs a queue pair's `window` unacknowledged packets can draw (ack_engine::advanced): one per
+// nic.ack_every_packets of them (`every`, the smallest of any responder's) and one per message end within them
+// (messages of `fewest` packets at least), or one per packet with HPCC (every packet asks for one) and sack
+// (every out-of-order arrival is SACKed).
+uint64_t window_acks(uint64_t window, uint64_t every, uint64_t fewest, bool per_packet) {
+  if (per_packet) return window;
+  return std::min(window, (window + every - 1) / every + (window + fewest - 1) / fewest);
+}
+
 // Every data frame in the fabric is a packet of a work request some queue pair has sent and not yet had
-// acknowledged (its PSN lies in [una, snd_max)), or a second copy of one, and requester::admits_new lets a
+// acknowledged (its PSN lies in [acked, snd_max)), or a second copy of one, and requester::admits_new lets a
 // queue pair's unacknowledged PSNs reach nic.send_window_packets at most (snd_max less the larger of una and
 // acked; a READ may take more at once, and its responses are the responder's). Copies come only from
 // resends: a timeout (loss_recovery::expire, nic.rto_us after the last progress, so none in a run shorter
@@ -298,32 +329,28 @@ namespace {
 // an RNR NAK (SEND or WRITE with immediate without a receive) or a READ re-issued. So where every NIC has a
 // send window no wider than those, the run is shorter than every rto_us, the work is all RDMA WRITEs and known
 // (census_of), and the fabric is Ethernet and built here, the data frames alive are at most the sending queue
-// pairs times their windows; a dropped frame gives its descriptor back (link::deliver, the switches' admission),
+// pairs times their windows; a dropped frame gives its descriptor back (link::deliver, spectrum_switch::receive),
 // so does a delivered one (the responder places a WRITE at once or keeps it in its stash, one per PSN).
-// Besides data, the frames are ACKs (one per nic.ack_every_packets data frames, as the other terms count them;
-// one per data frame with HPCC, which asks for one per packet), CNPs (nic.cnp_interval_ns per queue pair at
+// Besides data, the frames are ACKs (window_acks), CNPs (nic.cnp_interval_ns per queue pair at
 // most, with congestion control that makes them) and pause frames (two per switch port and per NIC, as the
-// line-rate bound counts them). Empty when the argument does not hold.
+// line-rate bound counts them). An ACK overtaken by a later one (adaptive routing) and still held in a buffer
+// is not counted, as in the other bounds. Empty when the argument does not hold.
 std::vector<memory_term> window_bound(const scenario& s, topology::fabric& fab, const qp_census& c, uint64_t per) {
   std::vector<memory_term> bound;
   if (!c.known || s.switch_model.infiniband() || fab.hosts().empty()) return bound;
-  if (s.workload.kind == "flows") return bound;  // its file may hold READs and SENDs
-  if (s.workload.kind == "writes") {             // the list (a replay posts its own operations: then the counts differ)
-    uint64_t posted = 0;
-    for (topology::host& h : fab.hosts()) posted += h.nic->outstanding_work();
-    if (s.writes.empty() || posted != s.writes.size()) return bound;
-    for (const write_op& w : s.writes)
-      if (w.op != "write") return bound;
-  }
-  uint64_t reorder = UINT64_MAX, nak = UINT64_MAX;  // the tightest of any NIC: the peer may be any of them
+  const uint64_t fewest = fewest_write_packets(s, fab);
+  if (fewest == 0) return bound;
+  uint64_t reorder = UINT64_MAX, nak = UINT64_MAX, every = UINT64_MAX;  // any NIC's: the peer may be any of them
+  bool per_packet = false;
   for (topology::host& h : fab.hosts()) {
     const nic::supernic_params& p = h.nic->params();
     reorder = std::min(reorder, p.reorder_window);
     nak = std::min({nak, p.nak_threshold_packets, p.reorder_window / 2});
+    every = std::min(every, std::max<uint64_t>(1, p.ack_every_packets));
+    per_packet = per_packet || p.cc == "hpcc" || p.retransmission == "sack";
   }
   const double run = run_us(s);
-  uint64_t frames = 0, window = 0, cnps = 0, pauses = 0;
-  bool telemetry = false;
+  uint64_t frames = 0, acks = 0, window = 0, cnps = 0, pauses = 0;
   for (topology::host& h : fab.hosts()) {
     const nic::supernic_params& p = h.nic->params();
     const uint64_t w = p.send_window_packets;
@@ -331,18 +358,17 @@ std::vector<memory_term> window_bound(const scenario& s, topology::fabric& fab, 
         run >= p.rto_us || p.link_layer == "infiniband")
       return bound;
     window = std::max(window, w);
-    telemetry = telemetry || p.cc == "hpcc";
     pauses += 2;
     if (p.cc != "none" && p.cc != "hpcc")
       cnps += h.nic->qp_count() * (uint64_t(run * 1e3 / double(p.cnp_interval_ns)) + 1);
     for (size_t i = 0; i < h.nic->qp_count(); ++i)
-      if (h.nic->qp_state(nic::supernic::qpn_of(i)).outstanding > 0) frames += w;
+      if (h.nic->qp_state(nic::supernic::qpn_of(i)).outstanding > 0) {
+        frames += w;
+        acks += window_acks(w, every, fewest, per_packet);
+      }
   }
-  for (const topology::fabric_layout::switch_entry& sw : fab.layout().switches) pauses += 2 * sw.ports;
-  const uint64_t acks = telemetry ? frames
-                                  : (frames + std::max<uint64_t>(1, s.nic.ack_every_packets) - 1) /
-                                        std::max<uint64_t>(1, s.nic.ack_every_packets);
   if (frames == 0) return bound;
+  for (const topology::fabric_layout::switch_entry& sw : fab.layout().switches) pauses += 2 * sw.ports;
   bound.push_back({"unacknowledged packets of " + count(c.senders, "sending queue pair", "sending queue pairs") +
                        " (send window " + std::to_string(window) + " PSNs) and their ACKs",
                    "nic.send_window_packets", (frames + acks) * per});
