@@ -16,6 +16,7 @@
 #include "sc_models/topology/multi_site.h"
 #include "testbench/scale_out.h"
 #include "testbench/scenario.h"
+#include "testbench/workload.h"
 
 namespace fabricsim::testbench {
 
@@ -286,25 +287,34 @@ qp_census census_of(const scenario& s, topology::fabric& fab) {
 
 namespace {
 
-// The fewest packets a message of the run can have when its work is all RDMA WRITEs that census_of knows of, or 0
-// when it may hold other operations: pattern kinds post WRITEs only (plan_pattern), a `writes` list says each
-// one's (a replay posts its own operations under kind writes: then the count posted differs from the list's),
-// a flow file may hold READs and SENDs. Generated flows may be one packet long.
+// The fewest packets a message of the run can have when its work is all RDMA WRITEs, or 0 when that is not
+// known. The NIC does not say which operation a posted work request is, so the workload is planned again from
+// the scenario (plan_workload, deterministic) and taken for what the NICs hold only when every host has as many
+// work requests posted as the plan gives it: a replay posts a capture's operations under the scenario's kind,
+// and one that matches the plan host by host, READs or SENDs among them, would be taken for the plan (the
+// guard cannot tell). Past max_replanned operations the workload is not planned again and 0 is returned.
+constexpr uint64_t max_replanned = 1000000;
 uint64_t fewest_write_packets(const scenario& s, topology::fabric& fab) {
-  const std::string& kind = s.workload.kind;
+  uint64_t posted = 0;
+  for (topology::host& h : fab.hosts()) posted += h.nic->outstanding_work();
+  if (posted == 0 || posted > max_replanned) return 0;
+  std::vector<planned_flow> plan;
+  try {
+    plan = plan_workload(s);
+  } catch (const core::config_error&) {
+    return 0;  // a scenario whose own workload does not plan: what the NICs hold came from elsewhere
+  }
   uint64_t mtu = s.nic.mtu_bytes;  // the largest payload of a packet: a message has at least bytes / mtu
   for (const auto& [host, n] : s.nic_overrides) mtu = std::max(mtu, n.mtu_bytes);
-  auto packets = [mtu](uint64_t bytes) { return std::max<uint64_t>(1, (bytes + mtu - 1) / mtu); };
-  if (kind == "permutation" || kind == "all_to_all" || kind == "incast") return packets(s.workload.message_bytes);
-  if (kind == "generated") return 1;
-  if (kind != "writes" || s.writes.empty()) return 0;
-  uint64_t posted = 0, fewest = UINT64_MAX;
-  for (topology::host& h : fab.hosts()) posted += h.nic->outstanding_work();
-  if (posted != s.writes.size()) return 0;
-  for (const write_op& w : s.writes) {
-    if (w.op != "write") return 0;
-    fewest = std::min(fewest, packets(w.bytes));
+  std::vector<uint64_t> per_host(fab.hosts().size(), 0);
+  uint64_t fewest = UINT64_MAX;
+  for (const planned_flow& f : plan) {
+    if (f.op != nic::rdma_op::write || f.src >= per_host.size()) return 0;
+    ++per_host[f.src];
+    fewest = std::min(fewest, std::max<uint64_t>(1, (f.bytes + mtu - 1) / mtu));
   }
+  for (size_t h = 0; h < per_host.size(); ++h)
+    if (per_host[h] != fab.hosts()[h].nic->outstanding_work()) return 0;
   return fewest;
 }
 
@@ -328,13 +338,13 @@ uint64_t window_acks(uint64_t window, uint64_t every, uint64_t fewest, bool per_
 // loss (sack_recovery::on_sack: nic.sack_reorder_packets beyond a hole, as impossible with a window no wider),
 // an RNR NAK (SEND or WRITE with immediate without a receive) or a READ re-issued. So where every NIC has a
 // send window no wider than those, the run is shorter than every rto_us, the work is all RDMA WRITEs and known
-// (census_of), and the fabric is Ethernet and built here, the data frames alive are at most the sending queue
-// pairs times their windows; a dropped frame gives its descriptor back (link::deliver, spectrum_switch::receive),
-// so does a delivered one (the responder places a WRITE at once or keeps it in its stash, one per PSN).
-// Besides data, the frames are ACKs (window_acks), CNPs (nic.cnp_interval_ns per queue pair at
-// most, with congestion control that makes them) and pause frames (two per switch port and per NIC, as the
-// line-rate bound counts them). An ACK overtaken by a later one (adaptive routing) and still held in a buffer
-// is not counted, as in the other bounds. Empty when the argument does not hold.
+// (census_of, fewest_write_packets), and the fabric is Ethernet and built here, the data frames alive are at most the
+// sending queue pairs times their windows; a dropped frame gives its descriptor back (link::deliver,
+// spectrum_switch::receive), so does a delivered one (the responder places a WRITE at once or keeps it in its stash,
+// one per PSN). Besides data, the frames are ACKs (window_acks), CNPs (nic.cnp_interval_ns per queue pair at most, with
+// congestion control that makes them) and pause frames (two per switch port and per NIC, as the line-rate bound counts
+// them). An ACK overtaken by a later one (adaptive routing) and still held in a buffer is not counted, as in the other
+// bounds. Empty when the argument does not hold.
 std::vector<memory_term> window_bound(const scenario& s, topology::fabric& fab, const qp_census& c, uint64_t per) {
   std::vector<memory_term> bound;
   if (!c.known || s.switch_model.infiniband() || fab.hosts().empty()) return bound;

@@ -198,6 +198,25 @@ TEST(memory_guard, the_send_windows_term_is_left_out_where_a_psn_could_be_sent_t
   }
 }
 
+// The window's argument holds for RDMA WRITEs only (a READ's responses are the responder's and may take more
+// PSNs at once). A flow list of the 256-host permutation's shape (host i writes 8 MiB to host i + 64, behind the
+// next leaf) gets the term; the same list with its first row a READ does not.
+TEST(memory_guard, the_send_windows_term_needs_every_operation_a_write) {
+  for (const std::string first_op : {"write", "read"}) {
+    const std::string csv = testing::TempDir() + "memory_guard_flows_" + first_op + ".csv";
+    {
+      std::ofstream out(csv);
+      out << "src,dst,bytes,start_ns,op\n";
+      for (int i = 0; i < 256; ++i)
+        out << i << "," << (i + 64) % 256 << ",8388608,0," << (i == 0 ? first_op : "write") << "\n";
+    }
+    const std::string out = projection(bench_256 + " --set workload.kind=flows --set workload.flow_file=" + csv +
+                                       " --set run.duration_us=50 --set nic.send_window_packets=256");
+    ASSERT_FALSE(out.empty()) << first_op;
+    EXPECT_EQ(out.find("(nic.send_window_packets)") != std::string::npos, first_op == "write") << out;
+  }
+}
+
 // With every work request posted before the first event (a flow run), a reorder stash fills only at the peer of
 // a queue pair that sends: 256 stashes of nic.reorder_window (1,024) packets, not 512 (the receivers' queue
 // pairs send only ACKs, so their peers' stashes stay empty). A run of 20 ms, where the line rate's bound is past
