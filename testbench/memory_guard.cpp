@@ -16,6 +16,7 @@
 #include "sc_models/topology/multi_site.h"
 #include "testbench/scale_out.h"
 #include "testbench/scenario.h"
+#include "testbench/workload.h"
 
 namespace fabricsim::testbench {
 
@@ -191,14 +192,61 @@ void switch_terms(std::vector<memory_term>& terms, const scenario& s, topology::
                "switch.tx_fifo_frames", per_descriptor);
 }
 
+// The NICs' transmit FIFOs, reorder stashes and PCIe receive buffers. A responder's stash (responder::receive)
+// holds request packets of its one peer queue pair only, at most nic.reorder_window of them (one per slot of
+// its window), and within the peer's unacknowledged PSNs (nic.send_window_packets when set). With every work
+// request known (census_of), only the peers of the queue pairs that have work can fill one: a queue pair's
+// stash gets nothing when its peer posts nothing. Otherwise every queue pair's stash counts.
+void stash_terms(std::vector<memory_term>& terms, const scenario& s, topology::fabric& fab, const qp_census& c,
+                 uint64_t frame, uint64_t per) {
+  uint64_t largest = s.nic.reorder_window;  // the peer's window: any NIC's
+  for (const auto& [host, n] : s.nic_overrides) largest = std::max(largest, n.reorder_window);
+  uint64_t fifo = 0, stash = 0, qps = 0, pcie = 0;
+  for (topology::host& h : fab.hosts()) {
+    if (!h.nic) continue;
+    const nic::supernic_params& p = h.nic->params();
+    fifo += p.tx_fifo_frames;
+    if (p.placement == "pcie") pcie += (p.rx_buffer_bytes + frame - 1) / frame + p.tx_read_ahead_packets;
+    if (!c.known) {
+      const uint64_t window =
+          p.send_window_packets > 0 ? std::min(p.send_window_packets, p.reorder_window) : p.reorder_window;
+      stash += h.nic->qp_count() * window;
+      qps += h.nic->qp_count();
+      continue;
+    }
+    const uint64_t window = p.send_window_packets > 0 ? std::min(p.send_window_packets, largest) : largest;
+    for (size_t i = 0; i < h.nic->qp_count(); ++i)
+      if (h.nic->qp_state(nic::supernic::qpn_of(i)).outstanding > 0) {
+        stash += window;  // the stash of this sending queue pair's peer
+        ++qps;
+      }
+  }
+  add_frames(terms, s, stash,
+             "packets in the reorder stashes of " +
+                 (c.known ? "the peers of " + count(qps, "sending queue pair", "sending queue pairs")
+                          : count(qps, "queue pair", "queue pairs")),
+             "nic.reorder_window", per);
+  add_frames(terms, s, fifo, "frames in the NICs' transmit FIFOs", "nic.tx_fifo_frames", per);
+  add_frames(terms, s, pcie, "packets in the NICs' PCIe receive buffers and read-ahead", "nic.rx_buffer_bytes", per);
+}
+
+// The simulated time the run may last: run.duration_us, or run.limit_us without one.
+double run_us(const scenario& s) { return s.run.duration_us > 0 ? s.run.duration_us : s.run.limit_us; }
+
+uint64_t total_bytes(const std::vector<memory_term>& terms) {
+  uint64_t held = 0;
+  for (const memory_term& t : terms) held += t.bytes;
+  return held;
+}
+
 // No packet lives longer than the run, and every packet in flight was sent by a NIC at its line rate or is a
-// pause frame of a switch port: when all the hosts' links at their rates for the whole run (run.duration_us,
-// or run.limit_us without one) carry fewer frames than the places above hold, that is the bound instead. Not
-// with SHARP (quantum_x800), whose switches make result packets of their own.
-std::vector<memory_term> injection_bound(const scenario& s, topology::fabric& fab, uint64_t frame, uint64_t per,
-                                         std::vector<memory_term> terms) {
-  if (s.switch_model.infiniband() || terms.empty()) return terms;
-  const double run_ns = (s.run.duration_us > 0 ? s.run.duration_us : s.run.limit_us) * 1e3;
+// pause frame of a switch port: what all the hosts' links at their rates for the whole run (run.duration_us,
+// or run.limit_us without one) carry. Empty with SHARP (quantum_x800), whose switches make result packets of
+// their own.
+std::vector<memory_term> injection_bound(const scenario& s, topology::fabric& fab, uint64_t frame, uint64_t per) {
+  std::vector<memory_term> bound;
+  if (s.switch_model.infiniband()) return bound;
+  const double run_ns = run_us(s) * 1e3;
   const double wire = double(frame + core::header_bytes::preamble_sfd + core::header_bytes::inter_frame_gap);
   uint64_t frames = 0;
   const topology::fabric_layout& layout = fab.layout();
@@ -206,14 +254,138 @@ std::vector<memory_term> injection_bound(const scenario& s, topology::fabric& fa
     if (layout.link_from(l) < layout.hosts)  // a host's transmit link, built here or not
       frames += uint64_t(layout.link_params(l).rate_gbps * run_ns / 8.0 / wire) + 1;
   for (const topology::fabric_layout::switch_entry& sw : layout.switches) frames += 2 * sw.ports;
-  std::vector<memory_term> bound;
   add_frames(bound, s, frames,
              "packets the " + count(fab.hosts().size(), "host", "hosts") + " can send at their line rates in " +
                  format_us(run_ns / 1e3),
              s.run.duration_us > 0 ? "run.duration_us" : "run.limit_us", per);
-  uint64_t held = 0;
-  for (const memory_term& t : terms) held += t.bytes;
-  return bound.empty() || bound.front().bytes >= held ? terms : bound;
+  return bound;
+}
+
+}  // namespace
+
+// The queue pairs built here, and when every work request of the run is already posted, which of them send.
+// A flow run (workload.kind writes, flows, permutation, all_to_all, incast or generated, no jobs) posts all its
+// work requests before the first event (flow_run::post_writes, before flow_run::run calls check_run) and none
+// after; collectives and training steps post theirs as the run goes, and under mpirun a queue pair's peer may
+// be another rank's, so there `known` is false.
+qp_census census_of(const scenario& s, topology::fabric& fab) {
+  qp_census c;
+  const std::string& kind = s.workload.kind;
+  c.known = s.jobs.empty() && (kind == "writes" || kind == "flows" || kind == "permutation" || kind == "all_to_all" ||
+                               kind == "incast" || kind == "generated");
+  for (topology::host& h : fab.hosts()) {
+    if (!h.nic) {
+      c.known = false;  // built by another rank
+      continue;
+    }
+    c.qps += h.nic->qp_count();
+    for (size_t i = 0; i < h.nic->qp_count(); ++i)
+      if (h.nic->qp_state(nic::supernic::qpn_of(i)).outstanding > 0) ++c.senders;
+  }
+  return c;
+}
+
+namespace {
+
+// The fewest packets a message of the run can have when its work is all RDMA WRITEs, or 0 when that is not
+// known. The NIC does not say which operation a posted work request is, so the workload is planned again from
+// the scenario (plan_workload, deterministic) and taken for what the NICs hold only when every host has as many
+// work requests posted as the plan gives it: a replay posts a capture's operations under the scenario's kind,
+// and one that matches the plan host by host, READs or SENDs among them, would be taken for the plan (the
+// guard cannot tell). Past max_replanned operations the workload is not planned again and 0 is returned.
+constexpr uint64_t max_replanned = 1000000;
+uint64_t fewest_write_packets(const scenario& s, topology::fabric& fab) {
+  uint64_t posted = 0;
+  for (topology::host& h : fab.hosts()) posted += h.nic->outstanding_work();
+  if (posted == 0 || posted > max_replanned) return 0;
+  std::vector<planned_flow> plan;
+  try {
+    plan = plan_workload(s);
+  } catch (const core::config_error&) {
+    return 0;  // a scenario whose own workload does not plan: what the NICs hold came from elsewhere
+  }
+  uint64_t mtu = s.nic.mtu_bytes;  // the largest payload of a packet: a message has at least bytes / mtu
+  for (const auto& [host, n] : s.nic_overrides) mtu = std::max(mtu, n.mtu_bytes);
+  std::vector<uint64_t> per_host(fab.hosts().size(), 0);
+  uint64_t fewest = UINT64_MAX;
+  for (const planned_flow& f : plan) {
+    if (f.op != nic::rdma_op::write || f.src >= per_host.size()) return 0;
+    ++per_host[f.src];
+    fewest = std::min(fewest, std::max<uint64_t>(1, (f.bytes + mtu - 1) / mtu));
+  }
+  for (size_t h = 0; h < per_host.size(); ++h)
+    if (per_host[h] != fab.hosts()[h].nic->outstanding_work()) return 0;
+  return fewest;
+}
+
+// The ACKs a queue pair's `window` unacknowledged packets can draw (ack_engine::advanced): one per
+// nic.ack_every_packets of them (`every`, the smallest of any responder's) and one per message end within them
+// (messages of `fewest` packets at least), or one per packet with HPCC (every packet asks for one) and sack
+// (every out-of-order arrival is SACKed).
+uint64_t window_acks(uint64_t window, uint64_t every, uint64_t fewest, bool per_packet) {
+  if (per_packet) return window;
+  return std::min(window, (window + every - 1) / every + (window + fewest - 1) / fewest);
+}
+
+// Every data frame in the fabric is a packet of a work request some queue pair has sent and not yet had
+// acknowledged (its PSN lies in [acked, snd_max)), or a second copy of one, and requester::admits_new lets a
+// queue pair's unacknowledged PSNs reach nic.send_window_packets at most (snd_max less the larger of una and
+// acked; a READ may take more at once, and its responses are the responder's). Copies come only from
+// resends: a timeout (loss_recovery::expire, nic.rto_us after the last progress, so none in a run shorter
+// than rto_us), a NAK (ack_engine::arrival: a packet the NAK threshold, min(nic.nak_threshold_packets,
+// nic.reorder_window / 2), beyond the responder's head, impossible when the window is no wider, or a
+// `recovering` responder, which only a NAK or a duplicate arrival, itself a resend, makes), a SACK taken as a
+// loss (sack_recovery::on_sack: nic.sack_reorder_packets beyond a hole, as impossible with a window no wider),
+// an RNR NAK (SEND or WRITE with immediate without a receive) or a READ re-issued. So where every NIC has a
+// send window no wider than those, the run is shorter than every rto_us, the work is all RDMA WRITEs and known
+// (census_of, fewest_write_packets), and the fabric is Ethernet and built here, the data frames alive are at most the
+// sending queue pairs times their windows; a dropped frame gives its descriptor back (link::deliver,
+// spectrum_switch::receive), so does a delivered one (the responder places a WRITE at once or keeps it in its stash,
+// one per PSN). Besides data, the frames are ACKs (window_acks), CNPs (nic.cnp_interval_ns per queue pair at most, with
+// congestion control that makes them) and pause frames (two per switch port and per NIC, as the line-rate bound counts
+// them). An ACK overtaken by a later one (adaptive routing) and still held in a buffer is not counted, as in the other
+// bounds. Empty when the argument does not hold.
+std::vector<memory_term> window_bound(const scenario& s, topology::fabric& fab, const qp_census& c, uint64_t per) {
+  std::vector<memory_term> bound;
+  if (!c.known || s.switch_model.infiniband() || fab.hosts().empty()) return bound;
+  const uint64_t fewest = fewest_write_packets(s, fab);
+  if (fewest == 0) return bound;
+  uint64_t reorder = UINT64_MAX, nak = UINT64_MAX, every = UINT64_MAX;  // any NIC's: the peer may be any of them
+  bool per_packet = false;
+  for (topology::host& h : fab.hosts()) {
+    const nic::supernic_params& p = h.nic->params();
+    reorder = std::min(reorder, p.reorder_window);
+    nak = std::min({nak, p.nak_threshold_packets, p.reorder_window / 2});
+    every = std::min(every, std::max<uint64_t>(1, p.ack_every_packets));
+    per_packet = per_packet || p.cc == "hpcc" || p.retransmission == "sack";
+  }
+  const double run = run_us(s);
+  uint64_t frames = 0, acks = 0, window = 0, cnps = 0, pauses = 0;
+  for (topology::host& h : fab.hosts()) {
+    const nic::supernic_params& p = h.nic->params();
+    const uint64_t w = p.send_window_packets;
+    if (w == 0 || w > reorder || w > nak || (p.retransmission == "sack" && w > p.sack_reorder_packets) ||
+        run >= p.rto_us || p.link_layer == "infiniband")
+      return bound;
+    window = std::max(window, w);
+    pauses += 2;
+    if (p.cc != "none" && p.cc != "hpcc")
+      cnps += h.nic->qp_count() * (uint64_t(run * 1e3 / double(p.cnp_interval_ns)) + 1);
+    for (size_t i = 0; i < h.nic->qp_count(); ++i)
+      if (h.nic->qp_state(nic::supernic::qpn_of(i)).outstanding > 0) {
+        frames += w;
+        acks += window_acks(w, every, fewest, per_packet);
+      }
+  }
+  if (frames == 0) return bound;
+  for (const topology::fabric_layout::switch_entry& sw : fab.layout().switches) pauses += 2 * sw.ports;
+  bound.push_back({"unacknowledged packets of " + count(c.senders, "sending queue pair", "sending queue pairs") +
+                       " (send window " + std::to_string(window) + " PSNs) and their ACKs",
+                   "nic.send_window_packets", (frames + acks) * per});
+  if (cnps + pauses > 0)
+    bound.push_back(
+        {"CNPs and pause frames", cnps > 0 ? "nic.cnp_interval_ns" : "the switch ports", (cnps + pauses) * per});
+  return bound;
 }
 
 }  // namespace
@@ -223,6 +395,7 @@ std::vector<memory_term> in_flight_terms(const scenario& s, topology::fabric& fa
   bool telemetry = s.nic.cc == "hpcc";
   for (const auto& [host, n] : s.nic_overrides) telemetry = telemetry || n.cc == "hpcc";
   const uint64_t per = descriptor_bytes(telemetry);
+  const qp_census c = census_of(s, fab);
   std::vector<memory_term> terms;
   switch_terms(terms, s, fab, frame, per);
   // A cable holds what its flight time and FEC latency at its rate carry, and the frame being serialized.
@@ -235,22 +408,12 @@ std::vector<memory_term> in_flight_terms(const scenario& s, topology::fabric& fa
   }
   add_frames(terms, s, cable_frames, "frames on the cables of " + count(fab.links().size(), "link", "links"),
              "link.ns_per_metre x the topology's cable lengths", per);
-  uint64_t fifo = 0, stash = 0, qps = 0, pcie = 0;
-  for (topology::host& h : fab.hosts()) {
-    if (!h.nic) continue;
-    const nic::supernic_params& p = h.nic->params();
-    fifo += p.tx_fifo_frames;
-    const uint64_t window =
-        p.send_window_packets > 0 ? std::min(p.send_window_packets, p.reorder_window) : p.reorder_window;
-    stash += h.nic->qp_count() * window;
-    qps += h.nic->qp_count();
-    if (p.placement == "pcie") pcie += (p.rx_buffer_bytes + frame - 1) / frame + p.tx_read_ahead_packets;
-  }
-  add_frames(terms, s, stash, "packets in the reorder stashes of " + count(qps, "queue pair", "queue pairs"),
-             "nic.reorder_window", per);
-  add_frames(terms, s, fifo, "frames in the NICs' transmit FIFOs", "nic.tx_fifo_frames", per);
-  add_frames(terms, s, pcie, "packets in the NICs' PCIe receive buffers and read-ahead", "nic.rx_buffer_bytes", per);
-  return injection_bound(s, fab, frame, per, std::move(terms));
+  stash_terms(terms, s, fab, c, frame, per);
+  // The smallest of the bounds that hold: where a packet can be, what the hosts can send, the send windows.
+  std::vector<memory_term> best = std::move(terms);
+  for (std::vector<memory_term> other : {injection_bound(s, fab, frame, per), window_bound(s, fab, c, per)})
+    if (!other.empty() && total_bytes(other) < total_bytes(best)) best = std::move(other);
+  return best;
 }
 
 uint64_t report_entries(scale_out& so, core::stats_registry& stats) {

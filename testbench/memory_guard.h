@@ -8,11 +8,12 @@
 // building N hosts (<keys>) would take at least P MiB (K KiB per host over the first B built; switches, links
 // and queue pairs not counted), more than <limit>; <advice>". Once the set-up is done, before the first event,
 // the run checks again (check_run): the memory then held ("the set-up of N hosts took M MiB"), and then that
-// plus what can come after it: packet descriptors in flight, bounded by where a packet can be (the switches'
-// buffers in bytes, the cables' flight, the NICs' transmit FIFOs, reorder stashes and receive buffers: each
-// a term named with its key, in_flight_terms) and the report, from the statistics registry's entry count
-// (report_term). The limit is run.memory_limit_mib, or 3/4 of the machine's physical memory when it is 0.
-// Dense buffers are checked before the build (check_memory_budget).
+// plus what can come after it: packet descriptors in flight, the smallest of the bounds that hold (where a
+// packet can be: the switches' buffers in bytes, the cables' flight, the NICs' transmit FIFOs, reorder stashes
+// and receive buffers; what the hosts can send at their line rates in the run; the queue pairs' send windows
+// where no PSN can be sent twice), each term named with its key (in_flight_terms), and the report, from the
+// statistics registry's entry count (report_term). The limit is run.memory_limit_mib, or 3/4 of the machine's
+// physical memory when it is 0. Dense buffers are checked before the build (check_memory_budget).
 #pragma once
 
 #include <cstddef>
@@ -49,10 +50,25 @@ uint64_t descriptor_bytes(bool telemetry);
 // the smallest payload (nic.mtu_bytes, nic.path_mtu_bytes, or workload.message_bytes when smaller) plus the
 // fewest header bytes (RoCEv2: Ethernet, IPv4, UDP, BTH, ICRC, FCS; InfiniBand: LRH, BTH, ICRC, VCRC).
 uint64_t smallest_data_frame(const scenario& s);
-// Packets in flight once the traffic runs, bounded by where a packet can be, for the part of `fab` built in
-// this process: the switches' buffers, the cables, the NICs' transmit FIFOs, reorder stashes (reorder_window
-// per queue pair, or send_window_packets when smaller) and PCIe receive buffers; each in data frames of
-// smallest_data_frame(), plus one control frame (ACK) per nic.ack_every_packets of them. Zero terms are left out.
+// The queue pairs built in this process, and whether every work request of the run is posted already (a flow
+// run built whole here: flow_run::post_writes posts them all before the first event) and so which queue pairs
+// send: those with work requests posted (supernic::qp_state's `outstanding`).
+struct qp_census {
+  bool known = false;
+  uint64_t qps = 0;      // queue pairs built here
+  uint64_t senders = 0;  // of them, with work posted (meaningful when `known`)
+};
+qp_census census_of(const scenario& s, topology::fabric& fab);
+// Packets in flight once the traffic runs, for the part of `fab` built in this process: the smallest of the
+// bounds that hold (each a list of terms named with their keys):
+// - where a packet can be: the switches' buffers, the cables, the NICs' transmit FIFOs, reorder stashes
+//   (reorder_window per queue pair, or send_window_packets when smaller; with the work known, only the peers of
+//   the sending queue pairs) and PCIe receive buffers, each in data frames of smallest_data_frame(), plus one
+//   control frame (ACK) per nic.ack_every_packets of them;
+// - what the hosts can send at their line rates for the whole run (not with SHARP);
+// - the send windows: nic.send_window_packets per sending queue pair, with ACKs, CNPs and pause frames, where
+//   no PSN can be sent twice in the run (the conditions in memory_guard.cpp, window_bound).
+// Zero terms are left out.
 std::vector<memory_term> in_flight_terms(const scenario& s, topology::fabric& fab);
 // The report built from `entries` statistics (the whole fabric's: rank 0 gathers every rank's), at
 // report_bytes_per_entry each: the whole process's peak (wait4) less its peak when the loop ended, over the

@@ -136,6 +136,102 @@ TEST(memory_guard, a_normal_runs_projection_bounds_its_measured_peak) {
   EXPECT_LE(total, 2.0 * whole.peak_mib) << projected.output;
 }
 
+// The projection of `run` read from its refusal at a limit just above what its set-up holds (the first refusal,
+// at 1 MiB, says that); empty when either refusal is missing.
+std::string projection(const std::string& run) {
+  const run_result set_up = fabricsim(run + " --set run.memory_limit_mib=1");
+  const double held = mib_after(set_up.output, "took");
+  if (set_up.exit_code != 2 || held <= 0) return "";
+  const run_result projected = fabricsim(run + " --set run.memory_limit_mib=" + std::to_string(int(held) + 2));
+  return projected.exit_code == 2 ? projected.output : "";
+}
+
+// bench/scale_4096.yaml cut to 256 hosts (4 leaves of 64, 4 spines): a random permutation, one 8 MiB WRITE from
+// every host to one behind another leaf, so 256 queue pairs send, one per host.
+const std::string bench_256 = "run " + std::string(FABRICSIM_SOURCE_DIR) +
+                              "/bench/scale_4096.yaml --set topology.leaves=4 --set topology.spines=4 --quiet";
+constexpr uint64_t bench_256_senders = 256;
+
+// With a send window no PSN is sent twice in a run shorter than the retransmission timeout (nic.rto_us,
+// 65.536 us), so the data frames alive are at most the sending queue pairs times the window. 50 us of the
+// 256-host permutation with a window of 256 PSNs (no wider than the NAK threshold, min(2048, reorder_window
+// 1024 / 2)): the term is 256 x 256 packets and their ACKs, smaller than the line rate's (about 600 frames per
+// host in 50 us) and the buffers'. The projection bounds the peak the
+// kernel measures for the run done whole, within twice it (1.37 times when this test was written: 68 MiB
+// against 49.5; 1.95 with the line rate's bound alone).
+TEST(memory_guard, the_send_window_bounds_a_runs_packets_in_flight) {
+  if (sanitized) GTEST_SKIP() << "peak memory under AddressSanitizer is not what the guard projects";
+  const std::string run = bench_256 + " --set run.duration_us=50 --set nic.send_window_packets=256";
+  // Each queue pair's 256 packets draw one ACK per 16 (nic.ack_every_packets) and one per message end among
+  // them: its one message, 8 MiB in packets of 4,096 bytes, is 2,048 packets long, so one at most.
+  const uint64_t descriptors = bench_256_senders * (256 + 256 / 16 + 1);
+  const uint64_t expected_mib = (descriptors * per_descriptor) >> 20;
+  const std::string out = projection(run);
+  ASSERT_FALSE(out.empty()) << "no refusal at a limit just above the set-up";
+  const std::string term = std::to_string(expected_mib) +
+                           " MiB for unacknowledged packets of 256 sending queue pairs (send window 256 PSNs) and "
+                           "their ACKs (nic.send_window_packets)";
+  EXPECT_NE(out.find(term), std::string::npos) << "expected: " << term << "\n" << out;
+  EXPECT_NE(out.find("the largest term is nic.send_window_packets"), std::string::npos) << out;
+  EXPECT_EQ(out.find("(run.duration_us)"), std::string::npos) << "the line rate's bound is the larger\n" << out;
+  const double total = mib_after(out, "would need up to");
+  const measured_run whole = run_measured(run);
+  ASSERT_EQ(whole.exit_code, 0) << whole.output;
+  EXPECT_GE(total, whole.peak_mib) << out;
+  EXPECT_LE(total, 2.0 * whole.peak_mib) << out;
+}
+
+// The window's argument needs a run shorter than the retransmission timeout: at 70 us (past 65.536) a timeout
+// could send a PSN again, so the guard keeps the other bounds; so it does with a window wider than the NAK
+// threshold (520 > 512: a NAK could), with sack and a window wider than nic.sack_reorder_packets (128), and with
+// no window. In the first three the window's term (256 x 256 or 256 x 520 packets) would be below the line
+// rate's, so its absence is the condition's doing.
+TEST(memory_guard, the_send_windows_term_is_left_out_where_a_psn_could_be_sent_twice) {
+  for (const char* set : {" --set run.duration_us=70 --set nic.send_window_packets=256",
+                          " --set run.duration_us=50 --set nic.send_window_packets=520",
+                          " --set run.duration_us=50 --set nic.retransmission=sack --set nic.send_window_packets=256",
+                          " --set run.duration_us=50"}) {
+    const std::string out = projection(bench_256 + set);
+    ASSERT_FALSE(out.empty()) << set;
+    EXPECT_EQ(out.find("nic.send_window_packets"), std::string::npos) << set << "\n" << out;
+    EXPECT_NE(out.find("(run.duration_us)"), std::string::npos) << set << "\n" << out;
+  }
+}
+
+// The window's argument holds for RDMA WRITEs only (a READ's responses are the responder's and may take more
+// PSNs at once). A flow list of the 256-host permutation's shape (host i writes 8 MiB to host i + 64, behind the
+// next leaf) gets the term; the same list with its first row a READ does not.
+TEST(memory_guard, the_send_windows_term_needs_every_operation_a_write) {
+  for (const std::string first_op : {"write", "read"}) {
+    const std::string csv = testing::TempDir() + "memory_guard_flows_" + first_op + ".csv";
+    {
+      std::ofstream out(csv);
+      out << "src,dst,bytes,start_ns,op\n";
+      for (int i = 0; i < 256; ++i)
+        out << i << "," << (i + 64) % 256 << ",8388608,0," << (i == 0 ? first_op : "write") << "\n";
+    }
+    const std::string out = projection(bench_256 + " --set workload.kind=flows --set workload.flow_file=" + csv +
+                                       " --set run.duration_us=50 --set nic.send_window_packets=256");
+    ASSERT_FALSE(out.empty()) << first_op;
+    EXPECT_EQ(out.find("(nic.send_window_packets)") != std::string::npos, first_op == "write") << out;
+  }
+}
+
+// With every work request posted before the first event (a flow run), a reorder stash fills only at the peer of
+// a queue pair that sends: 256 stashes of nic.reorder_window (1,024) packets, not 512 (the receivers' queue
+// pairs send only ACKs, so their peers' stashes stay empty). A run of 20 ms, where the line rate's bound is past
+// the buffers'.
+TEST(memory_guard, only_the_peers_of_sending_queue_pairs_count_a_reorder_stash) {
+  const std::string out = projection(bench_256 + " --set run.duration_us=20000");
+  ASSERT_FALSE(out.empty());
+  const uint64_t frames = bench_256_senders * 1024;
+  const uint64_t expected_mib = ((frames + frames / 16) * per_descriptor) >> 20;
+  const std::string term = std::to_string(expected_mib) +
+                           " MiB for packets in the reorder stashes of the peers of 256 sending queue pairs "
+                           "(nic.reorder_window)";
+  EXPECT_NE(out.find(term), std::string::npos) << "expected: " << term << "\n" << out;
+}
+
 // The report's term against what the report really takes: the whole process's peak (wait4) less its peak when
 // the loop ended (the report's `peak_rss_mib`, read before the report is built), on a fabric shaped like the
 // 4,096-NIC benchmark's, cut to 512 NICs and 16 switches of 128 ports (2,048 ports). When this test was
