@@ -11,7 +11,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <iomanip>
 #include <iostream>
 #include <map>
 #include <systemc>
@@ -27,6 +26,7 @@
 #include "testbench/progress.h"
 #include "testbench/replay.h"
 #include "testbench/report.h"
+#include "testbench/report_json.h"
 #include "testbench/rtl_coverage.h"
 #include "testbench/rtl_mutate.h"
 #include "testbench/rtl_replay.h"
@@ -108,7 +108,8 @@ int run_status(const nlohmann::json& report, const std::string& prefix) {
 void write_json(const std::string& path, const nlohmann::json& j) {
   std::ofstream f(path);
   if (!f) throw core::config_error("--json " + path + ": cannot open for writing");
-  f << std::setw(2) << j << '\n';  // dump(2)'s bytes, streamed: no copy of a 40 MB report in memory
+  testbench::write_pretty_json(f, j);  // dump(2)'s bytes, streamed: no copy of a 40 MB report in memory
+  f << '\n';
   if (!f) throw core::config_error("--json " + path + ": write failed");
 }
 
