@@ -270,9 +270,17 @@ nlohmann::json run_collective(const scenario& s, const run_options& opts) {
   const uint64_t checked_bytes = eng.placement_checked_bytes() + eng.result_checked_bytes();
   const bool verified = checked && checked_bytes > 0 && finished && failed == 0 && eng.mismatched_bytes() == 0 &&
                         wrong_total == 0 && eng.unexpected() == 0;
-  // Every counter is registered by now (under mpirun: merged, on rank 0): one index for the report's figures.
-  const report_counters counters(ctx.stats);
-  nlohmann::json fabric_j = collective_fabric(counters, sim_end, rank_rate, rank_host.size());
+  // Every counter is registered by now (under mpirun: merged, on rank 0): the report's figures from one index,
+  // freed before the statistics' JSON is built. The fault counters merged below are the faults' own.
+  nlohmann::json fabric_j;
+  uint64_t placed_bytes = 0, dropped = 0, retransmitted = 0;
+  {
+    const report_counters counters(ctx.stats);
+    fabric_j = collective_fabric(counters, sim_end, rank_rate, rank_host.size());
+    placed_bytes = counters.total("placed_bytes");
+    dropped = counters.total("dropped");
+    retransmitted = counters.total("tx_retransmitted");
+  }
   // The whole fabric's statistics are on rank 0 only (scale_out::merge_statistics), which writes the report.
   const bool writes_report = so.rank() == 0;
   nlohmann::json ports = writes_report ? link_ports_report(fab, ctx, sim_end) : nlohmann::json::array();
@@ -286,14 +294,14 @@ nlohmann::json run_collective(const scenario& s, const run_options& opts) {
   r["data_checked"] = checked;
   r["mismatched_bytes"] = eng.mismatched_bytes();
   r["checked_bytes"] = checked_bytes;
-  r["placed_bytes"] = counters.total("placed_bytes");
-  r["dropped_packets"] = counters.total("dropped");
+  r["placed_bytes"] = placed_bytes;
+  r["dropped_packets"] = dropped;
   r["fabric"] = std::move(fabric_j);
   // Faults during a collective (docs/faults.md): what each did; no delivered-goodput samples, so no time to
   // recover (the per-size times show what the fault cost).
   fault_set& faults = setup.faults();
   if (!faults.empty()) faults.merge(so);  // under mpirun: every rank's fault counters (a collective)
-  if (!faults.empty()) r["faults"] = faults.report(sim_end, {}, counters.total("tx_retransmitted"));
+  if (!faults.empty()) r["faults"] = faults.report(sim_end, {}, retransmitted);
   r["collective"] = std::move(c);
   r["flows"] = nlohmann::json::array();
   r["ports"] = std::move(ports);
