@@ -119,9 +119,12 @@ nlohmann::json collective_object(const scenario& s, collective_engine& eng, topo
   return c;
 }
 
-// The `fabric` object of a collective run: the whole run is the window; the flow fields are empty.
-nlohmann::json collective_fabric(const report_counters& counters, picoseconds sim_end,
-                                 const std::vector<double>& rank_rate, size_t ranks) {
+// The `fabric` object of a collective run: the whole run is the window; the flow fields are empty. Every
+// counter is registered by now (under mpirun: merged, on rank 0): the figures come from one index, freed
+// before the statistics' JSON is built.
+nlohmann::json collective_fabric(core::sim_context& ctx, picoseconds sim_end, const std::vector<double>& rank_rate,
+                                 size_t ranks) {
+  const report_counters counters(ctx.stats);
   nlohmann::json fabric_j;
   const uint64_t delivered = counters.total("placed_bytes");
   double rate_bps = 0.0;
@@ -270,17 +273,7 @@ nlohmann::json run_collective(const scenario& s, const run_options& opts) {
   const uint64_t checked_bytes = eng.placement_checked_bytes() + eng.result_checked_bytes();
   const bool verified = checked && checked_bytes > 0 && finished && failed == 0 && eng.mismatched_bytes() == 0 &&
                         wrong_total == 0 && eng.unexpected() == 0;
-  // Every counter is registered by now (under mpirun: merged, on rank 0): the report's figures from one index,
-  // freed before the statistics' JSON is built. The fault counters merged below are the faults' own.
-  nlohmann::json fabric_j;
-  uint64_t placed_bytes = 0, dropped = 0, retransmitted = 0;
-  {
-    const report_counters counters(ctx.stats);
-    fabric_j = collective_fabric(counters, sim_end, rank_rate, rank_host.size());
-    placed_bytes = counters.total("placed_bytes");
-    dropped = counters.total("dropped");
-    retransmitted = counters.total("tx_retransmitted");
-  }
+  nlohmann::json fabric_j = collective_fabric(ctx, sim_end, rank_rate, rank_host.size());
   // The whole fabric's statistics are on rank 0 only (scale_out::merge_statistics), which writes the report.
   const bool writes_report = so.rank() == 0;
   nlohmann::json ports = writes_report ? link_ports_report(fab, ctx, sim_end) : nlohmann::json::array();
@@ -294,8 +287,10 @@ nlohmann::json run_collective(const scenario& s, const run_options& opts) {
   r["data_checked"] = checked;
   r["mismatched_bytes"] = eng.mismatched_bytes();
   r["checked_bytes"] = checked_bytes;
-  r["placed_bytes"] = placed_bytes;
-  r["dropped_packets"] = dropped;
+  // The whole run is the window: the run's placed bytes, drops and retransmissions are the fabric object's.
+  r["placed_bytes"] = fabric_j.at("delivered_payload_bytes");
+  r["dropped_packets"] = fabric_j.at("drops");
+  const uint64_t retransmitted = fabric_j.at("retransmissions").get<uint64_t>();
   r["fabric"] = std::move(fabric_j);
   // Faults during a collective (docs/faults.md): what each did; no delivered-goodput samples, so no time to
   // recover (the per-size times show what the fault cost).
