@@ -152,16 +152,10 @@ void calendar_queue::close_open() {
 bool calendar_queue::pop_due_rest(picoseconds t, entry& out) {
   for (;;) {
     if (m_open != none) {
+      // The next of the open bucket and the entries that joined it (pop_due's inline case included, for a
+      // time opened in this call).
       const bool have_bucket = m_open_pos < m_open_count;
       const bool have_late = !m_late.empty();
-      if (have_bucket && !have_late) {  // pop_due's inline case, when a time was opened in this call
-        const entry& b = m_open_items[m_open_pos];
-        if (t < b.at) return false;
-        out = b;
-        ++m_open_pos;
-        --m_size;
-        return true;
-      }
       if (have_bucket || have_late) {
         const entry* b = have_bucket ? &m_open_items[m_open_pos] : nullptr;
         if (have_late && (b == nullptr || before(m_late.front(), *b))) {
