@@ -146,9 +146,8 @@ std::string projection(const std::string& run) {
   const double held = mib_after(set_up.output, "took");
   if (set_up.exit_code != 2 || held <= 0) return "";
   const run_result projected = fabricsim(run + " --set run.memory_limit_mib=" + std::to_string(int(held) + 8));
-  return projected.exit_code == 2 && projected.output.find("would need up to") != std::string::npos
-             ? projected.output
-             : "";
+  return projected.exit_code == 2 && projected.output.find("would need up to") != std::string::npos ? projected.output
+                                                                                                    : "";
 }
 
 // bench/scale_4096.yaml cut to 256 hosts (4 leaves of 64, 4 spines): a random permutation, one 8 MiB WRITE from
