@@ -16,7 +16,6 @@
 #include "sc_models/topology/multi_site.h"
 #include "testbench/scale_out.h"
 #include "testbench/scenario.h"
-#include "testbench/workload.h"
 
 namespace fabricsim::testbench {
 
@@ -287,34 +286,15 @@ qp_census census_of(const scenario& s, topology::fabric& fab) {
 
 namespace {
 
-// The fewest packets a message of the run can have when its work is all RDMA WRITEs, or 0 when that is not
-// known. The NIC does not say which operation a posted work request is, so the workload is planned again from
-// the scenario (plan_workload, deterministic) and taken for what the NICs hold only when every host has as many
-// work requests posted as the plan gives it: a replay posts a capture's operations under the scenario's kind,
-// and one that matches the plan host by host, READs or SENDs among them, would be taken for the plan (the
-// guard cannot tell). Past max_replanned operations the workload is not planned again and 0 is returned.
-constexpr uint64_t max_replanned = 1000000;
-uint64_t fewest_write_packets(const scenario& s, topology::fabric& fab) {
-  uint64_t posted = 0;
-  for (topology::host& h : fab.hosts()) posted += h.nic->outstanding_work();
-  if (posted == 0 || posted > max_replanned) return 0;
-  std::vector<planned_flow> plan;
-  try {
-    plan = plan_workload(s);
-  } catch (const core::config_error&) {
-    return 0;  // a scenario whose own workload does not plan: what the NICs hold came from elsewhere
+// The fewest packets of a message the NICs built here hold when every posted work request is an RDMA WRITE
+// (supernic::posted_work_kinds, read from the NICs' send queues), or 0 when one is not or none is posted.
+uint64_t fewest_write_packets(topology::fabric& fab) {
+  uint64_t fewest = 0;
+  for (topology::host& h : fab.hosts()) {
+    const nic::supernic::posted_work w = h.nic->posted_work_kinds();
+    if (!w.all_writes) return 0;
+    if (w.fewest_packets > 0) fewest = fewest == 0 ? w.fewest_packets : std::min(fewest, w.fewest_packets);
   }
-  uint64_t mtu = s.nic.mtu_bytes;  // the largest payload of a packet: a message has at least bytes / mtu
-  for (const auto& [host, n] : s.nic_overrides) mtu = std::max(mtu, n.mtu_bytes);
-  std::vector<uint64_t> per_host(fab.hosts().size(), 0);
-  uint64_t fewest = UINT64_MAX;
-  for (const planned_flow& f : plan) {
-    if (f.op != nic::rdma_op::write || f.src >= per_host.size()) return 0;
-    ++per_host[f.src];
-    fewest = std::min(fewest, std::max<uint64_t>(1, (f.bytes + mtu - 1) / mtu));
-  }
-  for (size_t h = 0; h < per_host.size(); ++h)
-    if (per_host[h] != fab.hosts()[h].nic->outstanding_work()) return 0;
   return fewest;
 }
 
@@ -348,7 +328,7 @@ uint64_t window_acks(uint64_t window, uint64_t every, uint64_t fewest, bool per_
 std::vector<memory_term> window_bound(const scenario& s, topology::fabric& fab, const qp_census& c, uint64_t per) {
   std::vector<memory_term> bound;
   if (!c.known || s.switch_model.infiniband() || fab.hosts().empty()) return bound;
-  const uint64_t fewest = fewest_write_packets(s, fab);
+  const uint64_t fewest = fewest_write_packets(fab);
   if (fewest == 0) return bound;
   uint64_t reorder = UINT64_MAX, nak = UINT64_MAX, every = UINT64_MAX;  // any NIC's: the peer may be any of them
   bool per_packet = false;

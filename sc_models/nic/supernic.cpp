@@ -329,6 +329,19 @@ uint64_t supernic::outstanding_work() const {
   return n;
 }
 
+supernic::posted_work supernic::posted_work_kinds() const {
+  posted_work w;
+  for (size_t q = 0; q < m_qps.size(); ++q) {
+    const core::ring<work_request>& wqes = m_requester->queue(q).wqes;
+    for (size_t i = 0; i < wqes.size(); ++i) {
+      w.all_writes = w.all_writes && wqes[i].op == rdma_op::write;
+      w.fewest_packets =
+          w.fewest_packets == 0 ? wqes[i].packets : std::min<uint64_t>(w.fewest_packets, wqes[i].packets);
+    }
+  }
+  return w;
+}
+
 // ---- transmit ------------------------------------------------------------------------------------------
 
 void supernic::wake_transmitter(picoseconds at) {

@@ -160,6 +160,13 @@ class supernic : public sc_core::sc_module,
   void set_placed_callback(std::function<void(const placed_message&)> cb) { m_on_placed = std::move(cb); }
   const std::vector<recv_completion>& recv_completions() const { return m_responder->recv_completions(); }
   uint64_t outstanding_work() const;  // posted WRs not yet completed (successfully or in error)
+  // The posted WRs not yet completed: whether every one is an RDMA WRITE (without immediate), and the fewest
+  // packets of any (0 when none is posted). The memory guard's send-window bound holds for WRITEs only.
+  struct posted_work {
+    bool all_writes = true;
+    uint64_t fewest_packets = 0;
+  };
+  posted_work posted_work_kinds() const;
   const supernic_params& params() const { return m_params; }
   size_t qp_count() const { return m_qps.size(); }      // queue pairs created (each has a reorder stash)
   const core::link* out_link() const { return m_out; }  // the NIC's transmit link (line rate)
