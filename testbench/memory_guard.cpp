@@ -191,6 +191,33 @@ void switch_terms(std::vector<memory_term>& terms, const scenario& s, topology::
                "switch.tx_fifo_frames", per_descriptor);
 }
 
+// The queue pairs built here and, when every work request of the run is already posted, which of them send:
+// those with work requests posted (supernic::qp_state's `outstanding`).
+struct qp_census {
+  bool known = false;
+  uint64_t senders = 0;  // queue pairs with work posted (meaningful when `known`)
+};
+
+// A flow run (workload.kind writes, flows, permutation, all_to_all, incast or generated, no jobs) posts all its
+// work requests before the first event (flow_run::post_writes, before flow_run::run calls check_run) and none
+// after; collectives and training steps post theirs as the run goes, and under mpirun a queue pair's peer may
+// be another rank's, so there `known` is false.
+qp_census census_of(const scenario& s, topology::fabric& fab) {
+  qp_census c;
+  const std::string& kind = s.workload.kind;
+  c.known = s.jobs.empty() && (kind == "writes" || kind == "flows" || kind == "permutation" || kind == "all_to_all" ||
+                               kind == "incast" || kind == "generated");
+  for (topology::host& h : fab.hosts()) {
+    if (!h.nic) {
+      c.known = false;  // built by another rank
+      continue;
+    }
+    for (size_t i = 0; i < h.nic->qp_count(); ++i)
+      if (h.nic->qp_state(nic::supernic::qpn_of(i)).outstanding > 0) ++c.senders;
+  }
+  return c;
+}
+
 // The NICs' transmit FIFOs, reorder stashes and PCIe receive buffers. A responder's stash (responder::receive)
 // holds request packets of its one peer queue pair only, at most nic.reorder_window of them (one per slot of
 // its window), and within the peer's unacknowledged PSNs (nic.send_window_packets when set). With every work
@@ -259,32 +286,6 @@ std::vector<memory_term> injection_bound(const scenario& s, topology::fabric& fa
              s.run.duration_us > 0 ? "run.duration_us" : "run.limit_us", per);
   return bound;
 }
-
-}  // namespace
-
-// The queue pairs built here, and when every work request of the run is already posted, which of them send.
-// A flow run (workload.kind writes, flows, permutation, all_to_all, incast or generated, no jobs) posts all its
-// work requests before the first event (flow_run::post_writes, before flow_run::run calls check_run) and none
-// after; collectives and training steps post theirs as the run goes, and under mpirun a queue pair's peer may
-// be another rank's, so there `known` is false.
-qp_census census_of(const scenario& s, topology::fabric& fab) {
-  qp_census c;
-  const std::string& kind = s.workload.kind;
-  c.known = s.jobs.empty() && (kind == "writes" || kind == "flows" || kind == "permutation" || kind == "all_to_all" ||
-                               kind == "incast" || kind == "generated");
-  for (topology::host& h : fab.hosts()) {
-    if (!h.nic) {
-      c.known = false;  // built by another rank
-      continue;
-    }
-    c.qps += h.nic->qp_count();
-    for (size_t i = 0; i < h.nic->qp_count(); ++i)
-      if (h.nic->qp_state(nic::supernic::qpn_of(i)).outstanding > 0) ++c.senders;
-  }
-  return c;
-}
-
-namespace {
 
 // The fewest packets of a message the NICs built here hold when every posted work request is an RDMA WRITE
 // (supernic::posted_work_kinds, read from the NICs' send queues), or 0 when one is not or none is posted.

@@ -50,15 +50,6 @@ uint64_t descriptor_bytes(bool telemetry);
 // the smallest payload (nic.mtu_bytes, nic.path_mtu_bytes, or workload.message_bytes when smaller) plus the
 // fewest header bytes (RoCEv2: Ethernet, IPv4, UDP, BTH, ICRC, FCS; InfiniBand: LRH, BTH, ICRC, VCRC).
 uint64_t smallest_data_frame(const scenario& s);
-// The queue pairs built in this process, and whether every work request of the run is posted already (a flow
-// run built whole here: flow_run::post_writes posts them all before the first event) and so which queue pairs
-// send: those with work requests posted (supernic::qp_state's `outstanding`).
-struct qp_census {
-  bool known = false;
-  uint64_t qps = 0;      // queue pairs built here
-  uint64_t senders = 0;  // of them, with work posted (meaningful when `known`)
-};
-qp_census census_of(const scenario& s, topology::fabric& fab);
 // Packets in flight once the traffic runs, for the part of `fab` built in this process: the smallest of the
 // bounds that hold (each a list of terms named with their keys):
 // - where a packet can be: the switches' buffers, the cables, the NICs' transmit FIFOs, reorder stashes
