@@ -286,5 +286,56 @@ TEST(SpectrumRouting, a_bad_route_is_refused_naming_the_switch_and_the_fault) {
             "sw0: two routes for one destination\n");
 }
 
+// Routes to the fabric's hosts (10.0.0.1 on) are kept by host number and every other destination hashed
+// (spectrum_switch::lookup): both kinds route, both refuse a second route, and an address of neither
+// (a host number in a gap of the table, one past its end, one past the number limit, an address below
+// 10.0.0.1, an IPv6 address) has no route. Each destination's port is set by hand below.
+TEST(SpectrumRouting, host_routes_by_number_and_other_routes_hashed_both_route_and_refuse_a_second) {
+  const child_result c = run_in_child([&] {
+    spectrum_rig rig(sw::spectrum_params{}, 8);
+    core::ip_address v6{};
+    v6.octets = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x07};
+    const core::ip_address past_limit = core::ip_address::v4(0x0a000001 + (1u << 20));  // host number 2^20
+    const core::ip_address below = core::ip_address::v4(0x09000001);
+    const std::vector<std::pair<core::ip_address, unsigned>> routed = {
+        {spectrum_rig::host(0), 1}, {spectrum_rig::host(5), 2}, {past_limit, 3}, {below, 4}, {v6, 5}};
+    std::string out;
+    for (const auto& [dst, port] : routed) rig.sw.add_route(dst, {port});
+    for (const auto& [dst, port] : routed) {
+      try {
+        rig.sw.add_route(dst, {6});
+        out += "accepted\n";
+      } catch (const core::config_error& e) {
+        out += std::string(e.what()) + "\n";
+      }
+    }
+    // Frames to the routed destinations (ids 0-4), then to host 3 (a gap below host 5), host 6 (past the
+    // table's last host) and host 2^20 + 1 (past the limit, not routed): ids 5-7.
+    std::vector<core::ip_address> dsts;
+    for (const auto& r : routed) dsts.push_back(r.first);
+    dsts.push_back(spectrum_rig::host(3));
+    dsts.push_back(spectrum_rig::host(6));
+    dsts.push_back(core::ip_address::v4(0x0a000002 + (1u << 20)));
+    for (size_t i = 0; i < dsts.size(); ++i) {
+      core::packet* p = rig.frame(dsts[i], 0, 0);
+      p->id = i;
+      rig.sw.receive(p, 7);
+    }
+    rig.run();
+    std::map<uint64_t, unsigned> port_of;  // by frame id: the ports' arrivals may come in any order
+    for (const arrival& a : rig.sink.log) port_of[a.frame.id] = a.port;
+    for (const auto& [id, port] : port_of) out += std::to_string(id) + "->" + std::to_string(port) + "\n";
+    return out;
+  });
+  ASSERT_TRUE(c.ok) << c.output;
+  EXPECT_EQ(c.output,
+            "sw0: two routes for one destination\n"
+            "sw0: two routes for one destination\n"
+            "sw0: two routes for one destination\n"
+            "sw0: two routes for one destination\n"
+            "sw0: two routes for one destination\n"
+            "0->1\n1->2\n2->3\n3->4\n4->5\n");
+}
+
 }  // namespace spectrum_routing_test
 }  // namespace fabricsim::test

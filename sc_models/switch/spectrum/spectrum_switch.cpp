@@ -17,7 +17,6 @@ using core::picoseconds;
 
 namespace {
 
-constexpr uint32_t ib_host_ip_base = 0x0a000001;   // host 0's address (topology::host_ip), LID 1 (ib::host_lid)
 constexpr uint64_t jumbo_frame_bytes = 9216 + 20;  // largest frame on the wire, preamble and gap included
 constexpr uint64_t switch_mac_base = 0x02'00'00'ff'00'00ull;
 
@@ -295,8 +294,14 @@ void spectrum_switch::add_route(const core::ip_address& dst, std::vector<unsigne
   // (docs/scale_out.md, "The whole process").
   for (unsigned p : egress_ports)
     if (p >= m_ports.size() || !m_ports[p]) core::fail(name(), "route to unconnected port " + std::to_string(p));
-  if (lookup(dst) != nullptr) core::fail(name(), "two routes for one destination");
+  if (lookup(dst).count != 0) core::fail(name(), "two routes for one destination");
   const equal_cost_ref set = m_groups.intern(egress_ports);
+  const uint64_t host = host_number(dst);
+  if (host < host_route_limit) {
+    if (host >= m_host_routes.size()) m_host_routes.resize(host + 1);
+    m_host_routes[host] = set;
+    return;
+  }
   ++m_route_count;
   if (2 * m_route_count > m_route_slots.size()) rehash(std::max<size_t>(16, 2 * m_route_slots.size()));
   const size_t mask = m_route_slots.size() - 1;
@@ -339,28 +344,25 @@ bool spectrum_switch::parse(packet* p, unsigned in_port) {
   return true;
 }
 
-const spectrum_switch::route* spectrum_switch::lookup(const packet* p) const { return lookup(p->ip.dst); }
-
-const spectrum_switch::route* spectrum_switch::lookup(const core::ip_address& dst) const {
-  if (m_route_slots.empty()) return nullptr;
+equal_cost_ref spectrum_switch::lookup_hashed(const core::ip_address& dst) const {
+  if (m_route_slots.empty()) return {};
   const size_t mask = m_route_slots.size() - 1;
   for (size_t s = dst.hash() & mask;; s = (s + 1) & mask) {
     const route& r = m_route_slots[s];
-    if (r.ports.count == 0) return nullptr;
-    if (r.dst == dst) return &r;
+    if (r.ports.count == 0 || r.dst == dst) return r.ports;
   }
 }
 
 // Destinations are the fabric's hosts, 10.0.0.1 on (topology::host_ip); the reachability table indexes them as
 // InfiniBand does its LIDs (ib::host_lid), so that one fabric-wide computation serves both switch models.
 int spectrum_switch::lft(uint16_t dlid) const {
-  const route* r = dlid > 0 ? lookup(core::ip_address::v4(ib_host_ip_base + dlid - 1u)) : nullptr;
-  return r ? int(m_groups.group(r->ports)[0]) : -1;
+  const equal_cost_ref r = dlid > 0 ? lookup(core::ip_address::v4(host_ip_base + dlid - 1u)) : equal_cost_ref{};
+  return r.count != 0 ? int(m_groups.group(r)[0]) : -1;
 }
 
 equal_cost_group spectrum_switch::ar_group(uint16_t dlid) const {
-  const route* r = dlid > 0 ? lookup(core::ip_address::v4(ib_host_ip_base + dlid - 1u)) : nullptr;
-  return r ? m_groups.group(r->ports) : equal_cost_group{};
+  const equal_cost_ref r = dlid > 0 ? lookup(core::ip_address::v4(host_ip_base + dlid - 1u)) : equal_cost_ref{};
+  return r.count != 0 ? m_groups.group(r) : equal_cost_group{};
 }
 
 void spectrum_switch::set_reachability(picoseconds from, reach_rows rows) {
@@ -377,9 +379,9 @@ bool spectrum_switch::live(unsigned port, uint16_t dlid, picoseconds t) const {
   return dlid >= table.beyond[port].size() || table.beyond[port][dlid];        // not a host of the table: no news
 }
 
-unsigned spectrum_switch::select_egress(const route& r, const packet* p, unsigned tc, picoseconds t) {
-  const equal_cost_group g = m_groups.group(r.ports);
-  const uint16_t dlid = m_reach_set ? uint16_t(p->ip.dst.v4_value() - ib_host_ip_base + 1u) : 0;
+unsigned spectrum_switch::select_egress(equal_cost_ref ports, const packet* p, unsigned tc, picoseconds t) {
+  const equal_cost_group g = m_groups.group(ports);
+  const uint16_t dlid = m_reach_set ? uint16_t(p->ip.dst.v4_value() - host_ip_base + 1u) : 0;
   // With no fault injector on any link of this process and no reachability table, every port is live:
   // the scan then reads no link (each would be a cache line of its own).
   const bool faults = m_reach_set || m_ctx.links_with_fault != 0;
@@ -514,14 +516,14 @@ void spectrum_switch::receive(packet* p, unsigned in_port) {
   const unsigned tc = priority_of(p);  // classify: priority p in traffic class p
   p->hop_in_port = uint16_t(in_port);
   p->hop_tc = uint8_t(tc);
-  const route* r = lookup(p);
-  if (r == nullptr) {
+  const equal_cost_ref route = lookup(p);
+  if (route.count == 0) {
     ++m_no_route;
     m_ctx.pool.release(p);
     return;
   }
   const picoseconds t = core::now();
-  const unsigned egress = select_egress(*r, p, tc, t);
+  const unsigned egress = select_egress(route, p, tc, t);
   if (egress == no_port) {  // every equal-cost port's link is known down
     ++m_no_live_port;
     m_ctx.pool.release(p);

@@ -17,6 +17,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <systemc>
@@ -142,13 +143,30 @@ class alignas(64) spectrum_switch : public sc_core::sc_module,
   void rehash(size_t slots);
   // Pipeline stages.
   bool parse(core::packet* p, unsigned in_port);  // false: consumed (PFC) or dropped (TTL)
-  const route* lookup(const core::packet* p) const;
-  const route* lookup(const core::ip_address& dst) const;
+  // The destination's equal-cost ports (count 0: no route).
+  equal_cost_ref lookup(const core::packet* p) const { return lookup(p->ip.dst); }
+  equal_cost_ref lookup(const core::ip_address& dst) const {
+    const uint64_t host = host_number(dst);
+    if (host < m_host_routes.size()) return m_host_routes[host];
+    return lookup_hashed(dst);
+  }
+  equal_cost_ref lookup_hashed(const core::ip_address& dst) const;
+  // The fabric host number of `dst` (0 for 10.0.0.1, topology::host_ip: an IPv4-mapped address at or above
+  // it), or UINT64_MAX for any other address; read from the address's two words (a little-endian host).
+  static uint64_t host_number(const core::ip_address& dst) {
+    uint64_t w[2];
+    std::memcpy(w, dst.octets.data(), 16);
+    if (w[0] != 0 || uint32_t(w[1]) != 0xffff0000u) return UINT64_MAX;
+    const uint32_t v4 = __builtin_bswap32(uint32_t(w[1] >> 32));
+    return v4 >= host_ip_base ? uint64_t(v4 - host_ip_base) : UINT64_MAX;
+  }
+  static constexpr uint32_t host_ip_base = 0x0a000001;             // host 0's address (topology::host_ip), LID 1
+  static constexpr uint64_t host_route_limit = uint64_t(1) << 20;  // hosts routed by number, not hashed
   // Whether `port` may carry a packet for host `dlid` at `t`: its link is not known down and, once a
   // reachability table is set, the switch beyond it still reaches the host.
   bool live(unsigned port, uint16_t dlid, core::picoseconds t) const;
   // The egress port, or no_port when every equal-cost port's link is known down (the frame is dropped).
-  unsigned select_egress(const route& r, const core::packet* p, unsigned tc, core::picoseconds t);
+  unsigned select_egress(equal_cost_ref ports, const core::packet* p, unsigned tc, core::picoseconds t);
   static constexpr unsigned no_port = equal_cost_group::none;
   bool admit(core::packet* p, unsigned in_port, unsigned egress, unsigned tc, core::picoseconds t);
   void mark_ecn(core::packet* p, unsigned egress, unsigned tc, core::picoseconds t);
@@ -178,6 +196,11 @@ class alignas(64) spectrum_switch : public sc_core::sc_module,
   std::array<bool, traffic_classes> m_ecn{};
   hot_params m_hot;
   std::vector<std::unique_ptr<scheduled_port>> m_ports;
+  // Routes to the fabric's hosts by host number (host_number(): one 8-byte entry per host, count 0 where none
+  // is set), in the line a frame's lookup reads; every other destination in m_route_slots, hashed. At 256
+  // hosts the hashed slot (24 bytes, in a table twice the routes) was a cache miss on about 40 % of receive()'s
+  // wall-clock samples (docs/performance.md, "The route lookup by host number").
+  std::vector<equal_cost_ref> m_host_routes;
   std::vector<route> m_route_slots;
   equal_cost_groups m_groups;
   pfc_unit m_pfc;  // lossless accounting per (ingress port, priority), XOFF/XON
