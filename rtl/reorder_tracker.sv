@@ -68,7 +68,10 @@ module reorder_tracker #(
   typedef fabricsim_pkg::verdict_e verdict_e;
 
   psn_t              head_d, head_q;
-  logic [Window-1:0] marked_d, marked_q;  // PSNs in [head, head + Window) that arrived out of order
+  logic [Window-1:0] marked_q;  // PSNs in [head, head + Window) that arrived out of order
+  // The bitmap's one write per clock (a flash clear at an init, else one bit): written in place, never
+  // computed as a whole next state, so a simulator copies no Window-bit vector per clock.
+  logic              clear_all, clear_head, mark_req;
   logic              rsp_valid_d, rsp_valid_q;
   verdict_e          rsp_verdict_d, rsp_verdict_q;
   psn_t              rsp_psn_d, rsp_psn_q;
@@ -94,7 +97,9 @@ module reorder_tracker #(
 
   always_comb begin
     head_d        = head_q;
-    marked_d      = marked_q;
+    clear_all     = 1'b0;
+    clear_head    = 1'b0;
+    mark_req      = 1'b0;
     rsp_valid_d   = 1'b0;
     rsp_verdict_d = fabricsim_pkg::VerdictInOrder;
     rsp_psn_d     = '0;
@@ -102,14 +107,14 @@ module reorder_tracker #(
     adv_psn_d     = '0;
 
     if (init_valid_i) begin
-      head_d   = init_psn_i;
-      marked_d = '0;
+      head_d    = init_psn_i;
+      clear_all = 1'b1;
     end else if (head_marked) begin
       // Retire one stored PSN per clock; its slot becomes the slot of head + Window, so clear it.
-      marked_d[head_idx] = 1'b0;
-      head_d             = head_q + PsnW'(1);
-      adv_valid_d        = 1'b1;
-      adv_psn_d          = head_q;
+      clear_head  = 1'b1;
+      head_d      = head_q + PsnW'(1);
+      adv_valid_d = 1'b1;
+      adv_psn_d   = head_q;
     end else if (accept) begin
       rsp_valid_d = 1'b1;
       rsp_psn_d   = req_psn_i;
@@ -125,8 +130,8 @@ module reorder_tracker #(
         if (marked_q[req_idx]) begin
           rsp_verdict_d = fabricsim_pkg::VerdictDuplicate;
         end else begin
-          rsp_verdict_d    = fabricsim_pkg::VerdictOutOfOrder;
-          marked_d[req_idx] = 1'b1;
+          rsp_verdict_d = fabricsim_pkg::VerdictOutOfOrder;
+          mark_req      = 1'b1;
         end
       end else begin
         rsp_verdict_d = fabricsim_pkg::VerdictOutOfWindow;
@@ -145,12 +150,14 @@ module reorder_tracker #(
       adv_psn_q     <= '0;
     end else begin
       head_q        <= head_d;
-      marked_q      <= marked_d;
       rsp_valid_q   <= rsp_valid_d;
       rsp_verdict_q <= rsp_verdict_d;
       rsp_psn_q     <= rsp_psn_d;
       adv_valid_q   <= adv_valid_d;
       adv_psn_q     <= adv_psn_d;
+      if (clear_all)       marked_q           <= '0;
+      else if (clear_head) marked_q[head_idx] <= 1'b0;
+      else if (mark_req)   marked_q[req_idx]  <= 1'b1;
     end
   end
 

@@ -165,7 +165,7 @@ const std::string origin_near_wrap = " --set nic.cnp_time_origin_cycles=" + std:
 
 // Traffic per mutant (generated mutant ids; docs/verification.md, "RTL in the loop", has the table):
 //  reorder_tracker 16 (in-window test >= instead of ==: PSNs a window or more ahead are marked in a slot of the
-//    window) and 39 (retiring a stored PSN no longer clears its slot): loss with a long cable, so arrivals
+//    window) and 44 (retiring a stored PSN no longer clears its slot): loss with a long cable, so arrivals
 //    run far ahead of the head and the head retires stored PSNs;
 //  cnp_gen 18 (>= -> > in the interval test): an interval (2005 ns) that one of h0's flows' marks lands on exactly
 //    (24 packets of 83.56 ns);
@@ -179,7 +179,7 @@ const std::string origin_near_wrap = " --set nic.cnp_time_origin_cycles=" + std:
 INSTANTIATE_TEST_SUITE_P(
     fabric, lockstep_mutant,
     testing::Values(mutant_case{"reorder_tracker", 16, lossy_pair, "qp ", without_lockstep::not_verified, ""},
-                    mutant_case{"reorder_tracker", 39, lossy_pair, "qp ", without_lockstep::not_verified, ""},
+                    mutant_case{"reorder_tracker", 44, lossy_pair, "qp ", without_lockstep::not_verified, ""},
                     mutant_case{"cnp_gen", 18, tiny_incast + " --set nic.cnp_interval_ns=2005", "",
                                 without_lockstep::changes_field, "/fabric/cnps_sent"},
                     mutant_case{"cnp_gen", 12, tiny_incast + origin_near_wrap, "", without_lockstep::changes_field,
@@ -197,14 +197,14 @@ INSTANTIATE_TEST_SUITE_P(
     mutant_name);
 
 TEST(lockstep, init_mutants_are_equivalent_in_fabric_runs) {
-  // reorder_tracker 34 and cnp_gen 52 forget to clear state on an init. A NIC inits each block once, right after
+  // reorder_tracker 39 and cnp_gen 52 forget to clear state on an init. A NIC inits each block once, right after
   // the reset pulse that already cleared it; the tracker's only later init is an RNR reset, and the testbench
   // posts every receive before the run, so none happens. Should a workload ever re-init a block, this test
   // fails and docs/verification.md's table must say what catches them.
   const std::string sprayed_64 = tiny_incast + " --set nic.reorder_window=64";  // reorder mutants: window 64
   for (const auto& [choice, scenario] :
-       std::vector<std::pair<std::string, std::string>>{{"reorder_tracker:34", lossy_pair},
-                                                        {"reorder_tracker:34", sprayed_64},
+       std::vector<std::pair<std::string, std::string>>{{"reorder_tracker:39", lossy_pair},
+                                                        {"reorder_tracker:39", sprayed_64},
                                                         {"cnp_gen:52", tiny_incast},
                                                         {"cnp_gen:52", recovering}}) {
     const json clean = report_of(scenario + every_block("lockstep"), "init_clean");
