@@ -15,7 +15,6 @@
 #include "testbench/faults.h"
 #include "testbench/memory_guard.h"
 #include "testbench/progress.h"
-#include "testbench/report_counters.h"
 #include "testbench/scale_out.h"
 #include "testbench/scenario.h"
 #include "testbench/simulation.h"
@@ -120,33 +119,31 @@ nlohmann::json collective_object(const scenario& s, collective_engine& eng, topo
 }
 
 // The `fabric` object of a collective run: the whole run is the window; the flow fields are empty. Every
-// counter is registered by now (under mpirun: merged, on rank 0): the figures come from one index, freed
-// before the statistics' JSON is built.
+// counter is registered by now (under mpirun: merged, on rank 0).
 nlohmann::json collective_fabric(core::sim_context& ctx, picoseconds sim_end, const std::vector<double>& rank_rate,
                                  size_t ranks) {
-  const report_counters counters(ctx.stats);
   nlohmann::json fabric_j;
-  const uint64_t delivered = counters.total("placed_bytes");
+  const uint64_t delivered = ctx.stats.counter_total("placed_bytes");
   double rate_bps = 0.0;
   for (double rate : rank_rate) rate_bps += rate;
   const double window_s = double(sim_end.value) * 1e-12;
-  uint64_t max_queue = counters.max("max_queue_bytes");
+  uint64_t max_queue = ctx.stats.counter_max("max_queue_bytes");
   fabric_j["window_start_ns"] = 0.0;
   fabric_j["window_end_ns"] = sim_end.ns();
   fabric_j["delivered_payload_bytes"] = delivered;
   fabric_j["senders"] = ranks;
   fabric_j["effective_throughput"] = window_s > 0 ? double(delivered) * 8.0 / (rate_bps * window_s) : 0.0;
-  fabric_j["drops"] = counters.total("dropped");
-  fabric_j["ecn_marked"] = counters.total("ecn_marked");
-  fabric_j["pfc_pause_frames"] = counters.total("pause_frames_sent");
-  fabric_j["injected_drops"] = counters.total("dropped_injected");
-  fabric_j["retransmissions"] = counters.total("tx_retransmitted");
+  fabric_j["drops"] = ctx.stats.counter_total("dropped");
+  fabric_j["ecn_marked"] = ctx.stats.counter_total("ecn_marked");
+  fabric_j["pfc_pause_frames"] = ctx.stats.counter_total("pause_frames_sent");
+  fabric_j["injected_drops"] = ctx.stats.counter_total("dropped_injected");
+  fabric_j["retransmissions"] = ctx.stats.counter_total("tx_retransmitted");
   fabric_j["max_queue_bytes"] = max_queue;
   fabric_j["completed_flows"] = 0;
   fabric_j["incomplete_flows"] = 0;
   fabric_j["mean_flow_throughput"] = nullptr;
   fabric_j["min_flow_throughput"] = nullptr;
-  fabric_j["cnps_sent"] = counters.total("tx_cnps");
+  fabric_j["cnps_sent"] = ctx.stats.counter_total("tx_cnps");
   return fabric_j;
 }
 

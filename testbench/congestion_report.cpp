@@ -309,11 +309,10 @@ nlohmann::json leaf_port_towards(const core::sim_context& ctx, topology::fabric&
   return port.is_null() ? nlohmann::json() : port.at(0);
 }
 
-void congestion_figures(nlohmann::json& j, core::sim_context& ctx, const report_counters& counters,
-                        topology::fabric& fab, scale_out& so, const std::vector<sender_qp>& senders,
-                        const std::vector<qp_sample>& samples, picoseconds window_start, picoseconds window_end,
-                        double queue_byte_ps_at_window_start, double queue_byte_ps_at_window_end,
-                        size_t convergence_samples) {
+void congestion_figures(nlohmann::json& j, core::sim_context& ctx, topology::fabric& fab, scale_out& so,
+                        const std::vector<sender_qp>& senders, const std::vector<qp_sample>& samples,
+                        picoseconds window_start, picoseconds window_end, double queue_byte_ps_at_window_start,
+                        double queue_byte_ps_at_window_end, size_t convergence_samples) {
   const double window_s = double((window_end - window_start).value) * 1e-12;
   std::map<size_t, uint64_t> per_host;  // sending host -> payload placed for it in the window
   std::map<size_t, uint64_t> per_target;
@@ -336,8 +335,8 @@ void congestion_figures(nlohmann::json& j, core::sim_context& ctx, const report_
                                       queue_byte_ps_at_window_end - queue_byte_ps_at_window_start);
   pfc_pause_figures(j, ctx, fab, so);
   credit_stall_figures(j, ctx, fab, so);
-  j["cnps_sent"] = counters.total("tx_cnps");
-  j["cnps_received"] = counters.total("rx_cnps");
+  j["cnps_sent"] = ctx.stats.counter_total("tx_cnps");
+  j["cnps_received"] = ctx.stats.counter_total("rx_cnps");
   j["samples"] = senders.empty() ? 0 : samples.size() / senders.size();
   j["rate_convergence_ns"] = convergence_ns(samples, senders, [](const qp_sample& q) { return q.st.rate_mbps; });
   // How far apart the DCQCN rates ended: (max - min) / max over the last sample with every sender active.

@@ -11,7 +11,6 @@
 #include "sc_models/core/sim_context.h"
 #include "sc_models/nic/supernic.h"
 #include "sc_models/topology/fabric.h"
-#include "testbench/report_counters.h"
 #include "testbench/scale_out.h"
 #include "testbench/scenario.h"
 
@@ -46,12 +45,12 @@ nlohmann::json leaf_port_towards(const core::sim_context& ctx, topology::fabric&
 // Adds the congestion figures to the report's `fabric` object `j`: goodput per sender and Jain's index over
 // the window, the bottleneck (whose queue integral over the window is the difference of the two readings),
 // PFC pauses by port, switch and hop with their timeline, credit stalls, CNPs and the convergence times
-// over `samples` (`convergence_samples` periods for the fair share). The CNP counts are read from `counters`.
-void congestion_figures(nlohmann::json& j, core::sim_context& ctx, const report_counters& counters,
-                        topology::fabric& fab, scale_out& so, const std::vector<sender_qp>& senders,
-                        const std::vector<qp_sample>& samples, core::picoseconds window_start,
-                        core::picoseconds window_end, double queue_byte_ps_at_window_start,
-                        double queue_byte_ps_at_window_end, size_t convergence_samples);
+// over `samples` (`convergence_samples` periods for the fair share). The CNP counts are the registry's counter totals.
+void congestion_figures(nlohmann::json& j, core::sim_context& ctx, topology::fabric& fab, scale_out& so,
+                        const std::vector<sender_qp>& senders, const std::vector<qp_sample>& samples,
+                        core::picoseconds window_start, core::picoseconds window_end,
+                        double queue_byte_ps_at_window_start, double queue_byte_ps_at_window_end,
+                        size_t convergence_samples);
 
 // Under mpirun: the rows samples[first ..] as every rank took them, merged so that every rank holds the
 // one-process rows.

@@ -29,7 +29,6 @@
 #include "testbench/memory_guard.h"
 #include "testbench/nvlink_run.h"
 #include "testbench/progress.h"
-#include "testbench/report_counters.h"
 #include "testbench/scale_out.h"
 #include "testbench/simulation.h"
 #include "testbench/tenants.h"
@@ -61,9 +60,8 @@ std::string format_number(double v) {
 
 // The `fabric` object of the report (docs/report.md): what the fabric delivered in the measurement window,
 // and its congestion counters.
-nlohmann::json fabric_summary(core::sim_context& ctx, const report_counters& counters, topology::fabric& fab,
-                              const std::vector<planned_write>& writes, picoseconds window_start,
-                              picoseconds window_end, uint64_t placed_at_window_start,
+nlohmann::json fabric_summary(core::sim_context& ctx, topology::fabric& fab, const std::vector<planned_write>& writes,
+                              picoseconds window_start, picoseconds window_end, uint64_t placed_at_window_start,
                               const std::vector<double>& flow_throughputs) {
   std::vector<bool> sends(fab.hosts().size(), false);
   for (const planned_write& w : writes) sends[w.src] = true;
@@ -74,10 +72,10 @@ nlohmann::json fabric_summary(core::sim_context& ctx, const report_counters& cou
       ++senders;
       sender_rate_bps += double(fab.hosts()[h].line_rate.value);
     }
-  const uint64_t delivered = counters.total("placed_bytes") - placed_at_window_start;
+  const uint64_t delivered = ctx.stats.counter_total("placed_bytes") - placed_at_window_start;
   const double window_s = double((window_end - window_start).value) * 1e-12;
-  uint64_t max_queue = counters.max("max_queue_bytes");
-  if (max_queue == 0) max_queue = counters.max("max_occupancy");  // the output-queued switch
+  uint64_t max_queue = ctx.stats.counter_max("max_queue_bytes");
+  if (max_queue == 0) max_queue = ctx.stats.counter_max("max_occupancy");  // the output-queued switch
 
   nlohmann::json j;
   j["window_start_ns"] = window_start.ns();
@@ -86,15 +84,15 @@ nlohmann::json fabric_summary(core::sim_context& ctx, const report_counters& cou
   j["senders"] = senders;
   j["effective_throughput"] =
       window_s > 0 && sender_rate_bps > 0 ? double(delivered) * 8.0 / (sender_rate_bps * window_s) : 0.0;
-  j["drops"] = counters.total("dropped");
-  j["ecn_marked"] = counters.total("ecn_marked");
-  j["pfc_pause_frames"] = counters.total("pause_frames_sent");
-  j["injected_drops"] = counters.total("dropped_injected");
-  j["retransmissions"] = counters.total("tx_retransmitted");
-  j["read_reissues"] = counters.total("read_reissues");
-  j["rnr_naks"] = counters.total("tx_rnr_nak");
-  j["out_of_order_packets"] = counters.total("rx_out_of_order");
-  j["reorder_peak_packets"] = counters.max("reorder_peak_packets");
+  j["drops"] = ctx.stats.counter_total("dropped");
+  j["ecn_marked"] = ctx.stats.counter_total("ecn_marked");
+  j["pfc_pause_frames"] = ctx.stats.counter_total("pause_frames_sent");
+  j["injected_drops"] = ctx.stats.counter_total("dropped_injected");
+  j["retransmissions"] = ctx.stats.counter_total("tx_retransmitted");
+  j["read_reissues"] = ctx.stats.counter_total("read_reissues");
+  j["rnr_naks"] = ctx.stats.counter_total("tx_rnr_nak");
+  j["out_of_order_packets"] = ctx.stats.counter_total("rx_out_of_order");
+  j["reorder_peak_packets"] = ctx.stats.counter_max("reorder_peak_packets");
   j["max_queue_bytes"] = max_queue;
   j["data_packet_latency_ns"] = latency_summary_ns(ctx.data_latency);
   j["completed_flows"] = flow_throughputs.size();
@@ -733,15 +731,14 @@ nlohmann::json flow_run::report() {
   r["stray_bytes"] = m_stray_bytes;
   r["memory"] = m_generated ? "generated" : "dense";
   {
-    // Every counter is registered by now (under mpirun: merged, on rank 0): one index for the report's figures,
-    // freed before the statistics' JSON is built (at 4,096 NICs its 5 MB would add to the peak).
-    const report_counters counters(ctx.stats);
+    // Every counter is registered by now (under mpirun: merged, on rank 0): the figures are sums and maxima
+    // over the instances that have each counter (stats_registry::counter_total, counter_max).
     // Every NIC's `placed_bytes` counter (under mpirun merged over the ranks): payload the responders placed,
     // and the requesters' READ responses, whether or not their operation completed.
-    r["placed_bytes"] = counters.total("placed_bytes");
-    r["dropped_packets"] = counters.total("dropped");
-    r["fabric"] = fabric_summary(ctx, counters, fab(), m_writes, m_window_start, m_sim_end, m_placed_at_window_start,
-                                 m_flow_throughputs);
+    r["placed_bytes"] = ctx.stats.counter_total("placed_bytes");
+    r["dropped_packets"] = ctx.stats.counter_total("dropped");
+    r["fabric"] =
+        fabric_summary(ctx, fab(), m_writes, m_window_start, m_sim_end, m_placed_at_window_start, m_flow_throughputs);
     const size_t convergence_samples =
         s.run.sample_us > 0 ? std::max<size_t>(1, size_t(std::llround(s.run.convergence_window_us / s.run.sample_us)))
                             : 0;
@@ -754,11 +751,12 @@ nlohmann::json flow_run::report() {
     if (m_bottleneck) at_end.back() = (*m_bottleneck)();  // at m_sim_end (now), where its leaf is built
     if (so().distributed()) so().sum(at_end);
     for (size_t k = 0; k < m_senders.size(); ++k) m_senders[k].placed_at_end = uint64_t(at_end[k]);
-    congestion_figures(r["fabric"], ctx, counters, fab(), so(), m_senders, m_samples, m_window_start, m_sim_end,
+    congestion_figures(r["fabric"], ctx, fab(), so(), m_senders, m_samples, m_window_start, m_sim_end,
                        m_queue_byte_ps_at_window_start, at_end.back(), convergence_samples);
     fault_set& faults = m_setup->faults();
     if (!faults.empty()) faults.merge(so());  // under mpirun: every rank's fault counters (a collective)
-    if (!faults.empty()) r["faults"] = faults.report(m_sim_end, m_delivered, counters.total("tx_retransmitted"));
+    if (!faults.empty())
+      r["faults"] = faults.report(m_sim_end, m_delivered, ctx.stats.counter_total("tx_retransmitted"));
   }
   r["flows"] = std::move(m_flows);
   add_fct_report(s, r);  // flows[].ideal_fct_ns and slowdown, and the `fct` object (testbench/fct_report.h)

@@ -9,6 +9,7 @@
 #include <nlohmann/json_fwd.hpp>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "sc_models/core/fine_histogram.h"
@@ -65,9 +66,12 @@ class stats_registry {
 
   // Reads one counter by instance and name; throws std::out_of_range when it is not registered.
   uint64_t counter_value(const std::string& instance, const std::string& name) const;
-  // Sum of one counter over every instance that has it.
+  // Sum of one counter over every instance that has it (0 when none has), read now. Answered from an index of
+  // the counters by name, built on the first such query and kept up to date by every later registration (a
+  // scale-out merge registers the other ranks' blocks after set-up): a query reads only the counters of its
+  // name, not every instance (69,761 at 4,096 NICs).
   uint64_t counter_total(const std::string& name) const;
-  // Largest value of one counter over every instance that has it (0 when none has).
+  // Largest value of one counter over every instance that has it (0 when none has), read now, from the index.
   uint64_t counter_max(const std::string& name) const;
   bool has(const std::string& instance, const std::string& name) const;
 
@@ -132,6 +136,12 @@ class stats_registry {
   using described = std::map<std::string, std::map<std::string, std::pair<const char*, const char*>>>;
   described descriptions() const;
   std::map<std::string, std::map<std::string, entry>> m_entries;
+  // The registered counters of `name` (none when no instance has it), from the index, built if it is not yet.
+  const std::vector<const uint64_t*>& counters_named(const std::string& name) const;
+  // Every counter by name, once a by-name query has built it (m_counters_indexed); registration adds to it,
+  // to_json() frees it.
+  mutable std::unordered_map<std::string, std::vector<const uint64_t*>> m_counters_by_name;
+  mutable bool m_counters_indexed = false;
   struct probe_entry {
     const char* unit;
     const char* description;

@@ -1,4 +1,5 @@
-// The statistics registry's probes: read live when asked, kept out of the `stats` JSON, one per name.
+// The statistics registry's probes: read live when asked, kept out of the `stats` JSON, one per name; its
+// counter totals and maxima by name, from hand-added values, over counters registered before and after a query.
 #include "sc_models/core/stats.h"
 
 #include <gtest/gtest.h>
@@ -81,6 +82,74 @@ TEST(stats_registry, units_and_descriptions_are_written_once_per_instance_patter
   EXPECT_EQ(j["h10_nic"]["tx"],
             nlohmann::json({{"value", 3}, {"unit", "bytes"}, {"description", "another model's count"}}));
   EXPECT_EQ(j["sw0"]["tx"], nlohmann::json({{"value", 4}}));
+}
+
+// Three instances with a counter "tx", one with "drops", and a gauge and a histogram also named "tx".
+struct blocks {
+  uint64_t h0_tx = 5, h1_tx = 7, sw0_tx = 0, h0_drops = 3;
+  histogram sw2_hist;
+  stats_registry stats;
+  blocks() {
+    stats.counter("h0_nic", "tx", "packets", "sent", &h0_tx);
+    stats.counter("h1_nic", "tx", "packets", "sent", &h1_tx);
+    stats.counter("sw0.port1", "tx", "packets", "forwarded", &sw0_tx);
+    stats.counter("h0_nic", "drops", "packets", "dropped", &h0_drops);
+    stats.gauge("sw1", "tx", "packets", "not a counter", [] { return 100.0; });
+    sw2_hist.add(1000);
+    stats.hist("sw2", "tx", "packets", "not a counter", &sw2_hist);
+  }
+};
+
+TEST(stats_registry, counter_totals_and_maxima_are_over_the_instances_that_have_the_counter) {
+  blocks b;
+  EXPECT_EQ(b.stats.counter_total("tx"), 12u);  // 5 + 7 + 0: the gauge's 100 and the histogram's 1000 are not counters
+  EXPECT_EQ(b.stats.counter_max("tx"), 7u);
+  EXPECT_EQ(b.stats.counter_total("drops"), 3u);
+  EXPECT_EQ(b.stats.counter_max("drops"), 3u);
+  EXPECT_EQ(b.stats.counter_total("absent"), 0u);  // no instance has it
+  EXPECT_EQ(b.stats.counter_max("absent"), 0u);
+}
+
+TEST(stats_registry, counter_totals_read_the_values_when_asked) {
+  blocks b;
+  EXPECT_EQ(b.stats.counter_total("tx"), 12u);  // the first query: the index is built here
+  b.h0_tx = 9;                                  // after it: the run, or a scale-out merge, writes the counters in place
+  b.sw0_tx = 20;
+  EXPECT_EQ(b.stats.counter_total("tx"), 36u);  // 9 + 7 + 20
+  EXPECT_EQ(b.stats.counter_max("tx"), 20u);
+}
+
+TEST(stats_registry, counters_registered_after_a_query_are_in_the_next_one) {
+  blocks b;
+  EXPECT_EQ(b.stats.counter_total("tx"), 12u);
+  EXPECT_EQ(b.stats.counter_max("tx"), 7u);
+  EXPECT_EQ(b.stats.counter_total("ecn"), 0u);
+  // As a scale-out merge adds the other ranks' blocks on rank 0 after set-up: an instance seen before, a new
+  // one, a name no instance had, and a gauge of a counter's name (still not a counter).
+  uint64_t sw0_drops = 4, h7_tx = 30, h7_ecn = 2, sw3_ecn = 6;
+  b.stats.counter("sw0.port1", "drops", "packets", "dropped", &sw0_drops);
+  b.stats.counter("h7_nic", "tx", "packets", "sent", &h7_tx);
+  b.stats.counter("h7_nic", "ecn", "packets", "marked", &h7_ecn);
+  b.stats.counter("sw3", "ecn", "packets", "marked", &sw3_ecn);
+  b.stats.gauge("sw4", "drops", "packets", "not a counter", [] { return 50.0; });
+  EXPECT_EQ(b.stats.counter_total("tx"), 42u);  // 5 + 7 + 0 + 30
+  EXPECT_EQ(b.stats.counter_max("tx"), 30u);
+  EXPECT_EQ(b.stats.counter_total("drops"), 7u);  // 3 + 4
+  EXPECT_EQ(b.stats.counter_max("drops"), 4u);
+  EXPECT_EQ(b.stats.counter_total("ecn"), 8u);  // 2 + 6
+  EXPECT_EQ(b.stats.counter_max("ecn"), 6u);
+  // And once more after a second round of registration, each counter counted once.
+  uint64_t h8_tx = 1;
+  b.stats.counter("h8_nic", "tx", "packets", "sent", &h8_tx);
+  EXPECT_EQ(b.stats.counter_total("tx"), 43u);
+  EXPECT_EQ(b.stats.counter_total("drops"), 7u);
+  // The statistics' JSON frees the index; the next query builds it again, with what was registered since.
+  EXPECT_EQ(b.stats.to_json()["h8_nic"]["tx"]["value"], 1);
+  uint64_t h9_tx = 100;
+  b.stats.counter("h9_nic", "tx", "packets", "sent", &h9_tx);
+  EXPECT_EQ(b.stats.counter_total("tx"), 143u);
+  EXPECT_EQ(b.stats.counter_max("tx"), 100u);
+  EXPECT_EQ(b.stats.counter_total("ecn"), 8u);
 }
 
 }  // namespace stats_test
