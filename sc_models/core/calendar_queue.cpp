@@ -1,4 +1,4 @@
-// The arrival calendar's queue: one bucket per distinct time.
+// The arrival calendar's queue: a timing wheel of sorted buckets.
 #include "sc_models/core/calendar_queue.h"
 
 #include <algorithm>
@@ -20,159 +20,135 @@ struct later_fn {
   bool operator()(const calendar_queue::entry& a, const calendar_queue::entry& b) const { return before(b, a); }
 };
 constexpr later_fn later{};
-struct later_time_fn {
-  template <class T>
-  bool operator()(const T& a, const T& b) const {
-    return a.at > b.at;
-  }
-};
-constexpr later_time_fn later_time{};
-constexpr unsigned initial_hash_bits = 10;
 }  // namespace
 
-calendar_queue::calendar_queue()
-    : m_hash(size_t(1) << initial_hash_bits, cell{0, none}), m_shift(64 - initial_hash_bits) {
-  m_times.reserve(256);
-  m_late.reserve(64);
-}
+calendar_queue::calendar_queue() : m_wheel(wheel_size, none), m_used(wheel_size / 64, 0) { m_late.reserve(64); }
 
 void calendar_queue::push(picoseconds at, uint64_t key, void* client, const void* head, opaque_fn call) {
-  const entry e{at, key, m_seq++, client, head, call};
   ++m_size;
-  if (m_open != none && !(m_open_at < at)) {
+  place(entry{at, key, m_seq++, client, head, call});
+}
+
+void calendar_queue::place(const entry& e) {
+  const uint64_t b = bucket_of(e.at);
+  if (b < m_cursor) {  // the bucket being drained, or before it: joins the drain
     m_late.push_back(e);
     std::push_heap(m_late.begin(), m_late.end(), later);
-    return;
-  }
-  const uint32_t s = at.value == m_last_at && m_last_slot != none ? m_last_slot : find_or_add_slot(at);
-  m_last_at = at.value;
-  m_last_slot = s;
-  m_slots[s].items.push_back(e);
-}
-
-uint32_t calendar_queue::find_or_add_slot(picoseconds at) {
-  const size_t mask = m_hash.size() - 1;
-  for (size_t i = home(at.value);; i = (i + 1) & mask) {
-    const cell& c = m_hash[i];
-    if (c.slot == none) break;
-    if (c.at == at.value) return c.slot;
-  }
-  uint32_t s;
-  if (!m_free_slots.empty()) {
-    s = m_free_slots.back();
-    m_free_slots.pop_back();
+  } else if (b - m_cursor < wheel_size - 1) {
+    const uint64_t slot = b & wheel_mask;
+    uint32_t a = m_wheel[slot];
+    if (a == none) {
+      if (m_free_arrays.empty()) {
+        m_free_arrays.push_back(uint32_t(m_arrays.size()));
+        m_arrays.emplace_back();
+        m_array_first.push_back(0);
+      }
+      a = m_free_arrays.back();
+      m_free_arrays.pop_back();
+      m_wheel[slot] = a;
+      m_used[slot >> 6] |= uint64_t(1) << (slot & 63);
+      m_array_first[a] = e.at.value;
+    }
+    m_arrays[a].push_back(e);
+    m_array_first[a] = std::min(m_array_first[a], e.at.value);
   } else {
-    s = uint32_t(m_slots.size());
-    m_slots.emplace_back();
-  }
-  m_slots[s].at = at;
-  hash_insert(at.value, s);
-  m_times.push_back({at.value, s});
-  std::push_heap(m_times.begin(), m_times.end(), later_time);
-  return s;
-}
-
-void calendar_queue::hash_insert(uint64_t at, uint32_t s) {
-  if (2 * (m_hash_used + 1) > m_hash.size()) grow();
-  const size_t mask = m_hash.size() - 1;
-  size_t i = home(at);
-  while (m_hash[i].slot != none) i = (i + 1) & mask;
-  m_hash[i] = {at, s};
-  ++m_hash_used;
-}
-
-void calendar_queue::grow() {
-  std::vector<cell> old(m_hash.size() * 2, cell{0, none});
-  old.swap(m_hash);
-  --m_shift;
-  const size_t mask = m_hash.size() - 1;
-  for (const cell& c : old) {
-    if (c.slot == none) continue;
-    size_t i = home(c.at);
-    while (m_hash[i].slot != none) i = (i + 1) & mask;
-    m_hash[i] = c;
+    m_far.push_back(e);
+    std::push_heap(m_far.begin(), m_far.end(), later);
   }
 }
 
-void calendar_queue::hash_erase(uint64_t at) {
-  const size_t mask = m_hash.size() - 1;
-  size_t i = home(at);
-  while (m_hash[i].slot == none || m_hash[i].at != at) i = (i + 1) & mask;  // present: the caller knows
-  // Backward-shift deletion: move up every later cell of the run that may live at the hole, so that no
-  // probe sequence crosses an empty cell before its key.
-  for (size_t j = (i + 1) & mask; m_hash[j].slot != none; j = (j + 1) & mask) {
-    const size_t k = home(m_hash[j].at);
-    // The cell at j may fill the hole at i when its home k does not lie cyclically in (i, j].
-    const bool k_in_range = i <= j ? (i < k && k <= j) : (i < k || k <= j);
-    if (!k_in_range) {
-      m_hash[i] = m_hash[j];
-      i = j;
+uint64_t calendar_queue::next_bucket() const {
+  const uint64_t start = m_cursor & wheel_mask;
+  uint64_t found = wheel_size;
+  // The slots from the cursor's to the end of the bitmap, then from its beginning (the wheel wraps).
+  for (uint64_t pass = 0; pass < 2 && found == wheel_size; ++pass) {
+    const uint64_t from = pass == 0 ? start : 0, to = pass == 0 ? wheel_size : start;
+    for (uint64_t w = from >> 6; w < ((to + 63) >> 6) && found == wheel_size; ++w) {
+      uint64_t bits = m_used[w];
+      if (w == (from >> 6)) bits &= ~uint64_t(0) << (from & 63);
+      if (bits != 0) {
+        const uint64_t slot = (w << 6) + uint64_t(__builtin_ctzll(bits));
+        if (slot < to) found = slot;
+      }
     }
   }
-  m_hash[i].slot = none;
-  --m_hash_used;
+  const uint64_t on_wheel = found == wheel_size ? no_bucket : m_cursor + ((found - start) & wheel_mask);
+  const uint64_t far = m_far.empty() ? no_bucket : bucket_of(m_far.front().at);
+  return std::min(on_wheel, far);
 }
 
 picoseconds calendar_queue::next_at() const {
-  if (m_open != none) {
-    // The open time (or an earlier late entry) comes before every bucket still in the heap.
-    picoseconds t = m_open_at;
-    if (!m_late.empty()) t = std::min(t, m_late.front().at);
-    if (m_open_pos < m_slots[m_open].items.size() || !m_late.empty()) return t;
-  }
-  return picoseconds(m_times.front().at);
+  // The bucket being drained and the entries that joined it come before everything on the wheel or beyond.
+  uint64_t t = UINT64_MAX;
+  if (m_open_pos < m_open_count) t = m_open_items[m_open_pos].at.value;
+  if (!m_late.empty()) t = std::min(t, m_late.front().at.value);
+  if (t != UINT64_MAX) return picoseconds(t);
+  const uint64_t b = next_bucket();
+  if (!m_far.empty() && bucket_of(m_far.front().at) == b) t = m_far.front().at.value;
+  if (b - m_cursor < wheel_size - 1) t = std::min(t, m_array_first[m_wheel[b & wheel_mask]]);
+  return picoseconds(t);
 }
 
 bool calendar_queue::open_next(picoseconds t) {
-  if (m_times.empty() || t.value < m_times.front().at) return false;
-  const timed next = m_times.front();
-  std::pop_heap(m_times.begin(), m_times.end(), later_time);
-  m_times.pop_back();
-  hash_erase(next.at);
-  if (m_last_slot == next.slot) m_last_slot = none;
-  std::vector<entry>& items = m_slots[next.slot].items;
-  // Pushed in seq order: a bucket holding one key (or keys already in order) needs no sort.
-  if (!std::is_sorted(items.begin(), items.end(), before)) std::sort(items.begin(), items.end(), before);
-  m_open = next.slot;
-  m_open_pos = 0;
-  m_open_items = items.data();
-  m_open_count = items.size();
-  m_open_at = picoseconds(next.at);
+  const uint64_t b = next_bucket();
+  if (b == no_bucket || (b << bucket_bits) > t.value) return false;  // nothing in it can be due yet
+  // Turn the wheel to b: what waited beyond its reach and now falls within it moves on (b's own entries
+  // first, so that they are sorted with the rest of b), then b opens and one more bucket comes in reach.
+  for (int step = 0; step < 2; ++step) {
+    m_cursor = b + uint64_t(step);
+    while (!m_far.empty() && bucket_of(m_far.front().at) - m_cursor < wheel_size - 1) {
+      const entry e = m_far.front();
+      std::pop_heap(m_far.begin(), m_far.end(), later);
+      m_far.pop_back();
+      place(e);
+    }
+    if (step == 1) break;
+    const uint64_t slot = b & wheel_mask;
+    const uint32_t a = m_wheel[slot];
+    std::vector<entry>& items = m_arrays[a];
+    m_wheel[slot] = none;
+    m_used[slot >> 6] &= ~(uint64_t(1) << (slot & 63));
+    // Pushed in seq order: a bucket holding one time and one key (or keys already in order) needs no sort.
+    if (!std::is_sorted(items.begin(), items.end(), before)) std::sort(items.begin(), items.end(), before);
+    m_open = a;
+    m_open_pos = 0;
+    m_open_items = items.data();
+    m_open_count = items.size();
+  }
   return true;
 }
 
 void calendar_queue::close_open() {
-  m_slots[m_open].items.clear();  // keeps its capacity for the next time it is used
-  m_free_slots.push_back(m_open);
+  m_arrays[m_open].clear();  // keeps its capacity for the next bucket that takes it
+  m_free_arrays.push_back(m_open);
   m_open = none;
   m_open_items = nullptr;
   m_open_count = 0;
+  m_open_pos = 0;
 }
 
 bool calendar_queue::pop_due_rest(picoseconds t, entry& out) {
   for (;;) {
-    if (m_open != none) {
-      // The next of the open bucket and the entries that joined it (pop_due's inline case included, for a
-      // time opened in this call).
-      const bool have_bucket = m_open_pos < m_open_count;
-      const bool have_late = !m_late.empty();
-      if (have_bucket || have_late) {
-        const entry* b = have_bucket ? &m_open_items[m_open_pos] : nullptr;
-        if (have_late && (b == nullptr || before(m_late.front(), *b))) {
-          if (t < m_late.front().at) return false;
-          out = m_late.front();
-          std::pop_heap(m_late.begin(), m_late.end(), later);
-          m_late.pop_back();
-        } else {
-          if (t < b->at) return false;
-          out = *b;
-          ++m_open_pos;
-        }
-        --m_size;
-        return true;
+    // The next of the bucket being drained and of the entries that joined it (pop_due's inline case
+    // included, for a bucket opened in this call).
+    const bool have_bucket = m_open_pos < m_open_count;
+    const bool have_late = !m_late.empty();
+    if (have_bucket || have_late) {
+      const entry* b = have_bucket ? &m_open_items[m_open_pos] : nullptr;
+      if (have_late && (b == nullptr || before(m_late.front(), *b))) {
+        if (t < m_late.front().at) return false;
+        out = m_late.front();
+        std::pop_heap(m_late.begin(), m_late.end(), later);
+        m_late.pop_back();
+      } else {
+        if (t < b->at) return false;
+        out = *b;
+        ++m_open_pos;
       }
-      close_open();
+      --m_size;
+      return true;
     }
+    if (m_open != none) close_open();
     if (!open_next(t)) return false;
   }
 }

@@ -1,8 +1,11 @@
-// The arrival calendar's queue: entries ordered by (time, key, scheduling order), kept in one bucket per
-// distinct time instead of one binary heap over every entry. A fabric's arrivals come in bursts at the same
-// picosecond (links of one rate carrying frames of one size), so a bucket is filled by appending and sorted
-// once when its time comes; only distinct times go through a heap. Plain C++ (no SystemC): the calendar
-// wraps it, the unit test checks it against a plain heap.
+// The arrival calendar's queue: entries ordered by (time, key, scheduling order), kept in a timing wheel of
+// buckets 1,024 ps wide instead of one binary heap over every entry. A bucket is filled by appending and sorted
+// once when the wheel reaches it, so a push costs an append and a pop the next entry of a sorted array; the
+// buckets in use are found through a bitmap. A bucket's entries live in an array taken from a pool when the
+// bucket gets its first entry and returned when it has drained, the most recently returned first (its lines
+// are still in the cache). Entries due past the wheel's reach (about 1 us ahead: long cables, pause timers)
+// wait in a heap and move onto the wheel as it turns. Plain C++ (no SystemC): the calendar wraps it, the unit
+// test checks it against a plain heap.
 #pragma once
 
 #include <cstddef>
@@ -29,12 +32,12 @@ class calendar_queue {
 
   calendar_queue();
 
-  // Adds an entry due at `at`. While a time is being drained (pop_due has returned one of its entries and
-  // not yet reported it empty), an entry at or before that time joins it in (time, key, push order).
+  // Adds an entry due at `at`. An entry at or before the bucket being drained joins the drain in (time, key,
+  // push order).
   void push(picoseconds at, uint64_t key, void* client, const void* head, opaque_fn call = nullptr);
 
   // The least entry in (time, key, push order) with time <= t; false when there is none. The common case
-  // inline (the time being drained has an entry left and nothing joined it), the rest in pop_due_rest.
+  // inline (the bucket being drained has an entry left and nothing joined it), the rest in pop_due_rest.
   bool pop_due(picoseconds t, entry& out) {
     if (m_open_pos < m_open_count && m_late.empty()) {
       const entry& b = m_open_items[m_open_pos];
@@ -53,56 +56,45 @@ class calendar_queue {
   picoseconds next_at() const;
 
   // The i-th entry after the one last popped from the bucket being drained (for prefetching), or null.
-  // Entries pushed into the time being drained are not counted.
+  // Entries that joined the drain are not counted.
   const entry* upcoming(size_t i) const {
     return m_open_pos + i < m_open_count ? &m_open_items[m_open_pos + i] : nullptr;
   }
 
  private:
+  static constexpr unsigned bucket_bits = 10;  // a bucket spans 1,024 ps
+  static constexpr unsigned wheel_bits = 10;   // 1,024 buckets
+  static constexpr uint64_t wheel_size = uint64_t(1) << wheel_bits;
+  static constexpr uint64_t wheel_mask = wheel_size - 1;
+  static constexpr uint64_t no_bucket = ~uint64_t(0);
   static constexpr uint32_t none = ~0u;
-  struct slot {
-    picoseconds at;
-    std::vector<entry> items;  // in push order until opened, then sorted by (key, seq)
-  };
-  struct timed {  // a distinct pending time and its slot, in a min-heap on `at`
-    uint64_t at;
-    uint32_t slot;
-  };
-  struct cell {  // the time -> slot hash (open addressing, linear probing)
-    uint64_t at;
-    uint32_t slot;  // none: empty
-  };
+  static uint64_t bucket_of(picoseconds at) { return at.value >> bucket_bits; }
 
   bool pop_due_rest(picoseconds t, entry& out);
-  uint32_t find_or_add_slot(picoseconds at);
-  void hash_insert(uint64_t at, uint32_t s);
-  void hash_erase(uint64_t at);
-  size_t home(uint64_t at) const { return size_t((at * 0x9E3779B97F4A7C15ull) >> m_shift); }
-  void grow();
+  // The first bucket (absolute number) at or after m_cursor holding entries, on the wheel or in m_far.
+  uint64_t next_bucket() const;
   bool open_next(picoseconds t);
   void close_open();
+  void place(const entry& e);  // onto the wheel, into m_late or into m_far, by its bucket
 
-  std::vector<slot> m_slots;
-  std::vector<uint32_t> m_free_slots;
-  std::vector<timed> m_times;  // heap
-  std::vector<cell> m_hash;
-  unsigned m_shift;        // 64 - log2(m_hash.size())
-  size_t m_hash_used = 0;  // occupied cells
-  // The bucket being drained (none: no time is open), the next entry of it, and the entries pushed at or
-  // before its time while it drains (a heap on (at, key, seq)).
+  // Bucket b (absolute: time >> bucket_bits) lives in slot b & wheel_mask while m_cursor <= b <
+  // m_cursor + wheel_size - 1; later ones wait in m_far, earlier ones (the bucket being drained and any before
+  // it) in m_late. The bucket being drained has left its slot: its array is m_open.
+  std::vector<uint32_t> m_wheel;  // per slot: its entries' array in m_arrays, or none
+  std::vector<uint64_t> m_used;   // bit per slot: holds entries
+  std::vector<std::vector<entry>> m_arrays;
+  std::vector<uint64_t> m_array_first;  // per array: its earliest time (next_at reads this, not the array)
+  std::vector<uint32_t> m_free_arrays;  // empty arrays of m_arrays, the last returned at the back
+  uint64_t m_cursor = 0;                // the first bucket not yet opened
+  std::vector<entry> m_far;             // a heap on (at, key, seq)
+  std::vector<entry> m_late;            // a heap on (at, key, seq)
+  // The bucket being drained: its array (none: no bucket is open), its sorted entries and the next of them.
   uint32_t m_open = none;
   size_t m_open_pos = 0;
-  // The open bucket's entries and their count (0 while none is open): its vector is not appended to while it
-  // drains, and keeps its buffer when m_slots grows.
   const entry* m_open_items = nullptr;
   size_t m_open_count = 0;
-  picoseconds m_open_at{};
-  std::vector<entry> m_late;
   uint64_t m_seq = 0;
   size_t m_size = 0;
-  // One-entry memo of the last slot pushed to: bursts push many entries at one time in a row.
-  uint64_t m_last_at = 0;
-  uint32_t m_last_slot = none;
 };
 
 }  // namespace fabricsim::core

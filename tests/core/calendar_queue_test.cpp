@@ -105,10 +105,26 @@ TEST(calendar_queue, upcoming_names_the_next_entries_of_the_bucket_being_drained
   EXPECT_EQ(q.upcoming(2), nullptr);
 }
 
+// An entry pushed while its time lay beyond the wheel's reach and one pushed onto the wheel later for the same
+// time are served in key order, not in the order they were pushed.
+TEST(calendar_queue, an_entry_from_beyond_the_wheel_meets_a_later_push_at_its_time_in_key_order) {
+  calendar_queue q;
+  q.push(picoseconds(3'000'000), 1, id(1), nullptr);  // 3 us ahead: beyond the wheel
+  q.push(picoseconds(2'500'000), 0, id(2), nullptr);  // beyond it too
+  EXPECT_EQ(q.next_at().value, 2'500'000u);
+  EXPECT_EQ(drain(q, 2'499'999), std::vector<uintptr_t>{});
+  EXPECT_EQ(drain(q, 2'500'000), std::vector<uintptr_t>{2});  // the wheel turned: 3 us is within reach
+  q.push(picoseconds(3'000'000), 0, id(3), nullptr);
+  EXPECT_EQ(q.next_at().value, 3'000'000u);
+  EXPECT_EQ(drain(q, 3'000'000), (std::vector<uintptr_t>{3, 1}));
+  EXPECT_TRUE(q.empty());
+}
+
 // A random schedule like a fabric's: a clock that jumps to the next pending time, bursts of entries at
 // shared times with few keys (many ties), pushes during each drain at the time being drained, at or before
-// it, and later, over a span of times wide enough to grow the time->bucket hash several times and reuse its
-// buckets. The order of every entry served must be the reference's.
+// it, and later, over a span of times wider than the wheel's reach (about 1 us: entries wait beyond it and
+// move on as it turns) and long enough to reuse its slots and bucket arrays many times. The order of every entry served
+// must be the reference's.
 class calendar_queue_random : public ::testing::TestWithParam<uint64_t> {};
 
 TEST_P(calendar_queue_random, serves_the_same_order_as_one_heap_over_every_entry) {
