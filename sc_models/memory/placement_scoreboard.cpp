@@ -7,33 +7,36 @@
 
 namespace fabricsim::memory {
 
-// The offsets of a region that have landed: sorted, disjoint, non-touching runs [first, second). A landing
-// extends or merges runs in place, so once the vector has grown to the most gaps an operation has in flight
-// (the reordering the fabric produces), no landing allocates.
-struct placement_scoreboard::coverage {
-  std::vector<std::pair<uint64_t, uint64_t>> runs;
-
-  // Adds [lo, hi); returns how many of its bytes were there already.
-  uint64_t add(uint64_t lo, uint64_t hi) {
-    auto first = std::lower_bound(runs.begin(), runs.end(), lo,
-                                  [](const std::pair<uint64_t, uint64_t>& r, uint64_t at) { return r.second < at; });
-    uint64_t overlap = 0, merged_lo = lo, merged_hi = hi;
-    auto it = first;
-    for (; it != runs.end() && it->first <= hi; ++it) {  // overlapping or touching: merged
-      const uint64_t a = std::max(lo, it->first), b = std::min(hi, it->second);
-      overlap += b > a ? b - a : 0;
-      merged_lo = std::min(merged_lo, it->first);
-      merged_hi = std::max(merged_hi, it->second);
-    }
-    if (first == it) {
-      runs.insert(first, {lo, hi});
-    } else {
-      *first = {merged_lo, merged_hi};
-      runs.erase(first + 1, it);
-    }
-    return overlap;
+// A landing extends or merges runs in place, so once the vector has grown to the most gaps an operation has
+// in flight (the reordering the fabric produces), no landing allocates. Most landings come in order, at or past
+// the end of the last run: they are added there without a search.
+uint64_t placement_scoreboard::add_run(runs& done, uint64_t lo, uint64_t hi) {
+  if (done.empty() || done.back().second < lo) {
+    done.emplace_back(lo, hi);
+    return 0;
   }
-};
+  if (done.back().second == lo) {
+    done.back().second = hi;
+    return 0;
+  }
+  auto first = std::lower_bound(done.begin(), done.end(), lo,
+                                [](const std::pair<uint64_t, uint64_t>& r, uint64_t at) { return r.second < at; });
+  uint64_t overlap = 0, merged_lo = lo, merged_hi = hi;
+  auto it = first;
+  for (; it != done.end() && it->first <= hi; ++it) {  // overlapping or touching: merged
+    const uint64_t x = std::max(lo, it->first), y = std::min(hi, it->second);
+    overlap += y > x ? y - x : 0;
+    merged_lo = std::min(merged_lo, it->first);
+    merged_hi = std::max(merged_hi, it->second);
+  }
+  if (first == it) {
+    done.insert(first, {lo, hi});
+  } else {
+    *first = {merged_lo, merged_hi};
+    done.erase(first + 1, it);
+  }
+  return overlap;
+}
 
 placement_scoreboard::placement_scoreboard(const payload_pattern& pattern, size_t hosts)
     : m_pattern(pattern), m_by_host(hosts), m_sorted(hosts, true), m_observers(hosts) {}
@@ -45,7 +48,7 @@ size_t placement_scoreboard::add_region(const landing_region& r) {
     throw std::logic_error("placement_scoreboard: a region names host " +
                            std::to_string(std::max(r.dest_host, r.source_host)) + " of " +
                            std::to_string(m_by_host.size()));
-  m_regions.push_back({r, {}, nullptr});
+  m_regions.push_back({r, {}, {}});
   m_by_host[r.dest_host].push_back({r.dest_addr, m_regions.size() - 1});
   m_sorted[r.dest_host] = false;
   return m_regions.size() - 1;
@@ -123,11 +126,10 @@ void placement_scoreboard::land_in(tracked& t, uint64_t offset, uint64_t length,
     t.seen.duplicate += length;
     return;
   }
-  if (!t.done) t.done = std::make_unique<coverage>();
-  const uint64_t before = t.done->add(offset, offset + length);
+  const uint64_t before = add_run(t.done, offset, offset + length);
   t.seen.duplicate += before;
   t.seen.checked += length - before;
-  if (t.seen.checked == t.where.length) t.done.reset();  // one run, the whole region: no need to keep it
+  if (t.seen.checked == t.where.length) runs().swap(t.done);  // one run, the whole region: no need to keep it
 }
 
 }  // namespace fabricsim::memory

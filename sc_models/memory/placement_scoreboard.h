@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "sc_models/memory/landing_observer.h"
@@ -65,11 +66,14 @@ class placement_scoreboard {
   uint64_t landings() const { return m_landings; }
 
  private:
-  struct coverage;  // the runs of landed offsets, kept out of this header
+  // The offsets of a region that have landed: sorted, disjoint, non-touching runs [first, second), in the
+  // region's own entry (one pointer less to follow per landing), freed once the region is covered.
+  using runs = std::vector<std::pair<uint64_t, uint64_t>>;
+  static uint64_t add_run(runs& done, uint64_t lo, uint64_t hi);  // how many of [lo, hi) had landed
   struct tracked {
     landing_region where;
     region_check seen;
-    std::unique_ptr<coverage> done;  // made at the first landing, dropped once covered
+    runs done;
   };
   class host_observer : public landing_observer {
    public:
