@@ -16,8 +16,9 @@ void arrival_calendar::wake(picoseconds at) {
   m_event.notify(to_sc_time(at - now()));
 }
 
-void arrival_calendar::schedule(calendar_client* c, picoseconds at, const void* head) {
-  m_queue.push(at, c->calendar_key(), c, head, reinterpret_cast<calendar_queue::opaque_fn>(c->due()));
+void arrival_calendar::schedule(calendar_client* c, picoseconds at, const void* head, uint64_t key,
+                                calendar_client::due_fn call) {
+  m_queue.push(at, key, c, head, reinterpret_cast<calendar_queue::opaque_fn>(call));
   if (!m_firing) wake(at);  // inside fire() one notification at the end covers everything scheduled
 }
 

@@ -31,7 +31,8 @@ class calendar_client {
   // every link its global index + 1, so simultaneous arrivals are ordered the same however the fabric is cut
   // across processes (docs/scale_out.md); ports keep 0 (served first, in scheduling order: they are only
   // scheduled by their own device, so that order is the same in every partition).
-  void set_calendar_key(uint64_t k) { m_calendar_key = k; }
+  // Virtual so that a client keeping a copy where its hot fields are (a link) hears of a change.
+  virtual void set_calendar_key(uint64_t k) { m_calendar_key = k; }
   uint64_t calendar_key() const { return m_calendar_key; }
 
  protected:
@@ -53,7 +54,12 @@ class arrival_calendar : public sc_core::sc_module {
   // `c` is due at `at` (>= now); `head` is memory it will touch then (a link's next packet), prefetched
   // shortly before, or null. A link keeps at most one entry; a port may leave a stale one behind, so a
   // client must tolerate being called when it has nothing to do.
-  void schedule(calendar_client* c, picoseconds at, const void* head = nullptr);
+  void schedule(calendar_client* c, picoseconds at, const void* head = nullptr) {
+    schedule(c, at, head, c->calendar_key(), c->due());
+  }
+  // The same, for a client that passes its key and call itself (from a line it has just read, rather than
+  // the calendar reading its header: a link's header shares a line with nothing its delivery touches).
+  void schedule(calendar_client* c, picoseconds at, const void* head, uint64_t key, calendar_client::due_fn call);
 
  private:
   void fire();

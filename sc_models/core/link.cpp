@@ -47,8 +47,19 @@ link::link(sc_core::sc_module_name name, const link_params& params, sim_context&
 }
 
 void link::bind(packet_sink& sink, unsigned sink_port) {
+  if (sink_port > UINT16_MAX)
+    throw std::logic_error(std::string(name()) + ": bound to port " + std::to_string(sink_port) +
+                           " of its far end; a device has at most 65,536 ports");
   m_sink = &sink;
-  m_sink_port = sink_port;
+  m_sink_port = uint16_t(sink_port);
+}
+
+void link::set_calendar_key(uint64_t k) {
+  if (k > UINT32_MAX)
+    throw std::logic_error(std::string(name()) + ": calendar key " + std::to_string(k) +
+                           " past 2^32 - 1 (a link's key is its global index + 1)");
+  calendar_client::set_calendar_key(k);
+  m_key = uint32_t(k);
 }
 
 picoseconds link::transmit(packet* p, picoseconds start) {
@@ -101,7 +112,7 @@ picoseconds link::transmit_attached(packet* p, picoseconds start, picoseconds en
 void link::arrive(packet* p, picoseconds arrival, uint8_t flags) {
   const bool was_empty = m_in_flight.empty();
   m_in_flight.push_back({arrival, reinterpret_cast<uintptr_t>(p) | (flags & flag_mask)});
-  if (was_empty) m_ctx.calendar.schedule(this, arrival, p);
+  if (was_empty) schedule_head(arrival, p);
 }
 
 void link::inject(packet* p, picoseconds arrival, uint8_t flags) {
@@ -130,7 +141,7 @@ void link::deliver(picoseconds t) {
     ++m_ctx.packet_hops;
     m_sink->receive(p, m_sink_port);
   }
-  if (!m_in_flight.empty()) m_ctx.calendar.schedule(this, m_in_flight.front().arrival, m_in_flight.front().p());
+  if (!m_in_flight.empty()) schedule_head(m_in_flight.front().arrival, m_in_flight.front().p());
 }
 
 }  // namespace fabricsim::core

@@ -136,6 +136,8 @@ class alignas(64) link : public sc_core::sc_module, public calendar_client {
   // Called by the arrival calendar at `t`: hands every packet that has arrived by `t` to the far end.
   void deliver(picoseconds t);
   void on_due(picoseconds t) override { deliver(t); }
+  // The fabric numbers links for the calendar (global index + 1): kept in the line deliver() reads too.
+  void set_calendar_key(uint64_t k) override;
 
  private:
   // A frame in flight: its arrival time and its descriptor, with the frame_flags in the pointer's low bits
@@ -157,11 +159,14 @@ class alignas(64) link : public sc_core::sc_module, public calendar_client {
   bool loss_injected(const packet& p);  // loss injection's draw for `p` (link.drop_probability)
   void update_attached() { m_attached = m_observer != nullptr || m_fault != nullptr || m_proxy != nullptr; }
 
+  void schedule_head(picoseconds at, packet* p) { m_ctx.calendar.schedule(this, at, p, m_key, &link::due); }
+
   // What deliver() reads (one line).
   ring<in_flight> m_in_flight{4};
   sim_context& m_ctx;
   packet_sink* m_sink = nullptr;
-  unsigned m_sink_port = 0;
+  uint32_t m_key = 0;        // calendar_key(), here rather than in the header's line
+  uint16_t m_sink_port = 0;  // a device has fewer than 65,536 ports (bind() checks)
   bool m_attached = false;  // an observer, a fault injector or a proxy: a plain link reads none of the three
   // What transmit() reads and writes (one line).
   alignas(64) bits_per_second m_rate;
