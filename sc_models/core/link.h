@@ -167,7 +167,7 @@ class alignas(64) link : public sc_core::sc_module, public calendar_client {
   packet_sink* m_sink = nullptr;
   uint32_t m_key = 0;        // calendar_key(), here rather than in the header's line
   uint16_t m_sink_port = 0;  // a device has fewer than 65,536 ports (bind() checks)
-  bool m_attached = false;  // an observer, a fault injector or a proxy: a plain link reads none of the three
+  bool m_attached = false;   // an observer, a fault injector or a proxy: a plain link reads none of the three
   // What transmit() reads and writes (one line).
   alignas(64) bits_per_second m_rate;
   picoseconds m_latency;

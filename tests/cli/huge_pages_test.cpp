@@ -1,6 +1,8 @@
 // Huge pages for the model's heap (testbench/huge_pages.h): when the binary restarts itself with glibc's
 // tunable, and what the kernel then says of the running process (AnonHugePages in /proc/PID/smaps_rollup,
 // the kernel's own count, read while the run is going); the run's results do not depend on the page size.
+#include "testbench/huge_pages.h"
+
 #include <gnu/libc-version.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -14,8 +16,6 @@
 #include <string>
 #include <thread>
 
-#include "testbench/huge_pages.h"
-
 namespace huge_pages_test {
 
 using fabricsim::testbench::huge_page_decision;
@@ -28,9 +28,9 @@ TEST(huge_pages, restarts_only_where_the_tunable_can_help_and_nobody_chose_other
   // The user's own setting, or the restarted image (which carries it): no second restart.
   EXPECT_EQ(huge_page_decision(nullptr, "glibc.malloc.arena_max=2:glibc.malloc.hugetlb=0", nullptr, madvise, "2.36"),
             "GLIBC_TUNABLES already sets glibc.malloc.hugetlb");
-  EXPECT_EQ(huge_page_decision(nullptr, nullptr, "/usr/libexec/valgrind/vgpreload_core-amd64-linux.so", madvise,
-                               "2.36"),
-            "run by valgrind");
+  EXPECT_EQ(
+      huge_page_decision(nullptr, nullptr, "/usr/libexec/valgrind/vgpreload_core-amd64-linux.so", madvise, "2.36"),
+      "run by valgrind");
   EXPECT_EQ(huge_page_decision(nullptr, nullptr, nullptr, "[always] madvise never", "2.36"),
             "the kernel's transparent huge pages are not \"madvise\" ([always] madvise never)");
   EXPECT_EQ(huge_page_decision(nullptr, nullptr, nullptr, "always madvise [never]", "2.36"),
@@ -72,8 +72,8 @@ watched_run run_watched(const char* huge_pages, const std::string& json) {
   if (pid == 0) {
     if (huge_pages != nullptr) setenv("FABRICSIM_HUGE_PAGES", huge_pages, 1);
     unsetenv("GLIBC_TUNABLES");
-    execl(FABRICSIM_BINARY, FABRICSIM_BINARY, "run", scenario.c_str(), "--quiet", "--json", json.c_str(),
-          "--set", "switch.routing=adaptive", static_cast<char*>(nullptr));
+    execl(FABRICSIM_BINARY, FABRICSIM_BINARY, "run", scenario.c_str(), "--quiet", "--json", json.c_str(), "--set",
+          "switch.routing=adaptive", static_cast<char*>(nullptr));
     _exit(127);
   }
   watched_run r;
@@ -92,8 +92,8 @@ watched_run run_watched(const char* huge_pages, const std::string& json) {
 }
 
 void drop_machine_fields(nlohmann::json& j) {
-  for (const char* k : {"wall_time_s", "packet_hops_per_s", "peak_rss_mib", "loop_wall_s", "setup_wall_s",
-                        "verify_wall_s"})
+  for (const char* k :
+       {"wall_time_s", "packet_hops_per_s", "peak_rss_mib", "loop_wall_s", "setup_wall_s", "verify_wall_s"})
     j.erase(k);
 }
 
