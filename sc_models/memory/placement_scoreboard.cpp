@@ -39,7 +39,7 @@ uint64_t placement_scoreboard::add_run(runs& done, uint64_t lo, uint64_t hi) {
 }
 
 placement_scoreboard::placement_scoreboard(const payload_pattern& pattern, size_t hosts)
-    : m_pattern(pattern), m_by_host(hosts), m_sorted(hosts, true), m_observers(hosts) {}
+    : m_pattern(pattern), m_by_host(hosts), m_sorted(hosts, true), m_last(hosts, no_region), m_observers(hosts) {}
 
 placement_scoreboard::~placement_scoreboard() = default;
 
@@ -51,6 +51,7 @@ size_t placement_scoreboard::add_region(const landing_region& r) {
   m_regions.push_back({r, {}, {}});
   m_by_host[r.dest_host].push_back({r.dest_addr, m_regions.size() - 1});
   m_sorted[r.dest_host] = false;
+  m_last[r.dest_host] = no_region;  // the next landing sorts the host's regions and checks them for overlaps
   return m_regions.size() - 1;
 }
 
@@ -60,6 +61,10 @@ landing_observer& placement_scoreboard::observer(uint32_t host) {
 }
 
 size_t placement_scoreboard::find(uint32_t host, uint64_t va) {
+  if (host < m_last.size() && m_last[host] != no_region) {
+    const landing_region& r = m_regions[m_last[host]].where;
+    if (va >= r.dest_addr && va < r.dest_addr + r.length) return m_last[host];
+  }
   auto& index = m_by_host.at(host);
   if (!m_sorted[host]) {
     std::sort(index.begin(), index.end());
@@ -75,7 +80,9 @@ size_t placement_scoreboard::find(uint32_t host, uint64_t va) {
   if (it == index.begin()) return m_regions.size();
   --it;
   const landing_region& r = m_regions[it->second].where;
-  return va < r.dest_addr + r.length ? it->second : m_regions.size();
+  if (va >= r.dest_addr + r.length) return m_regions.size();
+  if (it->second < no_region) m_last[host] = uint32_t(it->second);
+  return it->second;
 }
 
 placement_scoreboard::tracked* placement_scoreboard::locate(uint32_t host, uint64_t va, uint64_t length,

@@ -98,6 +98,10 @@ class placement_scoreboard {
   std::vector<tracked> m_regions;
   std::vector<std::vector<std::pair<uint64_t, size_t>>> m_by_host;  // (dest_addr, region), sorted on use
   std::vector<bool> m_sorted;
+  // Per host: the region its last landing fell in (none: look it up). A host's landings mostly fall in one
+  // region in a row, so most find only this array and the region's own entry, which the landing reads anyway.
+  static constexpr uint32_t no_region = ~0u;
+  std::vector<uint32_t> m_last;
   std::vector<std::unique_ptr<host_observer>> m_observers;
   uint64_t m_stray = 0, m_landings = 0;
 };

@@ -269,6 +269,42 @@ TEST(placement_scoreboard, regions_of_one_host_may_not_overlap) {
   const uint8_t b[8] = {};
   EXPECT_THROW(sb.landed(1, 0, b, 8), std::logic_error);
   EXPECT_THROW(sb.add_region({5, 0, 0, 0, 1}), std::logic_error);
+
+  // An overlapping region added after landings have found (and remembered) the first is refused all the same.
+  placement_scoreboard later(payload_pattern(1), 2);
+  later.add_region({1, 0, 0, 0, 8192});
+  const std::vector<uint8_t> first = bytes_of(payload_pattern(1), 0, 0, 8);
+  later.landed(1, 0, first.data(), 8);
+  EXPECT_EQ(later.check(0).checked, 8u);
+  later.add_region({1, 4096, 0, 8192, 4096});
+  EXPECT_THROW(later.landed(1, 8, first.data(), 8), std::logic_error);
+}
+
+// Landings that alternate between two regions of one host, fall between them and below them: each counted in
+// its own region (or as stray), whichever region the host's previous landing fell in.
+TEST(placement_scoreboard, landings_alternating_between_regions_and_gaps_count_where_they_fall) {
+  const payload_pattern pattern(3);
+  placement_scoreboard sb(pattern, 2);
+  sb.add_region({1, 4096, 0, 0, 1024});     // region 0: [4096, 5120)
+  sb.add_region({1, 8192, 0, 65536, 512});  // region 1: [8192, 8704)
+  auto land = [&](uint64_t va, uint64_t src, uint64_t len) {
+    const std::vector<uint8_t> b = bytes_of(pattern, 0, src, len);
+    sb.landed(1, va, b.data(), len);
+  };
+  land(4096, 0, 256);                  // region 0
+  land(8192, 65536, 256);              // region 1
+  land(4096 + 256, 256, 256);          // region 0 again
+  land(6000, 0, 100);                  // between the two: stray
+  land(8192 + 256, 65536 + 256, 256);  // region 1 again: now covered
+  land(100, 0, 50);                    // below both: stray
+  land(4096 + 512, 512, 512);          // region 0: now covered
+  EXPECT_EQ(sb.check(0).checked, 1024u);
+  EXPECT_EQ(sb.check(1).checked, 512u);
+  EXPECT_TRUE(sb.covered(0));
+  EXPECT_TRUE(sb.covered(1));
+  EXPECT_EQ(sb.check(0).mismatched + sb.check(1).mismatched, 0u);
+  EXPECT_EQ(sb.stray_bytes(), 150u);
+  EXPECT_EQ(sb.landings(), 7u);
 }
 
 }  // namespace placement_scoreboard_test
