@@ -58,12 +58,18 @@ long anon_huge_kib(pid_t pid) {
   return -1;
 }
 
-std::string tunables_of(pid_t pid) {
+// GLIBC_TUNABLES of the image `pid` runs now ("" when unset); false when the environment could not be read (the
+// process is exiting: a live process's environment is never empty here, the test's own variables are in it).
+bool tunables_of(pid_t pid, std::string& out) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/environ");
   std::string var;
-  while (std::getline(in, var, '\0'))
-    if (var.rfind("GLIBC_TUNABLES=", 0) == 0) return var.substr(15);
-  return "";
+  bool any = false;
+  out.clear();
+  while (std::getline(in, var, '\0')) {
+    any = true;
+    if (var.rfind("GLIBC_TUNABLES=", 0) == 0) out = var.substr(15);
+  }
+  return any;
 }
 
 watched_run run_watched(const char* huge_pages, const std::string& json) {
@@ -79,10 +85,11 @@ watched_run run_watched(const char* huge_pages, const std::string& json) {
   watched_run r;
   int status = 0;
   while (pid > 0 && waitpid(pid, &status, WNOHANG) == 0) {
+    // The environment of the image now running (after a restart), when it can still be read.
+    std::string t;
+    if (tunables_of(pid, t)) r.tunables = t;
     const long kib = anon_huge_kib(pid);
-    const std::string t = tunables_of(pid);  // the environment of the image now running (after a restart)
     if (kib > r.max_huge_kib) r.max_huge_kib = kib;
-    if (kib >= 0) r.tunables = t;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
