@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <sstream>
+#include <string>
 
 namespace fabricsim::testbench {
 
