@@ -1,11 +1,15 @@
 // Link timing (serialization, propagation, FEC) and the FIFO egress port (commit at enqueue, tail drop),
 // against hand calculations.
+#include "sc_models/core/link.h"
+
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
 
 #include "sc_models/core/egress_port.h"
-#include "sc_models/core/link.h"
 #include "tests/support/sc_fork.h"
 
 namespace fabricsim::test {
@@ -146,6 +150,48 @@ TEST(arrival_calendar, simultaneous_arrivals_share_one_wake_up_in_scheduling_ord
   EXPECT_EQ(r["arrivals"][1]["t_ps"], 83560u + 110000u);
   EXPECT_EQ(r["arrivals"][2]["t_ps"], 2 * 83560u + 110000u);
   EXPECT_EQ(r["events"], 2u);
+}
+
+// Simultaneous arrivals are served in the links' calendar keys' order, whatever order they were scheduled in:
+// the key a link hands the calendar is the one set_calendar_key gave it. A key past 32 bits and a far-end port
+// past 16 are refused, naming the link.
+TEST(arrival_calendar, simultaneous_arrivals_follow_the_links_keys_and_bad_keys_or_ports_are_refused) {
+  const child_result c = run_in_child([] {
+    sim_context ctx;
+    link_params lp;  // 400 Gb/s, 10 + 100 ns
+    link low("low", lp, ctx), high("high", lp, ctx);
+    low.set_calendar_key(7);
+    high.set_calendar_key(9);
+    recorder r(ctx);
+    low.bind(r, 1);
+    high.bind(r, 2);
+    high.transmit(middle_4096(ctx), picoseconds(0));  // scheduled first, but its key is the larger
+    low.transmit(middle_4096(ctx), picoseconds(0));
+    sc_core::sc_start();
+    std::string refusals;
+    try {
+      low.set_calendar_key(uint64_t(1) << 32);
+    } catch (const std::logic_error& e) {
+      refusals += std::string(e.what()) + "\n";
+    }
+    try {
+      low.bind(r, 65536);
+    } catch (const std::logic_error& e) {
+      refusals += std::string(e.what()) + "\n";
+    }
+    return json({{"arrivals", r.arrivals}, {"refusals", refusals}, {"key", low.calendar_key()}}).dump();
+  });
+  ASSERT_TRUE(c.ok) << c.output;
+  const json r = json::parse(c.output);
+  ASSERT_EQ(r["arrivals"].size(), 2u);
+  EXPECT_EQ(r["arrivals"][0]["port"], 1);  // low's key, 7, before high's 9
+  EXPECT_EQ(r["arrivals"][1]["port"], 2);
+  EXPECT_EQ(r["arrivals"][0]["t_ps"], 83560u + 110000u);
+  EXPECT_EQ(r["arrivals"][1]["t_ps"], 83560u + 110000u);
+  const std::string refusals = r["refusals"];
+  EXPECT_NE(refusals.find("low: calendar key 4294967296 past 2^32 - 1"), std::string::npos) << refusals;
+  EXPECT_NE(refusals.find("low: bound to port 65536 of its far end"), std::string::npos) << refusals;
+  EXPECT_EQ(r["key"], 7u);  // the refused key left the link's key as it was
 }
 
 // Loss injection: a seeded share of RoCE frames vanishes at its arrival time (released to the pool), PFC
