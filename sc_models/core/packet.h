@@ -124,6 +124,11 @@ struct ip_address {
   }
 };
 
+// The fabric's host addresses (topology::host_ip): host i is 10.0.0.1 + i (and, on InfiniBand, LID i + 1).
+// The one place the base is written: the fabric assigns it, the switches route and the InfiniBand blocks name
+// LIDs by it.
+constexpr uint32_t fabric_host_ip_base = 0x0a000001;
+
 // InfiniBand LRH (frame_kind::infiniband): what a subnet switch reads. VL is rewritten at every hop (the
 // SL-to-VL table of the egress port); SL stays end to end.
 struct local_route_header {

@@ -41,7 +41,9 @@ constexpr uint64_t block_bytes = 64;      // one flow-control credit
 constexpr uint64_t max_vl_blocks = 2048;  // half the 12-bit credit space (IBTA 7.9.4)
 constexpr uint64_t blocks_of(uint64_t wire_bytes) { return (wire_bytes + block_bytes - 1) / block_bytes; }
 // The LID of a fabric host: host i has address 10.0.0.1 + i (topology::host_ip) and LID i + 1.
-inline uint16_t host_lid(const core::ip_address& ip) { return uint16_t(ip.v4_value() - 0x0a000001u + 1u); }
+inline uint16_t host_lid(const core::ip_address& ip) {
+  return uint16_t(ip.v4_value() - core::fabric_host_ip_base + 1u);
+}
 
 struct credit_params {
   uint64_t vl_buffer_bytes = 65536;  // receive buffer per data VL (estimate)

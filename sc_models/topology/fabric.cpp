@@ -307,7 +307,7 @@ size_t leaf_of(const topology_params& topo, size_t index) {
   return 0;
 }
 
-core::ip_address host_ip(size_t i) { return core::ip_address::v4((10u << 24) + uint32_t(i) + 1); }  // 10.0.0.1 ...
+core::ip_address host_ip(size_t i) { return core::ip_address::v4(core::fabric_host_ip_base + uint32_t(i)); }
 
 namespace {
 uint64_t host_mac(size_t i) { return 0x02'00'00'00'00'00ull | (0x10000 + i); }

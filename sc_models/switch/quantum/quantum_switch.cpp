@@ -16,7 +16,7 @@ using core::picoseconds;
 namespace {
 constexpr uint16_t no_port = 0xffff;
 constexpr uint64_t high_limit_unit = 4096;  // IBTA 7.6.9: the high limit counts 4 KiB units
-constexpr uint32_t host_ip_base = 0x0a000001;  // 10.0.0.1: host 0 (topology::host_ip)
+constexpr uint32_t host_ip_base = core::fabric_host_ip_base;  // 10.0.0.1: host 0
 
 bool all_digits(const std::string& t, size_t max_len) {
   return !t.empty() && t.size() <= max_len && t.find_first_not_of("0123456789") == std::string::npos;
