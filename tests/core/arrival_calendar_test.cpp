@@ -5,12 +5,16 @@
 // (counted with sc_delta_count, against a process of our own one time step earlier).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <systemc>
+#include <utility>
+#include <vector>
 
 #include "sc_models/core/link.h"
 #include "sc_models/core/sim_context.h"
+#include "tests/support/link_rig.h"
 #include "tests/support/sc_fork.h"
 
 namespace fabricsim::test {
@@ -23,7 +27,8 @@ using nlohmann::json;
 // count when it runs.
 struct timed_logger : sc_core::sc_module {
   SC_HAS_PROCESS(timed_logger);
-  timed_logger(sc_core::sc_module_name n, json& l, std::vector<uint64_t> at) : sc_module(n), log(l), times(at) {
+  timed_logger(sc_core::sc_module_name n, json& l, std::vector<uint64_t> at)
+      : sc_module(n), log(l), times(std::move(at)) {
     SC_METHOD(fire);
     sensitive << ev;
     dont_initialize();
@@ -39,23 +44,6 @@ struct timed_logger : sc_core::sc_module {
   sc_core::sc_event ev;
 };
 
-struct arrival_log : packet_sink {
-  arrival_log(sim_context& c, json& l) : ctx(c), log(l) {}
-  void receive(packet* p, unsigned) override {
-    log.push_back({"arrival", now().value, sc_core::sc_delta_count()});
-    ctx.pool.release(p);
-  }
-  sim_context& ctx;
-  json& log;
-};
-
-packet* write_middle(sim_context& ctx) {
-  packet* p = ctx.pool.acquire();
-  p->bth.opcode = bth_opcode::rc_rdma_write_middle;
-  p->payload_bytes = 4096;
-  return p;
-}
-
 TEST(arrival_calendar, runs_after_the_other_processes_of_its_time_and_alone_in_one_delta_cycle) {
   const child_result c = run_in_child([] {
     sim_context ctx;
@@ -65,10 +53,10 @@ TEST(arrival_calendar, runs_after_the_other_processes_of_its_time_and_alone_in_o
     timed_logger early("early", log, {100000, 493560});
     link_params lp;  // 400 Gb/s, 10 + 100 ns: a 4,096-byte WRITE MIDDLE arrives 83,560 + 110,000 ps after its start
     link l("l", lp, ctx);
-    arrival_log sink(ctx, log);
+    arrival_sink sink(ctx, [&](const packet&) { log.push_back({"arrival", now().value, sc_core::sc_delta_count()}); });
     l.bind(sink, 0);
-    l.transmit(write_middle(ctx), picoseconds(0));       // arrives at 193,560 ps, alone
-    l.transmit(write_middle(ctx), picoseconds(300000));  // arrives at 493,560 ps, with three loggers
+    l.transmit(write_middle_4096(ctx), picoseconds(0));       // arrives at 193,560 ps, alone
+    l.transmit(write_middle_4096(ctx), picoseconds(300000));  // arrives at 493,560 ps, with three loggers
     timed_logger late1("late1", log, {493560});
     timed_logger late2("late2", log, {493560});
     sc_core::sc_start();

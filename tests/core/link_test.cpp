@@ -10,6 +10,7 @@
 #include <string>
 
 #include "sc_models/core/egress_port.h"
+#include "tests/support/link_rig.h"
 #include "tests/support/sc_fork.h"
 
 namespace fabricsim::test {
@@ -28,13 +29,6 @@ struct recorder : packet_sink {
   json arrivals = json::array();
 };
 
-packet* middle_4096(sim_context& ctx) {
-  packet* p = ctx.pool.acquire();
-  p->bth.opcode = bth_opcode::rc_rdma_write_middle;
-  p->payload_bytes = 4096;
-  return p;
-}
-
 TEST(link, back_to_back_frames_arrive_serialization_plus_latency_apart) {
   const child_result c = run_in_child([] {
     sim_context ctx;
@@ -47,7 +41,7 @@ TEST(link, back_to_back_frames_arrive_serialization_plus_latency_apart) {
     l.bind(r, 3);
     // Three 4178-byte frames given to the wire at t = 0 (first bit of each as soon as the wire is free).
     picoseconds free{};
-    for (int i = 0; i < 3; ++i) free = l.transmit(middle_4096(ctx), free);
+    for (int i = 0; i < 3; ++i) free = l.transmit(write_middle_4096(ctx), free);
     sc_core::sc_start();
     json out = {{"arrivals", r.arrivals}, {"events", ctx.events}, {"hops", ctx.packet_hops},
                 {"in_use", ctx.pool.in_use()}};
@@ -80,7 +74,7 @@ TEST(egress_port, fifo_queues_behind_the_wire_and_tail_drops_beyond_its_buffer) 
     egress_port port("port", l, bytes(2 * 4178), ctx);
     json accepted = json::array();
     for (int i = 0; i < 3; ++i) {
-      packet* p = middle_4096(ctx);
+      packet* p = write_middle_4096(ctx);
       const bool ok = port.enqueue(p, picoseconds(1000));
       if (!ok) ctx.pool.release(p);
       accepted.push_back(ok);
@@ -135,9 +129,9 @@ TEST(arrival_calendar, simultaneous_arrivals_share_one_wake_up_in_scheduling_ord
     recorder r(ctx);
     first.bind(r, 1);
     second.bind(r, 2);
-    second.transmit(middle_4096(ctx), picoseconds(0));     // scheduled first: delivered first
-    first.transmit(middle_4096(ctx), picoseconds(0));      // same arrival time
-    first.transmit(middle_4096(ctx), picoseconds(83560));  // back to back: one serialization later
+    second.transmit(write_middle_4096(ctx), picoseconds(0));     // scheduled first: delivered first
+    first.transmit(write_middle_4096(ctx), picoseconds(0));      // same arrival time
+    first.transmit(write_middle_4096(ctx), picoseconds(83560));  // back to back: one serialization later
     sc_core::sc_start();
     return json({{"arrivals", r.arrivals}, {"events", ctx.events}}).dump();
   });
@@ -165,8 +159,8 @@ TEST(arrival_calendar, simultaneous_arrivals_follow_the_links_keys_and_bad_keys_
     recorder r(ctx);
     low.bind(r, 1);
     high.bind(r, 2);
-    high.transmit(middle_4096(ctx), picoseconds(0));  // scheduled first, but its key is the larger
-    low.transmit(middle_4096(ctx), picoseconds(0));
+    high.transmit(write_middle_4096(ctx), picoseconds(0));  // scheduled first, but its key is the larger
+    low.transmit(write_middle_4096(ctx), picoseconds(0));
     sc_core::sc_start();
     std::string refusals;
     try {
@@ -208,7 +202,7 @@ TEST(link, loss_injection_drops_roce_frames_only_and_repeatably) {
       l.bind(r, 0);
       picoseconds free{};
       for (uint64_t i = 0; i < 2000; ++i) {
-        packet* pk = middle_4096(ctx);
+        packet* pk = write_middle_4096(ctx);
         pk->id = i;
         if (i % 10 == 0) pk->kind = frame_kind::pfc;  // 200 PFC frames among them
         free = l.transmit(pk, free);

@@ -9,6 +9,7 @@
 
 #include "sc_models/core/link.h"
 #include "sc_models/core/sim_context.h"
+#include "tests/support/link_rig.h"
 #include "tests/support/sc_fork.h"
 
 namespace fabricsim::test {
@@ -69,28 +70,15 @@ TEST(wakeup_calendar, one_wake_up_per_client_served_by_time_then_order_asked) {
 
 // A frame arriving at the same picosecond as a wake-up: the wake-up's pass runs first (the time's first
 // delta cycle), the arrival calendar's after it, as a NIC's own timed event ran before the arrivals.
-struct arrival_log : packet_sink {
-  explicit arrival_log(sim_context& c, json& l) : ctx(c), log(l) {}
-  void receive(packet* p, unsigned) override {
-    log.push_back("arrival@" + std::to_string(now().value));
-    ctx.pool.release(p);
-  }
-  sim_context& ctx;
-  json& log;
-};
-
 TEST(wakeup_calendar, a_wake_up_runs_before_the_arrivals_of_its_picosecond) {
   const child_result c = run_in_child([] {
     sim_context ctx;
     json log = json::array();
     link_params lp;  // 400 Gb/s, 10 + 100 ns: a 4,096-byte WRITE MIDDLE arrives at 83,560 + 110,000 ps
     link l("l", lp, ctx);
-    arrival_log sink(ctx, log);
+    arrival_sink sink(ctx, [&](const packet&) { log.push_back("arrival@" + std::to_string(now().value)); });
     l.bind(sink, 0);
-    packet* p = ctx.pool.acquire();
-    p->bth.opcode = bth_opcode::rc_rdma_write_middle;
-    p->payload_bytes = 4096;
-    l.transmit(p, picoseconds(0));  // scheduled before the wake-up, still served after it
+    l.transmit(write_middle_4096(ctx), picoseconds(0));  // scheduled before the wake-up, still served after it
     log_client w("wake", log);
     ctx.transmit_calendar.schedule(&w, picoseconds(83560 + 110000));
     sc_core::sc_start();

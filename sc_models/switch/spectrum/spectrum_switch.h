@@ -161,7 +161,7 @@ class alignas(64) spectrum_switch : public sc_core::sc_module,
     return v4 >= host_ip_base ? uint64_t(v4 - host_ip_base) : UINT64_MAX;
   }
   static constexpr uint32_t host_ip_base = core::fabric_host_ip_base;  // host 0's address, LID 1
-  static constexpr uint64_t host_route_limit = uint64_t(1) << 20;  // hosts routed by number, not hashed
+  static constexpr uint64_t host_route_limit = uint64_t(1) << 20;      // hosts routed by number, not hashed
   // Whether `port` may carry a packet for host `dlid` at `t`: its link is not known down and, once a
   // reachability table is set, the switch beyond it still reaches the host.
   bool live(unsigned port, uint16_t dlid, core::picoseconds t) const;
