@@ -1,6 +1,9 @@
 // The arrival calendar of a simulation kernel.
 #include "sc_models/core/arrival_calendar.h"
 
+#include <string>
+#include <vector>
+
 namespace fabricsim::core {
 
 arrival_calendar::arrival_calendar(sc_core::sc_module_name name, uint64_t& wakeups)
@@ -13,7 +16,7 @@ arrival_calendar::arrival_calendar(sc_core::sc_module_name name, uint64_t& wakeu
 void arrival_calendar::wake(picoseconds at) {
   if (!(at < m_wake_at)) return;  // an earlier wake-up is pending and will look again
   m_wake_at = at;
-  m_event.notify(to_sc_time(at - now()));
+  m_event.notify(to_sc_time(at - kernel_now()));
 }
 
 void arrival_calendar::schedule(calendar_client* c, picoseconds at, const void* head, uint64_t key,
@@ -36,10 +39,46 @@ void arrival_calendar::fire() {
     m_event.notify(sc_core::SC_ZERO_TIME);
     return;
   }
-  ++m_wakeups;
-  const picoseconds t = now();
+  const picoseconds kt = kernel_now();
+  if (m_landing) {  // the kernel's clock catching up with the last time a pass served: nothing to serve
+    m_landing = false;
+    if (m_queue.empty() || kt < m_queue.next_at()) {
+      m_wake_at = picoseconds(UINT64_MAX);
+      m_firing = false;
+      if (!m_queue.empty()) wake(m_queue.next_at());
+      return;
+    }
+  }
   m_wake_at = picoseconds(UINT64_MAX);
   m_firing = true;
+  serve(kt);
+  // Later times in the same activation, while the kernel has nothing else to run before them: the model's
+  // clock (core::now) runs ahead of the kernel's; every notification is timed against the kernel's own.
+  picoseconds last = kt;
+  while (m_ahead_allowed && !m_queue.empty()) {
+    const picoseconds t2 = m_queue.next_at();
+    if (!(t2.value < detail::kernel_run_limit)) break;          // the sc_start's end, or no window open
+    if (sc_core::sc_pending_activity_at_current_time()) break;  // something else runs in this delta
+    // Another event at or before t2 (a transmit wake-up asked during the last time served, say): the kernel
+    // runs it first, at its own time.
+    if (sc_core::sc_time_to_pending_activity().value() <= t2.value - kt.value) break;
+    detail::model_time_ahead = t2.value;
+    ++m_passes_ahead;
+    serve(t2);
+    last = t2;
+  }
+  detail::model_time_ahead = UINT64_MAX;
+  m_firing = false;
+  if (!m_queue.empty()) {
+    wake(m_queue.next_at());
+  } else if (kt < last) {  // bring the kernel's clock to the last time served (a starving run ends there)
+    m_landing = true;
+    wake(last);
+  }
+}
+
+void arrival_calendar::serve(picoseconds t) {
+  ++m_wakeups;
   // Deliveries schedule arrivals strictly later than now (every frame takes time to serialize); a client
   // scheduled at now is served in this same loop, which ends with the queue's head in the future.
   calendar_queue::entry e;
@@ -55,8 +94,31 @@ void arrival_calendar::fire() {
     }
     reinterpret_cast<calendar_client::due_fn>(e.call)(*static_cast<calendar_client*>(e.client), t);
   }
-  m_firing = false;
-  if (!m_queue.empty()) wake(m_queue.next_at());
+}
+
+namespace {
+// Counts the processes under `objs` other than `a`, `b` and the NICs' initial_transmit.
+void count_processes(const std::vector<sc_core::sc_object*>& objs, size_t& other, const std::string& a,
+                     const std::string& b) {
+  for (sc_core::sc_object* o : objs) {
+    const std::string kind = o->kind();
+    if (kind == "sc_method_process" || kind == "sc_thread_process" || kind == "sc_cthread_process") {
+      const std::string n = o->name();
+      const bool initial = n.size() > 17 && n.compare(n.size() - 17, 17, ".initial_transmit") == 0;
+      if (n != a && n != b && !initial) ++other;
+    }
+    count_processes(o->get_child_objects(), other, a, b);
+  }
+}
+}  // namespace
+
+void arrival_calendar::start_of_simulation() {
+  // Times are served ahead of the kernel's only where no other process could be notified meanwhile (one that
+  // timed a notification against now() rather than kernel_now() would be woken early): the kernel holds this
+  // calendar's pass, the transmit calendar's and the NICs' one-off initial_transmit, nothing else.
+  size_t other = 0;
+  count_processes(sc_core::sc_get_top_level_objects(), other, std::string(name()) + ".fire", m_companion);
+  m_ahead_allowed = other == 0;
 }
 
 }  // namespace fabricsim::core

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <systemc>
 
 #include "sc_models/core/calendar_queue.h"
@@ -61,15 +62,28 @@ class arrival_calendar : public sc_core::sc_module {
   // the calendar reading its header: a link's header shares a line with nothing its delivery touches).
   void schedule(calendar_client* c, picoseconds at, const void* head, uint64_t key, calendar_client::due_fn call);
 
+  // The one other process a pass may run ahead of the kernel beside (the transmit calendar's: sim_context
+  // names it). A pass serves later times in the same activation only when the kernel holds no process but
+  // these two and the NICs' one-off initial_transmit, inside a window that link_exchange opens for one
+  // process (kernel_run_window), and while the kernel has nothing due at or before the next time.
+  void run_ahead_beside(const sc_core::sc_module& companion) { m_companion = std::string(companion.name()) + ".fire"; }
+  uint64_t passes_ahead() const { return m_passes_ahead; }  // times served ahead of the kernel's clock (tests)
+
  private:
   void fire();
+  void serve(picoseconds t);
   void wake(picoseconds at);
+  void start_of_simulation() override;
 
   calendar_queue m_queue;
   uint64_t& m_wakeups;
   sc_core::sc_event m_event;
   picoseconds m_wake_at{UINT64_MAX};
   bool m_firing = false;
+  bool m_landing = false;        // the pending wake-up only brings the kernel's clock to the last time served
+  bool m_ahead_allowed = false;  // start_of_simulation: no process but the calendars' and initial_transmit
+  std::string m_companion;
+  uint64_t m_passes_ahead = 0;
 };
 
 }  // namespace fabricsim::core

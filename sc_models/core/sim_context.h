@@ -27,6 +27,10 @@ struct lockstep_sink {
 };
 
 struct sim_context {
+  sim_context() { calendar.run_ahead_beside(transmit_calendar); }
+  sim_context(const sim_context&) = delete;
+  sim_context& operator=(const sim_context&) = delete;
+
   packet_pool pool;
   stats_registry stats;
   uint64_t seed = 1;

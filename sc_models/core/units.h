@@ -87,6 +87,33 @@ inline sc_core::sc_time to_sc_time(picoseconds t) { return sc_core::sc_time::fro
 inline picoseconds from_sc_time(const sc_core::sc_time& t) { return picoseconds(t.value()); }
 // The kernel's current time, read inline from the current simulation context (what sc_time_stamp() returns:
 // that function is not inline, and the hot paths ask for the time hundreds of thousands of times a run).
-inline picoseconds now() { return from_sc_time(sc_core::sc_get_curr_simcontext()->time_stamp()); }
+inline picoseconds kernel_now() { return from_sc_time(sc_core::sc_get_curr_simcontext()->time_stamp()); }
+namespace detail {
+// The model's time while the arrival calendar serves a picosecond later than the kernel's within one
+// activation (core/arrival_calendar.cpp), UINT64_MAX otherwise. Beside the kernel's own (one per process, as
+// SystemC's simulation context is), so that now() needs no context argument.
+inline uint64_t model_time_ahead = UINT64_MAX;
+// The end of the sc_start running now, when its caller opened a kernel_run_window; 0: none (no pass runs ahead).
+inline uint64_t kernel_run_limit = 0;
+}  // namespace detail
+// The model's time: the kernel's, or the later picosecond the arrival calendar is serving ahead of it. Every
+// notification of a kernel event is timed against kernel_now(), never against this.
+inline picoseconds now() {
+  const uint64_t ahead = detail::model_time_ahead;
+  return ahead != UINT64_MAX ? picoseconds(ahead) : kernel_now();
+}
+// Opened around one sc_start to `stop` by a caller that knows it (link_exchange::start in one process): the
+// arrival calendar may then serve times before `stop` ahead of the kernel's clock, never `stop` itself (an
+// sc_start to a time leaves that time's events pending). Closed on every way out, exceptions included.
+class kernel_run_window {
+ public:
+  explicit kernel_run_window(picoseconds stop) { detail::kernel_run_limit = stop.value; }
+  ~kernel_run_window() {
+    detail::kernel_run_limit = 0;
+    detail::model_time_ahead = UINT64_MAX;  // a pass left by an exception (an RTL divergence) ends here too
+  }
+  kernel_run_window(const kernel_run_window&) = delete;
+  kernel_run_window& operator=(const kernel_run_window&) = delete;
+};
 
 }  // namespace fabricsim::core

@@ -308,7 +308,10 @@ bool link_exchange::pending() {
 void link_exchange::start(core::picoseconds stop, sc_core::sc_starvation_policy policy) {
   if (!m_active) {  // one kernel with the whole fabric: exactly the single-process calls
     const core::picoseconds now = core::now();
-    if (stop > now) sc_core::sc_start(sc_core::sc_time(double((stop - now).value), sc_core::SC_PS), policy);
+    if (stop > now) {
+      const core::kernel_run_window window(stop);  // the arrival calendar may serve times ahead within it
+      sc_core::sc_start(sc_core::sc_time(double((stop - now).value), sc_core::SC_PS), policy);
+    }
     // Starving, the kernel leaves the clock short of `stop` when the next event lies beyond it: move it on.
     if (core::now() < stop && sc_core::sc_pending_activity())
       sc_core::sc_start(sc_core::sc_time(double((stop - core::now()).value), sc_core::SC_PS), sc_core::SC_RUN_TO_TIME);

@@ -2,7 +2,10 @@
 // picosecond, and costs one delta cycle, not two, at a time when no other process is due: another process's
 // timed event at the same time as an arrival still runs first (here three of them, notified before and after
 // the frame was scheduled), and an arrival alone at its time is served in the time's first delta cycle
-// (counted with sc_delta_count, against a process of our own one time step earlier).
+// (counted with sc_delta_count, against a process of our own one time step earlier). Inside a
+// kernel_run_window, with no process in the kernel but the two calendars', a pass serves later times in the
+// same activation (now() ahead of the kernel's clock) until a transmit wake-up is due, never the window's end,
+// and leaves the kernel's clock at the last time it served; with any other process, it never runs ahead.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,6 +17,7 @@
 
 #include "sc_models/core/link.h"
 #include "sc_models/core/sim_context.h"
+#include "sc_models/core/wakeup_calendar.h"
 #include "tests/support/link_rig.h"
 #include "tests/support/sc_fork.h"
 
@@ -82,6 +86,131 @@ TEST(arrival_calendar, runs_after_the_other_processes_of_its_time_and_alone_in_o
   EXPECT_EQ(first_three, (std::vector<std::string>{"early", "late1", "late2"})) << log.dump();
   EXPECT_EQ(log[5][0], "arrival") << log.dump();
   EXPECT_EQ(log[5][1], 493560u);
+}
+
+// Three frames on one 400 Gb/s link (10 + 100 ns), started at 0, 100,000 and 300,000 ps: they arrive at
+// 193,560, 293,560 and 493,560 ps (83,560 ps of serialization each). Each arrival logs the model's time, the
+// kernel's and the delta count.
+json three_arrivals(sim_context& ctx, link& l, json& log, arrival_sink*& sink, size_t frames = 3) {
+  sink = new arrival_sink(ctx, [&log](const packet&) {
+    log.push_back({"arrival", now().value, kernel_now().value, sc_core::sc_delta_count()});
+  });
+  l.bind(*sink, 0);
+  const uint64_t starts[3] = {0, 100000, 300000};
+  for (size_t i = 0; i < frames; ++i) l.transmit(write_middle_4096(ctx), picoseconds(starts[i]));
+  return log;
+}
+
+struct wake_logger : wakeup_client {
+  explicit wake_logger(json& l) : log(l) {}
+  void on_wake(picoseconds t) override {
+    log.push_back({"wake", t.value, kernel_now().value, sc_core::sc_delta_count()});
+  }
+  json& log;
+};
+
+TEST(arrival_calendar, serves_later_times_ahead_of_the_kernel_until_a_transmit_wake_up_is_due) {
+  const child_result c = run_in_child([] {
+    sim_context ctx;
+    json log = json::array();
+    link l("l", link_params{}, ctx);
+    arrival_sink* sink = nullptr;
+    three_arrivals(ctx, l, log, sink);
+    wake_logger w(log);
+    ctx.transmit_calendar.schedule(&w, picoseconds(400000));  // between the second and third arrivals
+    {
+      const kernel_run_window window(picoseconds(10000000));
+      sc_core::sc_start(sc_core::sc_time(10.0, sc_core::SC_US), sc_core::SC_EXIT_ON_STARVATION);
+    }
+    delete sink;
+    return json({{"log", log}, {"ahead", ctx.calendar.passes_ahead()}, {"end", now().value}, {"events", ctx.events}})
+        .dump();
+  });
+  ASSERT_TRUE(c.ok) << c.output;
+  const json r = json::parse(c.output);
+  const json& log = r["log"];
+  ASSERT_EQ(log.size(), 4u) << r.dump();
+  // Model times and order as without running ahead: 193,560, 293,560, the wake-up at 400,000, 493,560.
+  EXPECT_EQ(log[0][0], "arrival");
+  EXPECT_EQ(log[0][1], 193560u);
+  EXPECT_EQ(log[1][0], "arrival");
+  EXPECT_EQ(log[1][1], 293560u);
+  EXPECT_EQ(log[2][0], "wake");
+  EXPECT_EQ(log[2][1], 400000u);
+  EXPECT_EQ(log[3][0], "arrival");
+  EXPECT_EQ(log[3][1], 493560u);
+  // The second arrival was served ahead, in the first one's activation (the kernel still at 193,560); the wake-up
+  // and the third arrival each at the kernel's own time.
+  EXPECT_EQ(log[1][2], 193560u);
+  EXPECT_EQ(log[1][3], log[0][3]);
+  EXPECT_EQ(log[2][2], 400000u);
+  EXPECT_EQ(log[3][2], 493560u);
+  EXPECT_EQ(r["ahead"], 1u);
+  EXPECT_EQ(r["end"], 493560u);
+  EXPECT_EQ(r["events"], 3u);  // one per arrival time served, ahead or not
+}
+
+TEST(arrival_calendar, never_serves_the_windows_end_and_leaves_the_kernel_at_the_last_time_served) {
+  const child_result c = run_in_child([] {
+    sim_context ctx;
+    json log = json::array();
+    link l("l", link_params{}, ctx);
+    arrival_sink* sink = nullptr;
+    three_arrivals(ctx, l, log, sink, 2);  // 193,560 and 293,560
+    json ends = json::array();
+    {  // to 293,560 exactly: that time's arrival stays pending (an sc_start to a time leaves its events)
+      const kernel_run_window window(picoseconds(293560));
+      sc_core::sc_start(sc_core::sc_time(293560.0, sc_core::SC_PS), sc_core::SC_RUN_TO_TIME);
+    }
+    ends.push_back({log.size(), kernel_now().value});
+    {  // then on, starving: the last arrival served, the kernel's clock left there
+      const kernel_run_window window(picoseconds(10000000));
+      sc_core::sc_start(sc_core::sc_time(10.0, sc_core::SC_US), sc_core::SC_EXIT_ON_STARVATION);
+    }
+    ends.push_back({log.size(), kernel_now().value});
+    // Two more frames, 100 ns apart, and a starving run: the second is served ahead, then the kernel lands on it.
+    l.transmit(write_middle_4096(ctx), now());
+    l.transmit(write_middle_4096(ctx), now() + picoseconds(100000));
+    {
+      const kernel_run_window window(picoseconds(10000000));
+      sc_core::sc_start(sc_core::sc_time(10.0, sc_core::SC_US), sc_core::SC_EXIT_ON_STARVATION);
+    }
+    ends.push_back({log.size(), kernel_now().value});
+    delete sink;
+    return json({{"log", log}, {"ends", ends}, {"ahead", ctx.calendar.passes_ahead()}}).dump();
+  });
+  ASSERT_TRUE(c.ok) << c.output;
+  const json r = json::parse(c.output);
+  EXPECT_EQ(r["ends"][0], json({1, 293560})) << r.dump();  // only the first arrival; the kernel at the end
+  EXPECT_EQ(r["ends"][1], json({2, 293560})) << r.dump();  // the second at its own time, not ahead
+  // 293,560 + 193,560 and + 293,560: the last served ahead of the kernel, which then lands on it.
+  EXPECT_EQ(r["ends"][2], json({4, 587120})) << r.dump();
+  EXPECT_EQ(r["log"][3][1], 587120u);
+  EXPECT_EQ(r["log"][3][2], 487120u);
+  EXPECT_EQ(r["ahead"], 1u);
+}
+
+TEST(arrival_calendar, never_runs_ahead_beside_another_process) {
+  const child_result c = run_in_child([] {
+    sim_context ctx;
+    json log = json::array();
+    timed_logger other("other", log, {5000000});  // a process of its own: its notifications are not ours to time
+    link l("l", link_params{}, ctx);
+    arrival_sink* sink = nullptr;
+    three_arrivals(ctx, l, log, sink, 2);
+    {
+      const kernel_run_window window(picoseconds(10000000));
+      sc_core::sc_start(sc_core::sc_time(10.0, sc_core::SC_US), sc_core::SC_EXIT_ON_STARVATION);
+    }
+    delete sink;
+    return json({{"log", log}, {"ahead", ctx.calendar.passes_ahead()}}).dump();
+  });
+  ASSERT_TRUE(c.ok) << c.output;
+  const json r = json::parse(c.output);
+  EXPECT_EQ(r["ahead"], 0u) << r.dump();
+  ASSERT_EQ(r["log"].size(), 3u) << r.dump();
+  EXPECT_EQ(r["log"][1][1], 293560u);
+  EXPECT_EQ(r["log"][1][2], 293560u);  // served at the kernel's own time
 }
 
 }  // namespace arrival_calendar_test
