@@ -40,15 +40,6 @@ void arrival_calendar::fire() {
     return;
   }
   const picoseconds kt = kernel_now();
-  if (m_landing) {  // the kernel's clock catching up with the last time a pass served: nothing to serve
-    m_landing = false;
-    if (m_queue.empty() || kt < m_queue.next_at()) {
-      m_wake_at = picoseconds(UINT64_MAX);
-      m_firing = false;
-      if (!m_queue.empty()) wake(m_queue.next_at());
-      return;
-    }
-  }
   m_wake_at = picoseconds(UINT64_MAX);
   m_firing = true;
   serve(kt);
@@ -71,14 +62,15 @@ void arrival_calendar::fire() {
   m_firing = false;
   if (!m_queue.empty()) {
     wake(m_queue.next_at());
-  } else if (kt < last) {  // bring the kernel's clock to the last time served (a starving run ends there)
-    m_landing = true;
-    wake(last);
+  } else if (kt < last) {  // bring the kernel's clock to the last time served (a starving run ends there):
+    wake(last);            // an activation that finds nothing due and counts no pass
   }
 }
 
 void arrival_calendar::serve(picoseconds t) {
-  ++m_wakeups;
+  // A pass counts when it serves an entry: every wake-up is for an entry's time (an earlier notification
+  // replaces a later one), except the one that only brings the kernel's clock to the last time served.
+  if (!m_queue.empty() && !(t < m_queue.next_at())) ++m_wakeups;
   // Deliveries schedule arrivals strictly later than now (every frame takes time to serialize); a client
   // scheduled at now is served in this same loop, which ends with the queue's head in the future.
   calendar_queue::entry e;

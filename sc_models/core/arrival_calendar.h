@@ -80,7 +80,6 @@ class arrival_calendar : public sc_core::sc_module {
   sc_core::sc_event m_event;
   picoseconds m_wake_at{UINT64_MAX};
   bool m_firing = false;
-  bool m_landing = false;        // the pending wake-up only brings the kernel's clock to the last time served
   bool m_ahead_allowed = false;  // start_of_simulation: no process but the calendars' and initial_transmit
   std::string m_companion;
   uint64_t m_passes_ahead = 0;
