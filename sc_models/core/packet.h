@@ -221,16 +221,17 @@ struct alignas(64) packet {
   // descriptor, so a packet crossing to another MPI rank names the same bytes there.
   uint64_t payload_va = 0;
   uint32_t payload_host = 0;
+  // Telemetry records live beside the pool (packet_pool::telemetry), not in the descriptor: most packets
+  // carry none, and every byte here is touched at every acquire and hop. 0: none allocated. In the NIC's
+  // line: the pool's release reads it, at the receiver, which has read this line already.
+  uint32_t telemetry_slot = 0;
   rdma_extended_header reth;
   ack_extended_header aeth;
   uint32_t immediate = 0;
 
   ethernet_header eth;
   local_route_header lrh;  // frame_kind::infiniband only
-  pfc_fields pfc;  // frame_kind::pfc only
-  // Telemetry records live beside the pool (packet_pool::telemetry), not in the descriptor: most packets
-  // carry none, and every byte here is touched at every acquire and hop. 0: none allocated.
-  uint32_t telemetry_slot = 0;
+  pfc_fields pfc;          // frame_kind::pfc only
 
   // Frame size from the destination MAC to the FCS inclusive (what a capture shows plus the FCS).
   bytes frame_size() const;

@@ -18,10 +18,10 @@ constexpr uint64_t seq_mask = (uint64_t(1) << 40) - 1;
 
 payload_dma::payload_dma(payload_dma_host& host, bool pcie, uint64_t read_ahead, picoseconds wqe_latency,
                          bool place_data, std::string instance)
-    : m_host(host),
-      m_instance(std::move(instance)),
-      m_pcie(pcie),
+    : m_pcie(pcie),
       m_place_data(place_data),
+      m_host(host),
+      m_instance(std::move(instance)),
       m_read_ahead(read_ahead),
       m_wqe_latency(wqe_latency) {}
 

@@ -600,14 +600,15 @@ void supernic::on_pause(const packet* p, picoseconds t) {
 
 void supernic::receive(packet* p, unsigned /*port*/) {
   const picoseconds t = core::now();
-  if (m_ib && p->kind == core::frame_kind::infiniband) {
+  // The packet's fields first: its lines are read anyway, the NIC's flags' line need not be.
+  if (p->kind == core::frame_kind::infiniband && m_ib) {
     // The HCA takes a packet out of its receive buffer at once: the credit goes straight back.
     const uint64_t blocks = sw::ib::blocks_of(p->wire().value);
     m_ib_rx->received(0, blocks);
     m_ib_rx->released(0, blocks, t);
   }
-  if (m_client != nullptr && (p->bth.opcode == core::bth_opcode::sharp_up ||
-                              p->bth.opcode == core::bth_opcode::sharp_down)) {
+  if ((p->bth.opcode == core::bth_opcode::sharp_up || p->bth.opcode == core::bth_opcode::sharp_down) &&
+      m_client != nullptr) {
     m_client->receive(p);
     return;
   }
