@@ -20,6 +20,32 @@ struct later_fn {
   bool operator()(const calendar_queue::entry& a, const calendar_queue::entry& b) const { return before(b, a); }
 };
 constexpr later_fn later{};
+
+// A bucket's entries were pushed in time order but for ties at one time (in the previous hop's key order)
+// and the spread of cable and serialization times, so few are out of place: an insertion sort from the first
+// entry out of order costs the entries plus their displacements, where std::sort partitions every bucket
+// of more than 16. Past a budget of moves (a bucket far from sorted) it hands over to std::sort. The order
+// (time, key, push order) is total, so either gives the one sorted sequence.
+void sort_bucket(std::vector<calendar_queue::entry>& items) {
+  using iter = std::vector<calendar_queue::entry>::iterator;
+  const iter first = items.begin(), last = items.end();
+  iter from = std::is_sorted_until(first, last, before);
+  size_t budget = 4 * items.size() + 16;
+  for (iter it = from; it != last; ++it) {
+    if (!before(*it, *(it - 1))) continue;
+    const calendar_queue::entry v = *it;
+    iter hole = it;
+    do {
+      *hole = *(hole - 1);
+      --hole;
+    } while (hole != first && before(v, *(hole - 1)) && --budget != 0);
+    *hole = v;  // a permutation again, sorted up to `it` unless the budget ran out
+    if (budget == 0) {
+      std::sort(first, last, before);
+      return;
+    }
+  }
+}
 }  // namespace
 
 calendar_queue::calendar_queue() : m_wheel(wheel_size, none), m_used(wheel_size / 64, 0) { m_late.reserve(64); }
@@ -108,8 +134,8 @@ bool calendar_queue::open_next(picoseconds t) {
     std::vector<entry>& items = m_arrays[a];
     m_wheel[slot] = none;
     m_used[slot >> 6] &= ~(uint64_t(1) << (slot & 63));
-    // Pushed in seq order: a bucket holding one time and one key (or keys already in order) needs no sort.
-    if (!std::is_sorted(items.begin(), items.end(), before)) std::sort(items.begin(), items.end(), before);
+    // Pushed in seq order: a bucket holding one time and one key (or keys already in order) sorts in one pass.
+    sort_bucket(items);
     m_open = a;
     m_open_pos = 0;
     m_open_items = items.data();
