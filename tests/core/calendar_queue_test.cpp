@@ -120,6 +120,37 @@ TEST(calendar_queue, an_entry_from_beyond_the_wheel_meets_a_later_push_at_its_ti
   EXPECT_TRUE(q.empty());
 }
 
+// A bucket's entries are sorted when the wheel reaches it: by insertion when few are out of place, by a full
+// sort past a budget of moves. One bucket of each shape (1,024 ps wide: times 0-1023, then 2048-3071), against
+// the reference: a few entries displaced among ascending ones, and every entry in descending time order (about
+// n^2/2 moves by insertion, far past the budget).
+TEST(calendar_queue, sorts_a_nearly_sorted_bucket_and_a_reversed_one_into_the_reference_order) {
+  calendar_queue q;
+  reference_queue ref;
+  uintptr_t next_id = 1;
+  auto push = [&](uint64_t at, uint64_t key) {
+    q.push(picoseconds(at), key, id(next_id), nullptr);
+    ref.push(at, key, next_id);
+    ++next_id;
+  };
+  for (uint64_t i = 0; i < 300; ++i) push(i * 3 + (i % 50 == 7 ? 0 : 100), i % 3);  // six go back 100 ps
+  for (uint64_t i = 0; i < 300; ++i) push(2048 + 1000 - i * 3, (i * 7) % 4);
+  for (uint64_t i = 0; i < 40; ++i) push(2048 + 500, 3 - i % 4);  // ties at one time, keys descending
+  size_t served = 0;
+  while (!ref.empty()) {
+    const uint64_t t = ref.next_at();
+    ASSERT_EQ(q.next_at().value, t);
+    uintptr_t want = 0;
+    ASSERT_TRUE(ref.pop_due(t, want));
+    calendar_queue::entry e;
+    ASSERT_TRUE(q.pop_due(picoseconds(t), e));
+    ASSERT_EQ(id_of(e), want) << "after " << served << " served";
+    ++served;
+  }
+  EXPECT_EQ(served, 640u);
+  EXPECT_TRUE(q.empty());
+}
+
 // A random schedule like a fabric's: a clock that jumps to the next pending time, bursts of entries at
 // shared times with few keys (many ties), pushes during each drain at the time being drained, at or before
 // it, and later, over a span of times wider than the wheel's reach (about 1 us: entries wait beyond it and
