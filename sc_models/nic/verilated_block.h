@@ -28,6 +28,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "sc_models/nic/verilated_port.h"
@@ -120,22 +121,22 @@ class verilated_block final : public verilated_port<typename Binding::inputs, ty
   using outputs = typename Binding::outputs;
 
   explicit verilated_block(const std::string& fst_path, bool traceable = false)
-      : m_rtl(Binding::name, fst_path, traceable), m_top(&m_rtl.top()) {
+      : m_rtl(Binding::name, fst_path, traceable), m_top(&m_rtl.top()), m_pins(&pins_of(m_rtl.top())) {
     // Settle with the reset released, so a first step() with rst_n low is seen as a falling edge.
-    m_top->clk_i = 0;
-    m_top->rst_ni = 1;
+    m_pins->clk_i = 0;
+    m_pins->rst_ni = 1;
     rest();
     m_top->eval();
   }
 
   // Low phase with `in` on the pins (sampled there), then the rising edge, then the pins back at rest.
   outputs step(const inputs& in) override {
-    Binding::drive(*m_top, in);
-    m_top->clk_i = 0;
+    Binding::drive(*m_pins, in);
+    m_pins->clk_i = 0;
     m_top->eval();
     m_rtl.dump();
-    const outputs out = Binding::sample(*m_top);
-    m_top->clk_i = 1;
+    const outputs out = Binding::sample(*m_pins);
+    m_pins->clk_i = 1;
     m_top->eval();
     m_rtl.dump();
     // Between steps the pins rest. Only the init pin reaches an output combinationally (ready is low during an
@@ -148,18 +149,18 @@ class verilated_block final : public verilated_port<typename Binding::inputs, ty
   }
 
   // After the rising edge the registered outputs are settled and the request pins rest.
-  outputs peek() const override { return Binding::sample(*m_top); }
+  outputs peek() const override { return Binding::sample(*m_pins); }
 
   void start_trace(const std::string& fst_path) override { m_rtl.start_trace(fst_path); }
 
  private:
   bool init_pending() const {
-    if constexpr (has_init_valid<V>(0)) return m_top->init_valid_i != 0;
+    if constexpr (has_init_valid<V>(0)) return m_pins->init_valid_i != 0;
     return false;
   }
   void rest() {
-    m_top->req_valid_i = 0;
-    if constexpr (has_init_valid<V>(0)) m_top->init_valid_i = 0;
+    m_pins->req_valid_i = 0;
+    if constexpr (has_init_valid<V>(0)) m_pins->init_valid_i = 0;
   }
 
   // Blocks whose init is a side port (reorder_tracker, cnp_gen) have init_valid_i; dcqcn_rp's init is a
@@ -173,8 +174,30 @@ class verilated_block final : public verilated_port<typename Binding::inputs, ty
     return false;
   }
 
+  // The pins the binding drives and samples. With Binding::via_root (its translation units include the model's
+  // <prefix>___024root.h), the model's root module, whose ports are plain members of the one object the
+  // evaluation reads anyway; otherwise the model itself, whose port members are references to those, in two
+  // more cache lines that a transaction at a cold NIC misses on (docs/performance.md, session 12).
+  template <class B>
+  static constexpr auto has_via_root(int) -> decltype(B::via_root, bool()) {
+    return B::via_root;
+  }
+  template <class B>
+  static constexpr bool has_via_root(long) {
+    return false;
+  }
+  static constexpr bool via_root = has_via_root<Binding>(0);
+  using pins = std::conditional_t<via_root, std::remove_pointer_t<decltype(std::declval<V&>().rootp)>, V>;
+  static pins& pins_of(V& top) {
+    if constexpr (via_root)
+      return *top.rootp;
+    else
+      return top;
+  }
+
   verilated_harness<V, Traced> m_rtl;
-  V* m_top;  // m_rtl's model
+  V* m_top;      // m_rtl's model: eval()
+  pins* m_pins;  // its root module or itself: the pins
 };
 
 // The Verilated classes of a block's compiled variants, each under its key (a parameter value such as a
