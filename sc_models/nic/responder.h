@@ -51,7 +51,7 @@ class responder_host {
   virtual void response_queued(core::picoseconds ready) = 0;
 };
 
-class responder {
+class alignas(64) responder {
  public:
   static constexpr core::picoseconds never{UINT64_MAX};
   // `sacks`: every out-of-order arrival is SACKed (loss_recovery::sacks()). Statistics go under `instance`.
@@ -145,22 +145,28 @@ class responder {
   void on_read_request(size_t q, core::packet* p, bool duplicate, core::picoseconds t);
   uint32_t serve_deferred_read(size_t q, core::packet* p, core::picoseconds t);
 
+  // Laid out by use (the class is aligned to a line): lines 0 and 1 hold what every received packet reads
+  // and the counters it updates; a NIC is cold at nearly every packet of a large fabric, so each line here is
+  // a miss per packet (docs/performance.md, session 12).
   ack_engine& m_ack;
   responder_host& m_host;
   core::packet_pool& m_pool;
   shared_counters& m_shared;
+  std::vector<std::unique_ptr<rx_qp>> m_qps;  // unique: a reference stays valid while QPs are added
   const bool m_sacks;
   const bool m_place_data;
+  uint64_t m_rx_in_order = 0, m_rx_out_of_order = 0;
+  uint64_t m_tracker_cycles = 0;
+  uint64_t m_reorder_peak = 0;  // most PSNs any QP's tracker held beyond its head at once
+  uint64_t m_rx_deferred = 0;
   const uint64_t m_window;
   const core::picoseconds m_rx_latency;
   uint64_t m_mem_size = 0;
-  std::vector<region> m_regions;              // index = R_Key - 1
-  std::vector<std::unique_ptr<rx_qp>> m_qps;  // unique: a reference stays valid while QPs are added
+
+  std::vector<region> m_regions;  // index = R_Key - 1
   std::vector<recv_completion> m_recv_completions;
-  uint64_t m_rx_in_order = 0, m_rx_out_of_order = 0, m_rx_duplicate = 0, m_rx_out_of_window = 0;
-  uint64_t m_rx_deferred = 0, m_rx_read_deferred = 0, m_rx_read_already_queued = 0, m_recv_consumed = 0;
-  uint64_t m_tracker_cycles = 0;
-  uint64_t m_reorder_peak = 0;  // most PSNs any QP's tracker held beyond its head at once
+  uint64_t m_rx_duplicate = 0, m_rx_out_of_window = 0;
+  uint64_t m_rx_read_deferred = 0, m_rx_read_already_queued = 0, m_recv_consumed = 0;
   core::histogram m_ooo_distance;
 };
 
