@@ -16,6 +16,7 @@ arrival_calendar::arrival_calendar(sc_core::sc_module_name name, uint64_t& wakeu
 void arrival_calendar::wake(picoseconds at) {
   if (!(at < m_wake_at)) return;  // an earlier wake-up is pending and will look again
   m_wake_at = at;
+  ++detail::kernel_notifications;
   m_event.notify(to_sc_time(at - kernel_now()));
 }
 
@@ -36,26 +37,37 @@ void arrival_calendar::fire() {
   // one kernel activation instead of two (most arrival times have no transmitter wake-up of their own).
   if (!m_firing && sc_core::sc_pending_activity_at_current_time()) {
     m_firing = true;
+    ++detail::kernel_notifications;
     m_event.notify(sc_core::SC_ZERO_TIME);
     return;
   }
   const picoseconds kt = kernel_now();
   m_wake_at = picoseconds(UINT64_MAX);
   m_firing = true;
-  serve(kt);
+  serve(kt, !m_queue.empty() && !(kt < m_queue.next_at()));
   // Later times in the same activation, while the kernel has nothing else to run before them: the model's
   // clock (core::now) runs ahead of the kernel's; every notification is timed against the kernel's own.
+  // The kernel is asked what it holds only after a calendar notified it (detail::kernel_notifications), the
+  // first time included: otherwise its answer is the one before.
   picoseconds last = kt;
+  uint64_t asked_at = detail::kernel_notifications - 1;
+  bool busy_now = false;   // something else runs in this delta
+  uint64_t kernel_in = 0;  // the kernel's next event, in ps after kt
   while (m_ahead_allowed && !m_queue.empty()) {
     const picoseconds t2 = m_queue.next_at();
-    if (!(t2.value < detail::kernel_run_limit)) break;          // the sc_start's end, or no window open
-    if (sc_core::sc_pending_activity_at_current_time()) break;  // something else runs in this delta
+    if (!(t2.value < detail::kernel_run_limit)) break;  // the sc_start's end, or no window open
+    if (asked_at != detail::kernel_notifications) {
+      asked_at = detail::kernel_notifications;
+      busy_now = sc_core::sc_pending_activity_at_current_time();
+      if (!busy_now) kernel_in = sc_core::sc_time_to_pending_activity().value();
+    }
+    if (busy_now) break;
     // Another event at or before t2 (a transmit wake-up asked during the last time served, say): the kernel
     // runs it first, at its own time.
-    if (sc_core::sc_time_to_pending_activity().value() <= t2.value - kt.value) break;
+    if (kernel_in <= t2.value - kt.value) break;
     detail::model_time_ahead = t2.value;
     ++m_passes_ahead;
-    serve(t2);
+    serve(t2, true);
     last = t2;
   }
   detail::model_time_ahead = UINT64_MAX;
@@ -67,10 +79,11 @@ void arrival_calendar::fire() {
   }
 }
 
-void arrival_calendar::serve(picoseconds t) {
-  // A pass counts when it serves an entry: every wake-up is for an entry's time (an earlier notification
-  // replaces a later one), except the one that only brings the kernel's clock to the last time served.
-  if (!m_queue.empty() && !(t < m_queue.next_at())) ++m_wakeups;
+void arrival_calendar::serve(picoseconds t, bool due) {
+  // A pass counts when it serves an entry (`due`: the queue's head is due by t): every wake-up is for an
+  // entry's time (an earlier notification replaces a later one), except the one that only brings the
+  // kernel's clock to the last time served.
+  if (due) ++m_wakeups;
   // Deliveries schedule arrivals strictly later than now (every frame takes time to serialize); a client
   // scheduled at now is served in this same loop, which ends with the queue's head in the future.
   calendar_queue::entry e;

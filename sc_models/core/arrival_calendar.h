@@ -71,7 +71,7 @@ class arrival_calendar : public sc_core::sc_module {
 
  private:
   void fire();
-  void serve(picoseconds t);
+  void serve(picoseconds t, bool due);  // `due`: an entry is due by t (counts the pass)
   void wake(picoseconds at);
   void start_of_simulation() override;
 

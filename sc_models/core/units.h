@@ -95,6 +95,11 @@ namespace detail {
 inline uint64_t model_time_ahead = UINT64_MAX;
 // The end of the sc_start running now, when its caller opened a kernel_run_window; 0: none (no pass runs ahead).
 inline uint64_t kernel_run_limit = 0;
+// Bumped by the arrival and transmit calendars whenever they notify their kernel event. Where the arrival
+// calendar runs ahead, those two events are the only ones its clients can notify (start_of_simulation allows
+// it only when no other process exists), so while this count stands still the kernel's pending activity does
+// too and need not be asked for again (each ask walks the kernel's event queues).
+inline uint64_t kernel_notifications = 0;
 }  // namespace detail
 // The model's time: the kernel's, or the later picosecond the arrival calendar is serving ahead of it. Every
 // notification of a kernel event is timed against kernel_now(), never against this.

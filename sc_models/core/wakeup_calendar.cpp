@@ -12,6 +12,7 @@ wakeup_calendar::wakeup_calendar(sc_core::sc_module_name name) : sc_core::sc_mod
 void wakeup_calendar::wake(picoseconds at) {
   if (!(at < m_wake_at)) return;  // an earlier wake-up is pending and will look again
   m_wake_at = at;
+  ++detail::kernel_notifications;
   m_event.notify(to_sc_time(at - kernel_now()));
 }
 
