@@ -48,12 +48,7 @@ void sort_bucket(std::vector<calendar_queue::entry>& items) {
 }
 }  // namespace
 
-calendar_queue::calendar_queue() : m_wheel(wheel_size, none), m_used(wheel_size / 64, 0) { m_late.reserve(64); }
-
-void calendar_queue::push(picoseconds at, uint64_t key, void* client, const void* head, opaque_fn call) {
-  ++m_size;
-  place(entry{at, key, m_seq++, client, head, call});
-}
+calendar_queue::calendar_queue() : m_wheel(wheel_size, nullptr), m_used(wheel_size / 64, 0) { m_late.reserve(64); }
 
 void calendar_queue::place(const entry& e) {
   const uint64_t b = bucket_of(e.at);
@@ -62,21 +57,20 @@ void calendar_queue::place(const entry& e) {
     std::push_heap(m_late.begin(), m_late.end(), later);
   } else if (b - m_cursor < wheel_size - 1) {
     const uint64_t slot = b & wheel_mask;
-    uint32_t a = m_wheel[slot];
-    if (a == none) {
-      if (m_free_arrays.empty()) {
-        m_free_arrays.push_back(uint32_t(m_arrays.size()));
-        m_arrays.emplace_back();
-        m_array_first.push_back(0);
+    bucket* k = m_wheel[slot];
+    if (k == nullptr) {
+      if (m_free.empty()) {
+        m_buckets.push_back(std::make_unique<bucket>());
+        m_free.push_back(m_buckets.back().get());
       }
-      a = m_free_arrays.back();
-      m_free_arrays.pop_back();
-      m_wheel[slot] = a;
+      k = m_free.back();
+      m_free.pop_back();
+      m_wheel[slot] = k;
       m_used[slot >> 6] |= uint64_t(1) << (slot & 63);
-      m_array_first[a] = e.at.value;
+      k->first = e.at.value;
     }
-    m_arrays[a].push_back(e);
-    m_array_first[a] = std::min(m_array_first[a], e.at.value);
+    k->items.push_back(e);
+    k->first = std::min(k->first, e.at.value);
   } else {
     m_far.push_back(e);
     std::push_heap(m_far.begin(), m_far.end(), later);
@@ -111,7 +105,7 @@ picoseconds calendar_queue::next_at() const {
   if (t != UINT64_MAX) return picoseconds(t);
   const uint64_t b = next_bucket();
   if (!m_far.empty() && bucket_of(m_far.front().at) == b) t = m_far.front().at.value;
-  if (b - m_cursor < wheel_size - 1) t = std::min(t, m_array_first[m_wheel[b & wheel_mask]]);
+  if (b - m_cursor < wheel_size - 1) t = std::min(t, m_wheel[b & wheel_mask]->first);
   return picoseconds(t);
 }
 
@@ -130,13 +124,13 @@ bool calendar_queue::open_next(picoseconds t) {
     }
     if (step == 1) break;
     const uint64_t slot = b & wheel_mask;
-    const uint32_t a = m_wheel[slot];
-    std::vector<entry>& items = m_arrays[a];
-    m_wheel[slot] = none;
+    bucket* const k = m_wheel[slot];
+    std::vector<entry>& items = k->items;
+    m_wheel[slot] = nullptr;
     m_used[slot >> 6] &= ~(uint64_t(1) << (slot & 63));
     // Pushed in seq order: a bucket holding one time and one key (or keys already in order) sorts in one pass.
     sort_bucket(items);
-    m_open = a;
+    m_open = k;
     m_open_pos = 0;
     m_open_items = items.data();
     m_open_count = items.size();
@@ -145,9 +139,9 @@ bool calendar_queue::open_next(picoseconds t) {
 }
 
 void calendar_queue::close_open() {
-  m_arrays[m_open].clear();  // keeps its capacity for the next bucket that takes it
-  m_free_arrays.push_back(m_open);
-  m_open = none;
+  m_open->items.clear();  // keeps its capacity for the next slot that takes it
+  m_free.push_back(m_open);
+  m_open = nullptr;
   m_open_items = nullptr;
   m_open_count = 0;
   m_open_pos = 0;
@@ -174,7 +168,7 @@ bool calendar_queue::pop_due_rest(picoseconds t, entry& out) {
       --m_size;
       return true;
     }
-    if (m_open != none) close_open();
+    if (m_open != nullptr) close_open();
     if (!open_next(t)) return false;
   }
 }

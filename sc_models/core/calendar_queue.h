@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "sc_models/core/units.h"
@@ -33,8 +34,19 @@ class calendar_queue {
   calendar_queue();
 
   // Adds an entry due at `at`. An entry at or before the bucket being drained joins the drain in (time, key,
-  // push order).
-  void push(picoseconds at, uint64_t key, void* client, const void* head, opaque_fn call = nullptr);
+  // push order). Inline for the common case, a bucket on the wheel that already holds entries: one append.
+  void push(picoseconds at, uint64_t key, void* client, const void* head, opaque_fn call = nullptr) {
+    ++m_size;
+    const uint64_t b = bucket_of(at);
+    if (b >= m_cursor && b - m_cursor < wheel_size - 1) {
+      if (bucket* k = m_wheel[b & wheel_mask]) {
+        k->items.push_back(entry{at, key, m_seq++, client, head, call});
+        if (at.value < k->first) k->first = at.value;
+        return;
+      }
+    }
+    place(entry{at, key, m_seq++, client, head, call});
+  }
 
   // The least entry in (time, key, push order) with time <= t; false when there is none. The common case
   // inline (the bucket being drained has an entry left and nothing joined it), the rest in pop_due_rest.
@@ -67,7 +79,6 @@ class calendar_queue {
   static constexpr uint64_t wheel_size = uint64_t(1) << wheel_bits;
   static constexpr uint64_t wheel_mask = wheel_size - 1;
   static constexpr uint64_t no_bucket = ~uint64_t(0);
-  static constexpr uint32_t none = ~0u;
   static uint64_t bucket_of(picoseconds at) { return at.value >> bucket_bits; }
 
   bool pop_due_rest(picoseconds t, entry& out);
@@ -79,17 +90,20 @@ class calendar_queue {
 
   // Bucket b (absolute: time >> bucket_bits) lives in slot b & wheel_mask while m_cursor <= b <
   // m_cursor + wheel_size - 1; later ones wait in m_far, earlier ones (the bucket being drained and any before
-  // it) in m_late. The bucket being drained has left its slot: its array is m_open.
-  std::vector<uint32_t> m_wheel;  // per slot: its entries' array in m_arrays, or none
-  std::vector<uint64_t> m_used;   // bit per slot: holds entries
-  std::vector<std::vector<entry>> m_arrays;
-  std::vector<uint64_t> m_array_first;  // per array: its earliest time (next_at reads this, not the array)
-  std::vector<uint32_t> m_free_arrays;  // empty arrays of m_arrays, the last returned at the back
+  // it) in m_late. The bucket being drained has left its slot: it is m_open.
+  struct bucket {
+    std::vector<entry> items;
+    uint64_t first = 0;  // its earliest time (next_at reads this, not the array)
+  };
+  std::vector<bucket*> m_wheel;                    // per slot: its bucket, or null
+  std::vector<uint64_t> m_used;                    // bit per slot: holds entries
+  std::vector<std::unique_ptr<bucket>> m_buckets;  // every bucket made, each taken by a slot or free
+  std::vector<bucket*> m_free;                     // empty buckets, the last returned at the back
   uint64_t m_cursor = 0;                // the first bucket not yet opened
   std::vector<entry> m_far;             // a heap on (at, key, seq)
   std::vector<entry> m_late;            // a heap on (at, key, seq)
-  // The bucket being drained: its array (none: no bucket is open), its sorted entries and the next of them.
-  uint32_t m_open = none;
+  // The bucket being drained (null: none is open), its sorted entries and the next of them.
+  bucket* m_open = nullptr;
   size_t m_open_pos = 0;
   const entry* m_open_items = nullptr;
   size_t m_open_count = 0;
