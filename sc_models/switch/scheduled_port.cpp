@@ -232,10 +232,12 @@ void scheduled_port::refill(picoseconds t) {
   m_in_refill = true;
   retire(t);
   // The frames about to be committed waited microseconds and are cold: start fetching them all now rather
-  // than miss on each in turn.
+  // than miss on each in turn (at most as many per class as the MAC FIFO has room for).
+  const size_t room = size_t(m_fifo_frames) - m_fifo_size;
   for (uint32_t mask = m_nonempty; mask != 0; mask &= mask - 1) {
     const core::ring<queued>& q = m_cq[unsigned(__builtin_ctz(mask))].queue;
-    for (size_t i = 0; i < q.size() && i < m_fifo_frames; ++i) __builtin_prefetch(q[i].p);
+    const size_t n = std::min(q.size(), room);
+    for (size_t i = 0; i < n; ++i) __builtin_prefetch(q[i].p);
   }
   while (m_fifo_size < m_fifo_frames) {
     const picoseconds horizon = max(t, m_busy_until);
