@@ -93,4 +93,33 @@ uint32_t packet::five_tuple_hash(uint32_t seed) const {
   return h;
 }
 
+namespace {
+// ::ffff:0:0/96, the first twelve octets of every IPv4-mapped address, as three network-order words.
+constexpr uint32_t v4_prefix_words[3] = {0u, 0u, 0x0000ffffu};
+// True when the address's first twelve octets are that prefix (two loads, no loop over octets).
+inline bool has_v4_prefix(const ip_address& a) {
+  uint64_t lo;
+  std::memcpy(&lo, a.octets.data(), 8);
+  return lo == 0 && big_endian_word(a.octets.data() + 8) == v4_prefix_words[2];
+}
+}  // namespace
+
+five_tuple_hasher::five_tuple_hasher(uint32_t seed) : m_seed(seed) {
+  uint32_t h = seed;
+  for (const uint32_t w : v4_prefix_words) {
+    h = mix(h ^ w);  // the source address's word
+    h = mix(h ^ w);  // the destination's
+  }
+  m_v4_state = h;
+}
+
+uint32_t five_tuple_hasher::operator()(const packet& p) const {
+  if (!has_v4_prefix(p.ip.src) || !has_v4_prefix(p.ip.dst)) return p.five_tuple_hash(m_seed);
+  uint32_t h = m_v4_state;
+  h = mix(h ^ big_endian_word(p.ip.src.octets.data() + 12));
+  h = mix(h ^ big_endian_word(p.ip.dst.octets.data() + 12));
+  h = mix(h ^ 17u);  // IP protocol: UDP
+  return mix(h ^ (uint32_t(p.udp.src_port) << 16 | p.udp.dst_port));
+}
+
 }  // namespace fabricsim::core

@@ -29,7 +29,7 @@ oq_switch::oq_switch(sc_core::sc_module_name name, const oq_switch_params& param
       m_ctx(ctx),
       m_params(params),
       m_latency(core::picoseconds::from_ns(params.latency_ns)),
-      m_hash_seed(uint32_t(core::stream_seed(ctx.seed, this->name(), "ecmp"))),
+      m_hash(uint32_t(core::stream_seed(ctx.seed, this->name(), "ecmp"))),
       m_ports(ports) {
   core::require(ports > 0, this->name(), "a switch needs at least one port");
   const std::string inst = this->name();
@@ -81,7 +81,7 @@ const oq_switch::route* oq_switch::lookup(const packet* p) const {
 
 unsigned oq_switch::select_egress(const route& r, const packet* p) const {
   if (r.count == 1) return m_route_ports[r.first];
-  return m_route_ports[r.first + p->five_tuple_hash(m_hash_seed) % r.count];
+  return m_route_ports[r.first + m_hash(*p) % r.count];
 }
 
 void oq_switch::receive(packet* p, unsigned /*in_port*/) {

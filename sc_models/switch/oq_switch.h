@@ -57,7 +57,7 @@ class oq_switch : public sc_core::sc_module, public switch_device {
   core::sim_context& m_ctx;
   oq_switch_params m_params;
   core::picoseconds m_latency;
-  uint32_t m_hash_seed;
+  core::five_tuple_hasher m_hash;  // ECMP, seeded per switch
   std::vector<std::unique_ptr<core::egress_port>> m_ports;
   std::vector<route> m_routes;
   std::vector<uint32_t> m_route_slots;  // index + 1 into m_routes, 0 = empty

@@ -165,6 +165,49 @@ TEST(packet, ecmp_hash_is_the_finaliser_over_network_order_words) {
   EXPECT_EQ(p.five_tuple_hash(7), h);
 }
 
+// A switch's hash unit (core::five_tuple_hasher) folds the IPv4-mapped prefix into its seed once: it must give
+// the octet-wise definition's value for IPv4 packets, for IPv6 ones, for a packet with one address of each kind,
+// and for addresses one octet away from the prefix (each of its twelve octets changed in turn).
+TEST(packet, the_switch_hash_unit_gives_the_definitions_value_for_every_kind_of_address) {
+  uint32_t x = 777;
+  auto next = [&x] { return x = x * 1664525u + 1013904223u; };
+  size_t v4_both = 0, other = 0;
+  for (int round = 0; round < 256; ++round) {
+    packet p;
+    const int kind = round % 4;  // 0, 1: both IPv4; 2: both random (IPv6); 3: IPv4 source, IPv6 destination
+    p.ip.src = ip_address::v4(next());
+    p.ip.dst = ip_address::v4(next());
+    if (kind >= 2)
+      for (auto& o : p.ip.dst.octets) o = uint8_t(next() >> 24);
+    if (kind == 2)
+      for (auto& o : p.ip.src.octets) o = uint8_t(next() >> 24);
+    p.udp.src_port = uint16_t(next() >> 16);
+    p.udp.dst_port = uint16_t(next() >> 16);
+    const uint32_t seed = next();
+    const fabricsim::core::five_tuple_hasher unit(seed);
+    ASSERT_EQ(unit.seed(), seed);
+    ASSERT_EQ(unit(p), hash_by_octets(p, seed)) << "round " << round << ", kind " << kind;
+    (p.ip.src.is_v4_mapped() && p.ip.dst.is_v4_mapped() ? v4_both : other) += 1;
+  }
+  EXPECT_EQ(v4_both, 128u);  // both paths were taken
+  EXPECT_EQ(other, 128u);
+  // One octet of the prefix changed, in either address: no longer IPv4-mapped, hashed in full.
+  packet p;
+  p.ip.src = ip_address::v4(0x0a000001);
+  p.ip.dst = ip_address::v4(0x0a000002);
+  const fabricsim::core::five_tuple_hasher unit(99);
+  for (size_t i = 0; i < 12; ++i) {
+    for (ip_address* a : {&p.ip.src, &p.ip.dst}) {
+      const uint8_t was = a->octets[i];
+      a->octets[i] = uint8_t(was ^ 0x10);
+      ASSERT_FALSE(a->is_v4_mapped());
+      ASSERT_EQ(unit(p), hash_by_octets(p, 99)) << "octet " << i;
+      a->octets[i] = was;
+    }
+  }
+  EXPECT_EQ(unit(p), hash_by_octets(p, 99));
+}
+
 TEST(packet, ipv4_addresses_are_v4_mapped) {
   const ip_address a = ip_address::v4(0x0a000102);
   EXPECT_TRUE(a.is_v4_mapped());

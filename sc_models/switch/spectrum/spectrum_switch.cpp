@@ -145,7 +145,7 @@ spectrum_switch::spectrum_switch(sc_core::sc_module_name name, const spectrum_pa
       m_ctx(ctx),
       m_latency(picoseconds::from_ns(params.parse_ns + params.classify_ns + params.lookup_ns + params.admit_ns +
                                      params.schedule_ns)),
-      m_hash_seed(uint32_t(core::stream_seed(ctx.seed, this->name(), "ecmp"))),
+      m_hash(uint32_t(core::stream_seed(ctx.seed, this->name(), "ecmp"))),
       m_adaptive(params.routing == "adaptive"),
       m_cut_through(params.forwarding == "cut_through"),
       m_trust_pcp(params.trust == "pcp"),
@@ -387,7 +387,7 @@ unsigned spectrum_switch::select_egress(equal_cost_ref ports, const packet* p, u
   const bool faults = m_reach_set || m_ctx.links_with_fault != 0;
   auto usable = [&](unsigned port) { return !faults || live(port, dlid, t); };
   if (g.count == 1) return usable(g[0]) ? g[0] : no_port;
-  const uint32_t hash = p->five_tuple_hash(m_hash_seed);
+  const uint32_t hash = m_hash(*p);
   unsigned hashed = g[hash % g.count];
   // A port whose link is known down, or (after a fault notification) whose far switch can no longer reach the
   // destination, leaves the equal-cost set until that changes: ECMP rehashes over what is left, so flows on

@@ -186,7 +186,7 @@ class alignas(64) spectrum_switch : public sc_core::sc_module,
   };
   core::sim_context& m_ctx;
   core::picoseconds m_latency;
-  uint32_t m_hash_seed;
+  core::five_tuple_hasher m_hash;  // ECMP, seeded per switch
   bool m_adaptive;
   bool m_cut_through;
   bool m_trust_pcp;
