@@ -20,12 +20,6 @@ void arrival_calendar::wake(picoseconds at) {
   m_event.notify(to_sc_time(at - kernel_now()));
 }
 
-void arrival_calendar::schedule(calendar_client* c, picoseconds at, const void* head, uint64_t key,
-                                calendar_client::due_fn call) {
-  m_queue.push(at, key, c, head, reinterpret_cast<calendar_queue::opaque_fn>(call));
-  if (!m_firing) wake(at);  // inside fire() one notification at the end covers everything scheduled
-}
-
 void arrival_calendar::fire() {
   // Serve the arrivals one delta cycle after the time's own timed processes (the NIC transmitters' wake-ups
   // due at the same picosecond): the kernel orders simultaneous timed events by its own heap, which holds

@@ -60,7 +60,11 @@ class arrival_calendar : public sc_core::sc_module {
   }
   // The same, for a client that passes its key and call itself (from a line it has just read, rather than
   // the calendar reading its header: a link's header shares a line with nothing its delivery touches).
-  void schedule(calendar_client* c, picoseconds at, const void* head, uint64_t key, calendar_client::due_fn call);
+  // Inline: a link's arrival and a port's wake-up push here once per frame.
+  void schedule(calendar_client* c, picoseconds at, const void* head, uint64_t key, calendar_client::due_fn call) {
+    m_queue.push(at, key, c, head, reinterpret_cast<calendar_queue::opaque_fn>(call));
+    if (!m_firing) wake(at);  // inside fire() one notification at the end covers everything scheduled
+  }
 
   // The one other process a pass may run ahead of the kernel beside (the transmit calendar's: sim_context
   // names it). A pass serves later times in the same activation only when the kernel holds no process but
