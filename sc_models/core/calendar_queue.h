@@ -99,9 +99,9 @@ class calendar_queue {
   std::vector<uint64_t> m_used;                    // bit per slot: holds entries
   std::vector<std::unique_ptr<bucket>> m_buckets;  // every bucket made, each taken by a slot or free
   std::vector<bucket*> m_free;                     // empty buckets, the last returned at the back
-  uint64_t m_cursor = 0;                // the first bucket not yet opened
-  std::vector<entry> m_far;             // a heap on (at, key, seq)
-  std::vector<entry> m_late;            // a heap on (at, key, seq)
+  uint64_t m_cursor = 0;                           // the first bucket not yet opened
+  std::vector<entry> m_far;                        // a heap on (at, key, seq)
+  std::vector<entry> m_late;                       // a heap on (at, key, seq)
   // The bucket being drained (null: none is open), its sorted entries and the next of them.
   bucket* m_open = nullptr;
   size_t m_open_pos = 0;
