@@ -69,8 +69,7 @@ void calendar_queue::place(const entry& e) {
       m_used[slot >> 6] |= uint64_t(1) << (slot & 63);
       k->first = e.at.value;
     }
-    k->items.push_back(e);
-    k->first = std::min(k->first, e.at.value);
+    append(*k, e);
   } else {
     m_far.push_back(e);
     std::push_heap(m_far.begin(), m_far.end(), later);

@@ -40,8 +40,7 @@ class calendar_queue {
     const uint64_t b = bucket_of(at);
     if (b >= m_cursor && b - m_cursor < wheel_size - 1) {
       if (bucket* k = m_wheel[b & wheel_mask]) {
-        k->items.push_back(entry{at, key, m_seq++, client, head, call});
-        if (at.value < k->first) k->first = at.value;
+        append(*k, entry{at, key, m_seq++, client, head, call});
         return;
       }
     }
@@ -95,6 +94,10 @@ class calendar_queue {
     std::vector<entry> items;
     uint64_t first = 0;  // its earliest time (next_at reads this, not the array)
   };
+  static void append(bucket& k, const entry& e) {  // onto a bucket of the wheel (first set when it was taken)
+    k.items.push_back(e);
+    if (e.at.value < k.first) k.first = e.at.value;
+  }
   std::vector<bucket*> m_wheel;                    // per slot: its bucket, or null
   std::vector<uint64_t> m_used;                    // bit per slot: holds entries
   std::vector<std::unique_ptr<bucket>> m_buckets;  // every bucket made, each taken by a slot or free
