@@ -7,7 +7,7 @@
 #include <string>
 
 #include "Vuser.h"
-#include "Vuser___024root.h"  // the root module's pins (verilated_block, Binding::via_root)
+#include "Vuser___024root.h"  // the root module's pins (verilated_block)
 #include "sc_models/nic/user_rtl_abi.h"
 #include "sc_models/nic/verilated_block.h"
 

@@ -12,9 +12,6 @@ struct reorder_tracker_binding {
   using inputs = reorder_tracker_inputs;
   using outputs = reorder_tracker_outputs;
   static constexpr const char* name = "reorder_tracker";
-  // Drive and sample the root module's pins (verilated_block): every unit instantiating this binding includes
-  // the model's <prefix>___024root.h (rtl/CMakeLists.txt's generated headers, rtl/user_rtl_shim.cpp).
-  static constexpr bool via_root = true;
 
   template <class V>
   static void drive(V& top, const inputs& in) {

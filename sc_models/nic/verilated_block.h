@@ -174,30 +174,17 @@ class verilated_block final : public verilated_port<typename Binding::inputs, ty
     return false;
   }
 
-  // The pins the binding drives and samples. With Binding::via_root (its translation units include the model's
-  // <prefix>___024root.h), the model's root module, whose ports are plain members of the one object the
-  // evaluation reads anyway; otherwise the model itself, whose port members are references to those, in two
-  // more cache lines that a transaction at a cold NIC misses on (docs/performance.md, session 12).
-  template <class B>
-  static constexpr auto has_via_root(int) -> decltype(B::via_root, bool()) {
-    return B::via_root;
-  }
-  template <class B>
-  static constexpr bool has_via_root(long) {
-    return false;
-  }
-  static constexpr bool via_root = has_via_root<Binding>(0);
-  using pins = std::conditional_t<via_root, std::remove_pointer_t<decltype(std::declval<V&>().rootp)>, V>;
-  static pins& pins_of(V& top) {
-    if constexpr (via_root)
-      return *top.rootp;
-    else
-      return top;
-  }
+  // The pins the binding drives and samples: the model's root module, whose ports are plain members of the
+  // one object the evaluation reads anyway, rather than the model, whose port members are references to those
+  // in two more cache lines that a transaction at a cold NIC misses on (docs/performance.md, session 12). A
+  // unit instantiating a block includes the model's <prefix>___024root.h beside <prefix>.h (rtl/CMakeLists.txt's
+  // generated headers, sc_models/nic/dcqcn_rp_rtl.cpp, rtl/user_rtl_shim.cpp).
+  using pins = std::remove_pointer_t<decltype(std::declval<V&>().rootp)>;
+  static pins& pins_of(V& top) { return *top.rootp; }
 
   verilated_harness<V, Traced> m_rtl;
   V* m_top;      // m_rtl's model: eval()
-  pins* m_pins;  // its root module or itself: the pins
+  pins* m_pins;  // its root module: the pins
 };
 
 // The Verilated classes of a block's compiled variants, each under its key (a parameter value such as a
